@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * vaccel.h - the accelerator contract ABI of /dev/vaccel.
+ *
+ * One header for every party: the kernel module (kmod/), the daemon
+ * (vacceld), libvaccel and the wire protocol of the socket transport. Only
+ * <linux/types.h> and <linux/ioctl.h> are included, so it compiles as C and
+ * C++ in kernel and user space.
+ *
+ * Rules (the kernel's DRM/accel uapi conventions):
+ *  - fixed-width __u32/__u64 fields, user pointers as __u64;
+ *  - every struct is padded to a multiple of 8 bytes with explicit fields
+ *    named pad/reserved that must be zero: non-zero is refused;
+ *  - unknown flags are refused;
+ *  - timeouts and deadlines are absolute CLOCK_MONOTONIC nanoseconds;
+ *  - each ioctl returns 0 or a negative errno (the mapping is below), and
+ *    writes the contract error and a detail into the struct's leading
+ *    `struct vaccel_status`, which the caller must zero on entry;
+ *  - handles are opaque, non-zero, and meaningful only inside the session
+ *    (open file or socket connection) that created them.
+ *
+ * tests/abi checks every size and offset below, compiled as C and as C++.
+ */
+#ifndef VACCEL_UAPI_VACCEL_H
+#define VACCEL_UAPI_VACCEL_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VACCEL_ABI_MAJOR 1
+#define VACCEL_ABI_MINOR 0
+
+/* Capabilities reported by VACCEL_IOCTL_GET_VERSION. */
+#define VACCEL_CAP_TOSA		(1ULL << 0)	/* TOSA 1.0 programs */
+#define VACCEL_CAP_CUDA_PTX	(1ULL << 1)	/* raw CUDA PTX programs */
+#define VACCEL_CAP_DEADLINES	(1ULL << 2)	/* submit deadlines (per device) */
+#define VACCEL_CAP_ALL		((1ULL << 3) - 1)
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The contract's errors. An ioctl that fails returns the negative errno in
+ * the comment and stores the code in vaccel_status.error.
+ */
+enum vaccel_error {
+	VACCEL_OK = 0,
+	VACCEL_E_UNSUPPORTED = 1,	/* -EOPNOTSUPP: not offered at all */
+	VACCEL_E_INCOMPATIBLE = 2,	/* -ENOEXEC: offered, not for this */
+	VACCEL_E_INVALID_ARGUMENT = 3,	/* -EINVAL */
+	VACCEL_E_OUT_OF_BOUNDS = 4,	/* -ERANGE */
+	VACCEL_E_OUT_OF_MEMORY = 5,	/* -ENOMEM */
+	VACCEL_E_RESOURCE_LIMIT = 6,	/* -EDQUOT */
+	VACCEL_E_DEVICE_LOST = 7,	/* -ENODEV */
+	VACCEL_E_BUSY = 8,		/* -EBUSY */
+	VACCEL_E_PERMISSION_DENIED = 9,	/* -EACCES */
+	VACCEL_E_DEADLINE_EXPIRED = 10,	/* -ETIME */
+	VACCEL_E_EXTERNAL = 11,		/* -EIO: arg0 = domain, arg1 = code */
+	VACCEL_E_COUNT = 12,
+};
+
+/*
+ * What exactly was refused. arg0/arg1 of vaccel_status carry the values
+ * named in each comment; libvaccel turns them into a sentence.
+ */
+enum vaccel_detail {
+	VACCEL_D_NONE = 0,
+	VACCEL_D_UNKNOWN_HANDLE = 1,	/* arg0 = the handle */
+	VACCEL_D_WRONG_HANDLE_KIND = 2,	/* arg0 = the handle */
+	VACCEL_D_RESERVED_NONZERO = 3,	/* arg0 = byte offset in the struct */
+	VACCEL_D_UNKNOWN_FLAGS = 4,	/* arg0 = the unknown bits */
+	VACCEL_D_BAD_SIZE = 5,		/* arg0 = size given, arg1 = expected */
+	VACCEL_D_UNKNOWN_OPCODE = 6,	/* arg0 = opcode */
+	VACCEL_D_NO_DEVICE = 7,		/* arg0 = index, arg1 = device count */
+	VACCEL_D_BAD_VALUE = 8,		/* arg0 = field id, arg1 = value */
+	VACCEL_D_RANGE = 9,		/* arg0 = offset, arg1 = bytes */
+	VACCEL_D_IN_USE = 10,		/* arg0 = users (children/in flight) */
+	VACCEL_D_IN_FLIGHT = 11,	/* arg0 = buffer, arg1 = submissions */
+	VACCEL_D_ACCESS = 12,		/* arg0 = access asked, arg1 = allowed */
+	VACCEL_D_USAGE = 13,		/* arg0 = usage needed, arg1 = usage */
+	VACCEL_D_BINDING_SLOT = 14,	/* arg0 = binding index, arg1 = slot */
+	VACCEL_D_BINDING_DUPLICATE = 15, /* arg0 = binding index, arg1 = slot */
+	VACCEL_D_BINDING_ALIAS = 16,	/* arg0 = binding index, arg1 = other */
+	VACCEL_D_BINDING_SIZE = 17,	/* arg0 = binding index, arg1 = needed */
+	VACCEL_D_BINDING_MISSING = 18,	/* arg0 = slot, arg1 = slot count */
+	VACCEL_D_BINDING_CONTEXT = 19,	/* arg0 = binding index */
+	VACCEL_D_LIMIT = 20,		/* arg0 = limit value, arg1 = in use;
+					 * vaccel_status.limit names it */
+	VACCEL_D_TOSA_VERSION = 21,	/* arg0 = major, arg1 = minor */
+	VACCEL_D_TOSA_MALFORMED = 22,	/* arg0 = reason (enum below) */
+	VACCEL_D_TOSA_OPERATOR = 23,	/* arg0 = TOSA Op, arg1 = DType */
+	VACCEL_D_TOSA_DTYPE = 24,	/* arg0 = DType, arg1 = TOSA Op */
+	VACCEL_D_TOSA_GRAPH = 25,	/* arg0 = reason (enum below) */
+	VACCEL_D_FORMAT = 26,		/* arg0 = program format */
+	VACCEL_D_TARGET = 27,		/* target identity not admitted */
+	VACCEL_D_WAIT_TIMEOUT = 28,	/* arg0 = events not yet done */
+	VACCEL_D_DEADLINE = 29,		/* deadlines not honoured here */
+	VACCEL_D_NOT_COMPLETE = 30,	/* arg0 = event */
+	VACCEL_D_EXECUTION = 31,	/* arg0 = operator index */
+	VACCEL_D_PEER_GONE = 32,	/* the daemon went away */
+	VACCEL_D_COUNT = 33,
+};
+
+/* vaccel_status.limit: which limit a VACCEL_D_LIMIT refusal hit. */
+enum vaccel_limit_kind {
+	VACCEL_LIMIT_NONE = 0,
+	VACCEL_LIMIT_CONTEXTS = 1,
+	VACCEL_LIMIT_MEMORY_BYTES = 2,
+	VACCEL_LIMIT_BUFFERS = 3,
+	VACCEL_LIMIT_PROGRAMS = 4,
+	VACCEL_LIMIT_QUEUES = 5,
+	VACCEL_LIMIT_EVENTS = 6,
+	VACCEL_LIMIT_BINDINGS = 7,
+	VACCEL_LIMIT_BUFFER_BYTES = 8,
+	VACCEL_LIMIT_ARTIFACT_BYTES = 9,
+	VACCEL_LIMIT_HANDLES = 10,
+	VACCEL_LIMIT_COUNT = 11,
+};
+
+/* Reasons carried by VACCEL_D_TOSA_MALFORMED / VACCEL_D_TOSA_GRAPH. */
+enum vaccel_tosa_reason {
+	VACCEL_TOSA_NOT_FLATBUFFER = 1,	/* verifier refused the bytes */
+	VACCEL_TOSA_NO_IDENTIFIER = 2,	/* file identifier is not "TOSA" */
+	VACCEL_TOSA_UNKNOWN_TENSOR = 3,	/* a name refers to no tensor */
+	VACCEL_TOSA_BAD_SHAPE = 4,	/* negative, dynamic or mismatched */
+	VACCEL_TOSA_BAD_DATA = 5,	/* constant data shorter than shape */
+	VACCEL_TOSA_BAD_ATTRIBUTE = 6,	/* missing or inconsistent attribute */
+	VACCEL_TOSA_REGIONS = 7,	/* more regions/blocks than admitted */
+	VACCEL_TOSA_CYCLE = 8,		/* no execution order exists */
+	VACCEL_TOSA_EXTERNAL_DATA = 9,	/* offset/size tensors */
+	VACCEL_TOSA_ARITY = 10,		/* wrong operand count */
+};
+
+/*
+ * Leads every ioctl struct. In: all zero. Out: the contract result.
+ */
+struct vaccel_status {
+	__u32 error;	/* enum vaccel_error */
+	__u32 detail;	/* enum vaccel_detail */
+	__u32 limit;	/* enum vaccel_limit_kind, for VACCEL_D_LIMIT */
+	__u32 pad;
+	__u64 arg0;	/* detail-specific, see enum vaccel_detail */
+	__u64 arg1;
+};
+
+/* ------------------------------------------------------------------ */
+/* Enumerations of the contract                                        */
+/* ------------------------------------------------------------------ */
+
+enum vaccel_device_class {
+	VACCEL_CLASS_OTHER = 0,	/* CPU and anything else */
+	VACCEL_CLASS_GPU = 1,
+	VACCEL_CLASS_NPU = 2,
+};
+
+/* Memory capabilities of a device (vaccel_device_info.memory_caps). */
+#define VACCEL_MEM_HOST_VISIBLE	(1U << 0)
+#define VACCEL_MEM_DEVICE_LOCAL	(1U << 1)
+#define VACCEL_MEM_SHARED	(1U << 2)
+
+enum vaccel_domain {
+	VACCEL_DOMAIN_HOST = 1,		/* host memory the device reads */
+	VACCEL_DOMAIN_DEVICE = 2,	/* device-local memory */
+	VACCEL_DOMAIN_SHARED = 3,	/* host-visible and device-local */
+};
+
+/* Buffer usage (what the buffer may be used for). */
+#define VACCEL_USAGE_STORAGE		(1U << 0)	/* bound to submissions */
+#define VACCEL_USAGE_TRANSFER_SRC	(1U << 1)	/* read_buffer */
+#define VACCEL_USAGE_TRANSFER_DST	(1U << 2)	/* write_buffer */
+#define VACCEL_USAGE_ALL		((1U << 3) - 1)
+
+/* Access of a binding, and the access a buffer allows. */
+#define VACCEL_ACCESS_READ	(1U << 0)
+#define VACCEL_ACCESS_WRITE	(1U << 1)
+#define VACCEL_ACCESS_RW	(VACCEL_ACCESS_READ | VACCEL_ACCESS_WRITE)
+
+/* Properties of an allocation (vaccel_buffer_alloc.properties). */
+#define VACCEL_PROP_HOST_VISIBLE	(1U << 0)
+#define VACCEL_PROP_DEVICE_LOCAL	(1U << 1)
+#define VACCEL_PROP_COHERENT		(1U << 2)
+#define VACCEL_PROP_DIRECT_BINDING	(1U << 3)
+
+enum vaccel_program_format {
+	VACCEL_FORMAT_TOSA = 1,		/* TOSA 1.0 flatbuffer */
+	VACCEL_FORMAT_CUDA_PTX = 2,	/* PTX text plus entry point */
+};
+#define VACCEL_FORMAT_BIT(f)	(1U << (f))
+
+/* TOSA profiles and extensions (vaccel_tosa_target). */
+#define VACCEL_TOSA_PRO_INT	(1U << 0)
+#define VACCEL_TOSA_PRO_FP	(1U << 1)
+
+#define VACCEL_TOSA_EXT_INT16		(1ULL << 0)
+#define VACCEL_TOSA_EXT_INT4		(1ULL << 1)
+#define VACCEL_TOSA_EXT_BF16		(1ULL << 2)
+#define VACCEL_TOSA_EXT_FP8E4M3		(1ULL << 3)
+#define VACCEL_TOSA_EXT_FP8E5M2		(1ULL << 4)
+#define VACCEL_TOSA_EXT_FFT		(1ULL << 5)
+#define VACCEL_TOSA_EXT_VARIABLE	(1ULL << 6)
+#define VACCEL_TOSA_EXT_CONTROLFLOW	(1ULL << 7)
+#define VACCEL_TOSA_EXT_DOUBLEROUND	(1ULL << 8)
+#define VACCEL_TOSA_EXT_INEXACTROUND	(1ULL << 9)
+#define VACCEL_TOSA_EXT_DYNAMIC		(1ULL << 10)
+
+enum vaccel_tosa_level {
+	VACCEL_TOSA_LEVEL_NONE = 0,
+	VACCEL_TOSA_LEVEL_8K = 1,
+};
+
+/* A TOSA target identity: version, profiles, level, extensions. */
+struct vaccel_tosa_target {
+	__u16 major;
+	__u16 minor;
+	__u32 profiles;		/* VACCEL_TOSA_PRO_* */
+	__u32 level;		/* enum vaccel_tosa_level */
+	__u32 pad;
+	__u64 extensions;	/* VACCEL_TOSA_EXT_* */
+};
+
+#define VACCEL_MAX_TOSA_TARGETS	4
+#define VACCEL_NAME_LEN		64
+
+/* A device's own limits (per context unless said otherwise). */
+struct vaccel_device_limits {
+	__u32 max_contexts;		/* per device, all sessions */
+	__u32 max_buffers;
+	__u32 max_programs;
+	__u32 max_queues;
+	__u32 max_events;		/* events alive per context */
+	__u32 max_bindings;		/* per submission */
+	__u64 max_buffer_bytes;		/* one allocation */
+	__u64 max_artifact_bytes;	/* one program payload */
+	__u64 max_memory_bytes;		/* all buffers of one context */
+};
+
+struct vaccel_device_info {
+	__u8 uuid[16];
+	__u32 device_class;	/* enum vaccel_device_class */
+	__u32 vendor_id;
+	__u32 device_id;
+	__u32 pci_domain;	/* PCI location, valid if pci_valid */
+	__u8 pci_bus;
+	__u8 pci_device;
+	__u8 pci_function;
+	__u8 pci_valid;
+	__u32 memory_caps;	/* VACCEL_MEM_* */
+	char name[VACCEL_NAME_LEN];	/* NUL-terminated */
+	char driver[VACCEL_NAME_LEN];	/* backend and driver, NUL-terminated */
+	__u64 memory_bytes;	/* memory the device offers in all */
+	struct vaccel_device_limits limits;
+	__u32 formats;		/* VACCEL_FORMAT_BIT(enum vaccel_program_format) */
+	__u32 tosa_target_count;
+	struct vaccel_tosa_target tosa_targets[VACCEL_MAX_TOSA_TARGETS];
+	__u64 flags;		/* VACCEL_CAP_* this device honours */
+	__u64 reserved[4];
+};
+
+/* ------------------------------------------------------------------ */
+/* ioctl argument structs                                              */
+/* ------------------------------------------------------------------ */
+
+struct vaccel_get_version {
+	struct vaccel_status status;
+	__u32 major;		/* out */
+	__u32 minor;		/* out */
+	__u64 capabilities;	/* out: VACCEL_CAP_* */
+	__u64 reserved[2];
+};
+
+struct vaccel_device_count {
+	struct vaccel_status status;
+	__u32 count;		/* out */
+	__u32 pad;
+};
+
+struct vaccel_device_query {
+	struct vaccel_status status;
+	__u32 index;		/* in: 0 .. count - 1 */
+	__u32 pad;
+	struct vaccel_device_info info;	/* out */
+};
+
+struct vaccel_context_create {
+	struct vaccel_status status;
+	__u32 device;		/* in: device index */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u64 context;		/* out: handle */
+};
+
+/* Destroy/free/unload of one object: context, buffer, program, queue, event. */
+struct vaccel_handle_release {
+	struct vaccel_status status;
+	__u64 handle;		/* in */
+};
+
+struct vaccel_buffer_alloc {
+	struct vaccel_status status;
+	__u64 context;		/* in */
+	__u64 bytes;		/* in: > 0 */
+	__u64 alignment;	/* in: power of two, 0 = device default */
+	__u32 domain;		/* in: enum vaccel_domain */
+	__u32 usage;		/* in: VACCEL_USAGE_* (non-empty) */
+	__u32 access;		/* in: VACCEL_ACCESS_* allowed to bindings */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u64 buffer;		/* out: handle */
+	__u64 allocation_bytes;	/* out: real size of the allocation */
+	__u64 measured_alignment; /* out: alignment of the real address */
+	__u32 properties;	/* out: VACCEL_PROP_* */
+	__u32 pad;
+};
+
+/* write_buffer and read_buffer. */
+struct vaccel_buffer_transfer {
+	struct vaccel_status status;
+	__u64 buffer;		/* in */
+	__u64 offset;		/* in */
+	__u64 length;		/* in: > 0 */
+	__u64 data;		/* in: user pointer of length bytes */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u32 pad;
+};
+
+struct vaccel_program_load {
+	struct vaccel_status status;
+	__u64 context;		/* in */
+	__u32 format;		/* in: enum vaccel_program_format */
+	__u32 flags;		/* in: none defined, must be 0 */
+	struct vaccel_tosa_target target; /* in: all zero = device default */
+	__u64 payload;		/* in: user pointer */
+	__u64 payload_bytes;	/* in */
+	__u64 program;		/* out: handle */
+	__u32 input_count;	/* out: slots 0 .. input_count - 1 */
+	__u32 output_count;	/* out: the slots after the inputs */
+};
+
+/* Roles of a program's slots. */
+enum vaccel_slot_role {
+	VACCEL_SLOT_INPUT = 1,	/* bound with VACCEL_ACCESS_READ */
+	VACCEL_SLOT_OUTPUT = 2,	/* bound with VACCEL_ACCESS_WRITE */
+};
+
+#define VACCEL_MAX_RANK	8
+
+/* The binding interface of a loaded program, one slot at a time. */
+struct vaccel_program_slot {
+	struct vaccel_status status;
+	__u64 program;		/* in */
+	__u32 slot;		/* in */
+	__u32 role;		/* out: enum vaccel_slot_role */
+	__u32 dtype;		/* out: TOSA DType */
+	__u32 rank;		/* out */
+	__s64 shape[VACCEL_MAX_RANK]; /* out */
+	__u64 bytes;		/* out: exact bytes a binding must cover */
+	char name[VACCEL_NAME_LEN]; /* out: tensor name, NUL-terminated,
+				     * truncated if longer */
+};
+
+struct vaccel_queue_create {
+	struct vaccel_status status;
+	__u64 context;		/* in */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u32 pad;
+	__u64 queue;		/* out: handle */
+};
+
+struct vaccel_binding {
+	__u32 slot;		/* program slot */
+	__u32 access;		/* VACCEL_ACCESS_READ or _WRITE */
+	__u64 buffer;		/* handle */
+	__u64 offset;
+	__u64 bytes;
+};
+
+#define VACCEL_MAX_BINDINGS	64
+
+struct vaccel_submit {
+	struct vaccel_status status;
+	__u64 queue;		/* in */
+	__u64 program;		/* in */
+	__u64 bindings;		/* in: user pointer to vaccel_binding[] */
+	__u32 binding_count;	/* in: 1 .. VACCEL_MAX_BINDINGS */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u64 deadline_ns;	/* in: absolute CLOCK_MONOTONIC, 0 = none */
+	__u64 event;		/* out: handle */
+};
+
+enum vaccel_event_state {
+	VACCEL_EVENT_PENDING = 1,
+	VACCEL_EVENT_COMPLETE = 2,
+	VACCEL_EVENT_FAILED = 3,	/* failure says why */
+	VACCEL_EVENT_CANCELLED = 4,
+};
+
+struct vaccel_event_poll {
+	struct vaccel_status status;
+	__u64 event;		/* in */
+	__u32 state;		/* out: enum vaccel_event_state */
+	__u32 pad;
+	struct vaccel_status failure;	/* out: for VACCEL_EVENT_FAILED */
+};
+
+#define VACCEL_WAIT_ALL		(1U << 0)	/* else: any one */
+#define VACCEL_MAX_WAIT_EVENTS	64
+
+struct vaccel_event_wait {
+	struct vaccel_status status;
+	__u64 events;		/* in: user pointer to __u64 handles */
+	__u32 count;		/* in: 1 .. VACCEL_MAX_WAIT_EVENTS */
+	__u32 flags;		/* in: VACCEL_WAIT_* */
+	__u64 timeout_ns;	/* in: absolute CLOCK_MONOTONIC, 0 = poll */
+	__u32 first_done;	/* out: index of the first event done */
+	__u32 done_count;	/* out: events done when it returned */
+};
+
+/* Effective limits of a context and its current use. */
+struct vaccel_context_limits {
+	struct vaccel_status status;
+	__u64 context;		/* in */
+	struct vaccel_device_limits limits;	/* out: effective */
+	__u64 used_memory_bytes;	/* out */
+	__u32 used_buffers;	/* out */
+	__u32 used_programs;	/* out */
+	__u32 used_queues;	/* out */
+	__u32 used_events;	/* out */
+};
+
+/* ------------------------------------------------------------------ */
+/* ioctl numbers; the nr doubles as the wire opcode                    */
+/* ------------------------------------------------------------------ */
+
+#define VACCEL_IOCTL_BASE	0xAC
+
+enum vaccel_op {
+	VACCEL_OP_GET_VERSION = 0x00,
+	VACCEL_OP_DEVICE_COUNT = 0x01,
+	VACCEL_OP_DEVICE_QUERY = 0x02,
+	VACCEL_OP_CONTEXT_CREATE = 0x03,
+	VACCEL_OP_CONTEXT_DESTROY = 0x04,
+	VACCEL_OP_BUFFER_ALLOC = 0x05,
+	VACCEL_OP_BUFFER_FREE = 0x06,
+	VACCEL_OP_BUFFER_WRITE = 0x07,
+	VACCEL_OP_BUFFER_READ = 0x08,
+	VACCEL_OP_PROGRAM_LOAD = 0x09,
+	VACCEL_OP_PROGRAM_UNLOAD = 0x0a,
+	VACCEL_OP_PROGRAM_SLOT = 0x0b,
+	VACCEL_OP_QUEUE_CREATE = 0x0c,
+	VACCEL_OP_QUEUE_DESTROY = 0x0d,
+	VACCEL_OP_SUBMIT = 0x0e,
+	VACCEL_OP_EVENT_POLL = 0x0f,
+	VACCEL_OP_EVENT_WAIT = 0x10,
+	VACCEL_OP_EVENT_DESTROY = 0x11,
+	VACCEL_OP_CONTEXT_LIMITS = 0x12,
+	VACCEL_OP_COUNT = 0x13,
+};
+
+#define VACCEL_IOCTL_GET_VERSION \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_GET_VERSION, struct vaccel_get_version)
+#define VACCEL_IOCTL_DEVICE_COUNT \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_DEVICE_COUNT, struct vaccel_device_count)
+#define VACCEL_IOCTL_DEVICE_QUERY \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_DEVICE_QUERY, struct vaccel_device_query)
+#define VACCEL_IOCTL_CONTEXT_CREATE \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_CONTEXT_CREATE, struct vaccel_context_create)
+#define VACCEL_IOCTL_CONTEXT_DESTROY \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_CONTEXT_DESTROY, struct vaccel_handle_release)
+#define VACCEL_IOCTL_BUFFER_ALLOC \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_BUFFER_ALLOC, struct vaccel_buffer_alloc)
+#define VACCEL_IOCTL_BUFFER_FREE \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_BUFFER_FREE, struct vaccel_handle_release)
+#define VACCEL_IOCTL_BUFFER_WRITE \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_BUFFER_WRITE, struct vaccel_buffer_transfer)
+#define VACCEL_IOCTL_BUFFER_READ \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_BUFFER_READ, struct vaccel_buffer_transfer)
+#define VACCEL_IOCTL_PROGRAM_LOAD \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_PROGRAM_LOAD, struct vaccel_program_load)
+#define VACCEL_IOCTL_PROGRAM_UNLOAD \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_PROGRAM_UNLOAD, struct vaccel_handle_release)
+#define VACCEL_IOCTL_PROGRAM_SLOT \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_PROGRAM_SLOT, struct vaccel_program_slot)
+#define VACCEL_IOCTL_QUEUE_CREATE \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_QUEUE_CREATE, struct vaccel_queue_create)
+#define VACCEL_IOCTL_QUEUE_DESTROY \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_QUEUE_DESTROY, struct vaccel_handle_release)
+#define VACCEL_IOCTL_SUBMIT \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_SUBMIT, struct vaccel_submit)
+#define VACCEL_IOCTL_EVENT_POLL \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_EVENT_POLL, struct vaccel_event_poll)
+#define VACCEL_IOCTL_EVENT_WAIT \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_EVENT_WAIT, struct vaccel_event_wait)
+#define VACCEL_IOCTL_EVENT_DESTROY \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_EVENT_DESTROY, struct vaccel_handle_release)
+#define VACCEL_IOCTL_CONTEXT_LIMITS \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_CONTEXT_LIMITS, struct vaccel_context_limits)
+
+/* ------------------------------------------------------------------ */
+/* Wire protocol (socket transport and daemon side of the module)      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A message is: vaccel_msg_header, then args_bytes of the op's ioctl
+ * struct, then payload_bytes of payload. User pointers inside the struct
+ * are meaningless on the wire and must be zero in requests; the payload
+ * carries the bytes they point to:
+ *  - BUFFER_WRITE request: the data (length bytes);
+ *  - BUFFER_READ response: the data (length bytes);
+ *  - PROGRAM_LOAD request: the artifact (payload_bytes bytes);
+ *  - SUBMIT request: binding_count struct vaccel_binding;
+ *  - EVENT_WAIT request: count __u64 handles.
+ * Every other message has no payload. A response echoes opcode and seq.
+ */
+#define VACCEL_MSG_MAGIC	0x31434156U	/* "VAC1" little-endian */
+#define VACCEL_MSG_RESPONSE	(1U << 0)	/* header.flags */
+
+struct vaccel_msg_header {
+	__u32 magic;		/* VACCEL_MSG_MAGIC */
+	__u16 opcode;		/* enum vaccel_op */
+	__u16 flags;		/* VACCEL_MSG_* */
+	__u32 args_bytes;	/* exactly sizeof the op's struct */
+	__u32 payload_bytes;
+	__u64 seq;		/* chosen by the requester, echoed */
+	__u64 session;		/* 0 on the socket; module session id */
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VACCEL_UAPI_VACCEL_H */
