@@ -16,7 +16,11 @@ namespace vaccel::validate {
 // A buffer request against a device: bytes > 0 and <= max_buffer_bytes
 // (ResourceLimit/BUFFER_BYTES above it); alignment 0 or a power of two;
 // a known domain the device offers (Unsupported otherwise); usage non-empty
-// and known; access non-empty and known.
+// and known; access non-empty and known. Other refusals are D_BAD_VALUE with
+// arg0 = offsetof(vaccel_buffer_alloc, <field>) and arg1 = the value: an
+// unknown domain is InvalidArgument, a known one the device's memory_caps
+// lack (HOST needs HOST_VISIBLE, DEVICE needs DEVICE_LOCAL, SHARED needs
+// SHARED) is Unsupported.
 Status buffer_desc(const vaccel_device_info& device, std::uint64_t bytes, std::uint64_t alignment,
                    std::uint32_t domain, std::uint32_t usage, std::uint32_t access);
 
@@ -44,15 +48,22 @@ struct BindingFacts {
 };
 
 // The binding list of a submission against its program's slots:
-//  1. count 1..max_bindings, else ResourceLimit (VACCEL_LIMIT_BINDINGS);
-//  2. per binding, in order: access is exactly READ or WRITE (InvalidArgument),
-//     allowed by the buffer (PermissionDenied, D_ACCESS), buffer has STORAGE
-//     usage (PermissionDenied, D_USAGE), range inside the buffer (OutOfBounds),
-//     slot exists (Incompatible, D_BINDING_SLOT), slot not bound twice
-//     (InvalidArgument, D_BINDING_DUPLICATE), access matches the slot's role
-//     (Incompatible, D_ACCESS), bytes equal the slot's (Incompatible,
-//     D_BINDING_SIZE);
-//  3. every slot bound (Incompatible, D_BINDING_MISSING);
+//  1. count 1..max_bindings: none at all is InvalidArgument (D_BAD_VALUE,
+//     arg0 = offsetof(vaccel_submit, binding_count), arg1 = 0); above
+//     max_bindings ResourceLimit (VACCEL_LIMIT_BINDINGS, arg0 = max,
+//     arg1 = count);
+//  2. per binding, in order: access is exactly READ or WRITE (InvalidArgument,
+//     D_BAD_VALUE, arg0 = offsetof(vaccel_binding, access), arg1 = access),
+//     allowed by the buffer (PermissionDenied, D_ACCESS, access, allowed),
+//     buffer has STORAGE usage (PermissionDenied, D_USAGE, STORAGE, usage),
+//     range inside the buffer (range() above: OutOfBounds or, for 0 bytes,
+//     InvalidArgument), slot exists (Incompatible, D_BINDING_SLOT, index,
+//     slot), slot not bound twice (InvalidArgument, D_BINDING_DUPLICATE,
+//     index, slot), access matches the slot's role (Incompatible, D_ACCESS,
+//     access, the role's access), bytes equal the slot's (Incompatible,
+//     D_BINDING_SIZE, index, slot bytes);
+//  3. every slot bound (Incompatible, D_BINDING_MISSING, first unbound slot,
+//     slot count);
 //  4. a buffer written by one binding appears in no other binding
 //     (Incompatible, D_BINDING_ALIAS, arg0 = binding, arg1 = earlier binding).
 Status bindings(std::span<const SlotSpec> slots, std::span<const BindingFacts> bindings,

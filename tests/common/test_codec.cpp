@@ -1,0 +1,565 @@
+// test_codec.cpp - the wire codec and the per-op request rules: round trips of
+// every opcode, and every way a message can be malformed refused with its
+// exact detail.
+#include "test_support.hpp"
+
+#include <array>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "vaccel/common/codec.hpp"
+#include "vaccel/common/requests.hpp"
+
+using namespace vaccel;
+
+namespace {
+
+constexpr std::size_t header_bytes = sizeof(vaccel_msg_header);
+
+// A valid request of `opcode`: its args and the payload it must carry.
+struct Sample {
+    std::vector<std::byte> args;
+    std::vector<std::byte> payload;
+};
+
+template <class S>
+std::vector<std::byte> to_bytes(const S& value)
+{
+    auto bytes = bytes_of(value);
+    return {bytes.begin(), bytes.end()};
+}
+
+std::vector<std::byte> pattern(std::size_t n, unsigned seed)
+{
+    std::vector<std::byte> out(n);
+    for (std::size_t i = 0; i < n; ++i)
+        out[i] = static_cast<std::byte>((i * 31 + seed) & 0xff);
+    return out;
+}
+
+Sample sample_request(std::uint32_t opcode)
+{
+    Sample s;
+    s.args.assign(args_size(opcode), std::byte{0});
+    switch (opcode) {
+    case VACCEL_OP_BUFFER_WRITE: {
+        vaccel_buffer_transfer t{};
+        t.buffer = 0x10;
+        t.offset = 8;
+        t.length = 4096;
+        s.args = to_bytes(t);
+        s.payload = pattern(4096, 1);
+        break;
+    }
+    case VACCEL_OP_BUFFER_READ: {
+        vaccel_buffer_transfer t{};
+        t.buffer = 0x10;
+        t.length = 24;
+        s.args = to_bytes(t);
+        break;
+    }
+    case VACCEL_OP_PROGRAM_LOAD: {
+        vaccel_program_load l{};
+        l.context = 0x20;
+        l.format = VACCEL_FORMAT_TOSA;
+        l.target.major = 1;
+        l.payload_bytes = 77;
+        s.args = to_bytes(l);
+        s.payload = pattern(77, 2);
+        break;
+    }
+    case VACCEL_OP_SUBMIT: {
+        vaccel_submit sub{};
+        sub.queue = 0x30;
+        sub.program = 0x40;
+        sub.binding_count = 4;
+        s.args = to_bytes(sub);
+        std::array<vaccel_binding, 4> b{};
+        for (std::uint32_t i = 0; i < 4; ++i)
+            b[i] = vaccel_binding{i, i == 3 ? VACCEL_ACCESS_WRITE : VACCEL_ACCESS_READ,
+                                  0x50 + i, 0, 64};
+        auto bytes = bytes_of(std::span<const vaccel_binding>(b));
+        s.payload.assign(bytes.begin(), bytes.end());
+        break;
+    }
+    case VACCEL_OP_EVENT_WAIT: {
+        vaccel_event_wait w{};
+        w.count = 3;
+        w.flags = VACCEL_WAIT_ALL;
+        s.args = to_bytes(w);
+        std::array<std::uint64_t, 3> events = {0x61, 0x62, 0x63};
+        auto bytes = bytes_of(std::span<const std::uint64_t>(events));
+        s.payload.assign(bytes.begin(), bytes.end());
+        break;
+    }
+    default:
+        // Every other op: a struct with its input handle/index set, no payload.
+        if (s.args.size() >= sizeof(vaccel_status) + 8) {
+            const std::uint64_t handle = 0x99;
+            std::memcpy(s.args.data() + sizeof(vaccel_status), &handle, 4);
+        }
+        break;
+    }
+    return s;
+}
+
+std::vector<std::byte> encoded(std::uint32_t opcode)
+{
+    Sample s = sample_request(opcode);
+    return encode_request(opcode, 7, 0, s.args, s.payload);
+}
+
+void put_header(std::vector<std::byte>& message, const vaccel_msg_header& header)
+{
+    std::memcpy(message.data(), &header, sizeof(header));
+}
+
+vaccel_msg_header get_header(const std::vector<std::byte>& message)
+{
+    vaccel_msg_header header;
+    std::memcpy(&header, message.data(), sizeof(header));
+    return header;
+}
+
+// ---- round trips --------------------------------------------------------------
+
+void every_opcode_round_trips_as_request(void**)
+{
+    for (std::uint32_t op = 0; op < VACCEL_OP_COUNT; ++op) {
+        Sample s = sample_request(op);
+        auto bytes = encode_request(op, 1000 + op, 0xabc, s.args, s.payload);
+        assert_int_equal(bytes.size(), header_bytes + s.args.size() + s.payload.size());
+        auto view = decode_request(bytes);
+        assert_ok(view);
+        assert_int_equal(view->header.magic, VACCEL_MSG_MAGIC);
+        assert_int_equal(view->header.opcode, op);
+        assert_int_equal(view->header.flags, 0);
+        assert_int_equal(view->header.seq, 1000 + op);
+        assert_int_equal(view->header.session, 0xabc);
+        assert_int_equal(view->args.size(), args_size(op));
+        assert_memory_equal(view->args.data(), s.args.data(), s.args.size());
+        assert_int_equal(view->payload.size(), s.payload.size());
+        if (!s.payload.empty())
+            assert_memory_equal(view->payload.data(), s.payload.data(), s.payload.size());
+    }
+}
+
+void every_opcode_round_trips_as_response(void**)
+{
+    for (std::uint32_t op = 0; op < VACCEL_OP_COUNT; ++op) {
+        Sample s = sample_request(op);
+        std::vector<std::byte> payload;
+        if (op == VACCEL_OP_BUFFER_READ)
+            payload = pattern(24, 3);
+        auto bytes = encode_response(op, 5, 0, s.args, payload);
+        auto view = decode_response(bytes);
+        assert_ok(view);
+        assert_int_equal(view->header.opcode, op);
+        assert_int_equal(view->header.flags, VACCEL_MSG_RESPONSE);
+        assert_int_equal(view->header.seq, 5);
+        assert_int_equal(view->payload.size(), payload.size());
+    }
+}
+
+void failed_read_response_carries_no_payload(void**)
+{
+    vaccel_buffer_transfer t{};
+    t.length = 24;
+    t.status = Error::of(Errc::out_of_bounds, VACCEL_D_RANGE, 0, 24).to_status();
+    assert_ok(decode_response(encode_response(VACCEL_OP_BUFFER_READ, 1, 0, bytes_of(t), {})));
+    auto data = pattern(24, 0);
+    assert_refused(decode_response(encode_response(VACCEL_OP_BUFFER_READ, 1, 0, bytes_of(t), data)),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, 24, 0);
+}
+
+void append_writes_messages_back_to_back(void**)
+{
+    std::vector<std::byte> out;
+    Sample a = sample_request(VACCEL_OP_SUBMIT);
+    Sample b = sample_request(VACCEL_OP_EVENT_POLL);
+    const std::size_t first = append_request(out, VACCEL_OP_SUBMIT, 1, 0, a.args, a.payload);
+    const std::size_t second = append_request(out, VACCEL_OP_EVENT_POLL, 2, 0, b.args, b.payload);
+    assert_int_equal(out.size(), first + second);
+    auto one = decode_request(std::span(out).first(first));
+    auto two = decode_request(std::span(out).subspan(first));
+    assert_ok(one);
+    assert_ok(two);
+    assert_int_equal(one->header.seq, 1);
+    assert_int_equal(two->header.opcode, VACCEL_OP_EVENT_POLL);
+}
+
+void args_as_copies_the_struct(void**)
+{
+    auto bytes = encoded(VACCEL_OP_SUBMIT);
+    auto view = decode_request(bytes);
+    auto submit = args_as<vaccel_submit>(*view);
+    assert_ok(submit);
+    assert_int_equal(submit->binding_count, 4);
+    assert_int_equal(submit->queue, 0x30);
+    assert_refused(args_as<vaccel_event_wait>(*view), Errc::invalid_argument, VACCEL_D_BAD_SIZE,
+                   sizeof(vaccel_submit), sizeof(vaccel_event_wait));
+}
+
+// ---- sizes ----------------------------------------------------------------------
+
+void truncated_message_is_refused_at_every_length(void**)
+{
+    for (std::uint32_t op : {VACCEL_OP_SUBMIT, VACCEL_OP_BUFFER_WRITE, VACCEL_OP_GET_VERSION}) {
+        auto bytes = encoded(op);
+        for (std::size_t n = 0; n < bytes.size(); ++n) {
+            auto span = std::span<const std::byte>(bytes).first(n);
+            if (n < header_bytes)
+                assert_refused(decode_request(span), Errc::invalid_argument, VACCEL_D_BAD_SIZE,
+                               n, header_bytes);
+            else
+                assert_refused(decode_request(span), Errc::invalid_argument, VACCEL_D_BAD_SIZE,
+                               n, bytes.size());
+        }
+    }
+}
+
+void message_one_byte_too_long_is_refused(void**)
+{
+    auto bytes = encoded(VACCEL_OP_SUBMIT);
+    const std::size_t size = bytes.size();
+    bytes.push_back(std::byte{0});
+    assert_refused(decode_request(bytes), Errc::invalid_argument, VACCEL_D_BAD_SIZE, size + 1,
+                   size);
+}
+
+void wrong_args_size_is_refused(void**)
+{
+    Sample s = sample_request(VACCEL_OP_CONTEXT_CREATE);
+    auto shorter = std::span<const std::byte>(s.args).first(s.args.size() - 8);
+    assert_refused(decode_request(encode_request(VACCEL_OP_CONTEXT_CREATE, 1, 0, shorter, {})),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, s.args.size() - 8, s.args.size());
+    assert_refused(check_request(VACCEL_OP_CONTEXT_CREATE, shorter), Errc::invalid_argument,
+                   VACCEL_D_BAD_SIZE, s.args.size() - 8, s.args.size());
+}
+
+void write_payload_shorter_than_length_is_refused(void**)
+{
+    Sample s = sample_request(VACCEL_OP_BUFFER_WRITE);
+    s.payload.pop_back();
+    assert_refused(decode_request(encode_request(VACCEL_OP_BUFFER_WRITE, 1, 0, s.args, s.payload)),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, 4095, 4096);
+}
+
+void submit_payload_not_matching_binding_count_is_refused(void**)
+{
+    Sample s = sample_request(VACCEL_OP_SUBMIT);
+    s.payload.resize(3 * sizeof(vaccel_binding));
+    assert_refused(decode_request(encode_request(VACCEL_OP_SUBMIT, 1, 0, s.args, s.payload)),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, 3 * sizeof(vaccel_binding),
+                   4 * sizeof(vaccel_binding));
+}
+
+void payload_on_an_op_without_one_is_refused(void**)
+{
+    Sample s = sample_request(VACCEL_OP_QUEUE_CREATE);
+    auto extra = pattern(8, 0);
+    assert_refused(decode_request(encode_request(VACCEL_OP_QUEUE_CREATE, 1, 0, s.args, extra)),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, 8, 0);
+}
+
+void submit_binding_count_outside_bounds_is_refused(void**)
+{
+    vaccel_submit sub{};
+    assert_refused(request_payload_size(VACCEL_OP_SUBMIT, bytes_of(sub)), Errc::invalid_argument,
+                   VACCEL_D_BAD_VALUE, offsetof(vaccel_submit, binding_count), 0);
+    sub.binding_count = VACCEL_MAX_BINDINGS + 1;
+    auto refused = request_payload_size(VACCEL_OP_SUBMIT, bytes_of(sub));
+    assert_refused(refused, Errc::resource_limit, VACCEL_D_LIMIT, VACCEL_MAX_BINDINGS,
+                   VACCEL_MAX_BINDINGS + 1);
+    assert_int_equal(refused.error().limit, VACCEL_LIMIT_BINDINGS);
+    sub.binding_count = VACCEL_MAX_BINDINGS;
+    assert_int_equal(*request_payload_size(VACCEL_OP_SUBMIT, bytes_of(sub)),
+                     VACCEL_MAX_BINDINGS * sizeof(vaccel_binding));
+}
+
+void wait_count_outside_bounds_is_refused(void**)
+{
+    vaccel_event_wait w{};
+    assert_refused(request_payload_size(VACCEL_OP_EVENT_WAIT, bytes_of(w)),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE, offsetof(vaccel_event_wait, count),
+                   0);
+    w.count = VACCEL_MAX_WAIT_EVENTS + 1;
+    assert_refused(request_payload_size(VACCEL_OP_EVENT_WAIT, bytes_of(w)),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE, offsetof(vaccel_event_wait, count),
+                   VACCEL_MAX_WAIT_EVENTS + 1);
+    w.count = VACCEL_MAX_WAIT_EVENTS;
+    assert_int_equal(*request_payload_size(VACCEL_OP_EVENT_WAIT, bytes_of(w)),
+                     VACCEL_MAX_WAIT_EVENTS * 8);
+}
+
+void payload_above_the_wire_maximum_is_refused(void**)
+{
+    vaccel_buffer_transfer t{};
+    t.length = max_payload_bytes + 1;
+    assert_refused(request_payload_size(VACCEL_OP_BUFFER_WRITE, bytes_of(t)),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, max_payload_bytes + 1,
+                   max_payload_bytes);
+    assert_refused(response_payload_size(VACCEL_OP_BUFFER_READ, bytes_of(t)),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, max_payload_bytes + 1,
+                   max_payload_bytes);
+    vaccel_program_load l{};
+    l.payload_bytes = UINT64_MAX;
+    assert_refused(request_payload_size(VACCEL_OP_PROGRAM_LOAD, bytes_of(l)),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, UINT64_MAX, max_payload_bytes);
+    t.length = max_payload_bytes;
+    assert_int_equal(*request_payload_size(VACCEL_OP_BUFFER_WRITE, bytes_of(t)),
+                     max_payload_bytes);
+}
+
+// ---- header fields ----------------------------------------------------------
+
+void wrong_magic_is_refused(void**)
+{
+    auto bytes = encoded(VACCEL_OP_DEVICE_COUNT);
+    vaccel_msg_header h = get_header(bytes);
+    h.magic = 0x32434156;  // "VAC2"
+    put_header(bytes, h);
+    assert_refused(decode_request(bytes), Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0,
+                   0x32434156);
+}
+
+void reserved_header_flag_bits_are_refused(void**)
+{
+    for (std::uint16_t bit = 1; bit < 16; ++bit) {
+        auto bytes = encoded(VACCEL_OP_DEVICE_COUNT);
+        vaccel_msg_header h = get_header(bytes);
+        h.flags = static_cast<std::uint16_t>(1u << bit);
+        put_header(bytes, h);
+        assert_refused(decode_request(bytes), Errc::invalid_argument, VACCEL_D_UNKNOWN_FLAGS,
+                       1u << bit, 0);
+    }
+}
+
+void response_bit_must_match_the_direction(void**)
+{
+    auto request = encoded(VACCEL_OP_DEVICE_COUNT);
+    assert_refused(decode_response(request), Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                   offsetof(vaccel_msg_header, flags), 0);
+    Sample s = sample_request(VACCEL_OP_DEVICE_COUNT);
+    auto response = encode_response(VACCEL_OP_DEVICE_COUNT, 1, 0, s.args, {});
+    assert_refused(decode_request(response), Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                   offsetof(vaccel_msg_header, flags), VACCEL_MSG_RESPONSE);
+}
+
+void unknown_opcode_is_refused(void**)
+{
+    for (std::uint32_t op : {std::uint32_t{VACCEL_OP_COUNT}, std::uint32_t{0x7f},
+                             std::uint32_t{0xffff}}) {
+        auto bytes = encode_request(op, 1, 0, {}, {});
+        assert_refused(decode_request(bytes), Errc::invalid_argument, VACCEL_D_UNKNOWN_OPCODE,
+                       op, 0);
+        assert_int_equal(args_size(op), 0);
+        assert_string_equal(op_name(op).data(), "UNKNOWN");
+    }
+    assert_string_equal(op_name(VACCEL_OP_SUBMIT).data(), "SUBMIT");
+}
+
+// ---- args rules ---------------------------------------------------------------
+
+void nonzero_status_in_a_request_is_refused(void**)
+{
+    vaccel_device_count c{};
+    c.status.arg0 = 1;
+    assert_refused(decode_request(encode_request(VACCEL_OP_DEVICE_COUNT, 1, 0, bytes_of(c), {})),
+                   Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO,
+                   offsetof(vaccel_status, arg0), 0);
+}
+
+void nonzero_pad_in_args_is_refused(void**)
+{
+    vaccel_buffer_transfer t{};
+    t.length = 4;
+    t.pad = 1;
+    assert_refused(decode_request(encode_request(VACCEL_OP_BUFFER_WRITE, 1, 0, bytes_of(t),
+                                                 pattern(4, 0))),
+                   Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO,
+                   offsetof(vaccel_buffer_transfer, pad), 0);
+}
+
+void nonzero_reserved_words_are_refused_at_their_offset(void**)
+{
+    vaccel_get_version v{};
+    v.reserved[1] = 0x100;  // second byte of the second reserved word
+    assert_refused(check_request(VACCEL_OP_GET_VERSION, bytes_of(v)), Errc::invalid_argument,
+                   VACCEL_D_RESERVED_NONZERO, offsetof(vaccel_get_version, reserved) + 9, 0);
+    vaccel_program_load l{};
+    l.target.pad = 1;
+    assert_refused(check_request(VACCEL_OP_PROGRAM_LOAD, bytes_of(l)), Errc::invalid_argument,
+                   VACCEL_D_RESERVED_NONZERO,
+                   offsetof(vaccel_program_load, target) + offsetof(vaccel_tosa_target, pad), 0);
+    vaccel_event_poll p{};
+    p.pad = 1;
+    assert_refused(check_request(VACCEL_OP_EVENT_POLL, bytes_of(p)), Errc::invalid_argument,
+                   VACCEL_D_RESERVED_NONZERO, offsetof(vaccel_event_poll, pad), 0);
+}
+
+void unknown_flags_in_args_are_refused(void**)
+{
+    vaccel_context_create c{};
+    c.flags = 1;
+    assert_refused(check_request(VACCEL_OP_CONTEXT_CREATE, bytes_of(c)), Errc::invalid_argument,
+                   VACCEL_D_UNKNOWN_FLAGS, 1, 0);
+    vaccel_submit s{};
+    s.flags = 0x80000000u;
+    assert_refused(check_request(VACCEL_OP_SUBMIT, bytes_of(s)), Errc::invalid_argument,
+                   VACCEL_D_UNKNOWN_FLAGS, 0x80000000u, 0);
+    vaccel_event_wait w{};
+    w.flags = VACCEL_WAIT_ALL | 0x6;
+    assert_refused(check_request(VACCEL_OP_EVENT_WAIT, bytes_of(w)), Errc::invalid_argument,
+                   VACCEL_D_UNKNOWN_FLAGS, 0x6, 0);
+    w.flags = VACCEL_WAIT_ALL;
+    assert_ok(check_request(VACCEL_OP_EVENT_WAIT, bytes_of(w)));
+    assert_int_equal(op_known_flags(VACCEL_OP_EVENT_WAIT), VACCEL_WAIT_ALL);
+}
+
+void output_fields_are_not_checked_in_requests(void**)
+{
+    vaccel_device_query q{};
+    q.info.reserved[0] = 5;  // the whole info is output
+    q.info.flags = 3;
+    assert_ok(check_request(VACCEL_OP_DEVICE_QUERY, bytes_of(q)));
+    vaccel_submit s{};
+    s.event = 0x1234;
+    assert_ok(check_request(VACCEL_OP_SUBMIT, bytes_of(s)));
+}
+
+void user_pointer_on_the_wire_is_refused(void**)
+{
+    vaccel_buffer_transfer t{};
+    t.length = 4;
+    t.data = 0x7fff0000;
+    assert_ok(check_request(VACCEL_OP_BUFFER_WRITE, bytes_of(t)));  // fine in an ioctl
+    assert_refused(decode_request(encode_request(VACCEL_OP_BUFFER_WRITE, 1, 0, bytes_of(t),
+                                                 pattern(4, 0))),
+                   Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO,
+                   offsetof(vaccel_buffer_transfer, data), 0);
+
+    Sample s = sample_request(VACCEL_OP_SUBMIT);
+    auto submit = *args_as<vaccel_submit>(MessageView{{}, s.args, {}});
+    submit.bindings = 0x1000;
+    assert_refused(decode_request(encode_request(VACCEL_OP_SUBMIT, 1, 0, bytes_of(submit),
+                                                 s.payload)),
+                   Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO,
+                   offsetof(vaccel_submit, bindings), 0);
+
+    Sample w = sample_request(VACCEL_OP_EVENT_WAIT);
+    auto wait = *args_as<vaccel_event_wait>(MessageView{{}, w.args, {}});
+    wait.events = 8;
+    assert_refused(decode_request(encode_request(VACCEL_OP_EVENT_WAIT, 1, 0, bytes_of(wait),
+                                                 w.payload)),
+                   Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO,
+                   offsetof(vaccel_event_wait, events), 0);
+
+    Sample l = sample_request(VACCEL_OP_PROGRAM_LOAD);
+    auto load = *args_as<vaccel_program_load>(MessageView{{}, l.args, {}});
+    load.payload = 1;
+    assert_refused(decode_request(encode_request(VACCEL_OP_PROGRAM_LOAD, 1, 0, bytes_of(load),
+                                                 l.payload)),
+                   Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO,
+                   offsetof(vaccel_program_load, payload), 0);
+}
+
+void response_with_unknown_error_code_is_refused(void**)
+{
+    vaccel_device_count c{};
+    c.status.error = VACCEL_E_COUNT;
+    assert_refused(decode_response(encode_response(VACCEL_OP_DEVICE_COUNT, 1, 0, bytes_of(c), {})),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE, offsetof(vaccel_status, error),
+                   VACCEL_E_COUNT);
+    c.status.error = VACCEL_E_BUSY;
+    c.status.detail = VACCEL_D_COUNT;
+    assert_refused(decode_response(encode_response(VACCEL_OP_DEVICE_COUNT, 1, 0, bytes_of(c), {})),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE, offsetof(vaccel_status, detail),
+                   VACCEL_D_COUNT);
+    c.status.detail = VACCEL_D_IN_USE;
+    c.status.pad = 1;
+    assert_refused(decode_response(encode_response(VACCEL_OP_DEVICE_COUNT, 1, 0, bytes_of(c), {})),
+                   Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO,
+                   offsetof(vaccel_status, pad), 0);
+}
+
+// ---- robustness -----------------------------------------------------------------
+
+// Random bytes, and valid messages with random bytes changed, never crash the
+// decoder; whatever it accepts re-encodes to the very same bytes.
+void random_bytes_never_crash_and_accepted_bytes_reencode_exactly(void**)
+{
+    std::mt19937_64 rng(0x5eed);
+    std::vector<std::vector<std::byte>> seeds;
+    for (std::uint32_t op = 0; op < VACCEL_OP_COUNT; ++op)
+        seeds.push_back(encoded(op));
+    int accepted = 0;
+    for (int round = 0; round < 200000; ++round) {
+        std::vector<std::byte> bytes;
+        if (round % 4 == 0) {
+            bytes.resize(rng() % 400);
+            for (auto& b : bytes)
+                b = static_cast<std::byte>(rng());
+        } else {
+            bytes = seeds[rng() % seeds.size()];
+            const int flips = 1 + static_cast<int>(rng() % 3);
+            for (int f = 0; f < flips; ++f)
+                bytes[rng() % std::min<std::size_t>(bytes.size(), 160)] ^=
+                    static_cast<std::byte>(1u << (rng() % 8));
+            if (rng() % 8 == 0)
+                bytes.resize(rng() % (bytes.size() + 8));
+        }
+        const bool as_response = round % 2 == 1;
+        auto view = as_response ? decode_response(bytes) : decode_request(bytes);
+        if (!view) {
+            const Errc code = view.error().code;
+            assert_true(code == Errc::invalid_argument || code == Errc::resource_limit);
+            continue;
+        }
+        ++accepted;
+        auto again = as_response
+                         ? encode_response(view->header.opcode, view->header.seq,
+                                           view->header.session, view->args, view->payload)
+                         : encode_request(view->header.opcode, view->header.seq,
+                                          view->header.session, view->args, view->payload);
+        assert_int_equal(again.size(), bytes.size());
+        assert_memory_equal(again.data(), bytes.data(), bytes.size());
+    }
+    assert_true(accepted > 0);  // mutations of valid messages do get through
+}
+
+}  // namespace
+
+int main()
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_opcode_round_trips_as_request),
+        cmocka_unit_test(every_opcode_round_trips_as_response),
+        cmocka_unit_test(failed_read_response_carries_no_payload),
+        cmocka_unit_test(append_writes_messages_back_to_back),
+        cmocka_unit_test(args_as_copies_the_struct),
+        cmocka_unit_test(truncated_message_is_refused_at_every_length),
+        cmocka_unit_test(message_one_byte_too_long_is_refused),
+        cmocka_unit_test(wrong_args_size_is_refused),
+        cmocka_unit_test(write_payload_shorter_than_length_is_refused),
+        cmocka_unit_test(submit_payload_not_matching_binding_count_is_refused),
+        cmocka_unit_test(payload_on_an_op_without_one_is_refused),
+        cmocka_unit_test(submit_binding_count_outside_bounds_is_refused),
+        cmocka_unit_test(wait_count_outside_bounds_is_refused),
+        cmocka_unit_test(payload_above_the_wire_maximum_is_refused),
+        cmocka_unit_test(wrong_magic_is_refused),
+        cmocka_unit_test(reserved_header_flag_bits_are_refused),
+        cmocka_unit_test(response_bit_must_match_the_direction),
+        cmocka_unit_test(unknown_opcode_is_refused),
+        cmocka_unit_test(nonzero_status_in_a_request_is_refused),
+        cmocka_unit_test(nonzero_pad_in_args_is_refused),
+        cmocka_unit_test(nonzero_reserved_words_are_refused_at_their_offset),
+        cmocka_unit_test(unknown_flags_in_args_are_refused),
+        cmocka_unit_test(output_fields_are_not_checked_in_requests),
+        cmocka_unit_test(user_pointer_on_the_wire_is_refused),
+        cmocka_unit_test(response_with_unknown_error_code_is_refused),
+        cmocka_unit_test(random_bytes_never_crash_and_accepted_bytes_reencode_exactly),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

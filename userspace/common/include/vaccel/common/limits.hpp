@@ -1,0 +1,112 @@
+// limits.hpp - limit accounting with check-then-commit.
+//
+// Owns: the use counters of one accounting scope (a context, a session, a
+// client selector, a device) against that scope's limits. Decides: when a
+// request is refused (use + amount > limit, computed without overflow), the
+// refusal (ResourceLimit, D_LIMIT, limit kind, arg0 = limit, arg1 = use), and
+// the protocol that keeps a failed call from changing any counter:
+//
+//     auto charge = accounting.reserve(Resource::buffers, 1);  // check + hold
+//     if (!charge) return fail(charge.error());
+//     ... backend call; on failure return: the Charge rolls back ...
+//     charge->commit();                                        // keep it
+//
+// A reservation counts as use from reserve() on, so two concurrent callers
+// can never both pass a check that only one of them fits.
+//
+// Thread-safety: Accounting is guarded by one std::mutex (named `mutex_`,
+// protecting `limits_` and `used_`); every member may be called from any
+// thread. Charge is a plain value owned by one thread.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string_view>
+
+#include "vaccel.h"
+#include "vaccel/common/error.hpp"
+
+namespace vaccel {
+
+// What is counted. Each maps to one enum vaccel_limit_kind and one field of
+// struct vaccel_device_limits.
+enum class Resource : std::uint8_t { contexts, memory_bytes, buffers, programs, queues, events };
+inline constexpr std::size_t resource_count = 6;
+
+// VACCEL_LIMIT_CONTEXTS, VACCEL_LIMIT_MEMORY_BYTES, ...
+std::uint32_t limit_kind(Resource resource);
+// The field of `limits` that bounds `resource`.
+std::uint64_t limit_of(const vaccel_device_limits& limits, Resource resource);
+
+class Accounting;
+
+// One reservation. Move-only. commit() makes it permanent (the amount stays
+// counted until the caller release()s it); destruction without commit()
+// gives the amount back.
+// Ownership: a Charge points at its Accounting and must not outlive it.
+class Charge {
+public:
+    Charge() = default;
+    Charge(Charge&& other) noexcept;
+    Charge& operator=(Charge&& other) noexcept;
+    Charge(const Charge&) = delete;
+    Charge& operator=(const Charge&) = delete;
+    ~Charge();
+
+    // Keeps the reservation; the Charge becomes empty.
+    void commit();
+    // Gives the reservation back now; the Charge becomes empty.
+    void rollback();
+
+    // True while it holds an uncommitted reservation.
+    bool pending() const { return accounting_ != nullptr; }
+    Resource resource() const { return resource_; }
+    std::uint64_t amount() const { return amount_; }
+
+private:
+    friend class Accounting;
+    Charge(Accounting* accounting, Resource resource, std::uint64_t amount)
+        : accounting_(accounting), resource_(resource), amount_(amount)
+    {
+    }
+
+    Accounting* accounting_ = nullptr;
+    Resource resource_ = Resource::contexts;
+    std::uint64_t amount_ = 0;
+};
+
+class Accounting {
+public:
+    explicit Accounting(const vaccel_device_limits& limits);
+    Accounting(const Accounting&) = delete;
+    Accounting& operator=(const Accounting&) = delete;
+
+    // Holds `amount` of `r` if use + amount <= limit; else ResourceLimit
+    // (D_LIMIT, limit_kind(r), arg0 = limit, arg1 = current use) and nothing
+    // changes. amount 0 always succeeds.
+    Result<Charge> reserve(Resource r, std::uint64_t amount);
+    // Gives back committed use. Releasing more than is used clamps at 0.
+    void release(Resource r, std::uint64_t amount);
+
+    std::uint64_t used(Resource r) const;
+    std::uint64_t limit(Resource r) const;
+    // The limits in force (also the fields accounting does not count:
+    // max_bindings, max_buffer_bytes, max_artifact_bytes).
+    vaccel_device_limits limits() const;
+    // New limits apply to later reservations; use above a lowered limit
+    // stays until released.
+    void set_limits(const vaccel_device_limits& limits);
+
+private:
+    mutable std::mutex mutex_;  // guards limits_ and used_
+    vaccel_device_limits limits_;
+    std::array<std::uint64_t, resource_count> used_{};
+};
+
+// Field-wise minimum. Every field is a real limit: 0 means "none allowed",
+// never "unlimited".
+vaccel_device_limits intersect(const vaccel_device_limits& a, const vaccel_device_limits& b);
+
+}  // namespace vaccel

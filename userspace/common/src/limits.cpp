@@ -1,0 +1,128 @@
+// limits.cpp - Accounting, Charge and the intersection of limits.
+#include "vaccel/common/limits.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace vaccel {
+
+std::uint32_t limit_kind(Resource resource)
+{
+    switch (resource) {
+    case Resource::contexts: return VACCEL_LIMIT_CONTEXTS;
+    case Resource::memory_bytes: return VACCEL_LIMIT_MEMORY_BYTES;
+    case Resource::buffers: return VACCEL_LIMIT_BUFFERS;
+    case Resource::programs: return VACCEL_LIMIT_PROGRAMS;
+    case Resource::queues: return VACCEL_LIMIT_QUEUES;
+    case Resource::events: return VACCEL_LIMIT_EVENTS;
+    }
+    return VACCEL_LIMIT_NONE;
+}
+
+std::uint64_t limit_of(const vaccel_device_limits& limits, Resource resource)
+{
+    switch (resource) {
+    case Resource::contexts: return limits.max_contexts;
+    case Resource::memory_bytes: return limits.max_memory_bytes;
+    case Resource::buffers: return limits.max_buffers;
+    case Resource::programs: return limits.max_programs;
+    case Resource::queues: return limits.max_queues;
+    case Resource::events: return limits.max_events;
+    }
+    return 0;
+}
+
+// ---- Charge ---------------------------------------------------------------
+
+Charge::Charge(Charge&& other) noexcept
+    : accounting_(std::exchange(other.accounting_, nullptr)), resource_(other.resource_),
+      amount_(other.amount_)
+{
+}
+
+Charge& Charge::operator=(Charge&& other) noexcept
+{
+    if (this != &other) {
+        rollback();
+        accounting_ = std::exchange(other.accounting_, nullptr);
+        resource_ = other.resource_;
+        amount_ = other.amount_;
+    }
+    return *this;
+}
+
+Charge::~Charge() { rollback(); }
+
+void Charge::commit() { accounting_ = nullptr; }
+
+void Charge::rollback()
+{
+    if (accounting_ != nullptr)
+        std::exchange(accounting_, nullptr)->release(resource_, amount_);
+}
+
+// ---- Accounting -----------------------------------------------------------
+
+Accounting::Accounting(const vaccel_device_limits& limits) : limits_(limits) {}
+
+Result<Charge> Accounting::reserve(Resource r, std::uint64_t amount)
+{
+    const auto index = static_cast<std::size_t>(r);
+    std::lock_guard lock(mutex_);
+    const std::uint64_t limit = limit_of(limits_, r);
+    const std::uint64_t used = used_[index];
+    // Overflow-safe form of used + amount > limit (used may exceed a limit
+    // that was lowered after it was charged).
+    if (amount != 0 && (used > limit || amount > limit - used))
+        return fail(Error::limit_hit(limit_kind(r), limit, used));
+    used_[index] = used + amount;
+    return Charge(this, r, amount);
+}
+
+void Accounting::release(Resource r, std::uint64_t amount)
+{
+    const auto index = static_cast<std::size_t>(r);
+    std::lock_guard lock(mutex_);
+    used_[index] -= std::min(used_[index], amount);
+}
+
+std::uint64_t Accounting::used(Resource r) const
+{
+    std::lock_guard lock(mutex_);
+    return used_[static_cast<std::size_t>(r)];
+}
+
+std::uint64_t Accounting::limit(Resource r) const
+{
+    std::lock_guard lock(mutex_);
+    return limit_of(limits_, r);
+}
+
+vaccel_device_limits Accounting::limits() const
+{
+    std::lock_guard lock(mutex_);
+    return limits_;
+}
+
+void Accounting::set_limits(const vaccel_device_limits& limits)
+{
+    std::lock_guard lock(mutex_);
+    limits_ = limits;
+}
+
+vaccel_device_limits intersect(const vaccel_device_limits& a, const vaccel_device_limits& b)
+{
+    vaccel_device_limits out{};
+    out.max_contexts = std::min(a.max_contexts, b.max_contexts);
+    out.max_buffers = std::min(a.max_buffers, b.max_buffers);
+    out.max_programs = std::min(a.max_programs, b.max_programs);
+    out.max_queues = std::min(a.max_queues, b.max_queues);
+    out.max_events = std::min(a.max_events, b.max_events);
+    out.max_bindings = std::min(a.max_bindings, b.max_bindings);
+    out.max_buffer_bytes = std::min(a.max_buffer_bytes, b.max_buffer_bytes);
+    out.max_artifact_bytes = std::min(a.max_artifact_bytes, b.max_artifact_bytes);
+    out.max_memory_bytes = std::min(a.max_memory_bytes, b.max_memory_bytes);
+    return out;
+}
+
+}  // namespace vaccel
