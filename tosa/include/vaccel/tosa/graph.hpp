@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vaccel/common/error.hpp"
@@ -49,6 +50,8 @@ struct Version {
     std::int32_t minor = -1;
     std::int32_t patch = -1;
     bool draft = true;
+
+    friend bool operator==(const Version&, const Version&) = default;
 };
 
 struct Tensor {
@@ -58,9 +61,20 @@ struct Tensor {
     std::vector<std::uint8_t> data;   // constant bytes, exactly element_count * size; empty if none
     bool variable = false;
     std::string variable_name;
+    // True when the block names a tensor that an enclosing region's block
+    // declares (a WHILE_LOOP/COND_IF body reading a value of its parent, as
+    // real producers write). The tensor here is a copy of that declaration
+    // (same name, shape, dtype, data); at run time its value is the parent's.
+    // The parser appends captured tensors after the block's own, in order of
+    // first reference; serialize() does not write them (the name suffices).
+    bool captured = false;
 
+    // Both saturate at UINT64_MAX instead of overflowing; parse() refuses
+    // shapes over 2^40 elements, so parsed tensors never get near it.
     std::uint64_t element_count() const;
     std::uint64_t byte_size() const;  // packed size in bytes (INT4: two per byte)
+
+    friend bool operator==(const Tensor&, const Tensor&) = default;
 };
 
 // The union of the attribute fields of the operators vaccel reads. Fields an
@@ -82,6 +96,9 @@ struct Attributes {
     bool inverse = false;                                // FFT2D
     std::string then_graph, else_graph, cond_graph, body_graph;  // control flow
     std::string operator_name, domain_name;              // CUSTOM
+    std::vector<std::uint8_t> implementation_attrs;      // CUSTOM, opaque bytes
+
+    friend bool operator==(const Attributes&, const Attributes&) = default;
 };
 
 struct Operator {
@@ -90,6 +107,8 @@ struct Operator {
     std::vector<std::uint32_t> inputs;   // indices into Block::tensors
     std::vector<std::uint32_t> outputs;  // indices into Block::tensors
     std::string location;
+
+    friend bool operator==(const Operator&, const Operator&) = default;
 };
 
 struct Block {
@@ -98,16 +117,22 @@ struct Block {
     std::vector<Tensor> tensors;
     std::vector<std::uint32_t> inputs;   // indices into tensors, declared order
     std::vector<std::uint32_t> outputs;  // indices into tensors, declared order
+
+    friend bool operator==(const Block&, const Block&) = default;
 };
 
 struct Region {
     std::string name;
     std::vector<Block> blocks;
+
+    friend bool operator==(const Region&, const Region&) = default;
 };
 
 struct Graph {
     Version version;
     std::vector<Region> regions;
+
+    friend bool operator==(const Graph&, const Graph&) = default;
 };
 
 // Parses a TOSA 1.0 flatbuffer. Every input first passes the flatbuffers
@@ -121,6 +146,14 @@ Result<Graph> parse(std::span<const std::byte> bytes);
 // Serializes a graph (version, regions, blocks, tensors, operators and the
 // attributes above) to a TOSA 1.0 flatbuffer: the project's graph builder
 // writes its example models with it; parse(serialize(g)) reproduces g.
+// An operator index out of range of its block's tensors is written as a
+// name no tensor has, so the result is refused by parse() rather than read
+// out of bounds here.
 std::vector<std::uint8_t> serialize(const Graph& graph);
+
+// The largest artifact parse() reads (the flatbuffer itself, 256 MiB).
+inline constexpr std::size_t max_artifact_bytes = std::size_t{256} << 20;
+// The most elements one tensor may hold (2^40).
+inline constexpr std::uint64_t max_tensor_elements = std::uint64_t{1} << 40;
 
 }  // namespace vaccel::tosa
