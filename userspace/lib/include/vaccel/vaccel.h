@@ -1,20 +1,73 @@
 /*
  * vaccel/vaccel.h - libvaccel, the client library of the accelerator contract.
  *
- * One call per contract operation, named vaccel_<object>_<verb>(). Every call
- * returns 0 or a negative errno (the mapping is in uapi/vaccel.h); out
- * parameters come last. The only hidden state is the per-thread detail of the
- * last failed call: vaccel_last_status() returns it as the contract's
- * struct vaccel_status, and vaccel_last_error_message() as a sentence a person
- * can act on ("buffer 0x...: 3 in-flight submissions read it; wait on their
- * events before writing").
+ * vaccel shares accelerators (GPUs and the CPU) between processes. A client
+ * opens a session, creates a context on a device, allocates buffers in it,
+ * loads a program (a TOSA 1.0 flatbuffer), and submits the program with its
+ * buffers bound to the program's slots on a queue; each submission yields an
+ * event to poll or wait on. Every call maps to one operation of the contract
+ * in uapi/vaccel.h (the same structs, enums and flags).
  *
- * A vaccel_client is one session: every handle it returns is meaningful only
- * through that client. A client may be shared by several threads.
+ * Conventions
+ *  - One call per contract operation, named vaccel_<object>_<verb>().
+ *  - Every call returns 0 or a negative errno (the mapping is in
+ *    uapi/vaccel.h: -EINVAL InvalidArgument, -EDQUOT ResourceLimit, -EBUSY
+ *    Busy, -ETIME DeadlineExpired, ...). Out-parameters come last and are
+ *    written only on success unless said otherwise.
+ *  - The only hidden state is the per-thread outcome of the last call:
+ *    vaccel_last_status() returns it as the contract's struct vaccel_status
+ *    (error, detail, limit, arg0, arg1: exactly which limit, handle, binding
+ *    or operator), and vaccel_last_error_message() as a sentence a person
+ *    can act on, e.g. "ResourceLimit: ... buffers ... limit 2, 2 in use".
+ *  - Handles are opaque, non-zero 64-bit values, meaningful only through the
+ *    client that made them. A handle of another client, or one already
+ *    released, is refused with -EINVAL (VACCEL_D_UNKNOWN_HANDLE).
+ *  - Times are absolute CLOCK_MONOTONIC nanoseconds; vaccel_deadline_after_ns()
+ *    makes one from a relative delay.
+ *
+ * Objects and their lifetimes
+ *    client ─┬─ context ─┬─ buffer   (bytes, domain, usage, allowed access)
+ *            │           ├─ program  (slots: inputs first, then outputs)
+ *            │           └─ queue ── event (one per submission)
+ *  A context cannot be destroyed while it has buffers, programs, queues or
+ *  events (-EBUSY, VACCEL_D_IN_USE, arg0 = how many); a queue not while its
+ *  events live; a buffer or program not while a pending submission uses it;
+ *  an event not while pending. A refused release leaves the object alive and
+ *  its handle valid. vaccel_client_close() releases everything still open,
+ *  waiting for in-flight work first.
+ *
+ * A minimal run (error checks omitted):
+ *
+ *    vaccel_client *c;  uint64_t ctx, in, out, prog, q, ev;
+ *    vaccel_client_open(NULL, &c);
+ *    vaccel_context_create(c, 0, &ctx);
+ *    struct vaccel_buffer_alloc req = { .context = ctx, .bytes = 16,
+ *        .domain = VACCEL_DOMAIN_HOST, .usage = VACCEL_USAGE_ALL,
+ *        .access = VACCEL_ACCESS_RW };
+ *    vaccel_buffer_alloc(c, &req);  in = req.buffer;
+ *    vaccel_buffer_alloc(c, &req);  out = req.buffer;
+ *    vaccel_buffer_write(c, in, 0, input, 16);
+ *    vaccel_program_load(c, ctx, VACCEL_FORMAT_TOSA, NULL, tosa, tosa_bytes,
+ *                        &prog, NULL, NULL);
+ *    vaccel_queue_create(c, ctx, &q);
+ *    struct vaccel_binding b[2] = {
+ *        { .slot = 0, .access = VACCEL_ACCESS_READ,  .buffer = in,  .bytes = 16 },
+ *        { .slot = 1, .access = VACCEL_ACCESS_WRITE, .buffer = out, .bytes = 16 } };
+ *    vaccel_submit(c, q, prog, b, 2, 0, &ev);
+ *    vaccel_event_wait(c, &ev, 1, VACCEL_WAIT_ALL, vaccel_deadline_after_ns(1000000000), NULL);
+ *    vaccel_buffer_read(c, out, 0, output, 16);
+ *    vaccel_client_close(c);        (releases ev, q, prog, buffers, ctx)
+ *
+ * Threads: a client may be shared by several threads; calls on it may run
+ * concurrently (a thread blocked in vaccel_event_wait() does not hold up
+ * another thread's submissions). The last-status record is per thread.
  *
  * Transports: VACCEL_TRANSPORT=embedded runs the engine and the backends in
- * the calling process. (Socket and kernel transports come with the daemon
- * and the kernel module.)
+ * the calling process (no limits across processes). Socket and kernel
+ * transports come with the daemon and the kernel module.
+ *
+ * Linking: -lvaccel. The library exports only the vaccel_* symbols below.
+ * A header-only C++ layer with RAII objects is in <vaccel/vaccel.hpp>.
  */
 #ifndef VACCEL_VACCEL_H
 #define VACCEL_VACCEL_H
@@ -22,82 +75,173 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vaccel.h" /* uapi: structs, enums, flags */
+/* The contract (uapi/vaccel.h): structs, enums, flags. Angle brackets on
+ * purpose: a quoted include would find this very file first. */
+#include <vaccel.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* Marks the library's exported symbols (it is built with hidden visibility). */
+#if defined(__GNUC__)
+#define VACCEL_API __attribute__((visibility("default")))
+#else
+#define VACCEL_API
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Clients                                                             */
+/* ------------------------------------------------------------------ */
+
+/* One session with the engine. Opaque. */
 typedef struct vaccel_client vaccel_client;
 
 /* Transport names accepted by vaccel_client_open(); NULL = automatic
  * ($VACCEL_TRANSPORT if set, else the best one reachable). */
 #define VACCEL_TRANSPORT_EMBEDDED "embedded"
 
-int vaccel_client_open(const char *transport, vaccel_client **client);
-/* Releases everything the session still owns (waiting for in-flight work). */
-void vaccel_client_close(vaccel_client *client);
+/* Opens a session over `transport` (see above) and stores it in *client.
+ * A transport this build lacks is -EPROTONOSUPPORT, with a message naming it
+ * ("transport 'socket' is not available in this build"). */
+VACCEL_API int vaccel_client_open(const char *transport, vaccel_client **client);
+/* Releases everything the session still owns (waiting for in-flight work),
+ * then the client. NULL is ignored. */
+VACCEL_API void vaccel_client_close(vaccel_client *client);
 /* The transport the client uses: "embedded", ... */
-const char *vaccel_client_transport(const vaccel_client *client);
+VACCEL_API const char *vaccel_client_transport(const vaccel_client *client);
 
-/* Errors. */
-const char *vaccel_strerror(int negative_errno_or_contract_code);
-/* The contract error name: "ResourceLimit", "Busy", ... */
-const char *vaccel_error_name(uint32_t contract_error);
-/* Detail of this thread's last failed call (all zero after a success). */
-const struct vaccel_status *vaccel_last_status(void);
-/* That detail as a sentence; "" when the last call succeeded. */
-const char *vaccel_last_error_message(void);
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
 
-/* ABI and devices. */
-int vaccel_get_version(vaccel_client *client, struct vaccel_get_version *out);
-int vaccel_device_count(vaccel_client *client, uint32_t *count);
-int vaccel_device_info(vaccel_client *client, uint32_t index, struct vaccel_device_info *info);
+/* "Name: meaning" of a contract error, given either as the negative errno a
+ * call returned or as the contract code (enum vaccel_error); for an errno the
+ * contract does not use, the C library's text. Never NULL; static storage. */
+VACCEL_API const char *vaccel_strerror(int negative_errno_or_contract_code);
+/* The contract error name: "ResourceLimit", "Busy", ... ("Unknown" past the
+ * enum). */
+VACCEL_API const char *vaccel_error_name(uint32_t contract_error);
+/* The outcome of this thread's last call: all zero after a success. The
+ * pointer is per thread and stays valid for the thread's life. */
+VACCEL_API const struct vaccel_status *vaccel_last_status(void);
+/* That outcome as a sentence: what was refused, why, what to do; "" when the
+ * last call succeeded. Valid until this thread's next vaccel_* call. */
+VACCEL_API const char *vaccel_last_error_message(void);
 
-/* Contexts. */
-int vaccel_context_create(vaccel_client *client, uint32_t device, uint64_t *context);
-int vaccel_context_destroy(vaccel_client *client, uint64_t context);
-int vaccel_context_limits(vaccel_client *client, uint64_t context,
-			  struct vaccel_context_limits *out);
+/* ------------------------------------------------------------------ */
+/* ABI and devices                                                     */
+/* ------------------------------------------------------------------ */
 
-/* Buffers. `req` carries context, bytes, alignment, domain, usage, access
- * (status and outputs zero); on success the outputs are filled in. */
-int vaccel_buffer_alloc(vaccel_client *client, struct vaccel_buffer_alloc *req);
-int vaccel_buffer_free(vaccel_client *client, uint64_t buffer);
-int vaccel_buffer_write(vaccel_client *client, uint64_t buffer, uint64_t offset,
-			const void *data, uint64_t length);
-int vaccel_buffer_read(vaccel_client *client, uint64_t buffer, uint64_t offset,
-		       void *data, uint64_t length);
+/* ABI major/minor and the VACCEL_CAP_* the devices offer. */
+VACCEL_API int vaccel_get_version(vaccel_client *client, struct vaccel_get_version *out);
+/* Devices are numbered 0 .. count - 1; accelerators before the CPU. */
+VACCEL_API int vaccel_device_count(vaccel_client *client, uint32_t *count);
+/* Identity, memory, limits, admitted formats and TOSA targets of a device.
+ * An index past the end is -EINVAL (VACCEL_D_NO_DEVICE, arg0 = index,
+ * arg1 = count). */
+VACCEL_API int vaccel_device_info(vaccel_client *client, uint32_t index,
+				  struct vaccel_device_info *info);
 
-/* Programs. `target` may be NULL (the device's default target). */
-int vaccel_program_load(vaccel_client *client, uint64_t context, uint32_t format,
-			const struct vaccel_tosa_target *target, const void *payload,
-			uint64_t payload_bytes, uint64_t *program,
-			uint32_t *input_count, uint32_t *output_count);
-int vaccel_program_unload(vaccel_client *client, uint64_t program);
-int vaccel_program_slot(vaccel_client *client, uint64_t program, uint32_t slot,
-			struct vaccel_program_slot *out);
+/* ------------------------------------------------------------------ */
+/* Contexts                                                            */
+/* ------------------------------------------------------------------ */
 
-/* Queues. */
-int vaccel_queue_create(vaccel_client *client, uint64_t context, uint64_t *queue);
-int vaccel_queue_destroy(vaccel_client *client, uint64_t queue);
+/* A context on device `device`: the unit of limits (buffers, memory,
+ * programs, queues, events are counted per context). */
+VACCEL_API int vaccel_context_create(vaccel_client *client, uint32_t device, uint64_t *context);
+/* -EBUSY (VACCEL_D_IN_USE, arg0 = children) while it owns anything. */
+VACCEL_API int vaccel_context_destroy(vaccel_client *client, uint64_t context);
+/* The context's effective limits (device limits narrowed by policy) and its
+ * current use. */
+VACCEL_API int vaccel_context_limits(vaccel_client *client, uint64_t context,
+				     struct vaccel_context_limits *out);
 
-/* Submissions and events. deadline_ns: absolute CLOCK_MONOTONIC, 0 = none. */
-int vaccel_submit(vaccel_client *client, uint64_t queue, uint64_t program,
-		  const struct vaccel_binding *bindings, uint32_t binding_count,
-		  uint64_t deadline_ns, uint64_t *event);
-/* state: enum vaccel_event_state; failure (may be NULL) filled for FAILED. */
-int vaccel_event_poll(vaccel_client *client, uint64_t event, uint32_t *state,
-		      struct vaccel_status *failure);
-/* Waits until all (VACCEL_WAIT_ALL) or any of the events are done, or the
- * absolute CLOCK_MONOTONIC timeout passes (-ETIME, DeadlineExpired with
- * VACCEL_D_WAIT_TIMEOUT). timeout_ns 0 = do not block. */
-int vaccel_event_wait(vaccel_client *client, const uint64_t *events, uint32_t count,
-		      uint32_t flags, uint64_t timeout_ns, uint32_t *first_done);
-int vaccel_event_destroy(vaccel_client *client, uint64_t event);
+/* ------------------------------------------------------------------ */
+/* Buffers                                                             */
+/* ------------------------------------------------------------------ */
 
-/* Now + relative nanoseconds on CLOCK_MONOTONIC, for timeouts/deadlines. */
-uint64_t vaccel_deadline_after_ns(uint64_t relative_ns);
+/* `req` carries context, bytes, alignment (0 = device default), domain,
+ * usage and access (status and outputs may be left zero); on success the
+ * outputs are filled in: buffer (the handle), allocation_bytes,
+ * measured_alignment, properties. `req->status` is the outcome in either
+ * case. Beyond a limit: -EDQUOT with status.limit naming it
+ * (VACCEL_LIMIT_BUFFERS, _MEMORY_BYTES, _BUFFER_BYTES), arg0 = the limit,
+ * arg1 = in use. */
+VACCEL_API int vaccel_buffer_alloc(vaccel_client *client, struct vaccel_buffer_alloc *req);
+/* -EBUSY while a pending submission binds it. */
+VACCEL_API int vaccel_buffer_free(vaccel_client *client, uint64_t buffer);
+/* Copies `length` bytes into the buffer at `offset` (needs
+ * VACCEL_USAGE_TRANSFER_DST). Past the end: -ERANGE (VACCEL_D_RANGE);
+ * while a pending submission binds the buffer: -EBUSY. length 0 is -EINVAL. */
+VACCEL_API int vaccel_buffer_write(vaccel_client *client, uint64_t buffer, uint64_t offset,
+				   const void *data, uint64_t length);
+/* Copies `length` bytes out of the buffer (needs VACCEL_USAGE_TRANSFER_SRC);
+ * the same refusals as vaccel_buffer_write(). */
+VACCEL_API int vaccel_buffer_read(vaccel_client *client, uint64_t buffer, uint64_t offset,
+				  void *data, uint64_t length);
+
+/* ------------------------------------------------------------------ */
+/* Programs                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Loads an artifact (`format`: enum vaccel_program_format) into a context.
+ * `target` may be NULL (the device's default target). On success *program
+ * is the handle and, where not NULL, *input_count / *output_count the
+ * number of slots: slots 0 .. inputs - 1 are read, the rest written. A
+ * refused artifact says why: the TOSA version found (VACCEL_D_TOSA_VERSION),
+ * the operator or dtype not admitted (VACCEL_D_TOSA_OPERATOR/_DTYPE), a
+ * malformed file (VACCEL_D_TOSA_MALFORMED). */
+VACCEL_API int vaccel_program_load(vaccel_client *client, uint64_t context, uint32_t format,
+				   const struct vaccel_tosa_target *target, const void *payload,
+				   uint64_t payload_bytes, uint64_t *program,
+				   uint32_t *input_count, uint32_t *output_count);
+/* -EBUSY while a pending submission runs it. */
+VACCEL_API int vaccel_program_unload(vaccel_client *client, uint64_t program);
+/* One slot of the program's binding interface: role, dtype, shape, the
+ * exact bytes a binding must cover, and the tensor's name. `out` is written
+ * in either case (its status is the outcome). */
+VACCEL_API int vaccel_program_slot(vaccel_client *client, uint64_t program, uint32_t slot,
+				   struct vaccel_program_slot *out);
+
+/* ------------------------------------------------------------------ */
+/* Queues                                                              */
+/* ------------------------------------------------------------------ */
+
+VACCEL_API int vaccel_queue_create(vaccel_client *client, uint64_t context, uint64_t *queue);
+/* -EBUSY (VACCEL_D_IN_USE, arg0 = events) while events submitted on it live. */
+VACCEL_API int vaccel_queue_destroy(vaccel_client *client, uint64_t queue);
+
+/* ------------------------------------------------------------------ */
+/* Submissions and events                                              */
+/* ------------------------------------------------------------------ */
+
+/* Runs `program` on `queue` with `bindings` (one per slot: inputs READ,
+ * outputs WRITE, each covering exactly the slot's bytes; all buffers of the
+ * queue's context). deadline_ns: absolute CLOCK_MONOTONIC, 0 = none. Either
+ * refused (nothing happened; the status names the binding and the rule) or
+ * accepted: *event then reports the outcome, failures included. */
+VACCEL_API int vaccel_submit(vaccel_client *client, uint64_t queue, uint64_t program,
+			     const struct vaccel_binding *bindings, uint32_t binding_count,
+			     uint64_t deadline_ns, uint64_t *event);
+/* state: enum vaccel_event_state; failure (may be NULL) says why for
+ * VACCEL_EVENT_FAILED and is zero otherwise. Never blocks. */
+VACCEL_API int vaccel_event_poll(vaccel_client *client, uint64_t event, uint32_t *state,
+				 struct vaccel_status *failure);
+/* Waits until all (VACCEL_WAIT_ALL) or any (flags 0) of the `count` events
+ * are done (complete, failed or cancelled), or the absolute CLOCK_MONOTONIC
+ * timeout passes: -ETIME, DeadlineExpired with VACCEL_D_WAIT_TIMEOUT,
+ * arg0 = events not yet done. timeout_ns 0 = do not block (just look).
+ * Sleeps without spinning. *first_done (may be NULL) is set to the index of
+ * the first event found done whenever at least one is, also on -ETIME. */
+VACCEL_API int vaccel_event_wait(vaccel_client *client, const uint64_t *events, uint32_t count,
+				 uint32_t flags, uint64_t timeout_ns, uint32_t *first_done);
+/* -EBUSY while pending. */
+VACCEL_API int vaccel_event_destroy(vaccel_client *client, uint64_t event);
+
+/* Now + relative nanoseconds on CLOCK_MONOTONIC (saturating), for timeouts
+ * and deadlines. */
+VACCEL_API uint64_t vaccel_deadline_after_ns(uint64_t relative_ns);
 
 #ifdef __cplusplus
 }

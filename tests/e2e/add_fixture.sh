@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# add_fixture.sh VACCELCTL FIXTURES (by-name | positional)
+#
+# `vaccelctl run` on the real TOSA 1.0 ADD fixture reproduces TFLite's result
+# exactly: dtype, shape and every byte of the data.
+source "$(dirname "$0")/lib.sh"
+ctl=$1 fixtures=$2 mode=$3
+dir=$fixtures/v1.0-add_1x4x4x4_f32
+model=$dir/flatbuffer-tflite/test_add_1x4x4x4_f32.tosa
+
+case $mode in
+by-name)
+	"$ctl" run "$model" --input "TosaInput_1=$dir/placeholder_1.npy" \
+		--input "TosaInput_0=$dir/placeholder_0.npy" --output-dir "$scratch/out" --device cpu
+	;;
+positional)
+	"$ctl" run "$model" --input "$dir/placeholder_0.npy" --input "$dir/placeholder_1.npy" \
+		--output-dir "$scratch/out" --repeat 3
+	;;
+*) fail "unknown mode $mode" ;;
+esac
+
+[ -f "$scratch/out/TosaOutput_0.npy" ] || fail "no TosaOutput_0.npy in the output directory"
+compare "$scratch/out/TosaOutput_0.npy" "$dir/tflite_result.npy" --exact
+# The data after each header, byte for byte.
+cmp <(tail -c 256 "$scratch/out/TosaOutput_0.npy") <(tail -c 256 "$dir/tflite_result.npy") ||
+	fail "output data bytes differ from tflite_result.npy"

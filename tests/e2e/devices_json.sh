@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# devices_json.sh VACCELCTL
+#
+# `vaccelctl devices --json` is one JSON document listing a cpu device that
+# admits TOSA; `vaccelctl devices` lists the same device for people.
+source "$(dirname "$0")/lib.sh"
+ctl=$1
+
+"$ctl" devices --json >"$scratch/devices.json"
+"$PY" - "$scratch/devices.json" <<'PY' || fail "devices --json is not the expected document"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cpus = [d for d in doc["devices"] if d["kind"] == "cpu"]
+assert cpus, f"no cpu device in {doc['devices']}"
+cpu = cpus[0]
+assert "tosa" in cpu["formats"], cpu["formats"]
+assert cpu["tosa_targets"] and cpu["tosa_targets"][0]["version"] == "1.0", cpu["tosa_targets"]
+assert cpu["limits"]["max_bindings"] > 0, cpu["limits"]
+assert doc["abi"]["major"] == 1, doc["abi"]
+print(f"devices --json: {len(doc['devices'])} device(s), cpu is [{cpu['index']}] {cpu['name']}")
+PY
+"$ctl" devices >"$scratch/devices.txt"
+grep -q "^\[0\] " "$scratch/devices.txt" || fail "devices text lists no device [0]"
+grep -q "formats  *tosa" "$scratch/devices.txt" || fail "devices text lacks the formats row"

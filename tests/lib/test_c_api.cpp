@@ -1,0 +1,200 @@
+// test_c_api.cpp - the C API end to end on the embedded transport, and the
+// sentences vaccel_last_error_message() gives.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "test_programs.hpp"
+#include "lib_support.hpp"
+
+using namespace vaccel::test;
+
+namespace {
+
+void full_flow_reads_back_the_exact_sum(void**)
+{
+    vaccel_client* client = nullptr;
+    assert_call(vaccel_client_open(VACCEL_TRANSPORT_EMBEDDED, &client));
+    assert_string_equal(vaccel_client_transport(client), "embedded");
+
+    struct vaccel_get_version version = {};
+    assert_call(vaccel_get_version(client, &version));
+    assert_int_equal(version.major, VACCEL_ABI_MAJOR);
+    assert_int_equal(version.minor, VACCEL_ABI_MINOR);
+    assert_true(version.capabilities & VACCEL_CAP_TOSA);
+
+    uint32_t count = 0;
+    assert_call(vaccel_device_count(client, &count));
+    assert_true(count >= 1);
+    struct vaccel_device_info info = {};
+    assert_call(vaccel_device_info(client, count - 1, &info));
+    assert_true(info.formats & VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA));
+
+    uint64_t context = 0;
+    assert_call(vaccel_context_create(client, 0, &context));
+    const uint64_t a = alloc_buffer(client, context, 16);
+    const uint64_t b = alloc_buffer(client, context, 16);
+    const uint64_t c = alloc_buffer(client, context, 16);
+    const float in_a[4] = {0.5f, -1.0f, 2.25f, 1e6f};
+    const float in_b[4] = {0.25f, 1.0f, -0.25f, 1.0f};
+    assert_call(vaccel_buffer_write(client, a, 0, in_a, sizeof in_a));
+    assert_call(vaccel_buffer_write(client, b, 0, in_b, sizeof in_b));
+
+    const auto artifact = add_program(4);
+    uint64_t program = 0;
+    uint32_t inputs = 0, outputs = 0;
+    assert_call(vaccel_program_load(client, context, VACCEL_FORMAT_TOSA, nullptr, artifact.data(),
+                                    artifact.size(), &program, &inputs, &outputs));
+    assert_int_equal(inputs, 2);
+    assert_int_equal(outputs, 1);
+    struct vaccel_program_slot slot = {};
+    assert_call(vaccel_program_slot(client, program, 2, &slot));
+    assert_int_equal(slot.role, VACCEL_SLOT_OUTPUT);
+    assert_int_equal(slot.rank, 1);
+    assert_int_equal(slot.shape[0], 4);
+    assert_int_equal(slot.bytes, 16);
+    assert_string_equal(slot.name, "c");
+
+    uint64_t queue = 0;
+    assert_call(vaccel_queue_create(client, context, &queue));
+    const struct vaccel_binding bindings[3] = {
+        {0, VACCEL_ACCESS_READ, a, 0, 16},
+        {1, VACCEL_ACCESS_READ, b, 0, 16},
+        {2, VACCEL_ACCESS_WRITE, c, 0, 16},
+    };
+    uint64_t event = 0;
+    assert_call(vaccel_submit(client, queue, program, bindings, 3, 0, &event));
+    uint32_t first = 99;
+    assert_call(vaccel_event_wait(client, &event, 1, VACCEL_WAIT_ALL,
+                                  vaccel_deadline_after_ns(60ull * 1000000000ull), &first));
+    assert_int_equal(first, 0);
+    uint32_t state = 0;
+    struct vaccel_status failure = {};
+    assert_call(vaccel_event_poll(client, event, &state, &failure));
+    assert_int_equal(state, VACCEL_EVENT_COMPLETE);
+    assert_int_equal(failure.error, VACCEL_OK);
+
+    float out[4] = {};
+    assert_call(vaccel_buffer_read(client, c, 0, out, sizeof out));
+    const float expected[4] = {0.75f, 0.0f, 2.0f, 1000001.0f};
+    assert_memory_equal(out, expected, sizeof out);
+    assert_int_equal(vaccel_last_status()->error, VACCEL_OK);
+    assert_string_equal(vaccel_last_error_message(), "");
+
+    assert_call(vaccel_event_destroy(client, event));
+    assert_call(vaccel_queue_destroy(client, queue));
+    assert_call(vaccel_program_unload(client, program));
+    assert_call(vaccel_buffer_free(client, a));
+    assert_call(vaccel_buffer_free(client, b));
+    assert_call(vaccel_buffer_free(client, c));
+    struct vaccel_context_limits limits = {};
+    assert_call(vaccel_context_limits(client, context, &limits));
+    assert_int_equal(limits.used_buffers, 0);
+    assert_int_equal(limits.used_memory_bytes, 0);
+    assert_call(vaccel_context_destroy(client, context));
+    vaccel_client_close(client);
+}
+
+void busy_context_message_names_its_children(void**)
+{
+    vaccel_client* client = nullptr;
+    assert_call(vaccel_client_open(nullptr, &client));
+    uint64_t context = 0;
+    assert_call(vaccel_context_create(client, 0, &context));
+    alloc_buffer(client, context, 8);
+    alloc_buffer(client, context, 8);
+
+    assert_int_equal(vaccel_context_destroy(client, context), -EBUSY);
+    const struct vaccel_status* status = vaccel_last_status();
+    assert_int_equal(status->error, VACCEL_E_BUSY);
+    assert_int_equal(status->detail, VACCEL_D_IN_USE);
+    assert_int_equal(status->arg0, 2);
+    const std::string message = vaccel_last_error_message();
+    if (message.find("Busy") == std::string::npos || message.find('2') == std::string::npos)
+        fail_msg("message does not name the error and the count: \"%s\"", message.c_str());
+    vaccel_client_close(client);  // releases the buffers and the context
+}
+
+void resource_limit_message_names_the_limit_and_the_numbers(void**)
+{
+    vaccel_client* client = nullptr;
+    assert_call(vaccel_client_open(nullptr, &client));
+    uint64_t context = 0;
+    assert_call(vaccel_context_create(client, 0, &context));
+    struct vaccel_context_limits limits = {};
+    assert_call(vaccel_context_limits(client, context, &limits));
+
+    struct vaccel_buffer_alloc req = {};
+    req.context = context;
+    req.bytes = limits.limits.max_buffer_bytes + 1;
+    req.domain = VACCEL_DOMAIN_HOST;
+    req.usage = VACCEL_USAGE_ALL;
+    req.access = VACCEL_ACCESS_RW;
+    assert_int_equal(vaccel_buffer_alloc(client, &req), -EDQUOT);
+    assert_int_equal(req.status.error, VACCEL_E_RESOURCE_LIMIT);
+    assert_int_equal(req.status.limit, VACCEL_LIMIT_BUFFER_BYTES);
+    assert_int_equal(vaccel_last_status()->limit, VACCEL_LIMIT_BUFFER_BYTES);
+    const std::string message = vaccel_last_error_message();
+    const std::string limit = std::to_string(limits.limits.max_buffer_bytes);
+    if (message.find("ResourceLimit") == std::string::npos ||
+        message.find(limit) == std::string::npos)
+        fail_msg("message does not name the limit %s: \"%s\"", limit.c_str(), message.c_str());
+    vaccel_client_close(client);
+}
+
+void unavailable_transport_is_refused_by_name(void**)
+{
+    vaccel_client* client = reinterpret_cast<vaccel_client*>(0x1);
+    assert_int_equal(vaccel_client_open("socket", &client), -EPROTONOSUPPORT);
+    assert_null(client);
+    const std::string message = vaccel_last_error_message();
+    if (message.find("transport 'socket' is not available in this build") == std::string::npos)
+        fail_msg("unexpected message: \"%s\"", message.c_str());
+
+    setenv("VACCEL_TRANSPORT", "kernel", 1);
+    assert_int_equal(vaccel_client_open(nullptr, &client), -EPROTONOSUPPORT);
+    unsetenv("VACCEL_TRANSPORT");
+    assert_call(vaccel_client_open(nullptr, &client));
+    assert_string_equal(vaccel_client_transport(client), "embedded");
+    vaccel_client_close(client);
+}
+
+void handle_of_another_client_is_unknown(void**)
+{
+    vaccel_client* first = nullptr;
+    vaccel_client* second = nullptr;
+    assert_call(vaccel_client_open(nullptr, &first));
+    assert_call(vaccel_client_open(nullptr, &second));
+    uint64_t context = 0;
+    assert_call(vaccel_context_create(first, 0, &context));
+    assert_int_equal(vaccel_context_destroy(second, context), -EINVAL);
+    assert_int_equal(vaccel_last_status()->detail, VACCEL_D_UNKNOWN_HANDLE);
+    assert_int_equal(vaccel_last_status()->arg0, context);
+    vaccel_client_close(second);
+    vaccel_client_close(first);
+}
+
+void strerror_and_error_name_cover_errno_and_codes(void**)
+{
+    assert_string_equal(vaccel_error_name(VACCEL_E_RESOURCE_LIMIT), "ResourceLimit");
+    assert_string_equal(vaccel_error_name(VACCEL_E_COUNT), "Unknown");
+    assert_true(std::strncmp(vaccel_strerror(-EBUSY), "Busy: ", 6) == 0);
+    assert_true(std::strncmp(vaccel_strerror(VACCEL_E_DEADLINE_EXPIRED), "DeadlineExpired: ", 17) == 0);
+    assert_string_equal(vaccel_strerror(-EPROTONOSUPPORT), std::strerror(EPROTONOSUPPORT));
+}
+
+}  // namespace
+
+int main()
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(full_flow_reads_back_the_exact_sum),
+        cmocka_unit_test(busy_context_message_names_its_children),
+        cmocka_unit_test(resource_limit_message_names_the_limit_and_the_numbers),
+        cmocka_unit_test(unavailable_transport_is_refused_by_name),
+        cmocka_unit_test(handle_of_another_client_is_unknown),
+        cmocka_unit_test(strerror_and_error_name_cover_errno_and_codes),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

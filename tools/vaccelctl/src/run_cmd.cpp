@@ -1,0 +1,318 @@
+// run_cmd.cpp - `vaccelctl run MODEL.tosa`: one program, run N times.
+//
+// Owns: the sequence of contract calls of a run: pick the device, create a
+// context and a queue, load the model (its file bytes, format TOSA, the
+// device's default target), read the program's slots, check every input file
+// against its slot, allocate one buffer per slot (inputs: read access,
+// storage + transfer-dst; outputs: write access, storage + transfer-src),
+// write the inputs once, then submit + wait --repeat times (each run timed),
+// read every output and write it as .npy. Decides: inputs must match their
+// slot's dtype and shape exactly (no implicit reshape or cast); every run
+// must complete, and the outputs written are those of the last run.
+// Ownership: every handle belongs to the Session's client; closing the
+// client on return releases them all, so no path frees them one by one.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "commands.hpp"
+#include "device_spec.hpp"
+#include "report.hpp"
+#include "session.hpp"
+#include "tensor_files.hpp"
+
+namespace vaccel::ctl {
+namespace {
+
+// How long one run may take before vaccelctl gives up on it.
+constexpr std::uint64_t run_timeout_ns = 600ull * 1000 * 1000 * 1000;
+
+struct Slot {
+    struct vaccel_program_slot info {};
+    std::string name;
+    npy::DType dtype = npy::DType::f4;
+    std::vector<std::int64_t> shape;
+    std::uint64_t buffer = 0;
+};
+
+Result<std::vector<std::uint8_t>> read_model(const std::string& path)
+{
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        return refuse(fmt::format("model {} is not a readable file{}", path,
+                                  ec ? fmt::format(" ({})", ec.message()) : ""));
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (!file)
+        return refuse(fmt::format("cannot open model {}: {}", path, std::strerror(errno)));
+    std::vector<std::uint8_t> bytes;
+    std::uint8_t chunk[65536];
+    std::size_t got;
+    while ((got = std::fread(chunk, 1, sizeof chunk, file)) > 0)
+        bytes.insert(bytes.end(), chunk, chunk + got);
+    bool failed = std::ferror(file) != 0;
+    std::fclose(file);
+    if (failed)
+        return refuse(fmt::format("cannot read model {}", path));
+    return bytes;
+}
+
+// A device domain the device has memory for: device-local first.
+std::uint32_t buffer_domain(std::uint32_t memory_caps)
+{
+    if (memory_caps & VACCEL_MEM_DEVICE_LOCAL)
+        return VACCEL_DOMAIN_DEVICE;
+    if (memory_caps & VACCEL_MEM_SHARED)
+        return VACCEL_DOMAIN_SHARED;
+    return VACCEL_DOMAIN_HOST;
+}
+
+Result<Slot> query_slot(const Session& session, std::uint64_t program, std::uint32_t index)
+{
+    Slot slot;
+    int rc = vaccel_program_slot(session.client(), program, index, &slot.info);
+    if (rc < 0)
+        return std::unexpected(
+            call_refusal(rc, fmt::format("cannot query program slot {}", index)));
+    slot.info.slot = index;
+    slot.name = bounded(slot.info.name);
+    if (slot.info.rank > VACCEL_MAX_RANK)
+        return refuse(fmt::format("slot {} ('{}') reports rank {}, more than the contract's {}",
+                                  index, slot.name, slot.info.rank, VACCEL_MAX_RANK));
+    slot.shape.assign(slot.info.shape, slot.info.shape + slot.info.rank);
+    auto dtype = npy_dtype_for(slot.info.dtype, slot.name);
+    if (!dtype)
+        return std::unexpected(dtype.error());
+    slot.dtype = *dtype;
+    npy::Array probe{slot.dtype, slot.shape, {}};
+    if (probe.byte_size() != slot.info.bytes)
+        return refuse(fmt::format("slot {} ('{}') is {} {} but its binding size is {} bytes, "
+                                  "not {}",
+                                  index, slot.name, shape_brackets(slot.shape),
+                                  tosa_dtype_name(slot.info.dtype), slot.info.bytes,
+                                  probe.byte_size()));
+    return slot;
+}
+
+// The input file must hold exactly what the slot takes.
+Result<npy::Array> read_input(const Slot& slot, const std::string& file)
+{
+    auto read = npy::read_file(file);
+    if (!read)
+        return refuse(read.error().message);
+    npy::Array* array = &*read;
+    if (array->dtype != slot.dtype)
+        return refuse(fmt::format("input '{}' expects {} ({}, .npy dtype {}) but {} holds {}; "
+                                  "convert with arr.astype('{}')",
+                                  slot.name, tosa_dtype_name(slot.info.dtype),
+                                  npy::dtype_name(slot.dtype), npy::dtype_descr(slot.dtype), file,
+                                  npy::dtype_name(array->dtype), npy::dtype_descr(slot.dtype)));
+    if (array->shape != slot.shape)
+        return refuse(fmt::format("input '{}' expects shape {} but {} has shape {}", slot.name,
+                                  shape_brackets(slot.shape), file, shape_brackets(array->shape)));
+    return std::move(*read);
+}
+
+Result<std::uint64_t> allocate(const Session& session, std::uint64_t context,
+                               const DeviceRecord& device, Slot& slot, bool input)
+{
+    struct vaccel_buffer_alloc req {};
+    req.context = context;
+    req.bytes = slot.info.bytes;
+    req.domain = buffer_domain(device.info.memory_caps);
+    req.usage =
+        VACCEL_USAGE_STORAGE | (input ? VACCEL_USAGE_TRANSFER_DST : VACCEL_USAGE_TRANSFER_SRC);
+    req.access = input ? VACCEL_ACCESS_READ : VACCEL_ACCESS_WRITE;
+    int rc = vaccel_buffer_alloc(session.client(), &req);
+    if (rc < 0)
+        return std::unexpected(
+            call_refusal(rc, fmt::format("cannot allocate {} bytes for {} '{}'", slot.info.bytes,
+                                         input ? "input" : "output", slot.name)));
+    slot.buffer = req.buffer;
+    return req.buffer;
+}
+
+// One submission, waited for; returns its submit+wait time.
+Result<std::uint64_t> run_once(const Session& session, std::uint64_t queue, std::uint64_t program,
+                               const std::vector<vaccel_binding>& bindings)
+{
+    auto start = std::chrono::steady_clock::now();
+    std::uint64_t event = 0;
+    int rc = vaccel_submit(session.client(), queue, program, bindings.data(),
+                           static_cast<std::uint32_t>(bindings.size()), 0, &event);
+    if (rc < 0)
+        return std::unexpected(call_refusal(rc, "the device refused the submission"));
+    std::uint32_t first = 0;
+    rc = vaccel_event_wait(session.client(), &event, 1, VACCEL_WAIT_ALL,
+                           vaccel_deadline_after_ns(run_timeout_ns), &first);
+    auto stop = std::chrono::steady_clock::now();
+    if (rc < 0)
+        return std::unexpected(call_refusal(rc, "waiting for the run failed"));
+    std::uint32_t state = 0;
+    struct vaccel_status failure {};
+    rc = vaccel_event_poll(session.client(), event, &state, &failure);
+    if (rc < 0)
+        return std::unexpected(call_refusal(rc, "cannot read the run's outcome"));
+    if (state != VACCEL_EVENT_COMPLETE)
+        return refuse(fmt::format("the run did not complete: {} (contract error {}, detail {}, "
+                                  "arg0 {}, arg1 {})",
+                                  state == VACCEL_EVENT_CANCELLED ? "cancelled" : "failed",
+                                  vaccel_error_name(failure.error), failure.detail, failure.arg0,
+                                  failure.arg1));
+    rc = vaccel_event_destroy(session.client(), event);
+    if (rc < 0)
+        return std::unexpected(call_refusal(rc, "cannot release the run's event"));
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count());
+}
+
+TensorReport tensor_report(const Slot& slot, std::string file)
+{
+    return TensorReport{
+        slot.info.slot, slot.name,       slot.dtype,     tosa_dtype_name(slot.info.dtype),
+        slot.shape,     slot.info.bytes, std::move(file)};
+}
+
+}  // namespace
+
+Result<void> run_command(const RunOptions& options)
+{
+    auto model = read_model(options.model);
+    if (!model)
+        return std::unexpected(model.error());
+    auto spec = parse_device_spec(options.device);
+    if (!spec)
+        return std::unexpected(spec.error());
+    auto session = Session::open(options.verbose);
+    if (!session)
+        return std::unexpected(session.error());
+    auto devices = session->devices();
+    if (!devices)
+        return std::unexpected(devices.error());
+    std::vector<DeviceSummary> summaries;
+    for (const auto& device : *devices)
+        summaries.push_back(summary_of(device));
+    auto chosen = select_device(*spec, summaries, VACCEL_FORMAT_TOSA);
+    if (!chosen)
+        return std::unexpected(chosen.error());
+    const DeviceRecord& device = (*devices)[*chosen];
+    std::string device_text =
+        fmt::format("device [{}] {}", device.index, bounded(device.info.name));
+    vaccel_client* client = session->client();
+
+    std::uint64_t context = 0, queue = 0, program = 0;
+    int rc = vaccel_context_create(client, device.index, &context);
+    if (rc < 0)
+        return std::unexpected(
+            call_refusal(rc, fmt::format("cannot open a context on {}", device_text)));
+    rc = vaccel_queue_create(client, context, &queue);
+    if (rc < 0)
+        return std::unexpected(
+            call_refusal(rc, fmt::format("cannot create a queue on {}", device_text)));
+    std::uint32_t input_count = 0, output_count = 0;
+    rc = vaccel_program_load(client, context, VACCEL_FORMAT_TOSA, nullptr, model->data(),
+                             model->size(), &program, &input_count, &output_count);
+    if (rc < 0)
+        return std::unexpected(call_refusal(
+            rc, fmt::format("cannot load model {} on {}", options.model, device_text)));
+
+    std::vector<Slot> inputs, outputs;
+    for (std::uint32_t i = 0; i < input_count + output_count; ++i) {
+        auto slot = query_slot(*session, program, i);
+        if (!slot)
+            return std::unexpected(slot.error());
+        (i < input_count ? inputs : outputs).push_back(std::move(*slot));
+    }
+
+    std::vector<std::string> input_names;
+    for (const auto& slot : inputs)
+        input_names.push_back(slot.name);
+    auto files = assign_inputs(options.inputs, input_names, [](const std::string& path) {
+        std::error_code ec;
+        return std::filesystem::is_regular_file(path, ec);
+    });
+    if (!files)
+        return std::unexpected(files.error());
+    std::vector<npy::Array> arrays;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        auto array = read_input(inputs[i], (*files)[i]);
+        if (!array)
+            return std::unexpected(array.error());
+        arrays.push_back(std::move(*array));
+    }
+
+    std::vector<std::string> output_names;
+    for (const auto& slot : outputs)
+        output_names.push_back(slot.name);
+    auto output_files = output_file_names(output_names);
+    std::filesystem::path dir(options.output_dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+        return refuse(
+            fmt::format("cannot create output directory {}: {}", dir.string(), ec.message()));
+
+    std::vector<vaccel_binding> bindings;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        auto buffer = allocate(*session, context, device, inputs[i], true);
+        if (!buffer)
+            return std::unexpected(buffer.error());
+        rc = vaccel_buffer_write(client, *buffer, 0, arrays[i].data.data(), arrays[i].data.size());
+        if (rc < 0)
+            return std::unexpected(call_refusal(
+                rc, fmt::format("cannot write input '{}' to the device", inputs[i].name)));
+        bindings.push_back(
+            {inputs[i].info.slot, VACCEL_ACCESS_READ, *buffer, 0, inputs[i].info.bytes});
+    }
+    for (auto& slot : outputs) {
+        auto buffer = allocate(*session, context, device, slot, false);
+        if (!buffer)
+            return std::unexpected(buffer.error());
+        bindings.push_back({slot.info.slot, VACCEL_ACCESS_WRITE, *buffer, 0, slot.info.bytes});
+    }
+
+    std::vector<std::uint64_t> samples;
+    for (unsigned run = 0; run < options.repeat; ++run) {
+        auto elapsed = run_once(*session, queue, program, bindings);
+        if (!elapsed)
+            return std::unexpected(elapsed.error());
+        samples.push_back(*elapsed);
+    }
+
+    RunReport report;
+    report.model = options.model;
+    report.device = device;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        report.inputs.push_back(tensor_report(inputs[i], (*files)[i]));
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const Slot& slot = outputs[i];
+        npy::Array array{slot.dtype, slot.shape, std::vector<std::uint8_t>(slot.info.bytes)};
+        rc = vaccel_buffer_read(client, slot.buffer, 0, array.data.data(), array.data.size());
+        if (rc < 0)
+            return std::unexpected(call_refusal(
+                rc, fmt::format("cannot read output '{}' from the device", slot.name)));
+        std::filesystem::path path = (dir / output_files[i].file_name).lexically_normal();
+        auto written = npy::write_file(path, array);
+        if (!written)
+            return refuse(written.error().message);
+        if (output_files[i].renamed)
+            fmt::print(stderr,
+                       "vaccelctl: output '{}' written as {} (its name is not a plain file "
+                       "name: characters outside [A-Za-z0-9._+-] were replaced by '_')\n",
+                       slot.name, path.string());
+        report.outputs.push_back(tensor_report(slot, path.string()));
+    }
+    report.timing = timing_of(std::move(samples));
+
+    if (options.json)
+        fmt::print("{}\n", run_json(report).dump(2));
+    else
+        fmt::print("{}\n", run_summary(report));
+    return {};
+}
+
+}  // namespace vaccel::ctl

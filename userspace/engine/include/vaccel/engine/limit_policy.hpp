@@ -1,0 +1,42 @@
+// limit_policy.hpp - the seam where operator policy narrows device limits.
+//
+// Owns nothing. Decides: the effective limits of a context are
+// intersect(device limits, policy limits) - a policy can only narrow what a
+// device offers, never widen it. The engine applies the intersection itself,
+// so a policy returning larger numbers is harmless. The default policy grants
+// the device's own limits; the daemon's policy (per client selector: uid,
+// gid, cgroup) plugs in here.
+#pragma once
+
+#include <cstdint>
+#include <sys/types.h>
+
+#include "vaccel.h"
+
+namespace vaccel::engine {
+
+// Who a session belongs to, as the transport learnt it (SO_PEERCRED, the
+// module's request, or the calling process for the embedded transport).
+struct SessionIdentity {
+    pid_t pid = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+};
+
+class LimitPolicy {
+public:
+    virtual ~LimitPolicy() = default;
+
+    // Limits for one context the session creates on `device_index`;
+    // max_contexts counts the session's contexts on that device.
+    // Called under the session's lock: must not call back into the engine.
+    virtual vaccel_device_limits limits(const SessionIdentity& who, std::uint32_t device_index,
+                                        const vaccel_device_info& device) const
+    {
+        (void)who;
+        (void)device_index;
+        return device.limits;
+    }
+};
+
+}  // namespace vaccel::engine

@@ -1,0 +1,114 @@
+// buffer_ops.cpp - BUFFER_ALLOC, BUFFER_FREE, BUFFER_WRITE, BUFFER_READ.
+//
+// Owns nothing beyond the handlers. Decides:
+//  - a buffer request is validated against the device with the context's
+//    EFFECTIVE limits (max_buffer_bytes may be narrowed by policy), then the
+//    context is charged one buffer and the requested bytes (memory_bytes
+//    counts requested bytes: the real allocation size is only known after
+//    the backend call, and a check must come before it).
+//  - transfers go straight to the backend, which refuses Busy while a
+//    submission binds the buffer and checks range and usage.
+#include "ops.hpp"
+
+#include "vaccel/common/validation.hpp"
+
+namespace vaccel::engine::ops {
+
+Status buffer_alloc(SessionState& state, vaccel_buffer_alloc& args)
+{
+    auto found = state.lookup<ContextRecord>(args.context);
+    if (!found)
+        return fail(std::move(found.error()));
+    ContextRecord& context = **found;
+    Accounting& accounting = *context.accounting;
+
+    vaccel_device_info device = context.device->info();
+    device.limits = accounting.limits();
+    if (auto valid = validate::buffer_desc(device, args.bytes, args.alignment, args.domain,
+                                           args.usage, args.access);
+        !valid)
+        return valid;
+    if (auto handle = state.reserve_handle(); !handle)
+        return handle;
+    auto buffer_charge = accounting.reserve(Resource::buffers, 1);
+    if (!buffer_charge)
+        return fail(std::move(buffer_charge.error()));
+    auto memory_charge = accounting.reserve(Resource::memory_bytes, args.bytes);
+    if (!memory_charge)
+        return fail(std::move(memory_charge.error()));
+
+    backend::BufferDesc desc;
+    desc.bytes = args.bytes;
+    desc.alignment = args.alignment;
+    desc.domain = args.domain;
+    desc.usage = args.usage;
+    desc.access = args.access;
+    backend::BufferInfo info;
+    auto buffer = context.device->call([&](backend::Backend& b) {
+        return b.allocate_buffer(*context.object, desc, info);
+    });
+    if (!buffer)
+        return fail(std::move(buffer.error()));
+
+    BufferRecord record;
+    record.owner = &context;
+    record.context = args.context;
+    record.object = std::move(*buffer);
+    record.charged_bytes = args.bytes;
+    auto handle = state.insert(std::move(record));  // cannot fail: reserve_handle() passed
+    buffer_charge->commit();
+    memory_charge->commit();
+    ++context.children;
+    args.buffer = *handle;
+    args.allocation_bytes = info.allocation_bytes;
+    args.measured_alignment = info.measured_alignment;
+    args.properties = info.properties;
+    return {};
+}
+
+Status buffer_free(SessionState& state, vaccel_handle_release& args)
+{
+    auto found = state.lookup<BufferRecord>(args.handle);
+    if (!found)
+        return fail(std::move(found.error()));
+    BufferRecord& buffer = **found;
+    ContextRecord& context = *buffer.owner;
+    auto released =
+        context.device->call([&](backend::Backend& b) { return b.free_buffer(buffer.object); });
+    if (!released)  // Busy: still bound by a submission in flight; the handle stays valid
+        return fail(name_buffer(std::move(released.error()), buffer.object.get(), args.handle));
+    context.accounting->release(Resource::buffers, 1);
+    context.accounting->release(Resource::memory_bytes, buffer.charged_bytes);
+    --context.children;
+    state.erase<BufferRecord>(args.handle);
+    return {};
+}
+
+Status buffer_write(SessionState& state, vaccel_buffer_transfer& args,
+                    std::span<const std::byte> data)
+{
+    auto found = state.lookup<BufferRecord>(args.buffer);
+    if (!found)
+        return fail(std::move(found.error()));
+    BufferRecord& buffer = **found;
+    auto written = buffer.owner->device->call(
+        [&](backend::Backend& b) { return b.write_buffer(*buffer.object, args.offset, data); });
+    if (!written)
+        return fail(name_buffer(std::move(written.error()), buffer.object.get(), args.buffer));
+    return {};
+}
+
+Status buffer_read(SessionState& state, vaccel_buffer_transfer& args, std::span<std::byte> data)
+{
+    auto found = state.lookup<BufferRecord>(args.buffer);
+    if (!found)
+        return fail(std::move(found.error()));
+    BufferRecord& buffer = **found;
+    auto read = buffer.owner->device->call(
+        [&](backend::Backend& b) { return b.read_buffer(*buffer.object, args.offset, data); });
+    if (!read)
+        return fail(name_buffer(std::move(read.error()), buffer.object.get(), args.buffer));
+    return {};
+}
+
+}  // namespace vaccel::engine::ops

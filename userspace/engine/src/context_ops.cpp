@@ -1,0 +1,80 @@
+// context_ops.cpp - CONTEXT_CREATE, CONTEXT_DESTROY, CONTEXT_LIMITS.
+//
+// Owns nothing beyond the handlers. Decides:
+//  - a context is charged twice before the backend is asked: to the session
+//    (effective max_contexts on that device) and to the device (its own
+//    max_contexts, all sessions); both are committed only after the backend
+//    made the context and a handle is certain.
+//  - a context with children (buffers, programs, queues, events) is not
+//    destroyed: Busy, VACCEL_D_IN_USE, arg0 = the number of children.
+#include "ops.hpp"
+
+namespace vaccel::engine::ops {
+
+Status context_create(SessionState& state, vaccel_context_create& args)
+{
+    auto device = state.devices->lookup(args.device);
+    if (!device)
+        return fail(std::move(device.error()));
+    Device& dev = **device;
+    if (auto handle = state.reserve_handle(); !handle)
+        return handle;
+
+    auto session_charge = state.session_contexts[dev.index()]->reserve(Resource::contexts, 1);
+    if (!session_charge)
+        return fail(std::move(session_charge.error()));
+    auto device_charge = dev.contexts().reserve(Resource::contexts, 1);
+    if (!device_charge)
+        return fail(std::move(device_charge.error()));
+
+    auto context = dev.call([](backend::Backend& b) { return b.create_context(); });
+    if (!context)
+        return fail(std::move(context.error()));
+
+    ContextRecord record;
+    record.device = &dev;
+    record.object = std::move(*context);
+    record.accounting = std::make_unique<Accounting>(state.effective_limits(dev));
+    auto handle = state.insert(std::move(record));  // cannot fail: reserve_handle() passed
+    session_charge->commit();
+    device_charge->commit();
+    args.context = *handle;
+    return {};
+}
+
+Status context_destroy(SessionState& state, vaccel_handle_release& args)
+{
+    auto found = state.lookup<ContextRecord>(args.handle);
+    if (!found)
+        return fail(std::move(found.error()));
+    ContextRecord& context = **found;
+    if (context.children != 0)
+        return fail(Error::of(Errc::busy, VACCEL_D_IN_USE, context.children)
+                        .with_note("release its buffers, programs, queues and events first"));
+
+    Device& dev = *context.device;
+    auto released = dev.call([&](backend::Backend& b) { return b.destroy_context(context.object); });
+    if (!released)
+        return released;  // the backend handed the context back alive
+    state.session_contexts[dev.index()]->release(Resource::contexts, 1);
+    dev.contexts().release(Resource::contexts, 1);
+    state.erase<ContextRecord>(args.handle);
+    return {};
+}
+
+Status context_limits(SessionState& state, vaccel_context_limits& args)
+{
+    auto found = state.lookup<ContextRecord>(args.context);
+    if (!found)
+        return fail(std::move(found.error()));
+    const Accounting& accounting = *(*found)->accounting;
+    args.limits = accounting.limits();
+    args.used_memory_bytes = accounting.used(Resource::memory_bytes);
+    args.used_buffers = static_cast<std::uint32_t>(accounting.used(Resource::buffers));
+    args.used_programs = static_cast<std::uint32_t>(accounting.used(Resource::programs));
+    args.used_queues = static_cast<std::uint32_t>(accounting.used(Resource::queues));
+    args.used_events = static_cast<std::uint32_t>(accounting.used(Resource::events));
+    return {};
+}
+
+}  // namespace vaccel::engine::ops

@@ -1,0 +1,33 @@
+// device_ops.cpp - GET_VERSION, DEVICE_COUNT, DEVICE_QUERY.
+//
+// Owns nothing. Decides: these ops read immutable device data only, so they
+// run without the session lock; a session sees every device the manager
+// opened, indexed by position.
+#include "ops.hpp"
+
+namespace vaccel::engine::ops {
+
+Status get_version(SessionState& state, vaccel_get_version& args)
+{
+    args.major = VACCEL_ABI_MAJOR;
+    args.minor = VACCEL_ABI_MINOR;
+    args.capabilities = state.devices->capabilities();
+    return {};
+}
+
+Status device_count(SessionState& state, vaccel_device_count& args)
+{
+    args.count = state.devices->count();
+    return {};
+}
+
+Status device_query(SessionState& state, vaccel_device_query& args)
+{
+    auto device = state.devices->lookup(args.index);
+    if (!device)
+        return fail(std::move(device.error()));
+    args.info = (*device)->info();
+    return {};
+}
+
+}  // namespace vaccel::engine::ops

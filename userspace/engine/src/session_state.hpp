@@ -1,0 +1,140 @@
+// session_state.hpp - what a session holds, shared by the per-op handlers.
+//
+// Owns: the records of one session's objects and the session's accounting.
+// Decides: the owning relationships (who is whose child) and how a handle
+// is turned into a record of the expected kind.
+//
+// Records live in ONE HandleTable<Object> per session; a record's handle
+// kind and its variant alternative always agree (insert() is only called
+// through SessionState::insert<R>()).
+//
+// Ownership and children:
+//   context  <- buffers, programs, queues, events   (ContextRecord::children)
+//   queue    <- events                              (QueueRecord::events)
+// A record is removed only when its child count is zero, so the raw parent
+// pointers below never dangle.
+// Invariant: pointers into the table stay valid until that object is removed
+// (HandleTable keeps slots in chunks that never move).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <variant>
+#include <vector>
+
+#include "vaccel/backend/backend.hpp"
+#include "vaccel/common/error.hpp"
+#include "vaccel/common/handles.hpp"
+#include "vaccel/common/limits.hpp"
+#include "vaccel/engine/device_manager.hpp"
+#include "vaccel/engine/limit_policy.hpp"
+
+namespace vaccel::engine {
+
+struct ContextRecord {
+    static constexpr HandleKind kind = HandleKind::context;
+    Device* device = nullptr;
+    std::unique_ptr<backend::Context> object;
+    // Effective limits (device ∩ policy) and this context's use. Held by
+    // pointer because Accounting is not movable (it owns a mutex).
+    std::unique_ptr<Accounting> accounting;
+    std::uint32_t children = 0;  // buffers + programs + queues + events alive
+};
+
+struct BufferRecord {
+    static constexpr HandleKind kind = HandleKind::buffer;
+    ContextRecord* owner = nullptr;
+    std::uint64_t context = 0;
+    std::unique_ptr<backend::Buffer> object;
+    std::uint64_t charged_bytes = 0;  // memory_bytes charged to the owner
+};
+
+struct ProgramRecord {
+    static constexpr HandleKind kind = HandleKind::program;
+    ContextRecord* owner = nullptr;
+    std::uint64_t context = 0;
+    std::unique_ptr<backend::Program> object;
+};
+
+struct QueueRecord {
+    static constexpr HandleKind kind = HandleKind::queue;
+    ContextRecord* owner = nullptr;
+    std::uint64_t context = 0;
+    std::unique_ptr<backend::Queue> object;
+    std::uint32_t events = 0;  // events made on this queue, alive
+};
+
+struct EventRecord {
+    static constexpr HandleKind kind = HandleKind::event;
+    ContextRecord* owner = nullptr;
+    QueueRecord* queue = nullptr;
+    std::unique_ptr<backend::Event> object;
+};
+
+using Object = std::variant<ContextRecord, BufferRecord, ProgramRecord, QueueRecord, EventRecord>;
+
+struct SessionState {
+    SessionState(std::shared_ptr<DeviceManager> manager, SessionIdentity who,
+                 std::shared_ptr<const LimitPolicy> limit_policy, std::uint32_t capacity);
+
+    std::shared_ptr<DeviceManager> devices;
+    const SessionIdentity identity;
+    const std::shared_ptr<const LimitPolicy> policy;  // never null
+
+    // Guards objects, every record in it and session_contexts' pairing with
+    // the table. Lock order: this, then a Device's mutex, then the
+    // CompletionSignal's (device_manager.hpp).
+    mutable std::mutex mutex;
+    HandleTable<Object> objects;
+    // The session's contexts per device, against the effective max_contexts.
+    std::vector<std::unique_ptr<Accounting>> session_contexts;
+
+    // The effective limits of a new context on `device`.
+    vaccel_device_limits effective_limits(const Device& device) const;
+
+    // Refuses (ResourceLimit, VACCEL_LIMIT_HANDLES) when insert() could not
+    // succeed, so a handle is known to be available before the backend is
+    // called. Caller holds `mutex`.
+    Status reserve_handle() const;
+
+    // The record `handle` names if it is of kind R. Caller holds `mutex`.
+    template <class R>
+    Result<R*> lookup(std::uint64_t handle)
+    {
+        auto found = objects.lookup(handle, R::kind);
+        if (!found)
+            return std::unexpected(std::move(found.error()));
+        return &std::get<R>(**found);
+    }
+
+    // Stores a record. Caller holds `mutex` and has passed reserve_handle().
+    template <class R>
+    Result<std::uint64_t> insert(R record)
+    {
+        return objects.insert(R::kind, Object(std::in_place_type<R>, std::move(record)));
+    }
+
+    // Removes the record `handle` names (it must be live and of kind R).
+    template <class R>
+    void erase(std::uint64_t handle)
+    {
+        objects.remove(handle, R::kind);
+    }
+};
+
+// Backends know no handles: a refusal naming a buffer (VACCEL_D_IN_FLIGHT,
+// arg0 = the buffer) carries the address of its backend::Buffer. Replaces it
+// with the client's handle when it is `buffer`'s; anything else unchanged.
+inline Error name_buffer(Error error, const backend::Buffer* buffer, std::uint64_t handle)
+{
+    if (error.detail == VACCEL_D_IN_FLIGHT &&
+        error.arg0 == static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(buffer)))
+        error.arg0 = handle;
+    return error;
+}
+
+// Teardown in dependency order; called by ~Session with no other caller left.
+void release_all(SessionState& state);
+
+}  // namespace vaccel::engine

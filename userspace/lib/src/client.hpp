@@ -1,0 +1,45 @@
+// client.hpp - what a vaccel_client is, and the per-thread last status.
+//
+// Owns: the definition of struct vaccel_client (one transport, hence one
+// session) and the thread-local record of the last call's outcome.
+// Decides: every public call ends by recording its outcome (success clears
+// it), so vaccel_last_status() always describes the calling thread's most
+// recent call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "transport.hpp"
+#include "vaccel/vaccel.h"
+
+struct vaccel_client {
+    std::unique_ptr<vaccel::lib::Transport> transport;
+};
+
+namespace vaccel::lib {
+
+// Records a transport's answer: status as the struct carries it.
+void record_status(const vaccel_status& status);
+// Records a refusal made by the library itself (before any transport), with
+// the sentence to show; returns its negative errno.
+int record_local(Errc code, std::string message);
+
+// Runs one op through the client's transport and records the outcome.
+// Zeroes the struct's status first (the library owns the struct).
+template <class T>
+int invoke(vaccel_client* client, std::uint32_t opcode, T& args,
+           std::span<const std::byte> in = {}, std::span<std::byte> out = {})
+{
+    if (client == nullptr)
+        return record_local(Errc::invalid_argument, "no client: pass the vaccel_client that "
+                                                    "vaccel_client_open() returned");
+    args.status = vaccel_status{};
+    const int rc = client->transport->call(opcode, &args, sizeof args, in, out);
+    record_status(args.status);
+    return rc;
+}
+
+}  // namespace vaccel::lib
