@@ -143,6 +143,32 @@ void resource_limit_message_names_the_limit_and_the_numbers(void**)
     vaccel_client_close(client);
 }
 
+void status_message_describes_any_status_and_truncates_safely(void**)
+{
+    struct vaccel_status status = {};
+    status.error = VACCEL_E_RESOURCE_LIMIT;
+    status.detail = VACCEL_D_LIMIT;
+    status.limit = VACCEL_LIMIT_EVENTS;
+    status.arg0 = 64;
+    status.arg1 = 64;
+    char whole[512];
+    const int length = vaccel_status_message(&status, whole, sizeof whole);
+    assert_int_equal(length, static_cast<int>(std::strlen(whole)));
+    const std::string message = whole;
+    if (message.find("ResourceLimit") == std::string::npos ||
+        message.find("64") == std::string::npos)
+        fail_msg("status message does not name the limit: \"%s\"", whole);
+
+    char small[8];
+    assert_int_equal(vaccel_status_message(&status, small, sizeof small), length);
+    assert_int_equal(std::strlen(small), sizeof small - 1);
+    assert_memory_equal(small, whole, sizeof small - 1);
+
+    struct vaccel_status ok = {};
+    assert_int_equal(vaccel_status_message(&ok, whole, sizeof whole), 0);
+    assert_string_equal(whole, "");
+}
+
 void unavailable_transport_is_refused_by_name(void**)
 {
     vaccel_client* client = reinterpret_cast<vaccel_client*>(0x1);
@@ -192,6 +218,7 @@ int main()
         cmocka_unit_test(full_flow_reads_back_the_exact_sum),
         cmocka_unit_test(busy_context_message_names_its_children),
         cmocka_unit_test(resource_limit_message_names_the_limit_and_the_numbers),
+        cmocka_unit_test(status_message_describes_any_status_and_truncates_safely),
         cmocka_unit_test(unavailable_transport_is_refused_by_name),
         cmocka_unit_test(handle_of_another_client_is_unknown),
         cmocka_unit_test(strerror_and_error_name_cover_errno_and_codes),

@@ -13,6 +13,7 @@
 // client on return releases them all, so no path frees them one by one.
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -157,12 +158,13 @@ Result<std::uint64_t> run_once(const Session& session, std::uint64_t queue, std:
     rc = vaccel_event_poll(session.client(), event, &state, &failure);
     if (rc < 0)
         return std::unexpected(call_refusal(rc, "cannot read the run's outcome"));
-    if (state != VACCEL_EVENT_COMPLETE)
-        return refuse(fmt::format("the run did not complete: {} (contract error {}, detail {}, "
-                                  "arg0 {}, arg1 {})",
+    if (state != VACCEL_EVENT_COMPLETE) {
+        std::array<char, 512> why{};
+        vaccel_status_message(&failure, why.data(), why.size());
+        return refuse(fmt::format("the run did not complete: {}: {}",
                                   state == VACCEL_EVENT_CANCELLED ? "cancelled" : "failed",
-                                  vaccel_error_name(failure.error), failure.detail, failure.arg0,
-                                  failure.arg1));
+                                  why.data()));
+    }
     rc = vaccel_event_destroy(session.client(), event);
     if (rc < 0)
         return std::unexpected(call_refusal(rc, "cannot release the run's event"));

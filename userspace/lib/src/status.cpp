@@ -105,4 +105,17 @@ const char* vaccel_last_error_message(void)
     return last.message.c_str();
 }
 
+int vaccel_status_message(const struct vaccel_status* status, char* buf, size_t size)
+{
+    const std::string sentence =
+        status == nullptr || status->error == VACCEL_OK ? std::string()
+                                                        : describe(Error::from_status(*status));
+    if (buf != nullptr && size > 0) {
+        const std::size_t n = sentence.size() < size - 1 ? sentence.size() : size - 1;
+        std::memcpy(buf, sentence.data(), n);
+        buf[n] = '\0';
+    }
+    return static_cast<int>(sentence.size());
+}
+
 }  // extern "C"

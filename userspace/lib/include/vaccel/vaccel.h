@@ -128,6 +128,11 @@ VACCEL_API const struct vaccel_status *vaccel_last_status(void);
 /* That outcome as a sentence: what was refused, why, what to do; "" when the
  * last call succeeded. Valid until this thread's next vaccel_* call. */
 VACCEL_API const char *vaccel_last_error_message(void);
+/* Any status (e.g. the failure of an event) as such a sentence, written into
+ * buf (NUL-terminated, truncated to size). Returns the length of the whole
+ * sentence, like snprintf. */
+VACCEL_API int vaccel_status_message(const struct vaccel_status *status, char *buf,
+				     size_t size);
 
 /* ------------------------------------------------------------------ */
 /* ABI and devices                                                     */
