@@ -1,0 +1,237 @@
+// test_config.cpp - reading vacceld.toml: a full file, the shipped default,
+// and every kind of bad file refused with its file, line and key.
+#include <cerrno>
+#include <string>
+
+#include "test_support.hpp"
+#include "vaccel/daemon/config.hpp"
+
+using namespace vaccel::daemon;
+
+namespace {
+
+const char* const full_example = R"(# every setting
+[daemon]
+devices = ["cpu", "vulkan:0"]
+socket = "/tmp/v.sock"
+admin_group = "gpu-admins"
+
+[[rule]]
+default = true
+contexts = 4
+memory = "2G"
+buffers = 1024
+programs = 64
+queues = 16
+events = 256
+weight = 100
+
+[[rule]]
+uid = 1000
+memory = 536870912
+weight = 50
+
+[[rule]]
+gid = 27
+events = 8
+
+[[rule]]
+cgroup = "/system.slice/ml.service"
+weight = 1000
+)";
+
+Config parsed(const char* text)
+{
+    auto config = parse_config(text, "test.toml");
+    if (!config)
+        fail_msg("unexpected refusal: %s", config.error().message().c_str());
+    return *config;
+}
+
+// The refusal of `text`: its line and key, exactly.
+void assert_refused_at(const char* text, std::uint32_t line, const char* key)
+{
+    auto config = parse_config(text, "bad.toml");
+    if (config.has_value())
+        fail_msg("accepted:\n%s", text);
+    const ConfigError& e = config.error();
+    if (e.file != "bad.toml" || e.line != line || e.key != key)
+        fail_msg("expected bad.toml:%u key '%s', got \"%s\"", line, key, e.message().c_str());
+}
+
+void parses_full_example(void**)
+{
+    const Config c = parsed(full_example);
+    assert_true(c.daemon.devices.has_value());
+    assert_int_equal(c.daemon.devices->size(), 2);
+    assert_string_equal((*c.daemon.devices)[0].c_str(), "cpu");
+    assert_string_equal((*c.daemon.devices)[1].c_str(), "vulkan:0");
+    assert_string_equal(c.daemon.socket.c_str(), "/tmp/v.sock");
+    assert_string_equal(c.daemon.admin_group.c_str(), "gpu-admins");
+
+    const auto& rules = c.policy.rules();
+    assert_int_equal(rules.size(), 4);
+    const Rule* fallback = c.policy.find(Selector::fallback());
+    assert_non_null(fallback);
+    assert_int_equal(*fallback->limits.contexts, 4);
+    assert_int_equal(*fallback->limits.memory_bytes, 2ull << 30);
+    assert_int_equal(*fallback->limits.buffers, 1024);
+    assert_int_equal(*fallback->limits.programs, 64);
+    assert_int_equal(*fallback->limits.queues, 16);
+    assert_int_equal(*fallback->limits.events, 256);
+    assert_int_equal(*fallback->limits.weight, 100);
+
+    const Rule* user = c.policy.find(Selector::uid(1000));
+    assert_non_null(user);
+    assert_int_equal(*user->limits.memory_bytes, 536870912);
+    assert_int_equal(*user->limits.weight, 50);
+    assert_false(user->limits.contexts.has_value());
+
+    const Rule* group = c.policy.find(Selector::gid(27));
+    assert_non_null(group);
+    assert_int_equal(*group->limits.events, 8);
+
+    const Rule* service = c.policy.find(Selector::cgroup_prefix("/system.slice/ml.service"));
+    assert_non_null(service);
+    assert_int_equal(*service->limits.weight, 1000);
+}
+
+void empty_file_gives_defaults(void**)
+{
+    const Config c = parsed("");
+    assert_false(c.daemon.devices.has_value());
+    assert_string_equal(c.daemon.socket.c_str(), "/run/vaccel/vacceld.sock");
+    assert_string_equal(c.daemon.admin_group.c_str(), "vaccel");
+    assert_int_equal(c.policy.rules().size(), 0);
+}
+
+void shipped_default_config_parses(void**)
+{
+    auto config = load_config(VACCEL_DIST_CONFIG);
+    if (!config)
+        fail_msg("%s", config.error().message().c_str());
+    assert_int_equal(config->daemon.devices->size(), 1);
+    assert_string_equal((*config->daemon.devices)[0].c_str(), "cpu");
+    const Rule* fallback = config->policy.find(Selector::fallback());
+    assert_non_null(fallback);
+    assert_int_equal(*fallback->limits.memory_bytes, 2ull << 30);
+    assert_int_equal(config->policy.rules().size(), 1);
+}
+
+void bad_size_names_line_and_key(void**)
+{
+    assert_refused_at("[[rule]]\nuid = 1\nmemory = \"2X\"\n", 3, "rule.memory");
+    auto config = parse_config("[[rule]]\nuid = 1\nmemory = \"2X\"\n", "bad.toml");
+    assert_string_equal(config.error().message().c_str(),
+                        "bad.toml:3: key 'rule.memory': \"2X\" is not a size; write a number "
+                        "of bytes, or a number with K, M, G or T, e.g. \"2G\"");
+}
+
+void weight_out_of_range_is_refused(void**)
+{
+    assert_refused_at("[[rule]]\ndefault = true\nweight = 0\n", 3, "rule.weight");
+    assert_refused_at("\n[[rule]]\ndefault = true\nweight = 1001\n", 4, "rule.weight");
+}
+
+void negative_or_quoted_count_is_refused(void**)
+{
+    assert_refused_at("[[rule]]\ngid = 4\ncontexts = -1\n", 3, "rule.contexts");
+    assert_refused_at("[[rule]]\ngid = 4\n\nevents = \"64\"\n", 4, "rule.events");
+    assert_refused_at("[[rule]]\ngid = 4\nqueues = 4294967296\n", 3, "rule.queues");
+}
+
+void unknown_rule_key_is_refused(void**)
+{
+    assert_refused_at("[[rule]]\nuid = 3\nmemroy = \"1G\"\n", 3, "rule.memroy");
+}
+
+void unknown_table_is_refused(void**)
+{
+    assert_refused_at("[daemon]\nsocket = \"/s\"\n\n[limits]\nx = 1\n", 4, "limits");
+    assert_refused_at("[daemon]\nsokcet = \"/s\"\n", 2, "daemon.sokcet");
+}
+
+void rule_without_selector_is_refused_at_its_header(void**)
+{
+    assert_refused_at("[[rule]]\nuid = 1\n\n[[rule]]\nmemory = \"1G\"\n", 4, "rule");
+}
+
+void rule_with_two_selectors_is_refused(void**)
+{
+    // Reported at the second selector in the file.
+    assert_refused_at("[[rule]]\nuid = 1\ngid = 2\n", 3, "rule.gid");
+    auto config = parse_config("[[rule]]\nuid = 1\ngid = 2\n", "bad.toml");
+    assert_string_equal(config.error().reason.c_str(),
+                        "a rule selects clients one way only, and this one already selects "
+                        "uid 1 (line 2); split it into two rules");
+}
+
+void second_rule_for_same_selector_is_refused(void**)
+{
+    assert_refused_at("[[rule]]\nuid = 1\n\n[[rule]]\nuid = 1\nweight = 3\n", 5, "rule.uid");
+}
+
+void default_must_be_true(void**)
+{
+    assert_refused_at("[[rule]]\ndefault = false\n", 2, "rule.default");
+}
+
+void malformed_cgroup_prefix_is_refused(void**)
+{
+    assert_refused_at("[[rule]]\ncgroup = \"system.slice\"\n", 2, "rule.cgroup");
+    assert_refused_at("[[rule]]\ncgroup = \"/a/\"\n", 2, "rule.cgroup");
+}
+
+void rule_as_plain_table_is_refused(void**)
+{
+    assert_refused_at("[rule]\nuid = 1\n", 1, "rule");
+}
+
+void daemon_settings_are_checked(void**)
+{
+    assert_refused_at("[daemon]\nsocket = \"run/v.sock\"\n", 2, "daemon.socket");
+    assert_refused_at("[daemon]\ndevices = [\"cpu\", 3]\n", 2, "daemon.devices");
+    assert_refused_at("[daemon]\ndevices = \"cpu\"\n", 2, "daemon.devices");
+    assert_refused_at("[daemon]\n\nadmin_group = \"\"\n", 3, "daemon.admin_group");
+}
+
+void toml_syntax_error_names_line(void**)
+{
+    assert_refused_at("[daemon]\nsocket = \"/s\"\n[[rule]\nuid = 1\n", 3, "");
+}
+
+void missing_file_error_names_file_and_errno(void**)
+{
+    auto config = load_config("/nonexistent/vaccel/vacceld.toml");
+    assert_false(config.has_value());
+    assert_int_equal(config.error().sys_errno, ENOENT);
+    assert_string_equal(config.error().message().c_str(),
+                        "/nonexistent/vaccel/vacceld.toml: cannot be read: No such file or "
+                        "directory");
+}
+
+}  // namespace
+
+int main()
+{
+    const CMUnitTest tests[] = {
+        cmocka_unit_test(parses_full_example),
+        cmocka_unit_test(empty_file_gives_defaults),
+        cmocka_unit_test(shipped_default_config_parses),
+        cmocka_unit_test(bad_size_names_line_and_key),
+        cmocka_unit_test(weight_out_of_range_is_refused),
+        cmocka_unit_test(negative_or_quoted_count_is_refused),
+        cmocka_unit_test(unknown_rule_key_is_refused),
+        cmocka_unit_test(unknown_table_is_refused),
+        cmocka_unit_test(rule_without_selector_is_refused_at_its_header),
+        cmocka_unit_test(rule_with_two_selectors_is_refused),
+        cmocka_unit_test(second_rule_for_same_selector_is_refused),
+        cmocka_unit_test(default_must_be_true),
+        cmocka_unit_test(malformed_cgroup_prefix_is_refused),
+        cmocka_unit_test(rule_as_plain_table_is_refused),
+        cmocka_unit_test(daemon_settings_are_checked),
+        cmocka_unit_test(toml_syntax_error_names_line),
+        cmocka_unit_test(missing_file_error_names_file_and_errno),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

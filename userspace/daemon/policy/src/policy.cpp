@@ -1,0 +1,197 @@
+// policy.cpp - rule matching, effective limits and rule changes.
+//
+// Owns the precedence documented in policy.hpp and the validation of a
+// selector and a weight; nothing here touches files.
+#include "vaccel/daemon/policy.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <string_view>
+
+#include "vaccel/common/limits.hpp"
+
+namespace vaccel::daemon {
+
+std::string ConfigError::message() const
+{
+    std::string out = file.empty() ? std::string("policy") : file;
+    if (line != 0)
+        out += fmt::format(":{}", line);
+    out += ": ";
+    if (!key.empty())
+        out += fmt::format("key '{}': ", key);
+    out += reason;
+    return out;
+}
+
+std::string Selector::describe() const
+{
+    switch (kind) {
+    case SelectorKind::uid: return fmt::format("uid {}", id);
+    case SelectorKind::gid: return fmt::format("gid {}", id);
+    case SelectorKind::cgroup: return fmt::format("cgroup {}", cgroup);
+    case SelectorKind::fallback: break;
+    }
+    return "default";
+}
+
+void RuleLimits::merge(const RuleLimits& changes)
+{
+    auto take = [](auto& mine, const auto& theirs) {
+        if (theirs)
+            mine = theirs;
+    };
+    take(contexts, changes.contexts);
+    take(memory_bytes, changes.memory_bytes);
+    take(buffers, changes.buffers);
+    take(programs, changes.programs);
+    take(queues, changes.queues);
+    take(events, changes.events);
+    take(weight, changes.weight);
+}
+
+std::string selector_problem(const Selector& selector)
+{
+    if (selector.kind != SelectorKind::cgroup)
+        return {};
+    const std::string_view path = selector.cgroup;
+    if (path.empty() || path.front() != '/')
+        return fmt::format("cgroup prefix \"{}\" is not an absolute path; write it as in "
+                           "/proc/<pid>/cgroup, e.g. \"/system.slice/ml.service\"",
+                           path);
+    if (path == "/")
+        return {};
+    if (path.back() == '/')
+        return fmt::format("cgroup prefix \"{}\" ends with '/'; drop the trailing slash", path);
+    std::size_t start = 1;
+    while (start <= path.size()) {
+        std::size_t end = path.find('/', start);
+        if (end == std::string_view::npos)
+            end = path.size();
+        const std::string_view part = path.substr(start, end - start);
+        if (part.empty() || part == "." || part == "..")
+            return fmt::format("cgroup prefix \"{}\" has an empty, \".\" or \"..\" component; "
+                               "write the plain path",
+                               path);
+        start = end + 1;
+    }
+    return {};
+}
+
+std::string weight_problem(std::uint64_t weight)
+{
+    if (weight < weight_min || weight > weight_max)
+        return fmt::format("weight {} is out of range; use {}..{} (default {})", weight,
+                           weight_min, weight_max, weight_default);
+    return {};
+}
+
+namespace {
+
+// `prefix` selects `path` by whole components.
+bool cgroup_selects(std::string_view prefix, std::string_view path)
+{
+    if (prefix == "/")
+        return !path.empty();
+    if (!path.starts_with(prefix))
+        return false;
+    return path.size() == prefix.size() || path[prefix.size()] == '/';
+}
+
+}  // namespace
+
+const Rule* Policy::match(const Client& client) const
+{
+    const Rule* by_gid = nullptr;
+    const Rule* by_cgroup = nullptr;
+    const Rule* by_default = nullptr;
+    for (const Rule& rule : rules_) {
+        const Selector& s = rule.selector;
+        switch (s.kind) {
+        case SelectorKind::uid:
+            if (s.id == client.uid)
+                return &rule;  // highest precedence: nothing can beat it
+            break;
+        case SelectorKind::gid:
+            if (s.id == client.gid)
+                by_gid = &rule;
+            break;
+        case SelectorKind::cgroup:
+            if (cgroup_selects(s.cgroup, client.cgroup) &&
+                (by_cgroup == nullptr || s.cgroup.size() > by_cgroup->selector.cgroup.size()))
+                by_cgroup = &rule;
+            break;
+        case SelectorKind::fallback: by_default = &rule; break;
+        }
+    }
+    if (by_gid != nullptr)
+        return by_gid;
+    if (by_cgroup != nullptr)
+        return by_cgroup;
+    return by_default;
+}
+
+vaccel_device_limits Policy::effective(const vaccel_device_limits& device,
+                                       const Client& client) const
+{
+    const Rule* rule = match(client);
+    if (rule == nullptr)
+        return device;
+    constexpr auto all32 = std::numeric_limits<std::uint32_t>::max();
+    constexpr auto all64 = std::numeric_limits<std::uint64_t>::max();
+    const RuleLimits& l = rule->limits;
+    vaccel_device_limits policy{};
+    policy.max_contexts = l.contexts.value_or(all32);
+    policy.max_buffers = l.buffers.value_or(all32);
+    policy.max_programs = l.programs.value_or(all32);
+    policy.max_queues = l.queues.value_or(all32);
+    policy.max_events = l.events.value_or(all32);
+    policy.max_bindings = all32;
+    policy.max_buffer_bytes = all64;
+    policy.max_artifact_bytes = all64;
+    policy.max_memory_bytes = l.memory_bytes.value_or(all64);
+    return intersect(device, policy);
+}
+
+std::uint32_t Policy::weight(const Client& client) const
+{
+    const Rule* rule = match(client);
+    return rule != nullptr ? rule->limits.weight.value_or(weight_default) : weight_default;
+}
+
+const Rule* Policy::find(const Selector& selector) const
+{
+    for (const Rule& rule : rules_)
+        if (rule.selector == selector)
+            return &rule;
+    return nullptr;
+}
+
+std::expected<void, ConfigError> Policy::set(const Selector& selector, const RuleLimits& changes)
+{
+    if (std::string problem = selector_problem(selector); !problem.empty())
+        return std::unexpected(ConfigError{{}, 0, "cgroup", std::move(problem), 0});
+    if (changes.weight)
+        if (std::string problem = weight_problem(*changes.weight); !problem.empty())
+            return std::unexpected(ConfigError{{}, 0, "weight", std::move(problem), 0});
+    for (Rule& rule : rules_)
+        if (rule.selector == selector) {
+            rule.limits.merge(changes);
+            return {};
+        }
+    rules_.push_back(Rule{selector, changes});
+    return {};
+}
+
+bool Policy::reset(const Selector& selector)
+{
+    for (auto it = rules_.begin(); it != rules_.end(); ++it)
+        if (it->selector == selector) {
+            rules_.erase(it);
+            return true;
+        }
+    return false;
+}
+
+}  // namespace vaccel::daemon

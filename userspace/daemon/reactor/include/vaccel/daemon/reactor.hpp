@@ -1,0 +1,153 @@
+// reactor.hpp - vacceld's single-threaded io_uring event loop.
+//
+// Owns: the io_uring ring, the table of operations in flight (one completion
+// callback each), the queue of functions posted from other threads and the
+// eventfd that wakes the loop for them. Decides: the loop's only blocking
+// point is the wait for completions in io_uring_enter (submit-and-wait); no
+// callback may block (ADR 0006). Every operation is single-shot: a caller
+// that wants the next connection or message arms the operation again from
+// its completion.
+//
+// Threads: everything except post() and stop() must be called on the thread
+// running run() (or, before run(), on the thread that will run it).
+// post() and stop() may be called from any thread while the Reactor lives.
+//
+// Completion results are the CQE's `res`: >= 0 on success (an fd for
+// accept, a byte count for recv/send/read), a negative errno on failure.
+// A cancelled operation completes with -ECANCELED (or with its own result if
+// it finished first); a timeout that expires completes with -ETIME.
+// Every operation started completes exactly once, stop() included.
+//
+// Ownership of buffers: callbacks own nothing implicitly. A Message (and the
+// bytes it points to) given to recv_message()/send_message() stays
+// caller-owned and must stay valid and untouched until that operation's
+// completion has run. Timeouts and eventfd reads keep their small state
+// inside the reactor.
+//
+// Descriptors: the reactor never closes a caller's descriptor. Give it
+// blocking descriptors: io_uring reports -EAGAIN instead of waiting for a
+// read on an O_NONBLOCK eventfd or file.
+#pragma once
+
+#include <liburing.h>
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "vaccel/daemon/message.hpp"
+#include "vaccel/daemon/unique_fd.hpp"
+
+namespace vaccel::daemon {
+
+// Names one operation in flight (its io_uring user_data). Never 0.
+using OpId = std::uint64_t;
+
+// Result of a call that can only fail with an errno: the negative errno.
+template <class T>
+using SysResult = std::expected<T, int>;
+
+using Completion = std::function<void(int res)>;
+// An eventfd read: res is 8 on success, `count` the counter it drained.
+using CounterCompletion = std::function<void(int res, std::uint64_t count)>;
+
+// Nanoseconds on CLOCK_MONOTONIC, the clock of every deadline in vaccel.
+std::uint64_t monotonic_now_ns();
+
+class Reactor {
+public:
+    // A ring of `entries` submission slots (the completion queue is twice
+    // that). Fails with the negative errno of io_uring_queue_init/eventfd.
+    static SysResult<std::unique_ptr<Reactor>> create(unsigned entries = 256);
+    // Call only on the reactor thread, with run() not running. Operations
+    // still in flight (run() never ran) are cancelled and reaped without
+    // running their completions, so no caller buffer is touched afterwards.
+    ~Reactor();
+    Reactor(const Reactor&) = delete;
+    Reactor& operator=(const Reactor&) = delete;
+
+    // Each start returns the operation's id, or -ECANCELED once stop() began
+    // and -EBUSY if the ring has no free submission slot even after
+    // submitting; on failure the completion never runs.
+
+    // One accept4(SOCK_CLOEXEC) on a listening socket: res = the new fd,
+    // which the completion owns.
+    SysResult<OpId> accept(int listen_fd, Completion done);
+    // One recvmsg(MSG_CMSG_CLOEXEC): res = bytes (0: the peer closed). Before
+    // `done` runs, received descriptors are collected into `message`.
+    SysResult<OpId> recv_message(int fd, Message& message, Completion done);
+    // One sendmsg(MSG_NOSIGNAL): res = bytes sent.
+    SysResult<OpId> send_message(int fd, Message& message, Completion done);
+    // One 8-byte read of an eventfd: drains its counter.
+    SysResult<OpId> read_eventfd(int fd, CounterCompletion done);
+    // A timer that fires at `deadline_ns` (absolute CLOCK_MONOTONIC): res =
+    // -ETIME when it expires, -ECANCELED when cancelled first.
+    SysResult<OpId> timeout_at(std::uint64_t deadline_ns, Completion done);
+
+    // Asks the kernel to cancel operation `id`; its completion then runs with
+    // -ECANCELED (or its own result if it already finished). False if `id`
+    // is not in flight (already completed, or never started).
+    bool cancel(OpId id);
+
+    // Runs `fn` on the reactor thread soon. Any thread. Functions posted
+    // before run() returns run before it returns; later ones are destroyed
+    // unrun with the Reactor.
+    void post(std::function<void()> fn);
+
+    // Stops the loop cleanly: new starts are refused, every operation in
+    // flight is cancelled, and run() returns once all their completions have
+    // run. Any thread; idempotent.
+    void stop();
+
+    // The loop. Returns 0 after stop() drained everything, or the negative
+    // errno if the ring itself failed.
+    int run();
+
+    // Operations in flight (reactor thread). Includes the reactor's own
+    // wake-up read while run() is looping.
+    std::size_t in_flight() const { return ops_.size(); }
+
+private:
+    enum class OpKind : std::uint8_t { plain, receive, counter, timeout, internal };
+
+    // Invariant: an Op lives in ops_ from its SQE's preparation until its
+    // CQE is reaped; the kernel may write `count` and read `when` only in
+    // that window, and unordered_map never moves its elements.
+    struct Op {
+        OpKind kind = OpKind::plain;
+        Completion done;
+        CounterCompletion counted;
+        Message* message = nullptr;
+        __kernel_timespec when{};
+        std::uint64_t count = 0;
+    };
+
+    Reactor() = default;
+    // A free SQE (submitting queued ones if the ring is full), or nullptr.
+    io_uring_sqe* next_sqe();
+    // Registers an op for `sqe` (stamping its id as user_data); the caller
+    // fills in the callback.
+    std::pair<OpId, Op*> track(io_uring_sqe* sqe, OpKind kind);
+    void complete(const io_uring_cqe& cqe);
+    void arm_wake_read();
+    void run_posted();
+    void begin_stop();
+
+    io_uring ring_{};
+    bool ring_ready_ = false;
+    UniqueFd wake_fd_;  // eventfd written by post(), read by the loop
+    OpId wake_id_ = 0;  // the loop's own read of wake_fd_: never cancellable by callers
+    std::unordered_map<OpId, Op> ops_;
+    OpId next_id_ = 1;
+    bool stopping_ = false;
+
+    std::mutex posted_mutex_;  // guards posted_
+    std::vector<std::function<void()>> posted_;
+};
+
+}  // namespace vaccel::daemon
