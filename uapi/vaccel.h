@@ -103,7 +103,10 @@ enum vaccel_detail {
 	VACCEL_D_NOT_COMPLETE = 30,	/* arg0 = event */
 	VACCEL_D_EXECUTION = 31,	/* arg0 = operator index */
 	VACCEL_D_PEER_GONE = 32,	/* the daemon went away */
-	VACCEL_D_COUNT = 33,
+	VACCEL_D_NOT_ADMIN = 33,	/* arg0 = uid, arg1 = gid of the peer */
+	VACCEL_D_ADMIN_REQUEST = 34,	/* arg0 = byte offset of the fault in
+					 * the request document */
+	VACCEL_D_COUNT = 35,
 };
 
 /* vaccel_status.limit: which limit a VACCEL_D_LIMIT refusal hit. */
@@ -512,10 +515,23 @@ enum vaccel_op {
  *  - PROGRAM_LOAD request: the artifact (payload_bytes bytes);
  *  - SUBMIT request: binding_count struct vaccel_binding;
  *  - EVENT_WAIT request: count __u64 handles.
+ *  - ADMIN request and response: a document (see struct vaccel_admin).
  * Every other message has no payload. A response echoes opcode and seq.
+ *
+ * Large payloads (socket transport): a payload over VACCEL_MSG_INLINE_MAX
+ * travels in a memfd passed with the message (SCM_RIGHTS, exactly one fd)
+ * and the header carries VACCEL_MSG_PAYLOAD_FD; payload_bytes is then the
+ * size of the payload at offset 0 of that file and nothing follows the
+ * struct. A BUFFER_READ request of more than VACCEL_MSG_INLINE_MAX bytes
+ * passes the memfd that is to receive the data (payload_bytes 0, the file at
+ * least `length` bytes long); its response carries VACCEL_MSG_PAYLOAD_FD,
+ * payload_bytes = length, no fd and no inline bytes: the data is in the
+ * requester's file.
  */
 #define VACCEL_MSG_MAGIC	0x31434156U	/* "VAC1" little-endian */
 #define VACCEL_MSG_RESPONSE	(1U << 0)	/* header.flags */
+#define VACCEL_MSG_PAYLOAD_FD	(1U << 1)	/* payload in a passed memfd */
+#define VACCEL_MSG_INLINE_MAX	(64U * 1024U)	/* largest inline payload */
 
 struct vaccel_msg_header {
 	__u32 magic;		/* VACCEL_MSG_MAGIC */
@@ -525,6 +541,38 @@ struct vaccel_msg_header {
 	__u32 payload_bytes;
 	__u64 seq;		/* chosen by the requester, echoed */
 	__u64 session;		/* 0 on the socket; module session id */
+};
+
+/* ------------------------------------------------------------------ */
+/* Administration (socket transport only; root or the admin group)     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * VACCEL_OP_ADMIN is a wire opcode with no ioctl: the daemon serves it on
+ * its socket to root and to members of its configured admin group, and
+ * refuses everyone else with PermissionDenied / VACCEL_D_NOT_ADMIN. The
+ * request payload is a UTF-8 JSON document (may be empty for the listing
+ * commands); the response payload is a JSON document, except for METRICS,
+ * which answers in the Prometheus text exposition format.
+ * docs/protocol.md describes each document.
+ */
+#define VACCEL_OP_ADMIN		0x20
+
+enum vaccel_admin_command {
+	VACCEL_ADMIN_DEVICES = 1,	/* devices with their use */
+	VACCEL_ADMIN_SESSIONS = 2,	/* sessions with identity and use */
+	VACCEL_ADMIN_LIMITS_GET = 3,	/* the policy rules */
+	VACCEL_ADMIN_LIMITS_SET = 4,	/* {selector, values}: set and persist */
+	VACCEL_ADMIN_LIMITS_RESET = 5,	/* {selector}: remove and persist */
+	VACCEL_ADMIN_METRICS = 6,	/* Prometheus text */
+	VACCEL_ADMIN_COUNT = 7,
+};
+
+struct vaccel_admin {
+	struct vaccel_status status;
+	__u32 command;		/* in: enum vaccel_admin_command */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u64 reserved;		/* must be 0 */
 };
 
 #ifdef __cplusplus
