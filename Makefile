@@ -2,12 +2,16 @@
 #
 #   make deps    install every Debian package the build and tests need (idempotent)
 #   make         build all userspace into build/
-#   make test    deps + build + every test (unit, ABI, end to end)
+#   make test    deps + build + every test (unit, ABI, end to end) + fuzzing
+#   make fuzz    the fuzz targets, FUZZ_SECONDS each (build-fuzz/)
 #   make bench   deps + build + benchmarks
 #   make demo    deps + build + run the example model through vaccelctl
 #   make clean   remove build/
 
 BUILD ?= build
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS := fuzz_codec
 CMAKE_FLAGS ?=
 SHELL := /bin/bash
 
@@ -15,9 +19,9 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	liburing-dev flatbuffers-compiler libflatbuffers-dev \
 	libcmocka-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev \
 	libfmt-dev libspdlog-dev libeigen3-dev libtomlplusplus-dev \
-	python3 python3-numpy
+	python3 python3-numpy libclang-rt-14-dev binutils
 
-.PHONY: all build deps test bench demo clean configure
+.PHONY: all build deps test bench demo clean configure fuzz
 
 all: build
 
@@ -41,6 +45,19 @@ build: configure
 test: deps
 	$(MAKE) build
 	cd $(BUILD) && ctest --output-on-failure --timeout 300
+	$(MAKE) fuzz
+
+# Each target runs FUZZ_SECONDS from the corpus kept in $(FUZZ_BUILD)/corpus;
+# any crash, leak, sanitizer report or timeout fails the run.
+fuzz:
+	[ -f $(FUZZ_BUILD)/build.ninja ] || cmake -S . -B $(FUZZ_BUILD) -G Ninja -DVACCEL_FUZZ=ON $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) --target $(FUZZ_TARGETS)
+	for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_BUILD)/corpus/$$t && \
+		$(FUZZ_BUILD)/tests/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1 $(FUZZ_BUILD)/corpus/$$t 2>&1 | tail -n 12; \
+		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
 
 bench: deps
 	$(MAKE) build
@@ -52,4 +69,4 @@ demo: deps
 	examples/run-demo.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD)
