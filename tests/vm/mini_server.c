@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mini_server.c - the kernel module's own smoke-test server.
+ *
+ * NOT the daemon: vacceld serves /dev/vaccel-server for real (see
+ * uapi/vaccel_server.h). This program exists only so that tests/vm can
+ * exercise vaccel.ko on its own: it attaches to /dev/vaccel-server, parks
+ * one VACCEL_SRV_FETCH per slot on an io_uring ring and answers:
+ *  - SESSION_OPEN / SESSION_CLOSE: OK (each logged);
+ *  - GET_VERSION: ABI 1.0, no capabilities; DEVICE_COUNT: 1;
+ *  - BUFFER_WRITE: preads the payload from the server node and answers OK
+ *    with status.arg0 = FNV-1a 64 of the bytes, arg1 = bytes read;
+ *  - BUFFER_READ: pwrites byte i = (offset + i) * 7 + 1 into the client's
+ *    destination, answers OK;
+ *  - EVENT_WAIT: answers at its absolute deadline (timeout_ns, at most
+ *    60 s away) with DeadlineExpired / VACCEL_D_WAIT_TIMEOUT; a deadline
+ *    already past is answered at once the same way;
+ *  - anything else: Unsupported / VACCEL_D_UNKNOWN_OPCODE.
+ * Prints "mini_server: ready" once every slot is parked. Exits 0 when the
+ * module detaches it (-ENODEV), 1 on any protocol error.
+ *
+ * Single thread: the thread that submits the fetches is the serving thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vaccel_server.h"
+
+#define SLOTS 8
+#define TIMER_TAG (1ULL << 32)	/* user_data of a slot's EVENT_WAIT timer */
+
+struct slot {
+	union {
+		struct vaccel_msg_header header;
+		unsigned char bytes[VACCEL_SRV_BUFFER_BYTES];
+	} buffer __attribute__((aligned(64)));
+	struct __kernel_timespec delay;
+};
+
+static struct slot slots[SLOTS];
+static int server_fd;
+static struct io_uring ring;
+
+static struct io_uring_sqe *sqe_get(void)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+
+	if (!sqe) {
+		io_uring_submit(&ring);
+		sqe = io_uring_get_sqe(&ring);
+	}
+	if (!sqe) {
+		fprintf(stderr, "mini_server: no free SQE\n");
+		exit(1);
+	}
+	return sqe;
+}
+
+/* Queues FETCH or COMMIT_AND_FETCH on `index` (liburing 2.3 has no prep). */
+static void slot_command(unsigned int index, unsigned int op)
+{
+	struct io_uring_sqe *sqe = sqe_get();
+	struct vaccel_srv_cmd cmd = {
+		.slot = index,
+		.buffer = (uint64_t)(uintptr_t)slots[index].buffer.bytes,
+	};
+
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, server_fd, NULL, 0, 0);
+	sqe->cmd_op = op;
+	sqe->__pad1 = 0;
+	memcpy(sqe->cmd, &cmd, sizeof(cmd));
+	io_uring_sqe_set_data64(sqe, index);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void *args_of(struct slot *slot)
+{
+	return slot->buffer.bytes + sizeof(struct vaccel_msg_header);
+}
+
+/* Turns the request in the slot's buffer into its response and commits. */
+static void slot_answer(unsigned int index, uint32_t error, uint32_t detail,
+			uint64_t arg0, uint64_t arg1, uint32_t payload)
+{
+	struct slot *slot = &slots[index];
+	struct vaccel_status *status = args_of(slot);
+
+	memset(status, 0, sizeof(*status));
+	status->error = error;
+	status->detail = detail;
+	status->arg0 = arg0;
+	status->arg1 = arg1;
+	slot->buffer.header.flags = VACCEL_MSG_RESPONSE;
+	slot->buffer.header.payload_bytes = payload;
+	slot_command(index, VACCEL_SRV_COMMIT_AND_FETCH);
+}
+
+/* FNV-1a 64 of the payload, read from the server node in pieces. */
+static int payload_checksum(unsigned int index, uint64_t bytes,
+			    uint64_t *hash, uint64_t *read_bytes)
+{
+	static unsigned char chunk[256 * 1024];
+	uint64_t h = 0xcbf29ce484222325ULL, done = 0;
+
+	while (done < bytes) {
+		size_t want = bytes - done < sizeof(chunk) ?
+			      bytes - done : sizeof(chunk);
+		ssize_t got = pread(server_fd, chunk, want,
+				    VACCEL_SRV_PAYLOAD_POS(index, done));
+
+		if (got < 0) {
+			perror("mini_server: pread");
+			return -1;
+		}
+		if (got == 0)
+			break;
+		for (ssize_t i = 0; i < got; i++) {
+			h ^= chunk[i];
+			h *= 0x100000001b3ULL;
+		}
+		done += got;
+	}
+	*hash = h;
+	*read_bytes = done;
+	return 0;
+}
+
+static int read_fill(unsigned int index, uint64_t length)
+{
+	static unsigned char chunk[256 * 1024];
+	uint64_t done = 0;
+
+	while (done < length) {
+		size_t want = length - done < sizeof(chunk) ?
+			      length - done : sizeof(chunk);
+		ssize_t put;
+
+		for (size_t i = 0; i < want; i++)
+			chunk[i] = (unsigned char)((done + i) * 7 + 1);
+		put = pwrite(server_fd, chunk, want,
+			     VACCEL_SRV_PAYLOAD_POS(index, done));
+		if (put <= 0) {
+			perror("mini_server: pwrite");
+			return -1;
+		}
+		done += put;
+	}
+	return 0;
+}
+
+static void event_wait_later(unsigned int index)
+{
+	struct vaccel_event_wait *wait = args_of(&slots[index]);
+	uint64_t now = now_ns(), delay;
+	struct io_uring_sqe *sqe;
+
+	if (wait->timeout_ns <= now) {
+		slot_answer(index, VACCEL_E_DEADLINE_EXPIRED,
+			    VACCEL_D_WAIT_TIMEOUT, wait->count, 0, 0);
+		return;
+	}
+	delay = wait->timeout_ns - now;
+	if (delay > 60ULL * 1000000000ULL)
+		delay = 60ULL * 1000000000ULL;
+	slots[index].delay.tv_sec = delay / 1000000000ULL;
+	slots[index].delay.tv_nsec = delay % 1000000000ULL;
+	sqe = sqe_get();
+	io_uring_prep_timeout(sqe, &slots[index].delay, 0, 0);
+	io_uring_sqe_set_data64(sqe, TIMER_TAG | index);
+}
+
+/* A request arrived on `index` (res bytes in its buffer). */
+static int slot_serve(unsigned int index, int res)
+{
+	struct slot *slot = &slots[index];
+	struct vaccel_msg_header *header = &slot->buffer.header;
+	uint64_t hash, bytes;
+
+	if (res < (int)sizeof(*header) || header->magic != VACCEL_MSG_MAGIC ||
+	    res != (int)(sizeof(*header) + header->args_bytes)) {
+		fprintf(stderr, "mini_server: malformed request (%d bytes)\n",
+			res);
+		return -1;
+	}
+	switch (header->opcode) {
+	case VACCEL_OP_SESSION_OPEN: {
+		struct vaccel_srv_session_open *open = args_of(slot);
+
+		printf("mini_server: session %llu open pid %u uid %u gid %u cgroup %s\n",
+		       (unsigned long long)open->session, open->pid, open->uid,
+		       open->gid, open->cgroup);
+		slot_answer(index, VACCEL_OK, 0, 0, 0, 0);
+		break;
+	}
+	case VACCEL_OP_SESSION_CLOSE:
+		printf("mini_server: session %llu closed\n",
+		       (unsigned long long)header->session);
+		slot_answer(index, VACCEL_OK, 0, 0, 0, 0);
+		break;
+	case VACCEL_OP_GET_VERSION: {
+		struct vaccel_get_version *version = args_of(slot);
+
+		version->major = VACCEL_ABI_MAJOR;
+		version->minor = VACCEL_ABI_MINOR;
+		version->capabilities = 0;
+		slot_answer(index, VACCEL_OK, 0, 0, 0, 0);
+		break;
+	}
+	case VACCEL_OP_DEVICE_COUNT: {
+		struct vaccel_device_count *count = args_of(slot);
+
+		count->count = 1;
+		slot_answer(index, VACCEL_OK, 0, 0, 0, 0);
+		break;
+	}
+	case VACCEL_OP_BUFFER_WRITE:
+		if (payload_checksum(index, header->payload_bytes, &hash,
+				     &bytes))
+			return -1;
+		slot_answer(index, VACCEL_OK, 0, hash, bytes, 0);
+		break;
+	case VACCEL_OP_BUFFER_READ: {
+		struct vaccel_buffer_transfer *read = args_of(slot);
+
+		if (read_fill(index, read->length))
+			return -1;
+		slot_answer(index, VACCEL_OK, 0, 0, 0, read->length);
+		break;
+	}
+	case VACCEL_OP_EVENT_WAIT:
+		event_wait_later(index);
+		break;
+	default:
+		slot_answer(index, VACCEL_E_UNSUPPORTED,
+			    VACCEL_D_UNKNOWN_OPCODE, header->opcode, 0, 0);
+		break;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int i;
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	server_fd = open("/dev/vaccel-server", O_RDWR | O_CLOEXEC);
+	if (server_fd < 0) {
+		perror("mini_server: open /dev/vaccel-server");
+		return 1;
+	}
+	ret = io_uring_queue_init(4 * SLOTS, &ring, 0);
+	if (ret < 0) {
+		fprintf(stderr, "mini_server: io_uring: %s\n", strerror(-ret));
+		return 1;
+	}
+	for (i = 0; i < SLOTS; i++)
+		slot_command(i, VACCEL_SRV_FETCH);
+	io_uring_submit(&ring);
+	printf("mini_server: ready\n");
+
+	for (;;) {
+		uint64_t data;
+		int res;
+
+		ret = io_uring_wait_cqe(&ring, &cqe);
+		if (ret == -EINTR)
+			continue;
+		if (ret < 0) {
+			fprintf(stderr, "mini_server: wait: %s\n",
+				strerror(-ret));
+			return 1;
+		}
+		data = io_uring_cqe_get_data64(cqe);
+		res = cqe->res;
+		io_uring_cqe_seen(&ring, cqe);
+
+		if (data & TIMER_TAG) {
+			struct vaccel_event_wait *wait =
+				args_of(&slots[data & 0xffff]);
+
+			slot_answer(data & 0xffff, VACCEL_E_DEADLINE_EXPIRED,
+				    VACCEL_D_WAIT_TIMEOUT, wait->count, 0, 0);
+		} else if (res == -ENODEV) {
+			printf("mini_server: detached\n");
+			return 0;
+		} else if (res < 0) {
+			fprintf(stderr, "mini_server: slot %llu: %s\n",
+				(unsigned long long)data, strerror(-res));
+			return 1;
+		} else if (slot_serve(data, res)) {
+			return 1;
+		}
+		io_uring_submit(&ring);
+	}
+}
