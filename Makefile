@@ -3,15 +3,18 @@
 #   make deps    install every Debian package the build and tests need (idempotent)
 #   make         build all userspace into build/
 #   make test    deps + build + every test (unit, ABI, end to end) + fuzzing
-#   make fuzz    the fuzz targets, FUZZ_SECONDS each (build-fuzz/)
+#   make fuzz    the fuzz targets, each for its own time (FUZZ_SECONDS=N: N each)
 #   make bench   deps + build + benchmarks
-#   make demo    deps + build + run the example model through vaccelctl
+#   make demo    deps + build + vacceld serving the example model to two clients
 #   make clean   remove build/
 
 BUILD ?= build
 FUZZ_BUILD ?= build-fuzz
-FUZZ_SECONDS ?= 30
-FUZZ_TARGETS := fuzz_codec
+FUZZ_TARGETS := fuzz_codec fuzz_daemon
+# How long each target runs; FUZZ_SECONDS, when given, overrides them all.
+FUZZ_SECONDS_fuzz_codec := 20
+FUZZ_SECONDS_fuzz_daemon := 60
+fuzz_seconds = $(or $(FUZZ_SECONDS),$(FUZZ_SECONDS_$(1)))
 CMAKE_FLAGS ?=
 SHELL := /bin/bash
 
@@ -47,15 +50,18 @@ test: deps
 	cd $(BUILD) && ctest --output-on-failure --timeout 300
 	$(MAKE) fuzz
 
-# Each target runs FUZZ_SECONDS from the corpus kept in $(FUZZ_BUILD)/corpus;
-# any crash, leak, sanitizer report or timeout fails the run.
+# Each target runs its time from the corpus kept in $(FUZZ_BUILD)/corpus/TARGET,
+# also reading the seeds the build generates for it (tests/fuzz/seeds/TARGET)
+# where there are some; any crash, leak, sanitizer report or timeout fails the run.
 fuzz:
 	[ -f $(FUZZ_BUILD)/build.ninja ] || cmake -S . -B $(FUZZ_BUILD) -G Ninja -DVACCEL_FUZZ=ON $(CMAKE_FLAGS)
 	cmake --build $(FUZZ_BUILD) --target $(FUZZ_TARGETS)
-	for t in $(FUZZ_TARGETS); do \
+	for run in $(foreach t,$(FUZZ_TARGETS),$(t):$(call fuzz_seconds,$(t))); do \
+		t=$${run%%:*}; seconds=$${run##*:}; seeds=$(FUZZ_BUILD)/tests/fuzz/seeds/$$t; \
 		mkdir -p $(FUZZ_BUILD)/corpus/$$t && \
-		$(FUZZ_BUILD)/tests/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-			-artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1 $(FUZZ_BUILD)/corpus/$$t 2>&1 | tail -n 12; \
+		$(FUZZ_BUILD)/tests/fuzz/$$t -max_total_time=$$seconds -timeout=10 -rss_limit_mb=2048 \
+			-artifact_prefix=$(FUZZ_BUILD)/ -print_final_stats=1 $(FUZZ_BUILD)/corpus/$$t \
+			$$( [ -d $$seeds ] && echo $$seeds ) 2>&1 | tail -n 12; \
 		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done
 
@@ -63,6 +69,10 @@ bench: deps
 	$(MAKE) build
 	$(BUILD)/benchmarks/bench_codec --benchmark_min_time=0.05
 	$(BUILD)/benchmarks/bench_handles --benchmark_min_time=0.05
+	$(BUILD)/benchmarks/bench_seqpacket_floor
+	$(BUILD)/benchmarks/bench_roundtrip
+	$(BUILD)/benchmarks/bench_throughput
+	$(BUILD)/benchmarks/bench_transfer
 
 demo: deps
 	$(MAKE) build

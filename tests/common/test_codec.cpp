@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "vaccel/common/codec.hpp"
@@ -326,7 +327,8 @@ void wrong_magic_is_refused(void**)
 
 void reserved_header_flag_bits_are_refused(void**)
 {
-    for (std::uint16_t bit = 1; bit < 16; ++bit) {
+    // Bit 0 is VACCEL_MSG_RESPONSE, bit 1 VACCEL_MSG_PAYLOAD_FD.
+    for (std::uint16_t bit = 2; bit < 16; ++bit) {
         auto bytes = encoded(VACCEL_OP_DEVICE_COUNT);
         vaccel_msg_header h = get_header(bytes);
         h.flags = static_cast<std::uint16_t>(1u << bit);
@@ -484,6 +486,166 @@ void response_with_unknown_error_code_is_refused(void**)
                    offsetof(vaccel_status, pad), 0);
 }
 
+
+// ---- ADMIN and memfd payloads ----------------------------------------------------
+
+vaccel_admin admin_args(std::uint32_t command)
+{
+    vaccel_admin a{};
+    a.command = command;
+    return a;
+}
+
+std::vector<std::byte> text_bytes(std::string_view text)
+{
+    const auto* p = reinterpret_cast<const std::byte*>(text.data());
+    return {p, p + text.size()};
+}
+
+void admin_request_carries_a_document_of_any_size(void**)
+{
+    const auto doc = text_bytes(R"({"selector":{"uid":1000},"limits":{"contexts":4}})");
+    auto bytes = encode_request(VACCEL_OP_ADMIN, 9, 0, bytes_of(admin_args(VACCEL_ADMIN_LIMITS_SET)),
+                                doc);
+    auto view = decode_request(bytes);
+    assert_ok(view);
+    assert_int_equal(view->header.opcode, VACCEL_OP_ADMIN);
+    assert_int_equal(view->payload.size(), doc.size());
+    assert_string_equal(op_name(VACCEL_OP_ADMIN).data(), "ADMIN");
+    assert_int_equal(args_size(VACCEL_OP_ADMIN), sizeof(vaccel_admin));
+    // An empty document is a document too (the listing commands).
+    assert_ok(decode_request(
+        encode_request(VACCEL_OP_ADMIN, 1, 0, bytes_of(admin_args(VACCEL_ADMIN_DEVICES)), {})));
+    assert_ok(decode_response(encode_response(VACCEL_OP_ADMIN, 1, 0,
+                                              bytes_of(admin_args(VACCEL_ADMIN_DEVICES)), doc)));
+}
+
+void admin_unknown_command_is_left_to_the_daemon(void**)
+{
+    assert_ok(decode_request(
+        encode_request(VACCEL_OP_ADMIN, 1, 0, bytes_of(admin_args(0x77)), {})));
+}
+
+void admin_nonzero_reserved_and_flags_are_refused(void**)
+{
+    vaccel_admin a = admin_args(VACCEL_ADMIN_SESSIONS);
+    a.reserved = 1;
+    assert_refused(decode_request(encode_request(VACCEL_OP_ADMIN, 1, 0, bytes_of(a), {})),
+                   Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO,
+                   offsetof(vaccel_admin, reserved), 0);
+    a = admin_args(VACCEL_ADMIN_SESSIONS);
+    a.flags = 4;
+    assert_refused(decode_request(encode_request(VACCEL_OP_ADMIN, 1, 0, bytes_of(a), {})),
+                   Errc::invalid_argument, VACCEL_D_UNKNOWN_FLAGS, 4, 0);
+}
+
+void inline_payload_above_the_inline_maximum_is_refused(void**)
+{
+    vaccel_buffer_transfer t{};
+    t.buffer = 1;
+    t.length = VACCEL_MSG_INLINE_MAX + 1;
+    std::vector<std::byte> data(t.length);
+    assert_refused(decode_request(encode_request(VACCEL_OP_BUFFER_WRITE, 1, 0, bytes_of(t), data)),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, VACCEL_MSG_INLINE_MAX + 1,
+                   VACCEL_MSG_INLINE_MAX);
+    t.length = VACCEL_MSG_INLINE_MAX;
+    data.resize(t.length);
+    assert_ok(decode_request(encode_request(VACCEL_OP_BUFFER_WRITE, 1, 0, bytes_of(t), data)));
+}
+
+void payload_fd_write_request_has_no_inline_bytes(void**)
+{
+    vaccel_buffer_transfer t{};
+    t.buffer = 1;
+    t.length = 1u << 20;
+    std::vector<std::byte> bytes;
+    append_request_fd(bytes, VACCEL_OP_BUFFER_WRITE, 3, 0, bytes_of(t), 1u << 20);
+    assert_int_equal(bytes.size(), header_bytes + sizeof t);
+    auto view = decode_request(bytes);
+    assert_ok(view);
+    assert_int_equal(view->header.flags, VACCEL_MSG_PAYLOAD_FD);
+    assert_int_equal(view->header.payload_bytes, 1u << 20);
+    assert_int_equal(view->payload.size(), 0);
+    // Inline bytes after a PAYLOAD_FD struct make it oversized.
+    bytes.push_back(std::byte{0});
+    assert_refused(decode_request(bytes), Errc::invalid_argument, VACCEL_D_BAD_SIZE,
+                   header_bytes + sizeof t + 1, header_bytes + sizeof t);
+}
+
+void payload_fd_for_a_payload_that_fits_inline_is_refused(void**)
+{
+    vaccel_buffer_transfer t{};
+    t.buffer = 1;
+    t.length = 4096;
+    std::vector<std::byte> bytes;
+    append_request_fd(bytes, VACCEL_OP_BUFFER_WRITE, 3, 0, bytes_of(t), 4096);
+    assert_refused(decode_request(bytes), Errc::invalid_argument, VACCEL_D_BAD_SIZE, 4096,
+                   VACCEL_MSG_INLINE_MAX);
+}
+
+void payload_fd_on_an_op_without_a_large_payload_is_refused(void**)
+{
+    for (std::uint32_t op : {std::uint32_t{VACCEL_OP_DEVICE_COUNT}, std::uint32_t{VACCEL_OP_SUBMIT},
+                             std::uint32_t{VACCEL_OP_EVENT_WAIT}}) {
+        Sample s = sample_request(op);
+        std::vector<std::byte> bytes;
+        append_request_fd(bytes, op, 1, 0, s.args, static_cast<std::uint32_t>(s.payload.size()));
+        assert_refused(decode_request(bytes), Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                       offsetof(vaccel_msg_header, flags), VACCEL_MSG_PAYLOAD_FD);
+    }
+}
+
+void payload_fd_read_request_names_the_length_the_file_receives(void**)
+{
+    vaccel_buffer_transfer t{};
+    t.buffer = 1;
+    t.length = 8u << 20;
+    std::vector<std::byte> bytes;
+    append_request_fd(bytes, VACCEL_OP_BUFFER_READ, 1, 0, bytes_of(t), 0);
+    assert_ok(decode_request(bytes));
+    // The request itself carries no payload: payload_bytes must stay 0.
+    bytes.clear();
+    append_request_fd(bytes, VACCEL_OP_BUFFER_READ, 1, 0, bytes_of(t), 8u << 20);
+    assert_refused(decode_request(bytes), Errc::invalid_argument, VACCEL_D_BAD_SIZE, 8u << 20, 0);
+    // Its response announces the length, in the requester's file.
+    bytes.clear();
+    append_response_fd(bytes, VACCEL_OP_BUFFER_READ, 1, 0, bytes_of(t), 8u << 20);
+    auto view = decode_response(bytes);
+    assert_ok(view);
+    assert_int_equal(view->header.flags, VACCEL_MSG_RESPONSE | VACCEL_MSG_PAYLOAD_FD);
+    assert_int_equal(view->header.payload_bytes, 8u << 20);
+    // A large read without a file to receive it is malformed, and so is a
+    // read beyond the wire maximum.
+    t.length = VACCEL_MSG_INLINE_MAX + 1;
+    assert_refused(decode_request(encode_request(VACCEL_OP_BUFFER_READ, 1, 0, bytes_of(t), {})),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, VACCEL_MSG_INLINE_MAX + 1,
+                   VACCEL_MSG_INLINE_MAX);
+    t.length = std::uint64_t{1} << 40;
+    bytes.clear();
+    append_request_fd(bytes, VACCEL_OP_BUFFER_READ, 1, 0, bytes_of(t), 0);
+    assert_refused(decode_request(bytes), Errc::invalid_argument, VACCEL_D_BAD_SIZE,
+                   std::uint64_t{1} << 40, max_payload_bytes);
+    // A small read goes inline, never by file.
+    t.length = 64;
+    bytes.clear();
+    append_request_fd(bytes, VACCEL_OP_BUFFER_READ, 1, 0, bytes_of(t), 0);
+    assert_refused(decode_request(bytes), Errc::invalid_argument, VACCEL_D_BAD_SIZE, 64,
+                   VACCEL_MSG_INLINE_MAX);
+}
+
+void payload_fd_admin_document_above_the_wire_maximum_is_refused(void**)
+{
+    std::vector<std::byte> bytes;
+    append_response_fd(bytes, VACCEL_OP_ADMIN, 1, 0, bytes_of(admin_args(VACCEL_ADMIN_SESSIONS)),
+                       (1u << 20));
+    assert_ok(decode_response(bytes));
+    bytes.clear();
+    append_response_fd(bytes, VACCEL_OP_ADMIN, 1, 0, bytes_of(admin_args(VACCEL_ADMIN_SESSIONS)),
+                       static_cast<std::uint32_t>(max_payload_bytes + 1));
+    assert_refused(decode_response(bytes), Errc::invalid_argument, VACCEL_D_BAD_SIZE,
+                   max_payload_bytes + 1, max_payload_bytes);
+}
+
 // ---- robustness -----------------------------------------------------------------
 
 // Random bytes, and valid messages with random bytes changed, never crash the
@@ -518,6 +680,8 @@ void random_bytes_never_crash_and_accepted_bytes_reencode_exactly(void**)
             continue;
         }
         ++accepted;
+        if (view->header.flags & VACCEL_MSG_PAYLOAD_FD)
+            continue;  // re-encoding a file-borne payload is not this test's business
         auto again = as_response
                          ? encode_response(view->header.opcode, view->header.seq,
                                            view->header.session, view->args, view->payload)
@@ -559,6 +723,15 @@ int main()
         cmocka_unit_test(output_fields_are_not_checked_in_requests),
         cmocka_unit_test(user_pointer_on_the_wire_is_refused),
         cmocka_unit_test(response_with_unknown_error_code_is_refused),
+        cmocka_unit_test(admin_request_carries_a_document_of_any_size),
+        cmocka_unit_test(admin_unknown_command_is_left_to_the_daemon),
+        cmocka_unit_test(admin_nonzero_reserved_and_flags_are_refused),
+        cmocka_unit_test(inline_payload_above_the_inline_maximum_is_refused),
+        cmocka_unit_test(payload_fd_write_request_has_no_inline_bytes),
+        cmocka_unit_test(payload_fd_for_a_payload_that_fits_inline_is_refused),
+        cmocka_unit_test(payload_fd_on_an_op_without_a_large_payload_is_refused),
+        cmocka_unit_test(payload_fd_read_request_names_the_length_the_file_receives),
+        cmocka_unit_test(payload_fd_admin_document_above_the_wire_maximum_is_refused),
         cmocka_unit_test(random_bytes_never_crash_and_accepted_bytes_reencode_exactly),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -169,20 +169,75 @@ void status_message_describes_any_status_and_truncates_safely(void**)
     assert_string_equal(whole, "");
 }
 
-void unavailable_transport_is_refused_by_name(void**)
+// A socket path nobody listens on (its directory does not exist).
+constexpr const char* no_daemon_socket = "/nonexistent-vaccel-test-dir/vacceld.sock";
+
+void kernel_transport_is_refused_by_name(void**)
 {
     vaccel_client* client = reinterpret_cast<vaccel_client*>(0x1);
-    assert_int_equal(vaccel_client_open("socket", &client), -EPROTONOSUPPORT);
+    assert_int_equal(vaccel_client_open(VACCEL_TRANSPORT_KERNEL, &client), -EPROTONOSUPPORT);
     assert_null(client);
     const std::string message = vaccel_last_error_message();
-    if (message.find("transport 'socket' is not available in this build") == std::string::npos)
+    if (message.find("transport 'kernel' is not available in this build") == std::string::npos)
         fail_msg("unexpected message: \"%s\"", message.c_str());
 
     setenv("VACCEL_TRANSPORT", "kernel", 1);
     assert_int_equal(vaccel_client_open(nullptr, &client), -EPROTONOSUPPORT);
     unsetenv("VACCEL_TRANSPORT");
+}
+
+void socket_transport_without_a_daemon_is_device_lost_naming_the_path(void**)
+{
+    setenv("VACCEL_SOCKET", no_daemon_socket, 1);
+    vaccel_client* client = reinterpret_cast<vaccel_client*>(0x1);
+    assert_int_equal(vaccel_client_open(VACCEL_TRANSPORT_SOCKET, &client), -ENODEV);
+    assert_null(client);
+    assert_int_equal(vaccel_last_status()->error, VACCEL_E_DEVICE_LOST);
+    assert_int_equal(vaccel_last_status()->detail, VACCEL_D_PEER_GONE);
+    const std::string message = vaccel_last_error_message();
+    if (message.find(std::string("no daemon accepts connections at ") + no_daemon_socket) ==
+            std::string::npos ||
+        message.find("No such file or directory") == std::string::npos)
+        fail_msg("message does not name the path and the reason: \"%s\"", message.c_str());
+
+    // Forced through the environment: the same refusal, never embedded.
+    setenv("VACCEL_TRANSPORT", "socket", 1);
+    assert_int_equal(vaccel_client_open(nullptr, &client), -ENODEV);
+    unsetenv("VACCEL_TRANSPORT");
+    unsetenv("VACCEL_SOCKET");
+}
+
+void automatic_choice_without_a_daemon_is_embedded(void**)
+{
+    setenv("VACCEL_SOCKET", no_daemon_socket, 1);
+    vaccel_client* client = nullptr;
     assert_call(vaccel_client_open(nullptr, &client));
     assert_string_equal(vaccel_client_transport(client), "embedded");
+    vaccel_client_close(client);
+    setenv("VACCEL_TRANSPORT", "", 1);  // empty: the automatic choice too
+    assert_call(vaccel_client_open(nullptr, &client));
+    assert_string_equal(vaccel_client_transport(client), "embedded");
+    vaccel_client_close(client);
+    unsetenv("VACCEL_TRANSPORT");
+    unsetenv("VACCEL_SOCKET");
+}
+
+void admin_over_embedded_is_refused_saying_it_needs_the_daemon(void**)
+{
+    vaccel_client* client = nullptr;
+    assert_call(vaccel_client_open(VACCEL_TRANSPORT_EMBEDDED, &client));
+    char* response = reinterpret_cast<char*>(0x1);
+    size_t bytes = 7;
+    assert_int_equal(vaccel_admin(client, VACCEL_ADMIN_SESSIONS, nullptr, &response, &bytes),
+                     -EOPNOTSUPP);
+    assert_null(response);
+    assert_int_equal(bytes, 0);
+    assert_int_equal(vaccel_last_status()->error, VACCEL_E_UNSUPPORTED);
+    const std::string message = vaccel_last_error_message();
+    if (message.find("needs the daemon") == std::string::npos ||
+        message.find("'embedded'") == std::string::npos)
+        fail_msg("message does not say admin needs the daemon: \"%s\"", message.c_str());
+    vaccel_free(nullptr);  // NULL is ignored
     vaccel_client_close(client);
 }
 
@@ -219,7 +274,10 @@ int main()
         cmocka_unit_test(busy_context_message_names_its_children),
         cmocka_unit_test(resource_limit_message_names_the_limit_and_the_numbers),
         cmocka_unit_test(status_message_describes_any_status_and_truncates_safely),
-        cmocka_unit_test(unavailable_transport_is_refused_by_name),
+        cmocka_unit_test(kernel_transport_is_refused_by_name),
+        cmocka_unit_test(socket_transport_without_a_daemon_is_device_lost_naming_the_path),
+        cmocka_unit_test(automatic_choice_without_a_daemon_is_embedded),
+        cmocka_unit_test(admin_over_embedded_is_refused_saying_it_needs_the_daemon),
         cmocka_unit_test(handle_of_another_client_is_unknown),
         cmocka_unit_test(strerror_and_error_name_cover_errno_and_codes),
     };

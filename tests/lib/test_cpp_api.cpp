@@ -86,6 +86,18 @@ void explicit_release_reports_busy_and_keeps_the_context(void**)
     assert_false(static_cast<bool>(*context));
 }
 
+void admin_over_embedded_is_an_unsupported_client_error(void**)
+{
+    auto client = vaccel::Client::open(VACCEL_TRANSPORT_EMBEDDED);
+    assert_true(client.has_value());
+    auto answer = client->admin(VACCEL_ADMIN_METRICS);
+    assert_false(answer.has_value());
+    assert_int_equal(answer.error().code, -EOPNOTSUPP);
+    assert_int_equal(answer.error().status.error, VACCEL_E_UNSUPPORTED);
+    if (answer.error().message.find("needs the daemon") == std::string::npos)
+        fail_msg("unexpected message: \"%s\"", answer.error().message.c_str());
+}
+
 }  // namespace
 
 int main()
@@ -94,6 +106,7 @@ int main()
         cmocka_unit_test(raii_objects_run_an_add_and_release_everything),
         cmocka_unit_test(refused_call_carries_code_status_and_message),
         cmocka_unit_test(explicit_release_reports_busy_and_keeps_the_context),
+        cmocka_unit_test(admin_over_embedded_is_an_unsupported_client_error),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -99,6 +99,11 @@ public:
         return {};
     }
 
+    void set_context_weight(Context& context, std::uint32_t weight) override
+    {
+        scheduler_.set_weight(*static_cast<CpuContext&>(context).state->flow, weight);
+    }
+
     Result<std::unique_ptr<Buffer>> allocate_buffer(Context& context, const BufferDesc& desc,
                                                      BufferInfo& info) override
     {

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <vector>
 
+#include "fair_queue.hpp"
 #include "plan.hpp"
 #include "vaccel/backend/backend.hpp"
 
@@ -66,6 +67,9 @@ struct ContextState {
     std::uint64_t programs = 0;
     std::uint64_t queues = 0;
     std::uint64_t events = 0;
+    // The context's share of the workers; its fields belong to the scheduler
+    // (guarded by its mutex). Every queue's lane points to it.
+    std::shared_ptr<Flow> flow = std::make_shared<Flow>();
 
     std::uint64_t children() const { return buffers + programs + queues; }
 };
@@ -159,20 +163,12 @@ struct Submission {
     Error failure{};
 };
 
-// The FIFO of one queue. Invariant: every field is guarded by the
-// scheduler's mutex; `scheduled` is true while the lane is in the ready list
-// or a worker runs its front submission, so one queue runs in order.
-struct Lane {
-    std::deque<std::shared_ptr<Submission>> pending;
-    bool scheduled = false;
-};
-
 class CpuQueue final : public Queue {
 public:
     CpuQueue(std::shared_ptr<ContextState> context);
     ~CpuQueue() override;
     std::shared_ptr<ContextState> context;
-    std::shared_ptr<Lane> lane = std::make_shared<Lane>();
+    std::shared_ptr<Lane> lane = std::make_shared<Lane>(context->flow);
 };
 
 class CpuEvent final : public Event {

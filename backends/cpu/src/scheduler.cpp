@@ -1,4 +1,4 @@
-// scheduler.cpp - worker threads taking queue lanes in turn (see scheduler.hpp).
+// scheduler.cpp - worker threads taking submissions in fair order (see scheduler.hpp).
 #include "scheduler.hpp"
 
 namespace vaccel::backend::cpu {
@@ -22,39 +22,38 @@ Scheduler::~Scheduler()
 
 void Scheduler::enqueue(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submission> submission)
 {
+    bool woke;
     {
         std::lock_guard lock(mutex_);
-        lane->pending.push_back(std::move(submission));
-        if (lane->scheduled) return;  // a worker has it, or it waits in ready_
-        lane->scheduled = true;
-        ready_.push_back(lane);
+        woke = run_queue_.push(lane, std::move(submission));
     }
-    wake_.notify_one();
+    if (woke) wake_.notify_one();
+}
+
+void Scheduler::set_weight(Flow& flow, std::uint32_t weight)
+{
+    std::lock_guard lock(mutex_);
+    FairQueue::set_weight(flow, weight);
 }
 
 void Scheduler::work()
 {
     std::unique_lock lock(mutex_);
     for (;;) {
-        wake_.wait(lock, [this] { return stopping_ || !ready_.empty(); });
-        if (ready_.empty()) return;  // stopping, and everything accepted has run
-        std::shared_ptr<Lane> lane = std::move(ready_.front());
-        ready_.pop_front();
-        std::shared_ptr<Submission> submission = std::move(lane->pending.front());
-        lane->pending.pop_front();
+        wake_.wait(lock, [this] { return stopping_ || run_queue_.has_ready(); });
+        // Stopping with nothing ready: a worker still running a lane with
+        // more work takes that work itself after finish(), so everything
+        // accepted runs before the last worker exits.
+        std::optional<FairQueue::Dispatch> next = run_queue_.pop();
+        if (!next) return;
         lock.unlock();
-        // Ownership: this worker owns the lane's front submission until it is
-        // terminal; the lane stays `scheduled`, so no other worker takes the
-        // next submission of the same queue meanwhile.
-        run_submission(*submission);
-        submission.reset();
+        // Ownership: this worker owns the lane's dispatched submission until
+        // it is terminal; the lane stays `scheduled`, so no other worker
+        // takes the next submission of the same queue meanwhile.
+        run_submission(*next->submission);
+        next->submission.reset();
         lock.lock();
-        if (lane->pending.empty()) {
-            lane->scheduled = false;
-        } else {
-            ready_.push_back(std::move(lane));
-            wake_.notify_one();
-        }
+        if (run_queue_.finish(next->lane)) wake_.notify_one();
     }
 }
 

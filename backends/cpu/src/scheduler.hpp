@@ -1,19 +1,21 @@
 // scheduler.hpp - the CPU backend's worker threads.
 //
-// Owns: the worker threads and the ready list of queue lanes. Decides:
-// submissions of one queue run one after another in submission order (a
-// lane is handed to one worker at a time); different queues run in parallel
-// on up to `threads` workers. Destruction drains every accepted submission
-// before the workers exit, so no event is ever left pending.
+// Owns: the worker threads and the run queue (fair_queue.hpp). Decides:
+// submissions of one queue run one after another in submission order;
+// different queues run in parallel on up to `threads` workers; when several
+// contexts have work queued, workers take it by deficit round-robin over
+// the contexts' weights (fair_queue.hpp states the bound). Destruction
+// drains every accepted submission before the workers exit, so no event is
+// ever left pending.
 #pragma once
 
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "fair_queue.hpp"
 #include "objects.hpp"
 
 namespace vaccel::backend::cpu {
@@ -27,13 +29,15 @@ public:
 
     // Called by the engine thread once the submission holds its gates.
     void enqueue(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submission> submission);
+    // The context's share from its next DRR visit on (1..1000, clamped).
+    void set_weight(Flow& flow, std::uint32_t weight);
 
 private:
     void work();
 
-    std::mutex mutex_;  // guards ready_, stopping_ and every Lane's fields
+    std::mutex mutex_;  // guards run_queue_, stopping_ and every Flow's and Lane's fields
     std::condition_variable wake_;
-    std::deque<std::shared_ptr<Lane>> ready_;
+    FairQueue run_queue_;
     bool stopping_ = false;
     std::vector<std::thread> workers_;
 };

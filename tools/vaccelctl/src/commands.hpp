@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "admin_documents.hpp"
 #include "refusal.hpp"
 
 namespace vaccel::ctl {
@@ -30,5 +31,26 @@ struct RunOptions {
 };
 
 Result<void> run_command(const RunOptions& options);
+
+// sessions, limits get, metrics: listings from the daemon's admin channel.
+struct AdminOptions {
+    bool json = false;
+    bool verbose = false;
+};
+
+Result<void> sessions_command(const AdminOptions& options);
+Result<void> limits_get_command(const AdminOptions& options);
+Result<void> metrics_command(const AdminOptions& options);
+
+// limits set / reset: one rule, chosen by exactly one selector.
+struct LimitsChangeOptions {
+    RuleSelector selector;
+    LimitValues values;  // set only
+    bool json = false;
+    bool verbose = false;
+};
+
+Result<void> limits_set_command(const LimitsChangeOptions& options);
+Result<void> limits_reset_command(const LimitsChangeOptions& options);
 
 }  // namespace vaccel::ctl

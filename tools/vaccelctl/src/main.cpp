@@ -3,21 +3,45 @@
 // Owns: the wiring of subcommands and options to commands.hpp, and nothing
 // else. Decides: a refusal is printed as "vaccelctl: <sentence>" on stderr
 // and the exit status is 1; a command line CLI11 cannot parse exits with
-// CLI11's status and its message.
+// CLI11's status and its message. --socket PATH sets VACCEL_SOCKET for the
+// client before any command runs.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "commands.hpp"
+#include "vaccel.h"  // uapi first: see the note in session.cpp
+#include "vaccel/vaccel.h"
+
+namespace {
+
+using namespace vaccel::ctl;
+
+// --uid/--gid/--cgroup/--default on a `limits set|reset` subcommand.
+void add_selector(CLI::App* command, RuleSelector& selector)
+{
+    command->add_option("--uid", selector.uid, "the rule for clients of this user id");
+    command->add_option("--gid", selector.gid, "the rule for clients of this primary group id");
+    command->add_option("--cgroup", selector.cgroup,
+                        "the rule for clients whose cgroup path starts with PATH");
+    command->add_flag("--default", selector.default_rule,
+                      "the rule for clients no other rule selects");
+}
+
+}  // namespace
 
 int main(int argc, char** argv)
 {
-    using namespace vaccel::ctl;
-
-    CLI::App app{"vaccelctl - inspect vaccel devices and run models on them"};
+    CLI::App app{"vaccelctl - inspect vaccel devices, run models on them, and administer "
+                 "the vacceld daemon"};
     app.require_subcommand(1);
-    app.fallthrough();  // --verbose also after the subcommand
+    app.fallthrough();  // --verbose and --socket also after the subcommand
     bool verbose = false;
     app.add_flag("-v,--verbose", verbose, "say which transport the client uses");
+    std::string socket;
+    app.add_option("--socket", socket,
+                   "the daemon's socket (sets VACCEL_SOCKET; default " VACCEL_SOCKET_DEFAULT ")");
 
     DevicesOptions devices;
     CLI::App* devices_cmd = app.add_subcommand("devices", "list every device with its "
@@ -25,8 +49,9 @@ int main(int argc, char** argv)
     devices_cmd->add_flag("--json", devices.json, "print a JSON document instead of text");
 
     RunOptions run;
-    CLI::App* run_cmd = app.add_subcommand("run", "run a TOSA model once or --repeat times and "
-                                                  "write its outputs as .npy files");
+    CLI::App* run_cmd = app.add_subcommand(
+        "run", "run a TOSA model once or --repeat times and write its outputs as .npy files "
+               "(through the daemon; in process when no daemon is reachable)");
     run_cmd->add_option("model", run.model, "the model: a TOSA 1.0 flatbuffer file")->required();
     run_cmd
         ->add_option("-i,--input", run.inputs,
@@ -43,15 +68,68 @@ int main(int argc, char** argv)
         ->check(CLI::Range(1u, 1000000u));
     run_cmd->add_flag("--json", run.json, "print a JSON document instead of the summary line");
 
+    AdminOptions sessions;
+    CLI::App* sessions_cmd = app.add_subcommand(
+        "sessions", "list the daemon's sessions: who, their objects, memory and counters");
+    sessions_cmd->add_flag("--json", sessions.json, "print the daemon's JSON document");
+
+    CLI::App* limits_cmd = app.add_subcommand("limits", "show or change the daemon's limits");
+    limits_cmd->require_subcommand(1);
+    AdminOptions limits_get;
+    CLI::App* limits_get_cmd = limits_cmd->add_subcommand("get", "list the limit rules");
+    limits_get_cmd->add_flag("--json", limits_get.json, "print the daemon's JSON document");
+    LimitsChangeOptions limits_set;
+    CLI::App* limits_set_cmd = limits_cmd->add_subcommand(
+        "set", "set limits of one rule (persisted by the daemon), e.g. "
+               "limits set --uid 1000 --memory 2G --contexts 4 --events 64");
+    add_selector(limits_set_cmd, limits_set.selector);
+    auto& values = limits_set.values;
+    limits_set_cmd->add_option("--memory", values.memory,
+                               "buffer bytes per context: 4096, 512M, 2G, ...");
+    limits_set_cmd->add_option("--contexts", values.contexts, "contexts per client per device");
+    limits_set_cmd->add_option("--buffers", values.buffers, "buffers per context");
+    limits_set_cmd->add_option("--programs", values.programs, "programs per context");
+    limits_set_cmd->add_option("--queues", values.queues, "queues per context");
+    limits_set_cmd->add_option("--events", values.events, "submissions in flight per context");
+    limits_set_cmd->add_option("--weight", values.weight, "share of a busy device, 1..1000");
+    limits_set_cmd->add_flag("--json", limits_set.json, "print the daemon's JSON answer");
+    LimitsChangeOptions limits_reset;
+    CLI::App* limits_reset_cmd =
+        limits_cmd->add_subcommand("reset", "remove one rule (persisted by the daemon)");
+    add_selector(limits_reset_cmd, limits_reset.selector);
+    limits_reset_cmd->add_flag("--json", limits_reset.json, "print the daemon's JSON answer");
+
+    AdminOptions metrics;
+    app.add_subcommand("metrics",
+                       "print the daemon's metrics in the Prometheus text exposition format");
+
     CLI11_PARSE(app, argc, argv);
+
+    if (!socket.empty())
+        setenv("VACCEL_SOCKET", socket.c_str(), 1);
 
     Result<void> result;
     if (devices_cmd->parsed()) {
         devices.verbose = verbose;
         result = devices_command(devices);
-    } else {
+    } else if (run_cmd->parsed()) {
         run.verbose = verbose;
         result = run_command(run);
+    } else if (sessions_cmd->parsed()) {
+        sessions.verbose = verbose;
+        result = sessions_command(sessions);
+    } else if (limits_get_cmd->parsed()) {
+        limits_get.verbose = verbose;
+        result = limits_get_command(limits_get);
+    } else if (limits_set_cmd->parsed()) {
+        limits_set.verbose = verbose;
+        result = limits_set_command(limits_set);
+    } else if (limits_reset_cmd->parsed()) {
+        limits_reset.verbose = verbose;
+        result = limits_reset_command(limits_reset);
+    } else {
+        metrics.verbose = verbose;
+        result = metrics_command(metrics);
     }
     if (!result) {
         fmt::print(stderr, "vaccelctl: {}\n", result.error().message);

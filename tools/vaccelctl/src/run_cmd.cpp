@@ -189,7 +189,7 @@ Result<void> run_command(const RunOptions& options)
     auto spec = parse_device_spec(options.device);
     if (!spec)
         return std::unexpected(spec.error());
-    auto session = Session::open(options.verbose);
+    auto session = Session::open(options.verbose, /*announce_fallback=*/true);
     if (!session)
         return std::unexpected(session.error());
     auto devices = session->devices();

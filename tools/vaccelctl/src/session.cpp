@@ -8,6 +8,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdlib>
+
 namespace vaccel::ctl {
 
 Refusal call_refusal(int rc, std::string_view doing)
@@ -18,15 +21,59 @@ Refusal call_refusal(int rc, std::string_view doing)
     return Refusal{fmt::format("{}: {}", doing, detail)};
 }
 
-Result<Session> Session::open(bool verbose)
+std::string daemon_socket_path()
+{
+    const char* env = std::getenv("VACCEL_SOCKET");
+    return env != nullptr && env[0] != '\0' ? env : VACCEL_SOCKET_DEFAULT;
+}
+
+Result<Session> Session::open(bool verbose, bool announce_fallback)
 {
     vaccel_client* client = nullptr;
     int rc = vaccel_client_open(nullptr, &client);
     if (rc < 0)
         return std::unexpected(call_refusal(rc, "cannot open a vaccel client"));
+    const std::string_view transport = vaccel_client_transport(client);
+    const char* forced = std::getenv("VACCEL_TRANSPORT");
+    const bool automatic = forced == nullptr || forced[0] == '\0';
+    if (announce_fallback && automatic && transport == VACCEL_TRANSPORT_EMBEDDED)
+        fmt::print(stderr, "vaccelctl: no daemon at {}; running in process (embedded)\n",
+                   daemon_socket_path());
     if (verbose)
-        fmt::print(stderr, "vaccelctl: transport {}\n", vaccel_client_transport(client));
+        fmt::print(stderr, "vaccelctl: transport {}{}\n", transport,
+                   transport == VACCEL_TRANSPORT_SOCKET ? " (" + daemon_socket_path() + ")" : "");
     return Session(client);
+}
+
+Result<Session> Session::open_daemon(bool verbose, std::string_view what)
+{
+    vaccel_client* client = nullptr;
+    int rc = vaccel_client_open(VACCEL_TRANSPORT_SOCKET, &client);
+    if (rc == -ENODEV)
+        return refuse(fmt::format("no daemon at {}: '{}' asks vacceld, through its admin "
+                                  "channel; start vacceld, or name its socket with --socket PATH "
+                                  "(or VACCEL_SOCKET)",
+                                  daemon_socket_path(), what));
+    if (rc < 0)
+        return std::unexpected(call_refusal(rc, "cannot open a client of the daemon"));
+    if (verbose)
+        fmt::print(stderr, "vaccelctl: transport {} ({})\n", vaccel_client_transport(client),
+                   daemon_socket_path());
+    return Session(client);
+}
+
+Result<std::string> Session::admin(std::uint32_t command, const std::string& request,
+                                   std::string_view what) const
+{
+    char* response = nullptr;
+    std::size_t bytes = 0;
+    int rc = vaccel_admin(client(), command, request.empty() ? nullptr : request.c_str(),
+                          &response, &bytes);
+    if (rc < 0)
+        return std::unexpected(call_refusal(rc, fmt::format("the daemon refused '{}'", what)));
+    std::string text(response, bytes);
+    vaccel_free(response);
+    return text;
 }
 
 Result<struct vaccel_get_version> Session::version() const

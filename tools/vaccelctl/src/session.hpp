@@ -7,7 +7,9 @@
 // vaccel_last_error_message() (or vaccel_strerror() when it is empty).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,15 +24,30 @@ namespace vaccel::ctl {
 // failed, e.g. "cannot load model m.tosa on device [0] CPU".
 Refusal call_refusal(int rc, std::string_view doing);
 
+// Where the daemon listens: $VACCEL_SOCKET (which --socket sets), else
+// VACCEL_SOCKET_DEFAULT.
+std::string daemon_socket_path();
+
 class Session {
 public:
-    // Opens the automatic transport; with `verbose`, says which one on stderr.
-    static Result<Session> open(bool verbose);
+    // Opens the automatic transport (the daemon when it is reachable, else
+    // embedded) or the one $VACCEL_TRANSPORT forces; with `verbose`, says
+    // which one on stderr. With `announce_fallback`, an automatic fall back
+    // to embedded is said on stderr in one line ("vaccelctl: no daemon at
+    // PATH; running in process (embedded)").
+    static Result<Session> open(bool verbose, bool announce_fallback = false);
+    // Opens the socket transport for the admin channel; `what` names the
+    // command for the refusal when no daemon is reachable.
+    static Result<Session> open_daemon(bool verbose, std::string_view what);
 
     vaccel_client* client() const { return client_.get(); }
 
     Result<struct vaccel_get_version> version() const;
     Result<std::vector<DeviceRecord>> devices() const;
+    // One admin command (enum vaccel_admin_command) with its request
+    // document; the daemon's answer as text. `what` names it in refusals.
+    Result<std::string> admin(std::uint32_t command, const std::string& request,
+                              std::string_view what) const;
 
 private:
     struct Close {

@@ -89,12 +89,20 @@ const std::array<OpRule, VACCEL_OP_COUNT> rules = {
     OpRule{"CONTEXT_LIMITS", VACCEL_SIZE(vaccel_context_limits), {}, none, 0, none},
 };
 
+// VACCEL_OP_ADMIN sits apart from the ioctl ops (a wire opcode only). Its
+// `command` is not checked here: an unknown command is the admin service's
+// refusal (a response), not a malformed message.
+const OpRule admin_rule{"ADMIN", VACCEL_SIZE(vaccel_admin), {VACCEL_FIELD(vaccel_admin, reserved)},
+                        VACCEL_AT(vaccel_admin, flags), 0, none};
+
 #undef VACCEL_AT
 #undef VACCEL_FIELD
 #undef VACCEL_SIZE
 
 const OpRule* rule_of(std::uint32_t opcode)
 {
+    if (opcode == VACCEL_OP_ADMIN)
+        return &admin_rule;
     return opcode < rules.size() ? &rules[opcode] : nullptr;
 }
 
@@ -152,6 +160,25 @@ std::string_view op_name(std::uint32_t opcode)
 {
     const OpRule* rule = rule_of(opcode);
     return rule == nullptr ? std::string_view{"UNKNOWN"} : rule->name;
+}
+
+bool payload_is_document(std::uint32_t opcode)
+{
+    return opcode == VACCEL_OP_ADMIN;
+}
+
+bool payload_may_use_fd(std::uint32_t opcode, bool response)
+{
+    switch (opcode) {
+    case VACCEL_OP_BUFFER_WRITE:
+    case VACCEL_OP_PROGRAM_LOAD:
+        return !response;
+    case VACCEL_OP_BUFFER_READ:
+    case VACCEL_OP_ADMIN:
+        return true;
+    default:
+        return false;
+    }
 }
 
 std::uint32_t op_known_flags(std::uint32_t opcode)
@@ -229,6 +256,8 @@ Result<std::size_t> request_payload_size(std::uint32_t opcode, std::span<const s
         return std::size_t{count} * sizeof(std::uint64_t);
     }
     default:
+        // ADMIN included: its document has no size fixed by the struct
+        // (payload_is_document()).
         return std::size_t{0};
     }
 }

@@ -5,8 +5,12 @@
 //    (effective max_contexts on that device) and to the device (its own
 //    max_contexts, all sessions); both are committed only after the backend
 //    made the context and a handle is certain.
+//  - a new context gets the policy's scheduling weight (clamped to 1..1000)
+//    through Backend::set_context_weight() before anyone can submit to it;
 //  - a context with children (buffers, programs, queues, events) is not
 //    destroyed: Busy, VACCEL_D_IN_USE, arg0 = the number of children.
+#include <algorithm>
+
 #include "ops.hpp"
 
 namespace vaccel::engine::ops {
@@ -20,14 +24,25 @@ Status context_create(SessionState& state, vaccel_context_create& args)
     if (auto handle = state.reserve_handle(); !handle)
         return handle;
 
-    auto session_charge = state.session_contexts[dev.index()]->reserve(Resource::contexts, 1);
+    // The policy may have changed since the session began (the daemon's
+    // LIMITS_SET): a new context obeys the policy in force now.
+    Accounting& session_contexts = *state.session_contexts[dev.index()];
+    session_contexts.set_limits(state.effective_limits(dev));
+    auto session_charge = session_contexts.reserve(Resource::contexts, 1);
     if (!session_charge)
         return fail(std::move(session_charge.error()));
     auto device_charge = dev.contexts().reserve(Resource::contexts, 1);
     if (!device_charge)
         return fail(std::move(device_charge.error()));
 
-    auto context = dev.call([](backend::Backend& b) { return b.create_context(); });
+    const std::uint32_t weight =
+        std::clamp(state.policy->weight(state.identity, dev.index()), 1u, 1000u);
+    auto context = dev.call([&](backend::Backend& b) -> Result<std::unique_ptr<backend::Context>> {
+        auto made = b.create_context();
+        if (made)
+            b.set_context_weight(**made, weight);
+        return made;
+    });
     if (!context)
         return fail(std::move(context.error()));
 
@@ -38,6 +53,8 @@ Status context_create(SessionState& state, vaccel_context_create& args)
     auto handle = state.insert(std::move(record));  // cannot fail: reserve_handle() passed
     session_charge->commit();
     device_charge->commit();
+    if (session_contexts.used(Resource::contexts) == 1)
+        dev.session_arrived();
     args.context = *handle;
     return {};
 }
@@ -56,7 +73,10 @@ Status context_destroy(SessionState& state, vaccel_handle_release& args)
     auto released = dev.call([&](backend::Backend& b) { return b.destroy_context(context.object); });
     if (!released)
         return released;  // the backend handed the context back alive
-    state.session_contexts[dev.index()]->release(Resource::contexts, 1);
+    Accounting& session_contexts = *state.session_contexts[dev.index()];
+    session_contexts.release(Resource::contexts, 1);
+    if (session_contexts.used(Resource::contexts) == 0)
+        dev.session_left();
     dev.contexts().release(Resource::contexts, 1);
     state.erase<ContextRecord>(args.handle);
     return {};

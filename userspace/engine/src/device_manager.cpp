@@ -19,8 +19,16 @@ void CompletionSignal::notify()
     {
         std::lock_guard lock(mutex_);
         ++generation_;
+        if (listener_)
+            listener_();
     }
     changed_.notify_all();
+}
+
+void CompletionSignal::set_listener(std::function<void()> listener)
+{
+    std::lock_guard lock(mutex_);
+    listener_ = std::move(listener);
 }
 
 std::uint64_t CompletionSignal::generation() const
@@ -54,6 +62,15 @@ Device::Device(std::uint32_t index, std::unique_ptr<backend::Backend> backend)
 backend::LiveCounters Device::live()
 {
     return call([](backend::Backend& backend) { return backend.live(); });
+}
+
+DeviceStats Device::stats()
+{
+    DeviceStats stats;
+    stats.live = live();
+    stats.sessions = sessions_.load(std::memory_order_relaxed);
+    stats.submissions = submissions_.load(std::memory_order_relaxed);
+    return stats;
 }
 
 DeviceManager::DeviceManager(std::vector<std::unique_ptr<backend::Backend>> backends)

@@ -1,6 +1,8 @@
 // event_ops.cpp - EVENT_POLL, EVENT_WAIT, EVENT_DESTROY.
 //
-// Owns nothing beyond the handlers. Decides how a wait blocks: without
+// Owns nothing beyond the handlers. wait_progress() is one look at a wait's
+// events (the daemon's non-blocking seam, Session::check_wait); event_wait()
+// repeats it until done. Decides how a wait blocks: without
 // spinning and without holding the session lock while asleep. Each round it
 //   1. reads the completion signal's generation,
 //   2. under the session lock, looks every handle up again and polls it
@@ -44,10 +46,31 @@ Status event_poll(SessionState& state, vaccel_event_poll& args)
     return {};
 }
 
+Result<WaitProgress> wait_progress(SessionState& state, std::span<const std::uint64_t> handles,
+                                   std::uint32_t flags)
+{
+    WaitProgress progress;
+    std::optional<std::uint32_t> first;
+    std::lock_guard lock(state.mutex);
+    for (std::uint32_t i = 0; i < handles.size(); ++i) {
+        auto found = state.lookup<EventRecord>(handles[i]);
+        if (!found)
+            return fail(std::move(found.error()));
+        if (poll_record(**found).state != backend::EventState::pending) {
+            ++progress.done_count;
+            if (!first)
+                first = i;
+        }
+    }
+    progress.first_done = first.value_or(0);
+    const bool all = (flags & VACCEL_WAIT_ALL) != 0;
+    progress.satisfied = all ? progress.done_count == handles.size() : progress.done_count > 0;
+    return progress;
+}
+
 Status event_wait(SessionState& state, vaccel_event_wait& args, std::span<const std::byte> payload)
 {
     const std::vector<std::uint64_t> handles = load_array<std::uint64_t>(payload);
-    const bool all = (args.flags & VACCEL_WAIT_ALL) != 0;
     std::optional<std::chrono::steady_clock::time_point> deadline;
     // A timeout beyond what steady_clock can represent (int64 nanoseconds,
     // ~292 years of uptime) is no timeout at all.
@@ -60,27 +83,16 @@ Status event_wait(SessionState& state, vaccel_event_wait& args, std::span<const 
 
     for (;;) {
         const std::uint64_t seen = signal.generation();
-        std::uint32_t done = 0;
-        std::optional<std::uint32_t> first;
-        {
-            std::lock_guard lock(state.mutex);
-            for (std::uint32_t i = 0; i < handles.size(); ++i) {
-                auto found = state.lookup<EventRecord>(handles[i]);
-                if (!found)
-                    return fail(std::move(found.error()));
-                if (poll_record(**found).state != backend::EventState::pending) {
-                    ++done;
-                    if (!first)
-                        first = i;
-                }
-            }
-        }
-        args.done_count = done;
-        args.first_done = first.value_or(0);
-        if (all ? done == handles.size() : done > 0)
+        auto progress = wait_progress(state, handles, args.flags);
+        if (!progress)
+            return fail(std::move(progress.error()));
+        args.done_count = progress->done_count;
+        args.first_done = progress->first_done;
+        if (progress->satisfied)
             return {};
         if (!forever && (!deadline || std::chrono::steady_clock::now() >= *deadline))
-            return fail(Errc::deadline_expired, VACCEL_D_WAIT_TIMEOUT, handles.size() - done);
+            return fail(Errc::deadline_expired, VACCEL_D_WAIT_TIMEOUT,
+                        handles.size() - progress->done_count);
         signal.wait_for_change(seen, deadline);
     }
 }

@@ -17,6 +17,7 @@
 
 #include "vaccel.h"
 #include "session_state.hpp"
+#include "vaccel/engine/session.hpp"
 
 namespace vaccel::engine::ops {
 
@@ -52,6 +53,10 @@ Status submit(SessionState& state, vaccel_submit& args, std::span<const std::byt
 
 // event_ops.cpp
 Status event_poll(SessionState& state, vaccel_event_poll& args);
+// One look at `handles` (the daemon's seam). Takes SessionState::mutex
+// itself; called without it.
+Result<WaitProgress> wait_progress(SessionState& state, std::span<const std::uint64_t> handles,
+                                   std::uint32_t flags);
 // Takes SessionState::mutex itself; called without it.
 Status event_wait(SessionState& state, vaccel_event_wait& args, std::span<const std::byte> handles);
 Status event_destroy(SessionState& state, vaccel_handle_release& args);

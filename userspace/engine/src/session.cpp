@@ -90,6 +90,15 @@ std::uint32_t Session::object_count() const
 Status Session::call(std::uint32_t opcode, std::span<std::byte> args,
                      std::span<const std::byte> in_payload, std::span<std::byte> out_payload)
 {
+    Status status = dispatch(opcode, args, in_payload, out_payload);
+    if (!status)
+        state_->errors.fetch_add(1, std::memory_order_relaxed);
+    return status;
+}
+
+Status Session::dispatch(std::uint32_t opcode, std::span<std::byte> args,
+                         std::span<const std::byte> in_payload, std::span<std::byte> out_payload)
+{
     if (auto checked = check_request_wire(opcode, args); !checked)
         return checked;
     auto payload_size = request_payload_size(opcode, args);

@@ -17,9 +17,11 @@
 // (HandleTable keeps slots in chunks that never move).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -90,6 +92,17 @@ struct SessionState {
     // The session's contexts per device, against the effective max_contexts.
     std::vector<std::unique_ptr<Accounting>> session_contexts;
 
+    // Which device each live handle's object lives on, for Session::route().
+    // Guarded by route_mutex, a leaf lock never held across a backend call,
+    // so a transport's I/O thread may consult it without ever waiting on a
+    // device. Kept in step with `objects` by insert()/erase().
+    mutable std::mutex route_mutex;
+    std::unordered_map<std::uint64_t, std::uint32_t> route;
+
+    // Counters for the admin channel (any thread, relaxed).
+    std::atomic<std::uint64_t> submissions{0};  // accepted submissions
+    std::atomic<std::uint64_t> errors{0};       // refusals returned to the client
+
     // The effective limits of a new context on `device`.
     vaccel_device_limits effective_limits(const Device& device) const;
 
@@ -112,7 +125,17 @@ struct SessionState {
     template <class R>
     Result<std::uint64_t> insert(R record)
     {
-        return objects.insert(R::kind, Object(std::in_place_type<R>, std::move(record)));
+        std::uint32_t device = 0;
+        if constexpr (std::is_same_v<R, ContextRecord>)
+            device = record.device->index();
+        else
+            device = record.owner->device->index();
+        auto handle = objects.insert(R::kind, Object(std::in_place_type<R>, std::move(record)));
+        if (handle) {
+            std::lock_guard lock(route_mutex);
+            route[*handle] = device;
+        }
+        return handle;
     }
 
     // Removes the record `handle` names (it must be live and of kind R).
@@ -120,6 +143,8 @@ struct SessionState {
     void erase(std::uint64_t handle)
     {
         objects.remove(handle, R::kind);
+        std::lock_guard lock(route_mutex);
+        route.erase(handle);
     }
 };
 

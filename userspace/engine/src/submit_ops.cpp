@@ -10,7 +10,9 @@
 //  3. per binding, in order: the buffer handle is known
 //     (InvalidArgument, D_UNKNOWN_HANDLE) and belongs to the queue's context
 //     (Incompatible, D_BINDING_CONTEXT, arg0 = binding index);
-//  4. one event is charged to the context (max_events) and a handle is
+//  4. a deadline on a device without VACCEL_CAP_DEADLINES is refused
+//     (DeadlineExpired, VACCEL_D_DEADLINE);
+//  5. one event is charged to the context (max_events) and a handle is
 //     certain to be available.
 // The backend then applies the shared binding rules (validate::bindings)
 // and either rejects (nothing happened) or accepts; an accepted submission
@@ -36,6 +38,14 @@ Status submit(SessionState& state, vaccel_submit& args, std::span<const std::byt
     if (program.owner != &context)
         return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, args.program)
                         .with_note("the program was loaded into another context than the queue's"));
+
+    // A deadline the device cannot honour is refused, not silently ignored
+    // (the backend would refuse it too; refusing here names it before any
+    // work). Devices that honour deadlines say so with VACCEL_CAP_DEADLINES.
+    if (args.deadline_ns != 0 && (context.device->info().flags & VACCEL_CAP_DEADLINES) == 0)
+        return fail(Error::of(Errc::deadline_expired, VACCEL_D_DEADLINE)
+                        .with_note("this device does not honour submission deadlines; submit "
+                                   "with deadline 0"));
 
     const vaccel_device_limits limits = context.accounting->limits();
     if (args.binding_count > limits.max_bindings)
@@ -79,6 +89,8 @@ Status submit(SessionState& state, vaccel_submit& args, std::span<const std::byt
     charge->commit();
     ++context.children;
     ++queue.events;
+    state.submissions.fetch_add(1, std::memory_order_relaxed);
+    context.device->submission_accepted();
     args.event = *handle;
     return {};
 }

@@ -1,11 +1,14 @@
 // client.cpp - opening and closing clients, choosing the transport.
 //
 // Owns: the transport choice. Decides: an explicit name wins, then
-// $VACCEL_TRANSPORT, then the default. Only "embedded" exists in this
-// build; any other name is refused with -EPROTONOSUPPORT and a sentence
-// naming it (never silently replaced by another transport).
+// $VACCEL_TRANSPORT, then automatic: the socket when the daemon's socket
+// accepts a connection, else embedded. A named transport that cannot be
+// had is refused with a sentence naming it, never silently replaced by
+// another: "socket" with no daemon is -ENODEV (DeviceLost, PEER_GONE);
+// "kernel" (not in this build) and unknown names are -EPROTONOSUPPORT.
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <new>
 #include <string>
@@ -14,6 +17,50 @@
 #include "client.hpp"
 
 using namespace vaccel;
+
+namespace {
+
+int record_no_daemon(const std::string& path, int connect_errno)
+{
+    vaccel_status status{};
+    status.error = VACCEL_E_DEVICE_LOST;
+    status.detail = VACCEL_D_PEER_GONE;
+    return lib::record_explained(
+        status, "DeviceLost: no daemon accepts connections at " + path + " (" +
+                    std::strerror(connect_errno) +
+                    "); start vacceld, point VACCEL_SOCKET at its socket, or use the "
+                    "'embedded' transport");
+}
+
+// The transport `name` names; "" = automatic.
+Result<std::unique_ptr<lib::Transport>> open_named(std::string_view name, int& rc)
+{
+    rc = 0;
+    if (name.empty()) {
+        int ignored = 0;
+        if (auto socket = lib::open_socket_transport(lib::daemon_socket_path(), &ignored))
+            return socket;
+        return lib::open_embedded_transport();
+    }
+    if (name == VACCEL_TRANSPORT_SOCKET) {
+        const std::string path = lib::daemon_socket_path();
+        int connect_errno = 0;
+        auto socket = lib::open_socket_transport(path, &connect_errno);
+        if (!socket)
+            rc = record_no_daemon(path, connect_errno);
+        return socket;
+    }
+    if (name == VACCEL_TRANSPORT_EMBEDDED)
+        return lib::open_embedded_transport();
+    lib::record_local(Errc::unsupported,
+                      "transport '" + std::string(name) +
+                          "' is not available in this build; use 'socket' or 'embedded' (or "
+                          "unset VACCEL_TRANSPORT for the automatic choice)");
+    rc = -EPROTONOSUPPORT;
+    return std::unexpected(Error::of(Errc::unsupported));
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -26,17 +73,13 @@ int vaccel_client_open(const char* transport, vaccel_client** client)
     std::string_view name = transport != nullptr ? transport : "";
     if (name.empty()) {
         const char* env = std::getenv("VACCEL_TRANSPORT");
-        name = env != nullptr && env[0] != '\0' ? env : VACCEL_TRANSPORT_EMBEDDED;
+        name = env != nullptr ? env : "";
     }
-    if (name != VACCEL_TRANSPORT_EMBEDDED) {
-        lib::record_local(Errc::unsupported,
-                          "transport '" + std::string(name) +
-                              "' is not available in this build; use 'embedded' (or unset "
-                              "VACCEL_TRANSPORT)");
-        return -EPROTONOSUPPORT;
-    }
-    auto opened = lib::open_embedded_transport();
+    int rc = 0;
+    auto opened = open_named(name, rc);
     if (!opened) {
+        if (rc != 0)
+            return rc;  // recorded with its own sentence
         lib::record_status(opened.error().to_status());
         return error_errno(opened.error().code);
     }

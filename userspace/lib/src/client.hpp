@@ -26,6 +26,9 @@ void record_status(const vaccel_status& status);
 // Records a refusal made by the library itself (before any transport), with
 // the sentence to show; returns its negative errno.
 int record_local(Errc code, std::string message);
+// Records `status` with the library's own sentence for it (the status keeps
+// its detail and arguments); returns its negative errno.
+int record_explained(const vaccel_status& status, std::string message);
 
 // Runs one op through the client's transport and records the outcome.
 // Zeroes the struct's status first (the library owns the struct).

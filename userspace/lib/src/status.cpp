@@ -59,6 +59,14 @@ int record_local(Errc code, std::string message)
     return error_errno(code);
 }
 
+int record_explained(const vaccel_status& status, std::string message)
+{
+    LastCall& last = last_call();
+    last.status = status;
+    last.local_message = std::move(message);
+    return error_errno(Error::from_status(status).code);
+}
+
 }  // namespace vaccel::lib
 
 using namespace vaccel;

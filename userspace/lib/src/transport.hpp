@@ -1,8 +1,9 @@
 // transport.hpp - how libvaccel reaches an engine.
 //
-// Owns nothing. Decides the one seam every transport (embedded now; socket
-// and kernel later) implements: run one contract op on the op's uapi struct
-// with its payload carried separately, exactly as on the wire.
+// Owns nothing. Decides the one seam every transport (embedded, socket;
+// kernel later) implements: run one contract op on the op's uapi struct
+// with its payload carried separately, exactly as on the wire; and, for a
+// transport with a daemon behind it, one admin exchange.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,9 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "vaccel.h"
 #include "vaccel/common/error.hpp"
 
 namespace vaccel::lib {
@@ -29,11 +32,37 @@ public:
     // Thread-safety: may be called from several threads at once.
     virtual int call(std::uint32_t opcode, void* args, std::size_t args_size,
                      std::span<const std::byte> in, std::span<std::byte> out) = 0;
+
+    // Whether admin() reaches a daemon (only the daemon has sessions of
+    // other processes, a policy and metrics to administer).
+    virtual bool has_admin_channel() const { return false; }
+
+    // Runs one VACCEL_OP_ADMIN exchange: `args` carries the command,
+    // `request` the document; the answer's document replaces `response`.
+    // Returns like call(). Only meaningful when has_admin_channel().
+    virtual int admin(struct vaccel_admin& args, std::span<const std::byte> request,
+                      std::vector<std::byte>& response)
+    {
+        (void)request;
+        response.clear();
+        args.status = Error::of(Errc::unsupported).to_status();
+        return error_errno(Errc::unsupported);
+    }
 };
 
 // The engine in this process. The devices are opened once per process, on
 // the first open, and shared by every embedded client; each client gets a
 // session of its own.
 Result<std::unique_ptr<Transport>> open_embedded_transport();
+
+// The daemon's socket: $VACCEL_SOCKET if set and not empty, else
+// VACCEL_SOCKET_DEFAULT.
+std::string daemon_socket_path();
+
+// A connection to the daemon at `path`, one session. When nobody accepts
+// there, the Error is DeviceLost / VACCEL_D_PEER_GONE and *connect_errno
+// (if given) the connect() failure.
+Result<std::unique_ptr<Transport>> open_socket_transport(const std::string& path,
+                                                         int* connect_errno = nullptr);
 
 }  // namespace vaccel::lib

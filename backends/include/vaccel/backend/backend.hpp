@@ -124,6 +124,12 @@ public:
 
     virtual Result<std::unique_ptr<Context>> create_context() = 0;
     virtual Status destroy_context(std::unique_ptr<Context>& context) = 0;
+    // The context's relative share of the device when several contexts have
+    // work queued: 1..1000, default 100 (the engine validates the range). A
+    // backlogged context gets at least weight / sum(weights of backlogged
+    // contexts) of the device's dispatch slots. Takes effect for submissions
+    // dispatched after the call; a backend without a scheduler ignores it.
+    virtual void set_context_weight(Context& context, std::uint32_t weight) { (void)context; (void)weight; }
 
     virtual Result<std::unique_ptr<Buffer>> allocate_buffer(Context& context,
                                                             const BufferDesc& desc,

@@ -144,6 +144,22 @@ SysResult<OpId> Reactor::read_eventfd(int fd, CounterCompletion done)
     return id;
 }
 
+SysResult<OpId> Reactor::read(int fd, std::span<std::byte> buffer, Completion done)
+{
+    if (stopping_)
+        return std::unexpected(-ECANCELED);
+    io_uring_sqe* sqe = next_sqe();
+    if (sqe == nullptr)
+        return std::unexpected(-EBUSY);
+    // Offset -1: the file's current position (required for non-seekable
+    // files such as a signalfd).
+    io_uring_prep_read(sqe, fd, buffer.data(), static_cast<unsigned>(buffer.size()),
+                       static_cast<__u64>(-1));
+    auto [id, op] = track(sqe, OpKind::plain);
+    op->done = std::move(done);
+    return id;
+}
+
 SysResult<OpId> Reactor::timeout_at(std::uint64_t deadline_ns, Completion done)
 {
     if (stopping_)

@@ -62,9 +62,16 @@
  * concurrently (a thread blocked in vaccel_event_wait() does not hold up
  * another thread's submissions). The last-status record is per thread.
  *
- * Transports: VACCEL_TRANSPORT=embedded runs the engine and the backends in
- * the calling process (no limits across processes). Socket and kernel
- * transports come with the daemon and the kernel module.
+ * Transports: "socket" talks to the daemon, vacceld, over its Unix socket
+ * ($VACCEL_SOCKET, else VACCEL_SOCKET_DEFAULT): devices are shared with
+ * other processes under the daemon's limits, and the admin channel
+ * (vaccel_admin()) is there. "embedded" runs the engine and the backends in
+ * the calling process (no limits across processes, no admin channel).
+ * vaccel_client_open(NULL, ...) takes $VACCEL_TRANSPORT if set, else the
+ * socket when the daemon accepts a connection, else embedded. If the daemon
+ * goes away, every pending and later call of its clients fails promptly
+ * with -ENODEV (DeviceLost, VACCEL_D_PEER_GONE); open a new client once a
+ * daemon serves again. The kernel transport comes with the kernel module.
  *
  * Linking: -lvaccel. The library exports only the vaccel_* symbols below.
  * A header-only C++ layer with RAII objects is in <vaccel/vaccel.hpp>.
@@ -98,17 +105,27 @@ extern "C" {
 typedef struct vaccel_client vaccel_client;
 
 /* Transport names accepted by vaccel_client_open(); NULL = automatic
- * ($VACCEL_TRANSPORT if set, else the best one reachable). */
+ * ($VACCEL_TRANSPORT if set and not empty, else "socket" when the daemon's
+ * socket accepts a connection, else "embedded"). */
 #define VACCEL_TRANSPORT_EMBEDDED "embedded"
+#define VACCEL_TRANSPORT_SOCKET "socket"
+#define VACCEL_TRANSPORT_KERNEL "kernel"
+
+/* Where the daemon listens unless $VACCEL_SOCKET names another path. */
+#define VACCEL_SOCKET_DEFAULT "/run/vaccel/vacceld.sock"
 
 /* Opens a session over `transport` (see above) and stores it in *client.
- * A transport this build lacks is -EPROTONOSUPPORT, with a message naming it
- * ("transport 'socket' is not available in this build"). */
+ * "socket" with no daemon accepting at the socket is -ENODEV (DeviceLost,
+ * VACCEL_D_PEER_GONE), with a message naming the path and why connecting
+ * failed. A transport this build lacks, or an unknown name, is
+ * -EPROTONOSUPPORT, with a message naming it ("transport 'kernel' is not
+ * available in this build"). Never silently replaced by another transport. */
 VACCEL_API int vaccel_client_open(const char *transport, vaccel_client **client);
 /* Releases everything the session still owns (waiting for in-flight work),
- * then the client. NULL is ignored. */
+ * then the client. NULL is ignored. Call it once no other call on the
+ * client is running. */
 VACCEL_API void vaccel_client_close(vaccel_client *client);
-/* The transport the client uses: "embedded", ... */
+/* The transport the client uses: "embedded" or "socket". */
 VACCEL_API const char *vaccel_client_transport(const vaccel_client *client);
 
 /* ------------------------------------------------------------------ */
@@ -247,6 +264,27 @@ VACCEL_API int vaccel_event_destroy(vaccel_client *client, uint64_t event);
 /* Now + relative nanoseconds on CLOCK_MONOTONIC (saturating), for timeouts
  * and deadlines. */
 VACCEL_API uint64_t vaccel_deadline_after_ns(uint64_t relative_ns);
+
+/* ------------------------------------------------------------------ */
+/* Administration (the daemon's admin channel)                         */
+/* ------------------------------------------------------------------ */
+
+/* One admin command (enum vaccel_admin_command) with its request document
+ * (UTF-8 JSON, NUL-terminated; NULL or "" for the listings), answered by the
+ * daemon to root and to members of its admin group. On success *response is
+ * the answer (JSON; Prometheus text for VACCEL_ADMIN_METRICS), malloc'd and
+ * NUL-terminated, to be freed with vaccel_free(), and *response_bytes (may
+ * be NULL) its length without the NUL. docs/protocol.md describes the
+ * documents. Refusals: -EOPNOTSUPP over the embedded transport (admin needs
+ * the daemon); -EACCES (PermissionDenied, VACCEL_D_NOT_ADMIN, arg0 = uid,
+ * arg1 = gid) for anyone else; -EINVAL (VACCEL_D_ADMIN_REQUEST, arg0 = byte
+ * offset of the fault) for a document the daemon cannot use. *response is
+ * NULL after a refusal. */
+VACCEL_API int vaccel_admin(vaccel_client *client, uint32_t command, const char *request_json,
+			    char **response, size_t *response_bytes);
+/* Frees what libvaccel allocated for the caller (vaccel_admin's response).
+ * NULL is ignored. */
+VACCEL_API void vaccel_free(void *memory);
 
 #ifdef __cplusplus
 }

@@ -296,6 +296,21 @@ public:
     vaccel_client* get() const { return client_; }
     const char* transport() const { return vaccel_client_transport(client_); }
 
+    // One admin command (enum vaccel_admin_command) with its request
+    // document; the daemon's answer. Needs the socket transport.
+    Expected<std::string> admin(std::uint32_t command, const std::string& request = {}) const
+    {
+        char* response = nullptr;
+        std::size_t bytes = 0;
+        const int rc = vaccel_admin(client_, command, request.empty() ? nullptr : request.c_str(),
+                                    &response, &bytes);
+        if (rc != 0)
+            return std::unexpected(ClientError::last(rc));
+        std::string answer(response, bytes);
+        vaccel_free(response);
+        return answer;
+    }
+
     Expected<struct vaccel_get_version> version() const
     {
         struct vaccel_get_version out{};

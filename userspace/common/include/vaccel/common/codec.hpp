@@ -13,11 +13,21 @@
 //   4. opcode known (D_UNKNOWN_OPCODE, arg0 = opcode);
 //   5. args_bytes == args_size(opcode) (D_BAD_SIZE, arg0 = args_bytes,
 //      arg1 = expected);
-//   6. header + args + payload == bytes exactly, truncated or oversized
-//      (D_BAD_SIZE, arg0 = bytes, arg1 = size the header announces);
+//   6. VACCEL_MSG_PAYLOAD_FD only on the ops payload_may_use_fd() names
+//      (D_BAD_VALUE, arg0 = 6, arg1 = flags); header + args + inline payload
+//      == bytes exactly, truncated or oversized (D_BAD_SIZE, arg0 = bytes,
+//      arg1 = size the header announces); a PAYLOAD_FD message has no inline
+//      payload;
 //   7. payload_bytes == what the op's rules require (request_payload_size /
 //      response_payload_size; D_BAD_SIZE, arg0 = payload_bytes,
-//      arg1 = required), or their own refusal;
+//      arg1 = required), or their own refusal; an ADMIN document is free up
+//      to max_payload_bytes. Then where it travels: inline only up to
+//      VACCEL_MSG_INLINE_MAX, by memfd only above it (D_BAD_SIZE,
+//      arg0 = the size, arg1 = VACCEL_MSG_INLINE_MAX) - one encoding per
+//      message. For a BUFFER_READ request "the size" is `length`, the bytes
+//      its answer carries (inline, or into the passed file): a read of more
+//      than VACCEL_MSG_INLINE_MAX without a file is malformed, and so is any
+//      size above max_payload_bytes (arg1 = max_payload_bytes);
 //   8. check_request_wire() on request args / check_response() on response
 //      args (status, reserved, flags, and user pointers zero in requests).
 // Encoding trusts its caller: it writes exactly what it is given.
@@ -39,7 +49,10 @@
 namespace vaccel {
 
 // A decoded message. Ownership: args and payload point into the bytes given
-// to decode_*(); the view is valid only while those bytes are.
+// to decode_*(); the view is valid only while those bytes are. With
+// VACCEL_MSG_PAYLOAD_FD in header.flags, payload is empty and the
+// header.payload_bytes bytes are in the memfd that came with the message
+// (passing and checking the descriptor is the transport's job).
 struct MessageView {
     vaccel_msg_header header;
     std::span<const std::byte> args;
@@ -64,6 +77,15 @@ std::size_t append_request(std::vector<std::byte>& out, std::uint32_t opcode, st
 std::size_t append_response(std::vector<std::byte>& out, std::uint32_t opcode,
                             std::uint64_t seq, std::uint64_t session,
                             std::span<const std::byte> args, std::span<const std::byte> payload);
+
+// PAYLOAD_FD variants: the header carries VACCEL_MSG_PAYLOAD_FD and
+// `payload_bytes`, nothing follows the struct; the caller passes the memfd.
+std::size_t append_request_fd(std::vector<std::byte>& out, std::uint32_t opcode,
+                              std::uint64_t seq, std::uint64_t session,
+                              std::span<const std::byte> args, std::uint32_t payload_bytes);
+std::size_t append_response_fd(std::vector<std::byte>& out, std::uint32_t opcode,
+                               std::uint64_t seq, std::uint64_t session,
+                               std::span<const std::byte> args, std::uint32_t payload_bytes);
 
 // The bytes of a uapi struct (or array of them), for encode_*().
 template <class S>

@@ -30,6 +30,17 @@ std::size_t args_size(std::uint32_t opcode);
 // "SUBMIT", "BUFFER_WRITE", ...; "UNKNOWN" for an unknown opcode.
 std::string_view op_name(std::uint32_t opcode);
 
+// True for VACCEL_OP_ADMIN: its request and response payloads are documents
+// whose size is the header's payload_bytes (up to max_payload_bytes), not a
+// size the struct fixes; request_payload_size()/response_payload_size()
+// return 0 for it.
+bool payload_is_document(std::uint32_t opcode);
+
+// Whether a message of `opcode` may carry VACCEL_MSG_PAYLOAD_FD: requests of
+// BUFFER_WRITE, PROGRAM_LOAD, BUFFER_READ (the file to receive the data) and
+// ADMIN; responses of BUFFER_READ and ADMIN.
+bool payload_may_use_fd(std::uint32_t opcode, bool response);
+
 // The flags an op defines (VACCEL_WAIT_ALL on EVENT_WAIT; 0 elsewhere).
 std::uint32_t op_known_flags(std::uint32_t opcode);
 

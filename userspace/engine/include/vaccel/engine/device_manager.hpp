@@ -19,9 +19,11 @@
 // session or a device.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,19 +39,35 @@ namespace vaccel::engine {
 // Raised each time some event of some device leaves pending. Waiters read
 // generation() BEFORE looking at their events and then wait for it to move,
 // so a completion between their look and their wait is never lost.
+//
+// A listener (one, optional) is called after each notify(), from the
+// notifying backend thread, with the signal's mutex held: it must not block
+// and must not call back into the engine (the daemon's listener posts to its
+// reactor). It lets a caller that never blocks on wait_for_change() learn
+// that it should look again.
 class CompletionSignal {
 public:
     void notify();
     std::uint64_t generation() const;
+    // Replaces the listener (an empty function removes it). Any thread.
+    void set_listener(std::function<void()> listener);
     // Blocks until generation() != seen or `deadline` passes (nullopt = no
     // deadline). Returns false on timeout.
     bool wait_for_change(std::uint64_t seen,
                          std::optional<std::chrono::steady_clock::time_point> deadline);
 
 private:
-    mutable std::mutex mutex_;  // guards generation_; a leaf lock
+    mutable std::mutex mutex_;  // guards generation_ and listener_; a leaf lock
     std::condition_variable changed_;
+    std::function<void()> listener_;
     std::uint64_t generation_ = 0;
+};
+
+// A device's use, all sessions together, for the admin channel and metrics.
+struct DeviceStats {
+    backend::LiveCounters live;    // what the backend holds now
+    std::uint64_t sessions = 0;     // sessions with at least one context here
+    std::uint64_t submissions = 0;  // submissions accepted since the device opened
 };
 
 // One backend and the mutex that serialises calls into it.
@@ -75,12 +93,22 @@ public:
     // device's own max_contexts. Accounting locks itself.
     Accounting& contexts() { return contexts_; }
 
+    // Takes the device mutex (live counters): not for a thread that must
+    // never block.
+    DeviceStats stats();
+    // Bookkeeping the engine does as sessions come and go (any thread).
+    void session_arrived() { sessions_.fetch_add(1, std::memory_order_relaxed); }
+    void session_left() { sessions_.fetch_sub(1, std::memory_order_relaxed); }
+    void submission_accepted() { submissions_.fetch_add(1, std::memory_order_relaxed); }
+
 private:
     std::uint32_t index_;
     std::mutex mutex_;  // guards every call into backend_
     std::unique_ptr<backend::Backend> backend_;
     vaccel_device_info info_;
     Accounting contexts_;
+    std::atomic<std::uint64_t> sessions_{0};
+    std::atomic<std::uint64_t> submissions_{0};
 };
 
 struct DeviceOptions {
@@ -110,6 +138,13 @@ public:
     std::uint64_t capabilities() const;
 
     CompletionSignal& completions() { return *completions_; }
+    // Calls `listener` (from backend threads) each time some event of some
+    // device leaves pending; see CompletionSignal::set_listener for what it
+    // may do. One listener; a later call replaces it, an empty one removes it.
+    void on_completion(std::function<void()> listener)
+    {
+        completions_->set_listener(std::move(listener));
+    }
 
 private:
     // Ownership: the signal is shared with every backend's notifier and is

@@ -3,12 +3,14 @@
 // Owns nothing. Decides: the effective limits of a context are
 // intersect(device limits, policy limits) - a policy can only narrow what a
 // device offers, never widen it. The engine applies the intersection itself,
-// so a policy returning larger numbers is harmless. The default policy grants
+// so a policy returning larger numbers is harmless. The policy also names
+// each new context's scheduling weight. The default policy grants
 // the device's own limits; the daemon's policy (per client selector: uid,
 // gid, cgroup) plugs in here.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <sys/types.h>
 
 #include "vaccel.h"
@@ -21,7 +23,11 @@ struct SessionIdentity {
     pid_t pid = 0;
     uid_t uid = 0;
     gid_t gid = 0;
+    std::string cgroup;  // cgroup v2 path ("0::" line of /proc/<pid>/cgroup); may be empty
 };
+
+// The scheduling weight a context gets when its policy says nothing.
+inline constexpr std::uint32_t default_context_weight = 100;
 
 class LimitPolicy {
 public:
@@ -36,6 +42,17 @@ public:
         (void)who;
         (void)device_index;
         return device.limits;
+    }
+
+    // The scheduling weight of a context the session creates on
+    // `device_index` (1..1000; the engine clamps). The engine hands it to
+    // Backend::set_context_weight() right after creating the context.
+    // Called under the session's lock: must not call back into the engine.
+    virtual std::uint32_t weight(const SessionIdentity& who, std::uint32_t device_index) const
+    {
+        (void)who;
+        (void)device_index;
+        return default_context_weight;
     }
 };
 

@@ -21,6 +21,11 @@
 //    events, queues, programs, buffers and finally contexts, so that the
 //    backends' LiveCounters return to what they were before the session.
 //
+// Daemon seams (the embedded transport needs none of them): route() names
+// the device a request is for without waiting on anything, check_wait() is
+// EVENT_WAIT without blocking, stats() the session's use for the admin
+// channel.
+//
 // Thread-safety: call() may be made from several threads at once. One mutex
 // per session guards the table and the records; it is held across backend
 // calls (lock order in device_manager.hpp) but released while an EVENT_WAIT
@@ -30,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "vaccel/common/error.hpp"
@@ -39,6 +45,26 @@
 namespace vaccel::engine {
 
 struct SessionState;
+
+// One session's use, for the admin channel and metrics.
+struct SessionStats {
+    std::uint64_t contexts = 0;
+    std::uint64_t buffers = 0;
+    std::uint64_t memory_bytes = 0;      // bytes charged to its buffers
+    std::uint64_t programs = 0;
+    std::uint64_t queues = 0;
+    std::uint64_t events = 0;            // events alive (pending or done)
+    std::uint64_t events_in_flight = 0;  // events still pending
+    std::uint64_t submissions = 0;       // accepted since the session began
+    std::uint64_t errors = 0;            // refusals since the session began
+};
+
+// Where an EVENT_WAIT stands, looked at once (Session::check_wait).
+struct WaitProgress {
+    std::uint32_t done_count = 0;  // events not pending
+    std::uint32_t first_done = 0;  // index of the first done event (0 if none)
+    bool satisfied = false;        // all (VACCEL_WAIT_ALL) or any are done
+};
 
 struct SessionOptions {
     SessionIdentity identity{};
@@ -68,7 +94,39 @@ public:
     // Objects alive in this session (all kinds).
     std::uint32_t object_count() const;
 
+    const SessionIdentity& identity() const;
+
+    // Takes the session lock and device locks (pending events are polled):
+    // not for a thread that must never block.
+    SessionStats stats() const;
+
+    // The non-blocking half of EVENT_WAIT: looks at `events` once, under the
+    // session lock, and says how many are done. An unknown or wrong-kind
+    // handle is refused exactly as EVENT_WAIT refuses it. The caller decides
+    // when to look again: read the completion signal's generation (or listen
+    // with DeviceManager::on_completion) BEFORE calling, so a completion that
+    // lands meanwhile is never missed. Counts a refusal in stats().errors.
+    Result<WaitProgress> check_wait(std::span<const std::uint64_t> events, std::uint32_t flags);
+
+    // Counts a refusal the transport produced for this session (a parked
+    // wait's timeout), so stats().errors covers every refusal the client saw.
+    void count_refusal();
+
+    // Which device a request (already passed check_request_wire and its
+    // payload size) is for: the device its handle's object lives on, or the
+    // index a CONTEXT_CREATE names. nullopt for the device-less ops
+    // (GET_VERSION, DEVICE_COUNT, DEVICE_QUERY), which never take the session
+    // lock and may run on any thread. A handle this session does not know
+    // (or an index past the devices) routes to device 0, where call() then
+    // refuses it as usual. Takes only a leaf lock that is never held across
+    // a backend call: safe on a thread that must never block on a device.
+    std::optional<std::uint32_t> route(std::uint32_t opcode, std::span<const std::byte> args,
+                                       std::span<const std::byte> in_payload) const;
+
 private:
+    Status dispatch(std::uint32_t opcode, std::span<std::byte> args,
+                    std::span<const std::byte> in_payload, std::span<std::byte> out_payload);
+
     std::unique_ptr<SessionState> state_;
 };
 

@@ -36,6 +36,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -85,6 +86,10 @@ public:
     SysResult<OpId> send_message(int fd, Message& message, Completion done);
     // One 8-byte read of an eventfd: drains its counter.
     SysResult<OpId> read_eventfd(int fd, CounterCompletion done);
+    // One read(2) of up to buffer.size() bytes at the file's current
+    // position (a signalfd, a pipe): res = bytes read. `buffer` is the
+    // caller's and must stay valid until the completion ran.
+    SysResult<OpId> read(int fd, std::span<std::byte> buffer, Completion done);
     // A timer that fires at `deadline_ns` (absolute CLOCK_MONOTONIC): res =
     // -ETIME when it expires, -ECANCELED when cancelled first.
     SysResult<OpId> timeout_at(std::uint64_t deadline_ns, Completion done);

@@ -1,0 +1,113 @@
+// fair_queue.hpp - the CPU backend's run queue: contexts served by weight.
+//
+// Owns: the order in which accepted submissions are handed to workers.
+// Decides:
+//  - Submissions of one queue (a Lane) run one after another in submission
+//    order: a lane is handed to one worker at a time.
+//  - Contexts (Flows) share the workers by deficit round-robin (DRR,
+//    Shreedhar & Varghese 1995) over submissions. Each flow that has work is
+//    in a ring. When a flow comes to the head of the ring it is credited its
+//    quantum (its weight); it then dispatches submissions while its deficit
+//    covers their cost, and goes to the tail when it no longer does. A flow
+//    whose work is all done leaves the ring and forgets its deficit.
+//  - Cost: every submission costs `submission_cost` (= the default weight,
+//    100), whatever its size. The backend cannot know a submission's run
+//    time before running it, and counting dispatch slots keeps the bound
+//    below exact and easy to check. So a context at the default weight
+//    dispatches exactly one submission per visit (plain round-robin among
+//    equal weights), weight 300 three per visit, weight 150 alternately one
+//    and two, weight 1 one per hundred visits.
+//  - The bound: a visit of a backlogged flow ends only when its deficit is
+//    below submission_cost, so when its k-th visit since it joined the ring
+//    ends, flow i has dispatched exactly floor(k * w_i / 100) submissions.
+//    Over any window in which a set of flows stays backlogged, flow i
+//    therefore gets at least w_i / sum(w) of the dispatch slots (sum over
+//    that set), short by at most one submission per flow in the ring. A
+//    flooding context cannot starve another: between two consecutive visits
+//    of flow i every other flow j has one visit, of at most ceil(w_j / 100)
+//    dispatches; so a flow of weight >= 100 waits at most that sum between
+//    its dispatches (with equal weights: one dispatch per other flow).
+//  - Within a context, lanes with work take turns (FIFO of ready lanes).
+//  - A flow whose lanes are all being run by other workers is skipped
+//    without losing its place or deficit (only with more than one worker).
+// Threading: not thread-safe; the scheduler calls it under its mutex.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <optional>
+
+namespace vaccel::backend::cpu {
+
+struct Submission;
+struct Lane;
+
+// One context's share of the device. Invariant: every field is guarded by
+// the scheduler's mutex (the FairQueue's caller).
+struct Flow {
+    static constexpr std::uint32_t default_weight = 100;
+    static constexpr std::uint32_t min_weight = 1;
+    static constexpr std::uint32_t max_weight = 1000;
+
+    std::uint32_t weight = default_weight;
+    std::uint64_t deficit = 0;
+    bool credited = false;      // received its quantum for the current visit
+    bool in_ring = false;       // has work: ready lanes or lanes being run
+    std::uint32_t running = 0;  // its lanes whose front submission a worker runs
+    // Ownership: a ready lane is referenced here and by its queue; the
+    // reference cycle Lane -> Flow -> Lane exists only while the lane has
+    // work, and ends when its last submission is dispatched.
+    std::deque<std::shared_ptr<Lane>> ready;
+    std::list<std::shared_ptr<Flow>>::iterator position{};  // valid while in_ring
+};
+
+// The FIFO of one queue. Invariant: guarded by the scheduler's mutex;
+// `scheduled` is true while the lane is in its flow's ready list or a
+// worker runs its front submission, so one queue runs in order.
+struct Lane {
+    explicit Lane(std::shared_ptr<Flow> owner) : flow(std::move(owner)) {}
+    std::shared_ptr<Flow> flow;
+    std::deque<std::shared_ptr<Submission>> pending;
+    bool scheduled = false;
+};
+
+class FairQueue {
+public:
+    // What one submission costs against a flow's deficit.
+    static constexpr std::uint64_t submission_cost = Flow::default_weight;
+
+    struct Dispatch {
+        std::shared_ptr<Lane> lane;
+        std::shared_ptr<Submission> submission;
+    };
+
+    // Appends an accepted submission to its lane. True when it made work
+    // dispatchable that was not before (a worker should be woken).
+    bool push(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submission> submission);
+
+    // The next submission by DRR, its lane now owned by the caller until
+    // finish(lane); nullopt when no lane is ready.
+    std::optional<Dispatch> pop();
+
+    // The lane's dispatched submission ended. True when the lane has more
+    // work and is ready again (a worker should be woken).
+    bool finish(const std::shared_ptr<Lane>& lane);
+
+    // Clamped to [min_weight, max_weight]; applies from the flow's next credit.
+    static void set_weight(Flow& flow, std::uint32_t weight);
+
+    bool has_ready() const { return ready_flows_ != 0; }
+
+private:
+    void enter_ring(const std::shared_ptr<Flow>& flow);
+    void leave_ring(Flow& flow);
+
+    // Flows with work, in DRR visiting order; the head is being visited.
+    std::list<std::shared_ptr<Flow>> ring_;
+    // Flows in the ring with at least one ready lane.
+    std::uint64_t ready_flows_ = 0;
+};
+
+}  // namespace vaccel::backend::cpu

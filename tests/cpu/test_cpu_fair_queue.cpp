@@ -1,0 +1,230 @@
+// test_cpu_fair_queue.cpp - the CPU backend's run queue order, without threads.
+//
+// Owns: exact dispatch orders of the deficit round-robin run queue
+// (backends/cpu/src/fair_queue.hpp) for given weights and backlogs. Each
+// test plays the workers itself: pop() is a dispatch, finish() the end of
+// that submission, so every order is deterministic. Labels are the context
+// letter and the submission's number within its queue ("A1", "B3").
+#include <map>
+#include <string>
+
+#include "fair_queue.hpp"
+#include "objects.hpp"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+namespace {
+
+using namespace vaccel::backend::cpu;
+
+struct Ring {
+    FairQueue queue;
+    std::map<const Submission*, std::string> labels;
+
+    std::shared_ptr<Lane> lane(const std::shared_ptr<Flow>& flow)
+    {
+        return std::make_shared<Lane>(flow);
+    }
+    static std::shared_ptr<Flow> flow(std::uint32_t weight = Flow::default_weight)
+    {
+        auto f = std::make_shared<Flow>();
+        FairQueue::set_weight(*f, weight);
+        return f;
+    }
+    // Queues `count` submissions labelled name1..name<count> on `lane`.
+    void push(const std::shared_ptr<Lane>& on, const std::string& name, int count, int first = 1)
+    {
+        for (int i = first; i < first + count; ++i) {
+            auto submission = std::make_shared<Submission>();
+            labels[submission.get()] = name + std::to_string(i);
+            queue.push(on, std::move(submission));
+        }
+    }
+    // One worker: dispatches and finishes `count` submissions (all if 0),
+    // returns their labels in order, space separated.
+    std::string run(int count = 0)
+    {
+        std::string order;
+        for (int n = 0; count == 0 || n < count; ++n) {
+            auto next = queue.pop();
+            if (!next) break;
+            if (!order.empty()) order += ' ';
+            order += labels.at(next->submission.get());
+            queue.finish(next->lane);
+        }
+        return order;
+    }
+};
+
+void equal_weights_take_one_submission_per_turn(void**)
+{
+    Ring ring;
+    auto a = ring.lane(Ring::flow());
+    auto b = ring.lane(Ring::flow());
+    ring.push(a, "A", 6);
+    ring.push(b, "B", 3);
+    assert_string_equal(ring.run().c_str(), "A1 B1 A2 B2 A3 B3 A4 A5 A6");
+    assert_false(ring.queue.has_ready());
+}
+
+void weight_300_against_100_dispatches_three_to_one(void**)
+{
+    Ring ring;
+    auto a = ring.lane(Ring::flow(300));
+    auto b = ring.lane(Ring::flow(100));
+    ring.push(a, "A", 9);
+    ring.push(b, "B", 5);
+    assert_string_equal(ring.run().c_str(),
+                        "A1 A2 A3 B1 A4 A5 A6 B2 A7 A8 A9 B3 B4 B5");
+}
+
+void weight_150_carries_its_remainder_to_the_next_turn(void**)
+{
+    Ring ring;
+    auto a = ring.lane(Ring::flow(150));
+    auto b = ring.lane(Ring::flow(100));
+    ring.push(a, "A", 6);
+    ring.push(b, "B", 4);
+    // Credits 150 (1, 50 left), 200 (2), 150 (1, 50 left), 200 (2).
+    assert_string_equal(ring.run().c_str(), "A1 B1 A2 A3 B2 A4 B3 A5 A6 B4");
+}
+
+void weight_1_is_served_once_per_hundred_turns_of_weight_100(void**)
+{
+    Ring ring;
+    auto a = ring.lane(Ring::flow(1));
+    auto b = ring.lane(Ring::flow(100));
+    ring.push(a, "A", 2);
+    ring.push(b, "B", 300);
+    // A's deficit grows by 1 per turn: its first dispatch comes on its 100th
+    // turn, after B's 99; from then on one in every 101 dispatches is A's
+    // (1 / (1 + 100), its share by weight).
+    std::string expected;
+    for (int i = 1; i <= 99; ++i) expected += "B" + std::to_string(i) + " ";
+    expected += "A1";
+    for (int i = 100; i <= 199; ++i) expected += " B" + std::to_string(i);
+    expected += " A2";
+    assert_string_equal(ring.run(201).c_str(), expected.c_str());
+}
+
+void a_context_joining_late_gets_a_turn_in_the_current_round(void**)
+{
+    Ring ring;
+    auto a = ring.lane(Ring::flow());
+    auto b = ring.lane(Ring::flow());
+    auto c = ring.lane(Ring::flow());
+    ring.push(a, "A", 5);
+    ring.push(b, "B", 5);
+    assert_string_equal(ring.run(1).c_str(), "A1");
+    ring.push(c, "C", 2);
+    assert_string_equal(ring.run().c_str(), "B1 C1 A2 B2 C2 A3 B3 A4 B4 A5 B5");
+}
+
+void a_context_whose_work_ran_out_starts_again_without_credit(void**)
+{
+    Ring ring;
+    auto a_flow = Ring::flow(300);
+    auto a = ring.lane(a_flow);
+    auto b = ring.lane(Ring::flow());
+    ring.push(a, "A", 1);
+    assert_string_equal(ring.run().c_str(), "A1");  // 200 of its 300 left unused
+    assert_false(a_flow->in_ring);
+    assert_int_equal(a_flow->deficit, 0);
+    ring.push(b, "B", 3);
+    ring.push(a, "A", 4, 2);
+    // With the 200 kept, A would dispatch A2..A5 in one turn.
+    assert_string_equal(ring.run().c_str(), "B1 A2 A3 A4 B2 A5 B3");
+}
+
+void queues_of_one_context_take_turns_and_each_stays_in_order(void**)
+{
+    Ring ring;
+    auto a_flow = Ring::flow();
+    auto a1 = ring.lane(a_flow);
+    auto a2 = ring.lane(a_flow);
+    auto b = ring.lane(Ring::flow());
+    ring.push(a1, "P", 3);  // context A, queue P
+    ring.push(a2, "Q", 2);  // context A, queue Q
+    ring.push(b, "B", 4);
+    assert_string_equal(ring.run().c_str(), "P1 B1 Q1 B2 P2 B3 Q2 B4 P3");
+}
+
+void a_queue_is_never_dispatched_twice_at_once(void**)
+{
+    Ring ring;
+    auto a = ring.lane(Ring::flow());
+    auto b = ring.lane(Ring::flow());
+    ring.push(a, "A", 3);
+    ring.push(b, "B", 3);
+    // Two workers: each keeps its lane until finish().
+    auto first = ring.queue.pop();
+    auto second = ring.queue.pop();
+    assert_non_null(first ? first->submission.get() : nullptr);
+    assert_non_null(second ? second->submission.get() : nullptr);
+    assert_string_equal(ring.labels.at(first->submission.get()).c_str(), "A1");
+    assert_string_equal(ring.labels.at(second->submission.get()).c_str(), "B1");
+    assert_false(ring.queue.has_ready());
+    assert_false(ring.queue.pop().has_value());
+    ring.queue.finish(first->lane);
+    assert_true(ring.queue.has_ready());
+    auto third = ring.queue.pop();
+    assert_string_equal(ring.labels.at(third->submission.get()).c_str(), "A2");
+    assert_false(ring.queue.pop().has_value());  // B1 still runs: B2 waits for it
+    ring.queue.finish(second->lane);
+    ring.queue.finish(third->lane);
+    assert_string_equal(ring.run().c_str(), "B2 A3 B3");
+}
+
+void a_busy_context_keeps_its_place_while_another_is_served(void**)
+{
+    Ring ring;
+    auto a = ring.lane(Ring::flow(300));
+    auto b = ring.lane(Ring::flow());
+    ring.push(a, "A", 4);
+    ring.push(b, "B", 2);
+    auto running_a = ring.queue.pop();  // A1, A's lane now runs
+    assert_string_equal(ring.labels.at(running_a->submission.get()).c_str(), "A1");
+    // A has work but no ready lane: skipped, its 200 left untouched.
+    assert_string_equal(ring.run(1).c_str(), "B1");
+    ring.queue.finish(running_a->lane);
+    // A's turn goes on (A2 A3); B1 was B's turn of this round, so the next
+    // round starts with A (A4) before B2.
+    assert_string_equal(ring.run().c_str(), "A2 A3 A4 B2");
+}
+
+void weights_are_clamped_to_1_through_1000(void**)
+{
+    Flow flow;
+    assert_int_equal(flow.weight, 100);
+    FairQueue::set_weight(flow, 0);
+    assert_int_equal(flow.weight, 1);
+    FairQueue::set_weight(flow, 5000);
+    assert_int_equal(flow.weight, 1000);
+    FairQueue::set_weight(flow, 250);
+    assert_int_equal(flow.weight, 250);
+}
+
+}  // namespace
+
+int main()
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(equal_weights_take_one_submission_per_turn),
+        cmocka_unit_test(weight_300_against_100_dispatches_three_to_one),
+        cmocka_unit_test(weight_150_carries_its_remainder_to_the_next_turn),
+        cmocka_unit_test(weight_1_is_served_once_per_hundred_turns_of_weight_100),
+        cmocka_unit_test(a_context_joining_late_gets_a_turn_in_the_current_round),
+        cmocka_unit_test(a_context_whose_work_ran_out_starts_again_without_credit),
+        cmocka_unit_test(queues_of_one_context_take_turns_and_each_stays_in_order),
+        cmocka_unit_test(a_queue_is_never_dispatched_twice_at_once),
+        cmocka_unit_test(a_busy_context_keeps_its_place_while_another_is_served),
+        cmocka_unit_test(weights_are_clamped_to_1_through_1000),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,184 @@
+// test_core.cpp - vacceld's pieces in process: the weighted work queue, the
+// metrics escaping, cgroup parsing, InlineEndpoint (the fuzz target's entry
+// point) and a Server run on a thread of the test and stopped on request.
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon_support.hpp"
+#include "vaccel/daemon/admin.hpp"
+#include "vaccel/daemon/inline_endpoint.hpp"
+#include "vaccel/daemon/peer.hpp"
+#include "vaccel/daemon/server.hpp"
+#include "vaccel/daemon/work_queue.hpp"
+
+using namespace vaccel;
+using namespace vaccel::daemon;
+using vaccel::test::DaemonProcess;
+
+namespace {
+
+std::filesystem::path temp_dir()
+{
+    char pattern[] = "/tmp/vaccel-core-XXXXXX";
+    return ::mkdtemp(pattern);
+}
+
+// Runs `jobs` of two lanes queued while the worker is held, records the
+// order they ran in.
+void work_queue_serves_backlogged_lanes_by_weight(void**)
+{
+    std::mutex gate;
+    std::unique_lock hold(gate);
+    std::vector<int> order;
+    std::mutex order_mutex;
+    {
+        WorkQueue queue("test-queue");
+        queue.push(9, 100, [&] { std::lock_guard wait_for_gate(gate); });
+        for (int i = 0; i < 6; ++i) {
+            queue.push(1, 200, [&] { std::lock_guard l(order_mutex); order.push_back(1); });
+            queue.push(2, 100, [&] { std::lock_guard l(order_mutex); order.push_back(2); });
+        }
+        while (queue.queued() != 12)
+            std::this_thread::yield();
+        hold.unlock();
+    }  // the destructor runs everything queued
+    assert_int_equal(order.size(), 12);
+    // While both have work, lane 1 (weight 200) runs two jobs per one of lane 2.
+    const std::vector<int> expected = {1, 1, 2, 1, 1, 2, 1, 1, 2, 2, 2, 2};
+    for (std::size_t i = 0; i < expected.size(); ++i)
+        assert_int_equal(order[i], expected[i]);
+}
+
+void work_queue_runs_one_lane_in_push_order(void**)
+{
+    std::vector<int> order;
+    {
+        WorkQueue queue("test-queue");
+        for (int i = 0; i < 50; ++i)
+            queue.push(3, 1, [&order, i] { order.push_back(i); });
+    }
+    for (int i = 0; i < 50; ++i)
+        assert_int_equal(order[static_cast<std::size_t>(i)], i);
+}
+
+void prometheus_label_values_are_escaped(void**)
+{
+    assert_string_equal(prometheus_label_value("a\"b\\c\nd").c_str(), "a\\\"b\\\\c\\nd");
+    assert_string_equal(prometheus_label_value("/user.slice").c_str(), "/user.slice");
+}
+
+void cgroup_is_the_unified_hierarchy_line(void**)
+{
+    assert_string_equal(cgroup_from_text("1:name=systemd:/x\n0::/user.slice/app.scope\n").c_str(),
+                        "/user.slice/app.scope");
+    assert_string_equal(cgroup_from_text("3:cpu:/legacy\n").c_str(), "");
+    assert_false(cgroup_of(::getpid()).empty() && std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers"));
+}
+
+// ---- InlineEndpoint: the fuzz target's entry point ------------------------------------
+
+void inline_endpoint_closes_on_a_malformed_datagram_only(void**)
+{
+    const auto dir = temp_dir();
+    auto endpoint = InlineEndpoint::create(dir / "vacceld.toml");
+    assert_true(endpoint.has_value());
+    const std::byte junk[5] = {};
+    auto outcome = (*endpoint)->feed(junk);
+    assert_true(outcome.closed);
+    assert_true(outcome.replies.empty());
+    assert_true(outcome.reason.starts_with("malformed message"));
+
+    vaccel_device_count count{};
+    auto request = encode_request(VACCEL_OP_DEVICE_COUNT, 42, 0, bytes_of(count), {});
+    outcome = (*endpoint)->feed(request);
+    assert_false(outcome.closed);
+    assert_int_equal(outcome.replies.size(), 1);
+    auto view = decode_response(outcome.replies[0].bytes);
+    assert_true(view.has_value());
+    assert_int_equal(view->header.seq, 42);
+    assert_int_equal(args_as<vaccel_device_count>(*view)->count, 1);
+    std::filesystem::remove_all(dir);
+}
+
+void inline_endpoint_limits_set_writes_the_config_file(void**)
+{
+    const auto dir = temp_dir();
+    auto endpoint = InlineEndpoint::create(dir / "vacceld.toml");
+    assert_true(endpoint.has_value());
+    vaccel_admin admin{};
+    admin.command = VACCEL_ADMIN_LIMITS_SET;
+    const std::string doc = R"({"selector":{"uid":1000},"limits":{"events":64,"memory_bytes":"2G"}})";
+    auto outcome = (*endpoint)->feed(
+        encode_request(VACCEL_OP_ADMIN, 1, 0, bytes_of(admin), std::as_bytes(std::span(doc))));
+    assert_int_equal(outcome.replies.size(), 1);
+    auto view = decode_response(outcome.replies[0].bytes);
+    assert_true(view.has_value());
+    assert_int_equal(args_as<vaccel_admin>(*view)->status.error, VACCEL_OK);
+    auto saved = load_config(dir / "vacceld.toml");
+    assert_true(saved.has_value());
+    const Rule* rule = saved->policy.find(Selector::uid(1000));
+    assert_non_null(rule);
+    assert_int_equal(*rule->limits.events, 64);
+    assert_int_equal(*rule->limits.memory_bytes, std::uint64_t{2} << 30);
+    std::filesystem::remove_all(dir);
+}
+
+// ---- Server in process ----------------------------------------------------------------------
+
+void server_in_process_serves_and_stops_on_request(void**)
+{
+    const auto dir = temp_dir();
+    ServerOptions options;
+    options.socket_path = (dir / "s.sock").string();
+    options.config_path = dir / "vacceld.toml";
+    options.cpu_threads = 1;
+    auto server = Server::create(options);
+    if (!server)
+        fail_msg("Server::create: %s", server.error().c_str());
+    int status = -1;
+    std::thread reactor([&] { status = (*server)->run(); });
+    {
+        vaccel::test::WireClient client(options.socket_path);
+        vaccel_get_version version{};
+        auto r = client.call(VACCEL_OP_GET_VERSION, version);
+        assert_int_equal(r.as<vaccel_get_version>().major, VACCEL_ABI_MAJOR);
+        (*server)->request_stop();
+        assert_true(client.closed_by_peer());
+    }
+    reactor.join();
+    assert_int_equal(status, 0);
+    assert_false(std::filesystem::exists(options.socket_path));
+    server->reset();
+    std::filesystem::remove_all(dir);
+}
+
+void second_daemon_on_a_live_socket_is_refused(void**)
+{
+    DaemonProcess daemon;
+    ServerOptions options;
+    options.socket_path = daemon.socket();
+    options.config_path = daemon.config();
+    auto second = Server::create(options);
+    assert_false(second.has_value());
+    assert_non_null(std::strstr(second.error().c_str(), "another vacceld"));
+}
+
+}  // namespace
+
+int main()
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(work_queue_serves_backlogged_lanes_by_weight),
+        cmocka_unit_test(work_queue_runs_one_lane_in_push_order),
+        cmocka_unit_test(prometheus_label_values_are_escaped),
+        cmocka_unit_test(cgroup_is_the_unified_hierarchy_line),
+        cmocka_unit_test(inline_endpoint_closes_on_a_malformed_datagram_only),
+        cmocka_unit_test(inline_endpoint_limits_set_writes_the_config_file),
+        cmocka_unit_test(server_in_process_serves_and_stops_on_request),
+        cmocka_unit_test(second_daemon_on_a_live_socket_is_refused),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

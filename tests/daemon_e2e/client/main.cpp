@@ -1,0 +1,60 @@
+// main.cpp - vaccel-e2e-client: a real libvaccel client for the daemon
+// end-to-end tests (tests/daemon_e2e/*.sh drive it).
+//
+// Owns: the command line only; each mode is in modes.hpp.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "modes.hpp"
+
+namespace {
+
+constexpr const char* usage =
+    "usage: vaccel-e2e-client MODE ARGS...\n"
+    "  add-loop FIXTURE_DIR ROUNDS       ROUNDS exact ADD fixture submissions\n"
+    "  hold N SUBMISSIONS                submit MATMUL [N x N], print 'submitted', sleep\n"
+    "  park N SUBMISSIONS KILL_TIME_FILE wait through the daemon's death\n"
+    "  rtt FIXTURE_DIR SAMPLES [FILE]    median ADD submit+wait round trip (samples to FILE)\n"
+    "  flood N DEPTH QUEUES              keep DEPTH MATMULs in flight until SIGTERM\n"
+    "  limit KIND VALUE                  KIND is enforced at VALUE\n"
+    "  foreign-handle                    another session's handle is unknown\n"
+    "  admin-denied                      drop root; admin commands are refused\n"
+    "  malformed KIND                    the daemon drops a malformed connection\n";
+
+std::uint64_t number(const char* text)
+{
+    char* end = nullptr;
+    const unsigned long long value = std::strtoull(text, &end, 10);
+    if (end == text || *end != '\0') {
+        std::fprintf(stderr, "vaccel-e2e-client: '%s' is not a number\n%s", text, usage);
+        std::exit(2);
+    }
+    return value;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    using namespace vaccel::e2e;
+    const std::string_view mode = argc > 1 ? argv[1] : "";
+    const int args = argc - 2;
+    if (mode == "add-loop" && args == 2) return add_loop_mode(argv[2], number(argv[3]));
+    if (mode == "hold" && args == 2)
+        return hold_mode(std::int64_t(number(argv[2])), unsigned(number(argv[3])));
+    if (mode == "park" && args == 3)
+        return park_mode(std::int64_t(number(argv[2])), unsigned(number(argv[3])), argv[4]);
+    if (mode == "rtt" && (args == 2 || args == 3))
+        return rtt_mode(argv[2], unsigned(number(argv[3])), args == 3 ? argv[4] : "");
+    if (mode == "flood" && args == 3)
+        return flood_mode(std::int64_t(number(argv[2])), unsigned(number(argv[3])),
+                          unsigned(number(argv[4])));
+    if (mode == "limit" && args == 2) return limit_mode(argv[2], number(argv[3]));
+    if (mode == "foreign-handle" && args == 0) return foreign_handle_mode();
+    if (mode == "admin-denied" && args == 0) return admin_denied_mode();
+    if (mode == "malformed" && args == 1) return malformed_mode(argv[2]);
+    std::fputs(usage, stderr);
+    return 2;
+}

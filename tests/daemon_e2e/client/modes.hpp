@@ -1,0 +1,48 @@
+// modes.hpp - the modes of the daemon end-to-end test client, one per
+// behaviour a script checks (main.cpp maps command lines to them).
+//
+// Decides: every mode returns the process exit status (0 = every check
+// held); a failed check exits 1 at once through fail_check().
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string_view>
+
+namespace vaccel::e2e {
+
+// `rounds` ADD fixture submissions on one context, every output compared
+// byte for byte; releases everything and closes.
+int add_loop_mode(const std::filesystem::path& fixture_dir, std::uint64_t rounds);
+// Submits `submissions` MATMUL [n x n], prints "submitted", sleeps until
+// killed.
+int hold_mode(std::int64_t n, unsigned submissions);
+// Submits `submissions` MATMUL [n x n], prints "parked", waits for them: the
+// daemon is killed meanwhile; the wait and every later call must fail with
+// -ENODEV / DeviceLost / PEER_GONE within 1 s of the kill time the script
+// wrote to `kill_time_file`.
+int park_mode(std::int64_t n, unsigned submissions, const std::filesystem::path& kill_time_file);
+// Median (and p10, p90) of `samples` ADD submit + wait round trips; each
+// sample (ns) is also appended to `samples_file` unless it is empty.
+int rtt_mode(const std::filesystem::path& fixture_dir, unsigned samples,
+             const std::filesystem::path& samples_file);
+// Keeps `depth` MATMUL [n x n] submissions in flight over `queues` queues
+// of one context; prints "flooding" once work is flowing; ends on SIGTERM.
+int flood_mode(std::int64_t n, unsigned depth, unsigned queues);
+
+// The limit `kind` (contexts, memory, buffers, programs, queues, events)
+// is `value` for this client: using up to it succeeds, one more is refused
+// with ResourceLimit naming the kind, the value and the use, and the refusal
+// changes no counter.
+int limit_mode(std::string_view kind, std::uint64_t value);
+// A buffer handle of one session (sent through a pipe to a second process)
+// is unknown in the other session, and the owner's buffer is untouched.
+int foreign_handle_mode();
+// Drops root (uid/gid 65534, no groups): the client still works, but every
+// admin command is refused with PermissionDenied / NOT_ADMIN.
+int admin_denied_mode();
+// Sends the malformed message `kind` on a raw connection: the daemon closes
+// that connection without answering, and a new connection is served.
+int malformed_mode(std::string_view kind);
+
+}  // namespace vaccel::e2e

@@ -1,0 +1,195 @@
+# lib.sh - shared by the daemon end-to-end scripts (sourced, not run).
+#
+# Owns: the private daemon of one test (its scratch directory, socket,
+# config and log), the client processes a test starts in the background,
+# and the checks every script uses. Decides:
+#  - every script is called as SCRIPT VACCELD VACCELCTL CLIENT FIXTURE [ARGS];
+#    sourcing this file takes the first four (the script's own arguments
+#    remain in "$@");
+#  - the daemon listens on a socket inside a fresh mkdtemp directory; the
+#    clients find it through VACCEL_SOCKET and always use the socket
+#    transport (VACCEL_TRANSPORT=socket, never a silent fallback);
+#  - on every exit path (success, failed check, error, signal) each process
+#    the test started is killed with SIGKILL and reaped, and the scratch
+#    directory removed; a failure prints the daemon's log first.
+set -euo pipefail
+
+vacceld=$1 ctl=$2 client=$3 fixture=$4
+shift 4
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/vaccel-daemon-e2e.XXXXXX")
+# Other users (the non-admin test) must reach the socket inside it.
+chmod 0755 "$scratch"
+export VACCEL_TRANSPORT=socket
+export VACCEL_SOCKET=$scratch/run/vacceld.sock
+config=$scratch/vacceld.toml
+daemon_log=$scratch/vacceld.log
+daemon_pid=
+started_pids=()
+
+cleanup() {
+	local status=$?
+	local pid
+	for pid in "${started_pids[@]}" $daemon_pid; do
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	for pid in "${started_pids[@]}" $daemon_pid; do
+		wait "$pid" 2>/dev/null || true
+	done
+	if [ "$status" -ne 0 ] && [ -f "$daemon_log" ]; then
+		echo "--- vacceld log (last 40 lines)" >&2
+		tail -n 40 "$daemon_log" >&2
+	fi
+	rm -rf "$scratch"
+	exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# track PID: kill it on exit if it is still running then.
+track() {
+	started_pids+=("$1")
+}
+
+# write_config [RULE-LINES...]: a config serving the CPU device with the
+# given lines appended (e.g. '[[rule]]' 'uid = 0' 'buffers = 5').
+write_config() {
+	{
+		echo '[daemon]'
+		echo 'devices = ["cpu"]'
+		local line
+		for line in "$@"; do echo "$line"; done
+	} >"$config"
+}
+
+# start_daemon: vacceld on the private socket with $config; returns once it
+# logs that it serves (10 s at most; the log is appended to across restarts,
+# so it waits for one more "serving" line than there was).
+start_daemon() {
+	[ -f "$config" ] || write_config
+	local served
+	served=$(grep -c "vacceld: serving .* on $VACCEL_SOCKET" "$daemon_log" 2>/dev/null || true)
+	"$vacceld" --socket "$VACCEL_SOCKET" --config "$config" --log-level info \
+		2>>"$daemon_log" &
+	daemon_pid=$!
+	local tries
+	for tries in $(seq 100); do
+		[ "$(grep -c "vacceld: serving .* on $VACCEL_SOCKET" "$daemon_log")" -gt "${served:-0}" ] &&
+			return 0
+		kill -0 "$daemon_pid" 2>/dev/null || fail "vacceld exited before serving"
+		sleep 0.1
+	done
+	fail "vacceld did not report serving on $VACCEL_SOCKET within 10 s"
+}
+
+# stop_daemon: SIGTERM, and the daemon must exit 0 (a clean stop).
+stop_daemon() {
+	kill -TERM "$daemon_pid"
+	local status=0
+	wait "$daemon_pid" || status=$?
+	daemon_pid=
+	[ "$status" -eq 0 ] || fail "vacceld exited $status after SIGTERM (expected 0)"
+}
+
+# kill_daemon: SIGKILL, reaped.
+kill_daemon() {
+	kill -9 "$daemon_pid"
+	wait "$daemon_pid" 2>/dev/null || true
+	daemon_pid=
+}
+
+# wait_for_socket_refused: until connecting to the socket is refused (2 s at
+# most). The kernel tears a killed process's io_uring down asynchronously,
+# so its listening socket may accept connections for a moment after the
+# process is reaped.
+wait_for_socket_refused() {
+	python3 - "$VACCEL_SOCKET" <<'PY' || fail "$VACCEL_SOCKET still accepts connections 2 s after the daemon died"
+import socket, sys, time
+for _ in range(200):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(sys.argv[1])
+    except OSError:
+        sys.exit(0)
+    finally:
+        s.close()
+    time.sleep(0.01)
+sys.exit(1)
+PY
+}
+
+# wait_for_line FILE LINE [SECONDS]: until FILE has LINE (a client's
+# announcement), failing after SECONDS (default 30).
+wait_for_line() {
+	local file=$1 line=$2 limit=${3:-30} tries
+	for tries in $(seq $((limit * 20))); do
+		grep -qx -- "$line" "$file" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "no '$line' in $file within $limit s: $(cat "$file" 2>/dev/null)"
+}
+
+# expect_exit PID NAME: the background process exits 0.
+expect_exit() {
+	local status=0
+	wait "$1" || status=$?
+	[ "$status" -eq 0 ] || fail "$2 exited $status"
+}
+
+# json_check FILE PYTHON-EXPRESSION...: each expression, with `doc` the
+# parsed document and `me` the pid in $self (if set), must be true.
+json_check() {
+	local file=$1
+	shift
+	python3 - "$file" "${self:-0}" "$@" <<'PY' || fail "document $file: see above"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+me = int(sys.argv[2])
+for expression in sys.argv[3:]:
+    if not eval(expression):
+        print(f"{expression} is false in: {json.dumps(doc)}", file=sys.stderr)
+        sys.exit(1)
+PY
+}
+
+# sessions_json FILE: `vaccelctl sessions --json` into FILE, with $self set
+# to vaccelctl's pid (its own session is in the list).
+sessions_json() {
+	"$ctl" sessions --json >"$1" &
+	self=$!
+	wait "$self" || fail "vaccelctl sessions --json exited non-zero"
+}
+
+# wait_for_no_sessions: until the sessions document lists no session but
+# vaccelctl's own (10 s at most); leaves it in $scratch/sessions.json.
+wait_for_no_sessions() {
+	local tries
+	for tries in $(seq 100); do
+		sessions_json "$scratch/sessions.json"
+		if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(any(s["pid"] != int(sys.argv[2]) for s in d["sessions"]))' \
+			"$scratch/sessions.json" "$self"; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	fail "sessions still listed 10 s after their clients exited: $(cat "$scratch/sessions.json")"
+}
+
+# metric NAME: the value (last field) of the first sample of NAME in
+# `vaccelctl metrics` (label values may hold spaces).
+metric() {
+	"$ctl" metrics | awk -v name="$1" '$1 == name || index($1, name "{") == 1 { print $NF; exit }'
+}
+
+# expect_metric NAME VALUE
+expect_metric() {
+	local value
+	value=$(metric "$1")
+	[ -n "$value" ] && awk -v v="$value" -v e="$2" 'BEGIN { exit !(v + 0 == e + 0) }' ||
+		fail "metric $1 is '$value', expected $2"
+}

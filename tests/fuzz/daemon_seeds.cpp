@@ -1,0 +1,196 @@
+// daemon_seeds.cpp - the seed inputs of fuzz_daemon: valid conversations a
+// client has with the daemon, so the fuzzer starts deep in dispatch rather
+// than at the intake's first refusal.
+//
+// Owns: the seeds. Decides: each seed is one connection's worth of
+// well-formed requests (daemon_input.hpp), handles named by order of issue:
+// version and devices; a full run (context, buffers, writes, a small ADD
+// program, queue, submit, wait, poll, read, releases); limits and slots;
+// and the admin listings, LIMITS_SET last (it ends an input).
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "daemon_input.hpp"
+#include "test_programs.hpp"
+#include "vaccel/common/codec.hpp"
+
+namespace vaccel::fuzz {
+
+namespace {
+
+// Handles in order of issue in the run seed.
+constexpr std::uint16_t context = 0, buffer_a = 1, buffer_b = 2, buffer_c = 3, program = 4,
+                        queue = 5, event = 6;
+
+class Conversation {
+public:
+    template <class Args>
+    Conversation& request(std::uint32_t opcode, const Args& args,
+                          std::span<const std::byte> payload = {})
+    {
+        append_record(input_, encode_request(opcode, seq_++, 0, bytes_of(args), payload));
+        return *this;
+    }
+    Conversation& admin(std::uint32_t command, std::string_view document = {})
+    {
+        vaccel_admin args{};
+        args.command = command;
+        return request(VACCEL_OP_ADMIN, args, std::as_bytes(std::span(document)));
+    }
+    Conversation& release(std::uint32_t opcode, std::uint16_t handle)
+    {
+        vaccel_handle_release args{};
+        args.handle = issued_handle(handle);
+        return request(opcode, args);
+    }
+    const std::vector<std::byte>& bytes() const { return input_; }
+
+private:
+    std::vector<std::byte> input_;
+    std::uint64_t seq_ = 1;
+};
+
+vaccel_buffer_alloc alloc_request(std::uint64_t bytes)
+{
+    vaccel_buffer_alloc args{};
+    args.context = issued_handle(context);
+    args.bytes = bytes;
+    args.domain = VACCEL_DOMAIN_HOST;
+    args.usage = VACCEL_USAGE_ALL;
+    args.access = VACCEL_ACCESS_RW;
+    return args;
+}
+
+Conversation version_and_devices()
+{
+    Conversation c;
+    c.request(VACCEL_OP_GET_VERSION, vaccel_get_version{});
+    c.request(VACCEL_OP_DEVICE_COUNT, vaccel_device_count{});
+    vaccel_device_query query{};
+    c.request(VACCEL_OP_DEVICE_QUERY, query);
+    return c;
+}
+
+Conversation full_run()
+{
+    Conversation c;
+    c.request(VACCEL_OP_CONTEXT_CREATE, vaccel_context_create{});
+    for (int i = 0; i < 3; ++i) c.request(VACCEL_OP_BUFFER_ALLOC, alloc_request(16));
+    const float values[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    for (const std::uint16_t buffer : {buffer_a, buffer_b}) {
+        vaccel_buffer_transfer write{};
+        write.buffer = issued_handle(buffer);
+        write.length = sizeof values;
+        c.request(VACCEL_OP_BUFFER_WRITE, write, std::as_bytes(std::span(values)));
+    }
+    const auto artifact = test::add_program(4);
+    vaccel_program_load load{};
+    load.context = issued_handle(context);
+    load.format = VACCEL_FORMAT_TOSA;
+    load.payload_bytes = artifact.size();
+    c.request(VACCEL_OP_PROGRAM_LOAD, load, artifact);
+    vaccel_queue_create queue_args{};
+    queue_args.context = issued_handle(context);
+    c.request(VACCEL_OP_QUEUE_CREATE, queue_args);
+    const vaccel_binding bindings[3] = {
+        {0, VACCEL_ACCESS_READ, issued_handle(buffer_a), 0, 16},
+        {1, VACCEL_ACCESS_READ, issued_handle(buffer_b), 0, 16},
+        {2, VACCEL_ACCESS_WRITE, issued_handle(buffer_c), 0, 16},
+    };
+    vaccel_submit submit{};
+    submit.queue = issued_handle(queue);
+    submit.program = issued_handle(program);
+    submit.binding_count = 3;
+    c.request(VACCEL_OP_SUBMIT, submit, std::as_bytes(std::span(bindings)));
+    const std::uint64_t events[1] = {issued_handle(event)};
+    vaccel_event_wait wait{};
+    wait.count = 1;
+    wait.flags = VACCEL_WAIT_ALL;
+    wait.timeout_ns = ~0ull >> 1;
+    c.request(VACCEL_OP_EVENT_WAIT, wait, std::as_bytes(std::span(events)));
+    vaccel_event_poll poll{};
+    poll.event = issued_handle(event);
+    c.request(VACCEL_OP_EVENT_POLL, poll);
+    vaccel_buffer_transfer read{};
+    read.buffer = issued_handle(buffer_c);
+    read.length = 16;
+    c.request(VACCEL_OP_BUFFER_READ, read);
+    c.release(VACCEL_OP_EVENT_DESTROY, event);
+    c.release(VACCEL_OP_QUEUE_DESTROY, queue);
+    c.release(VACCEL_OP_PROGRAM_UNLOAD, program);
+    for (const std::uint16_t buffer : {buffer_a, buffer_b, buffer_c})
+        c.release(VACCEL_OP_BUFFER_FREE, buffer);
+    c.release(VACCEL_OP_CONTEXT_DESTROY, context);
+    return c;
+}
+
+Conversation limits_and_slots()
+{
+    Conversation c;
+    c.request(VACCEL_OP_CONTEXT_CREATE, vaccel_context_create{});
+    vaccel_context_limits limits{};
+    limits.context = issued_handle(context);
+    c.request(VACCEL_OP_CONTEXT_LIMITS, limits);
+    const auto artifact = test::matmul_program(4);
+    vaccel_program_load load{};
+    load.context = issued_handle(context);
+    load.format = VACCEL_FORMAT_TOSA;
+    load.payload_bytes = artifact.size();
+    c.request(VACCEL_OP_PROGRAM_LOAD, load, artifact);
+    for (std::uint32_t slot = 0; slot < 3; ++slot) {
+        vaccel_program_slot query{};
+        query.program = issued_handle(1);
+        query.slot = slot;
+        c.request(VACCEL_OP_PROGRAM_SLOT, query);
+    }
+    return c;
+}
+
+Conversation admin_listings()
+{
+    Conversation c;
+    c.admin(VACCEL_ADMIN_DEVICES);
+    c.admin(VACCEL_ADMIN_SESSIONS);
+    c.admin(VACCEL_ADMIN_LIMITS_GET);
+    c.admin(VACCEL_ADMIN_METRICS);
+    c.admin(VACCEL_ADMIN_LIMITS_RESET, R"({"selector":{"gid":4242}})");
+    c.admin(VACCEL_ADMIN_LIMITS_SET,
+            R"({"selector":{"uid":1000},"limits":{"contexts":2,"memory_bytes":1048576,)"
+            R"("buffers":8,"programs":2,"queues":2,"events":16,"weight":50}})");
+    return c;
+}
+
+}  // namespace
+
+bool write_daemon_seeds(const char* directory)
+{
+    std::error_code error;
+    std::filesystem::create_directories(directory, error);
+    const std::pair<const char*, Conversation> seeds[] = {
+        {"version_and_devices", version_and_devices()},
+        {"full_run", full_run()},
+        {"limits_and_slots", limits_and_slots()},
+        {"admin_listings", admin_listings()},
+    };
+    for (const auto& [name, conversation] : seeds) {
+        std::ofstream file(std::filesystem::path(directory) / name,
+                           std::ios::binary | std::ios::trunc);
+        file.write(reinterpret_cast<const char*>(conversation.bytes().data()),
+                   std::streamsize(conversation.bytes().size()));
+        if (!file.good()) {
+            std::fprintf(stderr, "fuzz_daemon: cannot write the seed %s into %s\n", name,
+                         directory);
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace vaccel::fuzz

@@ -1,0 +1,123 @@
+// admin_report.cpp - sessions and limits tables (admin_report.hpp).
+#include "admin_report.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "admin_documents.hpp"
+#include "report.hpp"
+
+namespace vaccel::ctl {
+
+namespace {
+
+std::string number_cell(const nlohmann::json& object, const char* key, const char* absent)
+{
+    if (!object.contains(key))
+        return absent;
+    const auto& value = object[key];
+    return value.is_number_unsigned() || value.is_number_integer() ? value.dump() : "?";
+}
+
+std::string bytes_cell(const nlohmann::json& object, const char* key, const char* absent)
+{
+    if (!object.contains(key))
+        return absent;
+    const auto& value = object[key];
+    return value.is_number_unsigned() ? bytes_text(value.get<std::uint64_t>())
+           : value.is_number_integer() && value.get<std::int64_t>() >= 0
+               ? bytes_text(static_cast<std::uint64_t>(value.get<std::int64_t>()))
+               : "?";
+}
+
+std::string text_cell(const nlohmann::json& object, const char* key)
+{
+    if (!object.contains(key) || !object[key].is_string())
+        return "?";
+    const std::string text = object[key].get<std::string>();
+    return text.empty() ? "-" : text;
+}
+
+}  // namespace
+
+std::string Table::text() const
+{
+    std::vector<std::size_t> widths(header.size(), 0);
+    auto measure = [&](const std::vector<std::string>& row) {
+        for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i)
+            widths[i] = std::max(widths[i], row[i].size());
+    };
+    measure(header);
+    for (const auto& row : rows)
+        measure(row);
+    std::string out;
+    auto emit = [&](const std::vector<std::string>& row) {
+        std::string line;
+        for (std::size_t i = 0; i < widths.size(); ++i) {
+            const std::string cell = i < row.size() ? row[i] : "";
+            const bool right = i < right_aligned.size() && right_aligned[i];
+            if (i > 0)
+                line += "  ";
+            line += right ? fmt::format("{:>{}}", cell, widths[i])
+                          : fmt::format("{:<{}}", cell, widths[i]);
+        }
+        while (!line.empty() && line.back() == ' ')
+            line.pop_back();
+        out += line + '\n';
+    };
+    emit(header);
+    for (const auto& row : rows)
+        emit(row);
+    return out;
+}
+
+Result<nlohmann::json> admin_document(std::string_view text, std::string_view what,
+                                      std::string_view list_key)
+{
+    auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object())
+        return refuse(fmt::format("the daemon's answer to '{}' is not a JSON document", what));
+    if (!list_key.empty() && (!doc.contains(list_key) || !doc[std::string(list_key)].is_array()))
+        return refuse(fmt::format("the daemon's answer to '{}' lacks the \"{}\" list", what,
+                                  list_key));
+    return doc;
+}
+
+std::string sessions_text(const nlohmann::json& document)
+{
+    const auto& sessions = document["sessions"];
+    if (sessions.empty())
+        return "no sessions\n";
+    Table table;
+    table.header = {"id",       "pid",      "uid",       "cgroup",      "contexts", "buffers",
+                    "memory",   "programs", "in-flight", "submissions", "errors"};
+    table.right_aligned = {true, true, true, false, true, true, true, true, true, true, true};
+    for (const auto& s : sessions)
+        table.rows.push_back({number_cell(s, "id", "?"), number_cell(s, "pid", "?"),
+                              number_cell(s, "uid", "?"), text_cell(s, "cgroup"),
+                              number_cell(s, "contexts", "?"), number_cell(s, "buffers", "?"),
+                              bytes_cell(s, "memory_bytes", "?"), number_cell(s, "programs", "?"),
+                              number_cell(s, "events_in_flight", "?"),
+                              number_cell(s, "submissions", "?"), number_cell(s, "errors", "?")});
+    return table.text();
+}
+
+std::string limits_text(const nlohmann::json& document)
+{
+    const auto& rules = document["rules"];
+    if (rules.empty())
+        return "no rules: every client gets each device's own limits\n";
+    Table table;
+    table.header = {"rule",   "contexts", "memory", "buffers",
+                    "programs", "queues", "events", "weight"};
+    table.right_aligned = {false, true, true, true, true, true, true, true};
+    for (const auto& r : rules)
+        table.rows.push_back({selector_text(r.contains("selector") ? r["selector"] : nullptr),
+                              number_cell(r, "contexts", "-"), bytes_cell(r, "memory_bytes", "-"),
+                              number_cell(r, "buffers", "-"), number_cell(r, "programs", "-"),
+                              number_cell(r, "queues", "-"), number_cell(r, "events", "-"),
+                              number_cell(r, "weight", "-")});
+    return table.text();
+}
+
+}  // namespace vaccel::ctl

@@ -1,0 +1,39 @@
+// admin_report.hpp - the daemon's admin documents as tables for people.
+//
+// Owns: the text form of the SESSIONS and LIMITS_GET answers (the JSON form
+// is the daemon's document itself, printed as it came). Decides: one row per
+// session or rule, columns aligned (numbers to the right, words to the
+// left), sizes in human units ("2.0 GiB"), "-" for a limit a rule does not
+// set, "?" for a field the document lacks; an empty list says so in words.
+//   sessions: id pid uid cgroup contexts buffers memory programs in-flight
+//             submissions errors
+//   limits:   rule contexts memory buffers programs queues events weight
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "refusal.hpp"
+
+namespace vaccel::ctl {
+
+// Columns of text, aligned; each row as many cells as `header`.
+struct Table {
+    std::vector<std::string> header;
+    std::vector<bool> right_aligned;  // per column
+    std::vector<std::vector<std::string>> rows;
+
+    std::string text() const;
+};
+
+// A document the daemon sent, parsed; refused (naming what was asked) if it
+// is not JSON or lacks `list_key` as an array.
+Result<nlohmann::json> admin_document(std::string_view text, std::string_view what,
+                                      std::string_view list_key);
+
+std::string sessions_text(const nlohmann::json& sessions_document);
+std::string limits_text(const nlohmann::json& limits_document);
+
+}  // namespace vaccel::ctl

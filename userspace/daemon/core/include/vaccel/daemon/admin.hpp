@@ -1,0 +1,94 @@
+// admin.hpp - the admin channel (VACCEL_OP_ADMIN): devices, sessions,
+// limits and metrics for root and the admin group.
+//
+// Owns: the config file the daemon runs with (ConfigFile) and the admin
+// group's id. Decides:
+//  - who may: root, or a peer whose uid has the admin group among its
+//    primary or supplementary groups; everyone else gets PermissionDenied /
+//    VACCEL_D_NOT_ADMIN (arg0 = uid, arg1 = gid) and nothing else happens;
+//  - the documents (docs/protocol.md "Administration"): JSON for DEVICES,
+//    SESSIONS, LIMITS_GET/SET/RESET, Prometheus text 0.0.4 for METRICS. A
+//    request document that is not what its command expects is refused with
+//    InvalidArgument / VACCEL_D_ADMIN_REQUEST (arg0 = byte offset of the
+//    fault, 0 when the fault is not at one place); an unknown command with
+//    InvalidArgument / VACCEL_D_BAD_VALUE (arg0 = offset of `command`);
+//  - LIMITS_SET/RESET are persisted atomically (ConfigFile) before the
+//    reply is made, then published to every session (PolicyStore): contexts
+//    created afterwards obey them.
+//
+// Threads: every member runs on the daemon's chores thread, which may block
+// (user database lookups, fsync, session and device locks); never on the
+// reactor (ADR 0006).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vaccel/daemon/config.hpp"
+#include "vaccel/daemon/exchange.hpp"
+#include "vaccel/daemon/policy_limits.hpp"
+#include "vaccel/engine/device_manager.hpp"
+#include "vaccel/engine/session.hpp"
+
+namespace vaccel::daemon {
+
+// A live session as the reactor hands it to the chores thread.
+// Ownership: the shared_ptr keeps the Session alive while a document is
+// made; if the connection ended meanwhile, the last reference may be this
+// one, and the Session is then destroyed on the chores thread.
+struct SessionEntry {
+    std::uint64_t id = 0;
+    std::shared_ptr<engine::Session> session;
+};
+
+// Documents, as functions of what they show (testable without a daemon).
+std::string devices_document(engine::DeviceManager& devices);
+std::string sessions_document(const std::vector<SessionEntry>& sessions, const Policy& policy);
+std::string limits_document(const Policy& policy);
+std::string metrics_text(engine::DeviceManager& devices, const std::vector<SessionEntry>& sessions,
+                         std::uint64_t uptime_seconds);
+// A Prometheus label value with \, " and newline escaped.
+std::string prometheus_label_value(std::string_view text);
+
+// What a reload changed, for the log.
+struct ReloadOutcome {
+    bool applied = false;
+    std::string message;  // the config error, or what changed
+};
+
+class AdminService {
+public:
+    AdminService(std::shared_ptr<engine::DeviceManager> devices,
+                 std::shared_ptr<PolicyStore> policy, ConfigFile config,
+                 std::optional<std::string> admin_group_from_cli, std::uint64_t started_ns);
+
+    // Answers one ADMIN request from `caller`.
+    Reply handle(const engine::SessionIdentity& caller, Request& request,
+                 const std::vector<SessionEntry>& sessions);
+
+    // Re-reads the config file (SIGHUP): rules and admin group apply at
+    // once; a changed device list or socket needs a restart (said in the
+    // message). A file that does not parse changes nothing.
+    ReloadOutcome reload();
+
+    const Config& config() const { return config_.config(); }
+
+private:
+    Result<std::string> limits_set(std::string_view document);
+    Result<std::string> limits_reset(std::string_view document);
+
+    std::shared_ptr<engine::DeviceManager> devices_;
+    std::shared_ptr<PolicyStore> policy_;
+    ConfigFile config_;
+    std::optional<std::string> admin_group_from_cli_;  // --admin-group wins over the file
+    std::optional<gid_t> admin_gid_;
+    std::uint64_t started_ns_;
+};
+
+}  // namespace vaccel::daemon

@@ -1,0 +1,84 @@
+// exchange.hpp - one request taken off the wire, one reply put back on it.
+//
+// Owns: a received request (its struct, inline payload and passed memfd)
+// and a reply ready to send. Decides:
+//  - intake is strict (take_request): the codec's rules, plus exactly one
+//    descriptor with VACCEL_MSG_PAYLOAD_FD and none without. A refusal here
+//    means the message is malformed: the connection is closed.
+//  - a memfd payload is trusted for nothing: its size is checked with
+//    fstat() and its bytes are copied with pread()/pwrite(), never mapped,
+//    so a client that lies about the file or truncates it meanwhile gets
+//    InvalidArgument (VACCEL_D_BAD_SIZE, arg0 = bytes the file has,
+//    arg1 = bytes needed) and never a SIGBUS.
+//  - every reply echoes the request's opcode and seq, carries the struct
+//    with its outputs and the status, and (BUFFER_READ, ADMIN) the payload:
+//    inline up to VACCEL_MSG_INLINE_MAX, above it in a memfd (ADMIN: one the
+//    daemon makes; BUFFER_READ: the requester's own file).
+//
+// Threads: nothing here touches the reactor; execute() and the memfd copies
+// run on device workers or the chores thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "vaccel.h"
+#include "vaccel/common/error.hpp"
+#include "vaccel/daemon/unique_fd.hpp"
+#include "vaccel/engine/session.hpp"
+
+namespace vaccel::daemon {
+
+struct Request {
+    vaccel_msg_header header{};
+    std::vector<std::byte> args;     // the op's struct, exactly
+    std::vector<std::byte> payload;  // the inline payload (empty with a memfd)
+    UniqueFd payload_fd;             // VACCEL_MSG_PAYLOAD_FD's file
+
+    std::uint32_t opcode() const { return header.opcode; }
+    bool has_fd_payload() const { return (header.flags & VACCEL_MSG_PAYLOAD_FD) != 0; }
+};
+
+struct Reply {
+    std::vector<std::byte> bytes;  // the whole message
+    UniqueFd fd;                   // a memfd to pass with it, if any
+};
+
+// Decodes one datagram and the descriptors that came with it. The error
+// says why the message is malformed (for the log); the caller closes the
+// connection.
+Result<Request> take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds);
+
+// The reply refusing `request` with `error` (its struct echoed, outputs as
+// the handler left them).
+Reply refusal(const Request& request, const Error& error);
+// A reply of `request`'s opcode and seq with `args` (status already set in
+// it) and `payload` (inline, or in a new memfd above the inline maximum).
+Reply reply_with(const Request& request, std::span<const std::byte> args,
+                 std::span<const std::byte> payload);
+
+// The reply to an EVENT_WAIT: done_count and first_done from `progress`,
+// the status from `refused` (nullptr: success).
+Reply wait_reply(const Request& request, const engine::WaitProgress& progress,
+                 const Error* refused);
+
+// Runs a contract request (not ADMIN) on `session`: resolves a memfd
+// payload, calls Session::call, and encodes the reply. Blocks on the device:
+// a worker's job, never the reactor's. EVENT_WAIT here blocks like the
+// embedded transport; the daemon parks waits instead (Server).
+Reply execute(engine::Session& session, Request& request);
+
+// The payload of `request`: its inline bytes, or `bytes` read from its memfd.
+Result<std::vector<std::byte>> payload_of(Request& request, std::uint64_t bytes);
+
+// Writes `data` at offset 0 of `fd` (pwrite, all of it), checking first that
+// the file holds at least that many bytes.
+Status write_into_fd(int fd, std::span<const std::byte> data);
+
+// A sealed-size memfd holding `data` (for replies above the inline maximum).
+Result<UniqueFd> memfd_with(std::span<const std::byte> data, std::string_view name);
+
+}  // namespace vaccel::daemon

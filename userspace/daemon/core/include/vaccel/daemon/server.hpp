@@ -1,0 +1,161 @@
+// server.hpp - vacceld: the engine behind a Unix socket, one reactor thread,
+// one worker per device (ADR 0006).
+//
+// Owns: the reactor, the listening socket, every client connection and its
+// engine Session, one WorkQueue per device, the chores thread (admin
+// channel, config persistence and reloads, session teardown) and the
+// signalfd. Decides:
+//  - threads: the thread that calls run() becomes the reactor thread and
+//    owns sockets, timers, connections and parked waits; it never blocks on
+//    a device, a session lock or a file fsync. Device work runs on that
+//    device's worker (lane = session, weighted by the session's policy
+//    weight); admin documents, persistence and Session destruction on the
+//    chores thread. Results come back by Reactor::post().
+//  - a malformed message closes only its connection (logged with the
+//    reason); a well-formed request always gets exactly one reply with its
+//    seq, in whatever order the work finishes.
+//  - EVENT_WAIT never blocks a thread: the wait is looked at on the device's
+//    worker (Session::check_wait), parked in the reactor when not done, and
+//    looked at again after a completion or at its absolute timeout
+//    (DeadlineExpired / VACCEL_D_WAIT_TIMEOUT).
+//  - a connection that ends (EOF, error, kill -9 of the client, or a
+//    malformed message) stops being read; its work in flight finishes; then
+//    its Session is destroyed on the chores thread, which waits for its
+//    pending events and releases everything it owned.
+//  - stop (SIGTERM, SIGINT, request_stop()): stop accepting, answer parked
+//    waits with DeviceLost / VACCEL_D_PEER_GONE, let work in flight finish
+//    and its replies go out, close every connection, release every session,
+//    then run() returns 0. SIGHUP (request_reload()) re-reads the config.
+//
+// Backpressure: at most max_outstanding requests of one connection are in
+// the daemon at once; beyond that its socket is not read until some finish.
+#pragma once
+
+#include <sys/signalfd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <expected>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "vaccel/daemon/admin.hpp"
+#include "vaccel/daemon/exchange.hpp"
+#include "vaccel/daemon/policy_limits.hpp"
+#include "vaccel/daemon/reactor.hpp"
+#include "vaccel/daemon/work_queue.hpp"
+#include "vaccel/engine/device_manager.hpp"
+
+namespace vaccel::daemon {
+
+struct ServerOptions {
+    // Empty: $VACCEL_SOCKET, else the config's [daemon] socket, else
+    // /run/vaccel/vacceld.sock.
+    std::string socket_path;
+    std::filesystem::path config_path{std::string(default_config_path)};
+    // A config file given explicitly must exist; the default one may be
+    // missing (every device, default limits).
+    bool config_required = false;
+    std::optional<std::string> admin_group;                 // overrides the config's
+    std::optional<std::vector<std::string>> devices;        // overrides the config's
+    // Block SIGTERM/SIGINT/SIGHUP and serve them through a signalfd. Off for
+    // a daemon embedded in a test, which calls request_stop() instead.
+    bool handle_signals = false;
+    unsigned cpu_threads = 0;  // 0 = hardware concurrency
+};
+
+class Server {
+public:
+    static constexpr std::size_t max_outstanding = 256;
+
+    // Opens the devices, reads the config and binds the socket. The error is
+    // a sentence for the operator.
+    static std::expected<std::unique_ptr<Server>, std::string> create(ServerOptions options);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // Serves until stopped; the calling thread becomes the reactor thread.
+    // Returns the process exit status (0 after a clean stop).
+    int run();
+    // Any thread, also before run().
+    void request_stop();
+    void request_reload();
+
+    const std::string& socket_path() const { return socket_path_; }
+    std::uint32_t device_count() const { return devices_->count(); }
+
+private:
+    struct Connection;
+    struct ParkedWait;
+
+    Server() = default;
+
+    // Listening and signals.
+    void arm_accept();
+    void on_accept(int res);
+    void arm_signal_read();
+    void on_signal(int res);
+    void begin_stop();
+    void finish_stop();
+
+    // Connections (connection.cpp).
+    void arm_receive(Connection& c);
+    void on_received(std::uint64_t id, int res);
+    void dispatch(Connection& c, Request request);
+    void run_on_device(Connection& c, std::uint32_t device, std::shared_ptr<Request> request);
+    void run_admin(Connection& c, std::shared_ptr<Request> request);
+    void post_reply(std::uint64_t id, Reply reply);
+    void on_job_done(std::uint64_t id, Reply reply);
+    void queue_reply(Connection& c, Reply reply);
+    void pump_send(Connection& c);
+    void on_sent(std::uint64_t id, int res);
+    void close_connection(Connection& c, std::string_view reason, bool flush);
+    // Removes `c` when nothing of it is in flight. `c` is invalid afterwards.
+    void maybe_finish(Connection& c);
+    std::vector<SessionEntry> live_sessions() const;
+    Connection* find(std::uint64_t id);
+
+    // Parked waits (waits.cpp).
+    void start_wait(Connection& c, Request request);
+    void check_wait(Connection& c, std::uint64_t wait_id);
+    void on_wait_checked(std::uint64_t id, std::uint64_t wait_id, std::uint64_t generation,
+                         Result<engine::WaitProgress> progress);
+    void on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res);
+    void answer_wait(Connection& c, std::uint64_t wait_id, Reply reply);
+    void recheck_parked_waits();
+
+    ServerOptions options_;
+    std::string socket_path_;
+    std::uint64_t started_ns_ = 0;
+
+    // Ownership and destruction order (members are destroyed bottom-up):
+    // connections, then the queues (joined: every job ran, every Session
+    // released), then the admin service, the reactor, and last the devices.
+    std::shared_ptr<engine::DeviceManager> devices_;
+    std::shared_ptr<PolicyStore> policy_;
+    std::shared_ptr<const engine::LimitPolicy> limits_;
+    std::unique_ptr<Reactor> reactor_;
+    std::unique_ptr<AdminService> admin_;  // used on the chores thread only
+    std::unique_ptr<WorkQueue> chores_;
+    std::vector<std::unique_ptr<WorkQueue>> workers_;  // index = device index
+
+    UniqueFd listen_fd_;
+    UniqueFd signal_fd_;
+    signalfd_siginfo signal_info_{};
+    OpId accept_op_ = 0;
+    bool accepting_ = false;
+    bool stopping_ = false;
+    bool stop_finishing_ = false;
+    std::atomic<bool> recheck_posted_{false};
+
+    std::uint64_t next_connection_ = 1;
+    std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
+};
+
+}  // namespace vaccel::daemon

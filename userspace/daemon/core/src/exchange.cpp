@@ -1,0 +1,247 @@
+// exchange.cpp - intake of requests, memfd payloads and reply encoding.
+#include "vaccel/daemon/exchange.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "vaccel/common/codec.hpp"
+#include "vaccel/common/requests.hpp"
+
+namespace vaccel::daemon {
+
+namespace {
+
+// The file's size, or the refusal of a descriptor that is no regular file.
+Result<std::uint64_t> file_size(int fd)
+{
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_SIZE, 0, 0)
+                        .with_note("the payload descriptor is not a regular file (pass a memfd)"));
+    return static_cast<std::uint64_t>(st.st_size);
+}
+
+Error short_file(std::uint64_t has, std::uint64_t needed)
+{
+    return Error::of(Errc::invalid_argument, VACCEL_D_BAD_SIZE, has, needed)
+        .with_note("the payload file is shorter than the message says");
+}
+
+template <class T>
+T struct_of(const std::vector<std::byte>& args)
+{
+    T value{};
+    std::memcpy(&value, args.data(), sizeof value);
+    return value;
+}
+
+// A buffer of `bytes` for a payload (up to max_payload_bytes, 1 GiB), or
+// OutOfMemory when the daemon cannot have it - never an exception out of
+// the daemon's request path.
+Result<std::vector<std::byte>> payload_buffer(std::uint64_t bytes)
+{
+    // Invariant: std::bad_alloc is caught here and goes no further.
+    try {
+        return std::vector<std::byte>(bytes);
+    } catch (const std::bad_alloc&) {
+        return fail(Error::of(Errc::out_of_memory, VACCEL_D_NONE, bytes)
+                        .with_note("the daemon could not stage this payload; try smaller transfers"));
+    }
+}
+
+void set_status(std::span<std::byte> args, const Error& error)
+{
+    const vaccel_status status = error.to_status();
+    std::memcpy(args.data(), &status, sizeof status);
+}
+
+}  // namespace
+
+Result<Request> take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds)
+{
+    auto view = decode_request(datagram);
+    if (!view)
+        return fail(std::move(view.error()));
+    const bool in_fd = (view->header.flags & VACCEL_MSG_PAYLOAD_FD) != 0;
+    if (fds.size() != (in_fd ? 1u : 0u))
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                              offsetof(vaccel_msg_header, flags), fds.size())
+                        .with_note(in_fd ? "VACCEL_MSG_PAYLOAD_FD needs exactly one descriptor"
+                                         : "descriptors came without VACCEL_MSG_PAYLOAD_FD"));
+    Request request;
+    request.header = view->header;
+    request.args.assign(view->args.begin(), view->args.end());
+    request.payload.assign(view->payload.begin(), view->payload.end());
+    if (in_fd)
+        request.payload_fd = std::move(fds.front());
+    return request;
+}
+
+Reply reply_with(const Request& request, std::span<const std::byte> args,
+                 std::span<const std::byte> payload)
+{
+    Reply reply;
+    if (payload.size() > VACCEL_MSG_INLINE_MAX) {
+        auto file = memfd_with(payload, "vaccel-reply");
+        if (!file) {
+            std::vector<std::byte> refused(args.begin(), args.end());
+            set_status(refused, file.error());
+            append_response(reply.bytes, request.opcode(), request.header.seq,
+                            request.header.session, refused, {});
+            return reply;
+        }
+        reply.fd = std::move(*file);
+        append_response_fd(reply.bytes, request.opcode(), request.header.seq,
+                           request.header.session, args,
+                           static_cast<std::uint32_t>(payload.size()));
+        return reply;
+    }
+    reply.bytes.reserve(sizeof(vaccel_msg_header) + args.size() + payload.size());
+    append_response(reply.bytes, request.opcode(), request.header.seq, request.header.session,
+                    args, payload);
+    return reply;
+}
+
+Reply refusal(const Request& request, const Error& error)
+{
+    std::vector<std::byte> args = request.args;
+    set_status(args, error);
+    return reply_with(request, args, {});
+}
+
+Result<std::vector<std::byte>> payload_of(Request& request, std::uint64_t bytes)
+{
+    if (!request.has_fd_payload())
+        return std::move(request.payload);
+    const int fd = request.payload_fd.get();
+    auto size = file_size(fd);
+    if (!size)
+        return fail(std::move(size.error()));
+    if (*size < bytes)
+        return fail(short_file(*size, bytes));
+    auto staged = payload_buffer(bytes);
+    if (!staged)
+        return fail(std::move(staged.error()));
+    std::vector<std::byte>& data = *staged;
+    std::uint64_t done = 0;
+    while (done < bytes) {
+        // Invariant: pread copies; a file truncated meanwhile ends the loop
+        // with a short read, never a fault.
+        const ssize_t n = pread(fd, data.data() + done, bytes - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return fail(short_file(done, bytes));
+        done += static_cast<std::uint64_t>(n);
+    }
+    return staged;
+}
+
+Status write_into_fd(int fd, std::span<const std::byte> data)
+{
+    auto size = file_size(fd);
+    if (!size)
+        return fail(std::move(size.error()));
+    if (*size < data.size())
+        return fail(short_file(*size, data.size()));
+    std::uint64_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = pwrite(fd, data.data() + done, data.size() - done,
+                                 static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return fail(short_file(done, data.size()));
+        done += static_cast<std::uint64_t>(n);
+    }
+    return {};
+}
+
+Result<UniqueFd> memfd_with(std::span<const std::byte> data, std::string_view name)
+{
+    UniqueFd fd(memfd_create(std::string(name).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!fd)
+        return fail(Errc::out_of_memory, VACCEL_D_NONE, data.size());
+    if (ftruncate(fd.get(), static_cast<off_t>(data.size())) != 0)
+        return fail(Errc::out_of_memory, VACCEL_D_NONE, data.size());
+    if (auto written = write_into_fd(fd.get(), data); !written)
+        return fail(std::move(written.error()));
+    // The reader may trust the size it is told: the file can no longer shrink.
+    (void)fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
+    return fd;
+}
+
+Reply wait_reply(const Request& request, const engine::WaitProgress& progress,
+                 const Error* refused)
+{
+    auto args = struct_of<vaccel_event_wait>(request.args);
+    args.done_count = progress.done_count;
+    args.first_done = progress.first_done;
+    if (refused != nullptr)
+        args.status = refused->to_status();
+    return reply_with(request, std::as_bytes(std::span(&args, 1)), {});
+}
+
+Reply execute(engine::Session& session, Request& request)
+{
+    const std::uint32_t opcode = request.opcode();
+    std::vector<std::byte> args = request.args;
+
+    // The bytes the call takes in (write data, artifact, bindings, handles).
+    std::uint64_t in_bytes = request.header.payload_bytes;
+    if (opcode == VACCEL_OP_BUFFER_READ)
+        in_bytes = 0;
+    auto in = payload_of(request, in_bytes);
+    if (!in)
+        return refusal(request, in.error());
+
+    if (opcode != VACCEL_OP_BUFFER_READ) {
+        Status status = session.call(opcode, args, *in, {});
+        if (!status)
+            set_status(args, status.error());
+        return reply_with(request, args, {});
+    }
+
+    // BUFFER_READ: into the reply inline, or through the requester's file.
+    const auto transfer = struct_of<vaccel_buffer_transfer>(request.args);
+    if (!request.has_fd_payload()) {
+        // The codec bounded length by VACCEL_MSG_INLINE_MAX.
+        std::vector<std::byte> data(transfer.length);
+        Status status = session.call(opcode, args, {}, data);
+        if (!status) {
+            set_status(args, status.error());
+            return reply_with(request, args, {});
+        }
+        return reply_with(request, args, data);
+    }
+    // The file must hold the answer before any work is done for it.
+    auto room = file_size(request.payload_fd.get());
+    if (!room)
+        return refusal(request, room.error());
+    if (*room < transfer.length)
+        return refusal(request, short_file(*room, transfer.length));
+    auto staged = payload_buffer(transfer.length);
+    if (!staged)
+        return refusal(request, staged.error());
+    std::vector<std::byte>& data = *staged;
+    Status status = session.call(opcode, args, {}, data);
+    if (status)
+        status = write_into_fd(request.payload_fd.get(), data);
+    if (!status) {
+        set_status(args, status.error());
+        return reply_with(request, args, {});
+    }
+    Reply reply;
+    append_response_fd(reply.bytes, opcode, request.header.seq, request.header.session, args,
+                       static_cast<std::uint32_t>(transfer.length));
+    return reply;
+}
+
+}  // namespace vaccel::daemon

@@ -1,0 +1,60 @@
+// policy_limits.cpp - PolicyStore and the LimitPolicy adapter.
+#include "vaccel/daemon/policy_limits.hpp"
+
+#include <fmt/format.h>
+
+namespace vaccel::daemon {
+
+PolicyStore::PolicyStore(Policy policy) : policy_(std::make_shared<const Policy>(std::move(policy)))
+{
+}
+
+void PolicyStore::replace(Policy policy)
+{
+    auto next = std::make_shared<const Policy>(std::move(policy));
+    std::lock_guard lock(mutex_);
+    policy_.swap(next);
+    // The old policy is released here or by the last session still reading it.
+}
+
+std::shared_ptr<const Policy> PolicyStore::current() const
+{
+    std::lock_guard lock(mutex_);
+    return policy_;
+}
+
+Client client_of(const engine::SessionIdentity& who)
+{
+    return Client{who.uid, who.gid, who.cgroup};
+}
+
+vaccel_device_limits PolicyLimits::limits(const engine::SessionIdentity& who, std::uint32_t,
+                                          const vaccel_device_info& device) const
+{
+    return store_->current()->effective(device.limits, client_of(who));
+}
+
+std::uint32_t PolicyLimits::weight(const engine::SessionIdentity& who, std::uint32_t) const
+{
+    return store_->current()->weight(client_of(who));
+}
+
+std::string rule_label(const Rule* rule)
+{
+    if (rule == nullptr)
+        return "none";
+    const Selector& s = rule->selector;
+    switch (s.kind) {
+    case SelectorKind::uid:
+        return fmt::format("uid:{}", s.id);
+    case SelectorKind::gid:
+        return fmt::format("gid:{}", s.id);
+    case SelectorKind::cgroup:
+        return "cgroup:" + s.cgroup;
+    case SelectorKind::fallback:
+        break;
+    }
+    return "default";
+}
+
+}  // namespace vaccel::daemon

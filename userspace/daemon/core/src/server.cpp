@@ -1,0 +1,325 @@
+// server.cpp - vacceld's start, listening socket, signals and stop.
+//
+// Decides the socket: SOCK_SEQPACKET, mode 0666 (every local user is a
+// client; admin rights are checked per message), inside a directory created
+// 0755 when missing. A socket file left by a dead daemon is replaced; one a
+// live daemon answers on is not.
+#include "vaccel/daemon/server.hpp"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "connection.hpp"
+#include "vaccel/daemon/peer.hpp"
+
+namespace vaccel::daemon {
+
+namespace {
+
+std::string errno_text(int error) { return std::system_category().message(error); }
+
+std::expected<UniqueFd, std::string> listen_on(const std::string& path)
+{
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (path.empty() || path.size() >= sizeof address.sun_path)
+        return std::unexpected(fmt::format(
+            "socket path '{}' is empty or longer than {} bytes; choose a shorter --socket", path,
+            sizeof address.sun_path - 1));
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::exists(parent, ec)) {
+            std::filesystem::create_directories(parent, ec);
+            if (ec)
+                return std::unexpected(fmt::format("cannot create the socket directory {}: {}",
+                                                   parent.string(), ec.message()));
+            ::chmod(parent.c_str(), 0755);
+        }
+    }
+
+    UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!fd)
+        return std::unexpected("cannot create a socket: " + errno_text(errno));
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode))
+            return std::unexpected(fmt::format(
+                "{} exists and is not a socket; remove it or choose another --socket", path));
+        UniqueFd probe(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+        if (probe && ::connect(probe.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0)
+            return std::unexpected(fmt::format(
+                "another vacceld is serving {}; stop it first or choose another --socket", path));
+        ::unlink(path.c_str());  // left by a daemon that is gone
+    }
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+        return std::unexpected(fmt::format("cannot bind {}: {}", path, errno_text(errno)));
+    ::chmod(path.c_str(), 0666);
+    if (::listen(fd.get(), 128) != 0)
+        return std::unexpected(fmt::format("cannot listen on {}: {}", path, errno_text(errno)));
+    return fd;
+}
+
+sigset_t served_signals()
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    return set;
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions options)
+{
+    std::unique_ptr<Server> server(new Server());
+    server->started_ns_ = monotonic_now_ns();
+
+    // Signals first: threads started below inherit the mask, so only the
+    // signalfd ever sees them.
+    if (options.handle_signals) {
+        const sigset_t set = served_signals();
+        pthread_sigmask(SIG_BLOCK, &set, nullptr);
+        server->signal_fd_.reset(::signalfd(-1, &set, SFD_CLOEXEC));
+        if (!server->signal_fd_)
+            return std::unexpected("cannot create a signalfd: " + errno_text(errno));
+    }
+
+    std::error_code ec;
+    if (options.config_required && !std::filesystem::exists(options.config_path, ec))
+        return std::unexpected(fmt::format("config file {} does not exist",
+                                           options.config_path.string()));
+    auto config = ConfigFile::open(options.config_path);
+    if (!config)
+        return std::unexpected(config.error().message());
+    const DaemonSettings settings = config->config().daemon;
+
+    // Devices: --devices, else the config's list, else every device found.
+    const auto wanted = options.devices ? options.devices : settings.devices;
+    engine::DeviceOptions device_options;
+    device_options.cpu_threads = options.cpu_threads;
+    if (wanted) {
+        device_options.cpu = false;
+        for (const std::string& name : *wanted) {
+            if (name == "cpu")
+                device_options.cpu = true;
+            else
+                return std::unexpected(fmt::format(
+                    "unknown device '{}' in the device list; this build serves: cpu", name));
+        }
+    }
+    auto devices = engine::DeviceManager::open(device_options);
+    if (!devices)
+        return std::unexpected("no device to serve: " + describe(devices.error()));
+    server->devices_ = std::move(*devices);
+
+    server->policy_ = std::make_shared<PolicyStore>(config->config().policy);
+    server->limits_ = std::make_shared<PolicyLimits>(server->policy_);
+
+    auto reactor = Reactor::create(512);
+    if (!reactor)
+        return std::unexpected("cannot start io_uring: " + errno_text(-reactor.error()));
+    server->reactor_ = std::move(*reactor);
+
+    if (!options.socket_path.empty())
+        server->socket_path_ = options.socket_path;
+    else if (const char* env = std::getenv("VACCEL_SOCKET"); env != nullptr && *env != '\0')
+        server->socket_path_ = env;
+    else
+        server->socket_path_ = settings.socket;
+    auto listening = listen_on(server->socket_path_);
+    if (!listening)
+        return std::unexpected(listening.error());
+    server->listen_fd_ = std::move(*listening);
+
+    server->admin_ = std::make_unique<AdminService>(server->devices_, server->policy_,
+                                                    std::move(*config), options.admin_group,
+                                                    server->started_ns_);
+    server->chores_ = std::make_unique<WorkQueue>("vacceld-chores");
+    for (std::uint32_t i = 0; i < server->devices_->count(); ++i)
+        server->workers_.push_back(std::make_unique<WorkQueue>(fmt::format("vacceld-dev{}", i)));
+    server->options_ = std::move(options);
+    return server;
+}
+
+Server::~Server()
+{
+    if (devices_)
+        devices_->on_completion({});
+    // Workers and chores join here (declared after the reactor, so destroyed
+    // first); jobs still queued run and post into a reactor that no longer
+    // runs, which drops them.
+    connections_.clear();
+    workers_.clear();
+    chores_.reset();
+    if (listen_fd_)
+        ::unlink(socket_path_.c_str());
+}
+
+int Server::run()
+{
+    // Ownership: the listener runs on backend threads; it only sets a flag
+    // and posts, and is removed in ~Server before the reactor goes.
+    devices_->on_completion([this] {
+        if (!recheck_posted_.exchange(true))
+            reactor_->post([this] { recheck_parked_waits(); });
+    });
+    arm_accept();
+    if (signal_fd_)
+        arm_signal_read();
+    spdlog::info("vacceld: serving {} device(s) on {}", devices_->count(), socket_path_);
+    const int ret = reactor_->run();
+    if (ret < 0) {
+        spdlog::error("vacceld: the io_uring loop failed: {}", errno_text(-ret));
+        return 1;
+    }
+    spdlog::info("vacceld: stopped");
+    return 0;
+}
+
+void Server::request_stop()
+{
+    reactor_->post([this] { begin_stop(); });
+}
+
+void Server::request_reload()
+{
+    reactor_->post([this] {
+        chores_->push([this] {
+            const ReloadOutcome outcome = admin_->reload();
+            if (outcome.applied)
+                spdlog::info("vacceld: config reloaded: {}", outcome.message);
+            else
+                spdlog::error("vacceld: config not reloaded, the old one stays in force: {}",
+                              outcome.message);
+        });
+    });
+}
+
+void Server::arm_accept()
+{
+    if (stopping_ || accepting_)
+        return;
+    auto op = reactor_->accept(listen_fd_.get(), [this](int res) { on_accept(res); });
+    if (!op) {
+        spdlog::error("vacceld: cannot accept connections: {}", errno_text(-op.error()));
+        return;
+    }
+    accept_op_ = *op;
+    accepting_ = true;
+}
+
+void Server::on_accept(int res)
+{
+    accepting_ = false;
+    if (stopping_) {
+        if (res >= 0)
+            ::close(res);
+        return;
+    }
+    if (res < 0) {
+        spdlog::warn("vacceld: accept failed: {}; retrying in 100 ms", errno_text(-res));
+        (void)reactor_->timeout_at(monotonic_now_ns() + 100'000'000u, [this](int) { arm_accept(); });
+        return;
+    }
+    UniqueFd fd(res);
+    auto identity = peer_identity(fd.get());
+    if (!identity) {
+        spdlog::warn("vacceld: a connection without peer credentials was refused");
+        arm_accept();
+        return;
+    }
+    auto c = std::make_unique<Connection>();
+    c->id = next_connection_++;
+    c->fd = std::move(fd);
+    c->weight = policy_->current()->weight(client_of(*identity));
+    engine::SessionOptions session_options;
+    session_options.identity = *identity;
+    session_options.policy = limits_;
+    c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
+    c->rx_buffer.resize(sizeof(vaccel_msg_header) + 4096 + VACCEL_MSG_INLINE_MAX);
+    spdlog::debug("vacceld: session {} opened: pid {} uid {} gid {} cgroup '{}'", c->id,
+                  identity->pid, identity->uid, identity->gid, identity->cgroup);
+    Connection& ref = *c;
+    connections_.emplace(c->id, std::move(c));
+    arm_receive(ref);
+    arm_accept();
+}
+
+void Server::arm_signal_read()
+{
+    auto buffer = std::as_writable_bytes(std::span(&signal_info_, 1));
+    auto op = reactor_->read(signal_fd_.get(), buffer, [this](int res) { on_signal(res); });
+    if (!op && op.error() != -ECANCELED)
+        spdlog::error("vacceld: cannot watch signals: {}", errno_text(-op.error()));
+}
+
+void Server::on_signal(int res)
+{
+    if (res == -ECANCELED)
+        return;
+    if (res == static_cast<int>(sizeof signal_info_)) {
+        switch (signal_info_.ssi_signo) {
+        case SIGTERM:
+        case SIGINT:
+            spdlog::info("vacceld: {} received: stopping", strsignal(static_cast<int>(signal_info_.ssi_signo)));
+            begin_stop();
+            break;
+        case SIGHUP:
+            spdlog::info("vacceld: SIGHUP received: reloading {}", options_.config_path.string());
+            request_reload();
+            break;
+        default:
+            break;
+        }
+    }
+    if (!stop_finishing_)
+        arm_signal_read();
+}
+
+void Server::begin_stop()
+{
+    if (stopping_)
+        return;
+    stopping_ = true;
+    if (accepting_)
+        reactor_->cancel(accept_op_);
+    // No new client can reach us once the path is gone.
+    ::unlink(socket_path_.c_str());
+    std::vector<std::uint64_t> ids;
+    for (const auto& [id, c] : connections_)
+        ids.push_back(id);
+    for (std::uint64_t id : ids)
+        if (Connection* c = find(id))
+            close_connection(*c, "the daemon is stopping", true);
+    if (connections_.empty())
+        finish_stop();
+}
+
+void Server::finish_stop()
+{
+    if (stop_finishing_)
+        return;
+    stop_finishing_ = true;
+    // The chores thread destroys the sessions handed to it in order; this
+    // job comes after all of them, so the reactor stops only once every
+    // session is released.
+    chores_->push([this] { reactor_->post([this] { reactor_->stop(); }); });
+}
+
+}  // namespace vaccel::daemon

@@ -1,0 +1,142 @@
+// waits.cpp - EVENT_WAIT parked in the daemon.
+//
+// Decides the life of a wait without ever blocking a thread on it:
+//   1. a look (Session::check_wait) runs on the worker of the first event's
+//      device; it reads the completion generation BEFORE looking;
+//   2. back on the reactor: a refusal, or all/any done, is the reply; so is
+//      a timeout that has passed (DeadlineExpired / VACCEL_D_WAIT_TIMEOUT,
+//      arg0 = events not done, done_count/first_done filled in);
+//   3. otherwise the wait parks: a timer is armed for its absolute timeout
+//      (none for "forever"), and if the generation moved since the look, a
+//      new look starts at once (the completion fell between look and park);
+//   4. each completion (DeviceManager::on_completion, coalesced to one post)
+//      starts a look for every parked wait; the timer starts a last look.
+// A timeout of 0 is one look; a timeout above INT64_MAX never expires.
+#include <cstdint>
+#include <cstring>
+
+#include "connection.hpp"
+
+namespace vaccel::daemon {
+
+namespace {
+constexpr std::uint64_t forever_after = static_cast<std::uint64_t>(INT64_MAX);
+}  // namespace
+
+void Server::start_wait(Connection& c, Request request)
+{
+    ParkedWait wait;
+    vaccel_event_wait args{};
+    std::memcpy(&args, request.args.data(), sizeof args);
+    wait.flags = args.flags;
+    wait.timeout_ns = args.timeout_ns;
+    wait.handles.resize(request.payload.size() / sizeof(std::uint64_t));
+    std::memcpy(wait.handles.data(), request.payload.data(), wait.handles.size() * sizeof(std::uint64_t));
+    wait.request = std::move(request);
+    const std::uint64_t wait_id = c.next_wait++;
+    c.waits.emplace(wait_id, std::move(wait));
+    check_wait(c, wait_id);
+}
+
+void Server::check_wait(Connection& c, std::uint64_t wait_id)
+{
+    ParkedWait& wait = c.waits.at(wait_id);
+    wait.checking = true;
+    ++c.jobs;
+    const std::uint32_t device =
+        c.session->route(VACCEL_OP_EVENT_WAIT, wait.request.args, wait.request.payload).value_or(0);
+    workers_[device]->push(c.id, c.weight,
+                           [this, id = c.id, wait_id, session = c.session, handles = wait.handles,
+                            flags = wait.flags]() mutable {
+                               const std::uint64_t generation = devices_->completions().generation();
+                               auto progress = session->check_wait(handles, flags);
+                               session.reset();  // never the last reference here
+                               reactor_->post([this, id, wait_id, generation, progress] {
+                                   on_wait_checked(id, wait_id, generation, progress);
+                               });
+                           });
+}
+
+void Server::on_wait_checked(std::uint64_t id, std::uint64_t wait_id, std::uint64_t generation,
+                             Result<engine::WaitProgress> progress)
+{
+    Connection* found = find(id);
+    if (found == nullptr)
+        return;
+    Connection& c = *found;
+    --c.jobs;
+    auto it = c.waits.find(wait_id);
+    if (it == c.waits.end()) {
+        maybe_finish(c);
+        return;
+    }
+    ParkedWait& wait = it->second;
+    wait.checking = false;
+
+    if (!progress) {
+        answer_wait(c, wait_id, refusal(wait.request, progress.error()));
+    } else if (progress->satisfied) {
+        answer_wait(c, wait_id, wait_reply(wait.request, *progress, nullptr));
+    } else if (c.closing) {
+        answer_wait(c, wait_id, refusal(wait.request, Error::of(Errc::device_lost, VACCEL_D_PEER_GONE)));
+    } else if (wait.expired || wait.timeout_ns == 0 ||
+               (wait.timeout_ns <= forever_after && monotonic_now_ns() >= wait.timeout_ns)) {
+        c.session->count_refusal();
+        const Error timeout = Error::of(Errc::deadline_expired, VACCEL_D_WAIT_TIMEOUT,
+                                        wait.handles.size() - progress->done_count);
+        answer_wait(c, wait_id, wait_reply(wait.request, *progress, &timeout));
+    } else {
+        // Park.
+        if (wait.timer == 0 && wait.timeout_ns <= forever_after) {
+            auto timer = reactor_->timeout_at(wait.timeout_ns, [this, id, wait_id](int res) {
+                on_wait_timer(id, wait_id, res);
+            });
+            if (timer)
+                wait.timer = *timer;
+        }
+        if (devices_->completions().generation() != generation)
+            check_wait(c, wait_id);
+    }
+    arm_receive(c);
+    maybe_finish(c);
+}
+
+void Server::on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res)
+{
+    if (res == -ECANCELED)
+        return;
+    Connection* c = find(id);
+    if (c == nullptr)
+        return;
+    auto it = c->waits.find(wait_id);
+    if (it == c->waits.end())
+        return;
+    it->second.timer = 0;
+    it->second.expired = true;
+    if (!it->second.checking)
+        check_wait(*c, wait_id);
+}
+
+void Server::answer_wait(Connection& c, std::uint64_t wait_id, Reply reply)
+{
+    auto it = c.waits.find(wait_id);
+    if (it->second.timer != 0)
+        reactor_->cancel(it->second.timer);
+    c.waits.erase(it);
+    queue_reply(c, std::move(reply));
+}
+
+void Server::recheck_parked_waits()
+{
+    // Cleared before looking: a completion from now on posts again.
+    recheck_posted_.store(false);
+    for (auto& [id, c] : connections_) {
+        if (c->closing)
+            continue;
+        for (auto& [wait_id, wait] : c->waits)
+            if (!wait.checking)
+                check_wait(*c, wait_id);
+    }
+}
+
+}  // namespace vaccel::daemon

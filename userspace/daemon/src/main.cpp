@@ -1,0 +1,65 @@
+// main.cpp - the vacceld command line: options, logging, and the server.
+//
+// Owns nothing beyond argument parsing. Decides the CLI (shared with
+// vaccelctl's docs and dist/vacceld.service):
+//   vacceld [--socket PATH] [--config PATH] [--admin-group NAME]
+//           [--log-level trace|debug|info|warn|error] [--devices cpu,...]
+// Exit status: 0 after a clean stop (SIGTERM/SIGINT), 1 when it cannot
+// start (the reason is logged), 2 for a usage error.
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "vaccel/daemon/server.hpp"
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"vacceld - shares this machine's accelerators among local processes"};
+    std::string socket;
+    std::string config;
+    std::string admin_group;
+    std::string log_level = "info";
+    std::vector<std::string> devices;
+    app.add_option("--socket", socket,
+                   "client socket path (default: $VACCEL_SOCKET, else the config's, else "
+                   "/run/vaccel/vacceld.sock)");
+    auto* config_option =
+        app.add_option("--config", config, "config file (default /etc/vaccel/vacceld.toml)");
+    auto* group_option =
+        app.add_option("--admin-group", admin_group, "group whose members may administer");
+    app.add_option("--log-level", log_level, "trace, debug, info, warn or error")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+    auto* devices_option =
+        app.add_option("--devices", devices, "devices to serve, comma separated (e.g. cpu)")
+            ->delimiter(',');
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;
+    }
+
+    auto logger = spdlog::stderr_logger_mt("vacceld");
+    logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %l %v");
+    logger->set_level(spdlog::level::from_str(log_level));
+    logger->flush_on(spdlog::level::trace);
+    spdlog::set_default_logger(logger);
+
+    vaccel::daemon::ServerOptions options;
+    options.socket_path = socket;
+    if (*config_option) {
+        options.config_path = config;
+        options.config_required = true;
+    }
+    if (*group_option)
+        options.admin_group = admin_group;
+    if (*devices_option)
+        options.devices = devices;
+    options.handle_signals = true;
+
+    auto server = vaccel::daemon::Server::create(std::move(options));
+    if (!server) {
+        spdlog::error("vacceld: cannot start: {}", server.error());
+        return 1;
+    }
+    return (*server)->run();
+}

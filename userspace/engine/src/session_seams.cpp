@@ -1,0 +1,146 @@
+// session_seams.cpp - what a daemon needs of a session beyond call():
+// routing a request to its device, one non-blocking look at a wait, and the
+// session's use for the admin channel.
+//
+// Owns nothing. Decides:
+//  - routing reads only SessionState::route (a leaf lock), never the session
+//    lock, so the daemon's reactor can route without ever waiting on a
+//    device (ADR 0006);
+//  - "events in flight" in stats() are events still pending, polled now;
+//    "events" are events alive.
+#include <cstring>
+
+#include "args.hpp"
+#include "ops.hpp"
+#include "session_state.hpp"
+#include "vaccel/common/requests.hpp"
+#include "vaccel/engine/session.hpp"
+
+namespace vaccel::engine {
+
+namespace {
+
+// The handle field at `offset` of the request's struct.
+std::uint64_t handle_at(std::span<const std::byte> args, std::size_t offset)
+{
+    std::uint64_t handle = 0;
+    std::memcpy(&handle, args.data() + offset, sizeof handle);
+    return handle;
+}
+
+// The handle a request names (0 = none), by opcode.
+std::uint64_t request_handle(std::uint32_t opcode, std::span<const std::byte> args,
+                             std::span<const std::byte> payload)
+{
+    switch (opcode) {
+    case VACCEL_OP_CONTEXT_DESTROY:
+    case VACCEL_OP_BUFFER_FREE:
+    case VACCEL_OP_PROGRAM_UNLOAD:
+    case VACCEL_OP_QUEUE_DESTROY:
+    case VACCEL_OP_EVENT_DESTROY:
+        return handle_at(args, offsetof(vaccel_handle_release, handle));
+    case VACCEL_OP_BUFFER_ALLOC:
+        return handle_at(args, offsetof(vaccel_buffer_alloc, context));
+    case VACCEL_OP_BUFFER_WRITE:
+    case VACCEL_OP_BUFFER_READ:
+        return handle_at(args, offsetof(vaccel_buffer_transfer, buffer));
+    case VACCEL_OP_PROGRAM_LOAD:
+        return handle_at(args, offsetof(vaccel_program_load, context));
+    case VACCEL_OP_PROGRAM_SLOT:
+        return handle_at(args, offsetof(vaccel_program_slot, program));
+    case VACCEL_OP_QUEUE_CREATE:
+        return handle_at(args, offsetof(vaccel_queue_create, context));
+    case VACCEL_OP_SUBMIT:
+        return handle_at(args, offsetof(vaccel_submit, queue));
+    case VACCEL_OP_EVENT_POLL:
+        return handle_at(args, offsetof(vaccel_event_poll, event));
+    case VACCEL_OP_CONTEXT_LIMITS:
+        return handle_at(args, offsetof(vaccel_context_limits, context));
+    case VACCEL_OP_EVENT_WAIT:
+        return payload.size() >= sizeof(std::uint64_t) ? handle_at(payload, 0) : 0;
+    default:
+        return 0;
+    }
+}
+
+}  // namespace
+
+const SessionIdentity& Session::identity() const
+{
+    return state_->identity;
+}
+
+std::optional<std::uint32_t> Session::route(std::uint32_t opcode, std::span<const std::byte> args,
+                                            std::span<const std::byte> in_payload) const
+{
+    const SessionState& s = *state_;
+    switch (opcode) {
+    case VACCEL_OP_GET_VERSION:
+    case VACCEL_OP_DEVICE_COUNT:
+    case VACCEL_OP_DEVICE_QUERY:
+        return std::nullopt;
+    default:
+        break;
+    }
+    if (s.devices->count() == 0)
+        return std::nullopt;  // nothing to route to: call() refuses at once
+    if (args.size() != args_size(opcode))
+        return 0;
+    if (opcode == VACCEL_OP_CONTEXT_CREATE) {
+        const auto create = load_struct<vaccel_context_create>(args);
+        return create.device < s.devices->count() ? create.device : 0;
+    }
+    const std::uint64_t handle = request_handle(opcode, args, in_payload);
+    std::lock_guard lock(s.route_mutex);
+    auto found = s.route.find(handle);
+    return found == s.route.end() ? 0 : found->second;
+}
+
+Result<WaitProgress> Session::check_wait(std::span<const std::uint64_t> events,
+                                         std::uint32_t flags)
+{
+    auto progress = ops::wait_progress(*state_, events, flags);
+    if (!progress)
+        state_->errors.fetch_add(1, std::memory_order_relaxed);
+    return progress;
+}
+
+void Session::count_refusal()
+{
+    state_->errors.fetch_add(1, std::memory_order_relaxed);
+}
+
+SessionStats Session::stats() const
+{
+    SessionState& s = *state_;
+    SessionStats stats;
+    std::lock_guard lock(s.mutex);
+    s.objects.for_each([&](std::uint64_t, Object& object) {
+        std::visit(
+            [&](auto& record) {
+                using R = std::decay_t<decltype(record)>;
+                if constexpr (std::is_same_v<R, ContextRecord>) {
+                    ++stats.contexts;
+                    stats.memory_bytes += record.accounting->used(Resource::memory_bytes);
+                } else if constexpr (std::is_same_v<R, BufferRecord>) {
+                    ++stats.buffers;
+                } else if constexpr (std::is_same_v<R, ProgramRecord>) {
+                    ++stats.programs;
+                } else if constexpr (std::is_same_v<R, QueueRecord>) {
+                    ++stats.queues;
+                } else {
+                    ++stats.events;
+                    const bool pending = record.owner->device->call([&](backend::Backend& b) {
+                        return b.poll(*record.object).state == backend::EventState::pending;
+                    });
+                    stats.events_in_flight += pending ? 1 : 0;
+                }
+            },
+            object);
+    });
+    stats.submissions = s.submissions.load(std::memory_order_relaxed);
+    stats.errors = s.errors.load(std::memory_order_relaxed);
+    return stats;
+}
+
+}  // namespace vaccel::engine
