@@ -1,6 +1,7 @@
 // test_reactor.cpp - the io_uring reactor over real sockets, eventfds, timers
 // and memfds: each test one behaviour, on the real kernel ring.
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -451,10 +452,76 @@ void destroying_unrun_reactor_reaps_its_ops(void**)
 
 }  // namespace
 
+// A file whose driver takes no commands (a regular file) answers with its
+// errno through the completion, like any other operation.
+void uring_cmd_completes_with_the_drivers_refusal(void**)
+{
+    auto reactor = make_reactor();
+    char path[] = "/tmp/vaccel-uring-cmd-XXXXXX";
+    UniqueFd file(::mkstemp(path));
+    assert_true(static_cast<bool>(file));
+    ::unlink(path);
+    const std::array<std::byte, 16> command{};
+    int result = 1;
+    auto op = reactor->uring_cmd(file.get(), 1, command, [&](int res) {
+        result = res;
+        reactor->stop();
+    });
+    assert_true(op.has_value());
+    assert_int_equal(reactor->commands_in_flight(), 1);
+    assert_int_equal(reactor->run(), 0);
+    assert_int_equal(result, -EOPNOTSUPP);
+    assert_int_equal(reactor->commands_in_flight(), 0);
+}
+
+// cmd_op reaches the driver: a UDP socket's SIOCINQ command
+// (SOCKET_URING_OP_SIOCINQ = 0, kernels from 6.7) reports the size of the
+// datagram queued on it; SIOCOUTQ (1) the bytes unsent (none).
+void uring_cmd_carries_its_op_to_the_driver(void**)
+{
+    auto reactor = make_reactor();
+    UniqueFd udp(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(::bind(udp.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    socklen_t length = sizeof address;
+    assert_int_equal(::getsockname(udp.get(), reinterpret_cast<sockaddr*>(&address), &length), 0);
+    assert_int_equal(::sendto(udp.get(), "12345", 5, 0, reinterpret_cast<sockaddr*>(&address),
+                              sizeof address),
+                     5);
+    const std::array<std::byte, 16> command{};
+    int queued = 1;
+    int unsent = 1;
+    assert_true(reactor->uring_cmd(udp.get(), 0, command, [&](int res) { queued = res; }).has_value());
+    assert_true(reactor->uring_cmd(udp.get(), 1, command, [&](int res) {
+        unsent = res;
+        reactor->stop();
+    }).has_value());
+    assert_int_equal(reactor->run(), 0);
+    if (queued == -EOPNOTSUPP)
+        skip();  // a kernel before 6.7: sockets take no commands
+    assert_int_equal(queued, 5);
+    assert_int_equal(unsent, 0);
+}
+
+void uring_cmd_refuses_more_than_sixteen_command_bytes(void**)
+{
+    auto reactor = make_reactor();
+    const std::array<std::byte, 17> command{};
+    auto op = reactor->uring_cmd(0, 1, command, [](int) { fail_msg("must not complete"); });
+    assert_false(op.has_value());
+    assert_int_equal(op.error(), -EINVAL);
+    assert_int_equal(reactor->commands_in_flight(), 0);
+}
+
 int main()
 {
     const CMUnitTest tests[] = {
         cmocka_unit_test(echo_returns_each_seqpacket_message_whole),
+        cmocka_unit_test(uring_cmd_completes_with_the_drivers_refusal),
+        cmocka_unit_test(uring_cmd_carries_its_op_to_the_driver),
+        cmocka_unit_test(uring_cmd_refuses_more_than_sixteen_command_bytes),
         cmocka_unit_test(recv_reports_zero_when_peer_closes),
         cmocka_unit_test(recv_reports_truncation_of_oversized_message),
         cmocka_unit_test(timeouts_fire_in_deadline_order),

@@ -298,6 +298,7 @@ void sessions_and_devices_list_use_and_disconnect_releases_it(void**)
                 assert_int_equal(s["uid"].get<int>(), 0);
                 assert_int_equal(s["pid"].get<int>(), ::getpid());
                 assert_string_equal(s["rule"].get<std::string>().c_str(), "none");
+                assert_string_equal(s["transport"].get<std::string>().c_str(), "socket");
             }
         assert_true(seen);
         const json device = json::parse(admin.admin(VACCEL_ADMIN_DEVICES).text())["devices"][0];
@@ -329,7 +330,8 @@ void metrics_are_prometheus_text_with_help_and_type(void**)
                                "vaccel_sessions 1\n", "# TYPE vaccel_daemon_uptime_seconds gauge"})
         if (text.find(needle) == std::string::npos)
             fail_msg("metrics lack \"%s\":\n%s", needle, text.c_str());
-    const std::string own = "pid=\"" + std::to_string(::getpid()) + "\",uid=\"0\",cgroup=\"";
+    const std::string own = "transport=\"socket\",pid=\"" + std::to_string(::getpid()) +
+                            "\",uid=\"0\",cgroup=\"";
     if (text.find(own) == std::string::npos)
         fail_msg("metrics lack this client's session labels %s", own.c_str());
 }

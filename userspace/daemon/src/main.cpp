@@ -4,6 +4,9 @@
 // vaccelctl's docs and dist/vacceld.service):
 //   vacceld [--socket PATH] [--config PATH] [--admin-group NAME]
 //           [--log-level trace|debug|info|warn|error] [--devices cpu,...]
+//           [--no-kernel | --kernel | --kernel-only] [--server-node PATH]
+// The kernel transport (/dev/vaccel-server) is served when the node exists;
+// --kernel makes it required, --kernel-only also drops the socket.
 // Exit status: 0 after a clean stop (SIGTERM/SIGINT), 1 when it cannot
 // start (the reason is logged), 2 for a usage error.
 #include <CLI/CLI.hpp>
@@ -32,6 +35,20 @@ int main(int argc, char** argv)
     auto* devices_option =
         app.add_option("--devices", devices, "devices to serve, comma separated (e.g. cpu)")
             ->delimiter(',');
+    std::string server_node = "/dev/vaccel-server";
+    bool no_kernel_set = false;
+    bool kernel_set = false;
+    bool kernel_only_set = false;
+    auto* no_kernel =
+        app.add_flag("--no-kernel", no_kernel_set, "do not serve the vaccel module's node");
+    auto* kernel = app.add_flag("--kernel", kernel_set,
+                                "fail to start unless the vaccel module's node is served");
+    auto* kernel_only = app.add_flag("--kernel-only", kernel_only_set,
+                                     "serve only the vaccel module's node (no socket)");
+    no_kernel->excludes(kernel)->excludes(kernel_only);
+    kernel->excludes(kernel_only);
+    app.add_option("--server-node", server_node, "the vaccel module's daemon node")
+        ->capture_default_str();
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -55,6 +72,13 @@ int main(int argc, char** argv)
     if (*devices_option)
         options.devices = devices;
     options.handle_signals = true;
+    options.server_node = server_node;
+    if (no_kernel_set)
+        options.kernel = vaccel::daemon::KernelTransport::off;
+    else if (kernel_only_set)
+        options.kernel = vaccel::daemon::KernelTransport::only;
+    else if (kernel_set)
+        options.kernel = vaccel::daemon::KernelTransport::required;
 
     auto server = vaccel::daemon::Server::create(std::move(options));
     if (!server) {

@@ -203,6 +203,7 @@ std::string sessions_document(const std::vector<SessionEntry>& sessions, const P
         const engine::SessionStats stats = entry.session->stats();
         const Client client = client_of(who);
         list.push_back({{"id", entry.id},
+                        {"transport", entry.transport},
                         {"pid", who.pid},
                         {"uid", who.uid},
                         {"gid", who.gid},

@@ -1,4 +1,5 @@
-// exchange.cpp - intake of requests, memfd payloads and reply encoding.
+// exchange.cpp - intake of socket requests, payloads (memfd or server
+// slot) and reply encoding.
 #include "vaccel/daemon/exchange.hpp"
 
 #include <fcntl.h>
@@ -7,12 +8,17 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <string>
+#include <system_error>
+
+#include <fmt/format.h>
 
 #include "vaccel/common/codec.hpp"
 #include "vaccel/common/requests.hpp"
+#include "vaccel_server.h"
 
 namespace vaccel::daemon {
 
@@ -62,6 +68,55 @@ void set_status(std::span<std::byte> args, const Error& error)
     std::memcpy(args.data(), &status, sizeof status);
 }
 
+Error slot_failure(const char* what, int error, std::uint64_t done, std::uint64_t bytes)
+{
+    return Error::of(Errc::external, VACCEL_D_NONE, done, static_cast<std::uint64_t>(error))
+        .with_note(fmt::format("{} the client's payload through the vaccel module failed after "
+                               "{} of {} bytes: {}",
+                               what, done, bytes, std::system_category().message(error)));
+}
+
+// Reads `bytes` payload bytes of the request on `where` (pread, in pieces
+// the kernel chooses). The module announced exactly that many: fewer is
+// InvalidArgument / VACCEL_D_BAD_SIZE (arg0 = bytes there, arg1 = needed).
+Result<std::vector<std::byte>> read_slot(const ServerSlot& where, std::uint64_t bytes)
+{
+    auto staged = payload_buffer(bytes);
+    if (!staged)
+        return fail(std::move(staged.error()));
+    std::vector<std::byte>& data = *staged;
+    std::uint64_t done = 0;
+    while (done < bytes) {
+        const ssize_t n = pread(where.fd, data.data() + done, bytes - done,
+                                static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(where.slot, done)));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return fail(slot_failure("reading", errno, done, bytes));
+        if (n == 0)
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_SIZE, done, bytes)
+                            .with_note("the request carried fewer payload bytes than it announced"));
+        done += static_cast<std::uint64_t>(n);
+    }
+    return staged;
+}
+
+// Writes a BUFFER_READ's answer straight into the client's destination.
+Status write_slot(const ServerSlot& where, std::span<const std::byte> data)
+{
+    std::uint64_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = pwrite(where.fd, data.data() + done, data.size() - done,
+                                 static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(where.slot, done)));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return fail(slot_failure("writing", n < 0 ? errno : ENOSPC, done, data.size()));
+        done += static_cast<std::uint64_t>(n);
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<Request> take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds)
@@ -88,6 +143,8 @@ Reply reply_with(const Request& request, std::span<const std::byte> args,
                  std::span<const std::byte> payload)
 {
     Reply reply;
+    if (request.server_slot)
+        reply.slot = request.server_slot->slot;
     if (payload.size() > VACCEL_MSG_INLINE_MAX) {
         auto file = memfd_with(payload, "vaccel-reply");
         if (!file) {
@@ -118,6 +175,8 @@ Reply refusal(const Request& request, const Error& error)
 
 Result<std::vector<std::byte>> payload_of(Request& request, std::uint64_t bytes)
 {
+    if (request.payload_on_slot())
+        return bytes == 0 ? std::vector<std::byte>{} : read_slot(*request.server_slot, bytes);
     if (!request.has_fd_payload())
         return std::move(request.payload);
     const int fd = request.payload_fd.get();
@@ -209,8 +268,27 @@ Reply execute(engine::Session& session, Request& request)
         return reply_with(request, args, {});
     }
 
-    // BUFFER_READ: into the reply inline, or through the requester's file.
+    // BUFFER_READ: into the reply inline, through the requester's file, or
+    // (kernel) into the client's own pages before the commit.
     const auto transfer = struct_of<vaccel_buffer_transfer>(request.args);
+    if (request.server_slot) {
+        auto staged = payload_buffer(transfer.length);
+        if (!staged)
+            return refusal(request, staged.error());
+        Status status = session.call(opcode, args, {}, *staged);
+        if (status)
+            status = write_slot(*request.server_slot, *staged);
+        if (!status) {
+            set_status(args, status.error());
+            return reply_with(request, args, {});
+        }
+        Reply reply = reply_with(request, args, {});
+        // The data is already in place: the header only says how much.
+        const auto length = static_cast<std::uint32_t>(transfer.length);
+        std::memcpy(reply.bytes.data() + offsetof(vaccel_msg_header, payload_bytes), &length,
+                    sizeof length);
+        return reply;
+    }
     if (!request.has_fd_payload()) {
         // The codec bounded length by VACCEL_MSG_INLINE_MAX.
         std::vector<std::byte> data(transfer.length);

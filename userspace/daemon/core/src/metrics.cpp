@@ -3,8 +3,9 @@
 //
 // Decides the metric names (shared with vaccelctl and dashboards, listed in
 // docs/protocol.md): per device vaccel_device_* (labels device, name), per
-// session vaccel_session_* (labels session, pid, uid, cgroup), and the
-// daemon-wide vaccel_sessions and vaccel_daemon_uptime_seconds. Each family
+// session vaccel_session_* (labels session, transport ("socket" or
+// "kernel"), pid, uid, cgroup), and the daemon-wide vaccel_sessions and
+// vaccel_daemon_uptime_seconds. Each family
 // is written once with its # HELP and # TYPE lines; label values are
 // escaped (\\, \", \n).
 #include <cstring>
@@ -87,8 +88,9 @@ std::string metrics_text(engine::DeviceManager& devices, const std::vector<Sessi
     for (const SessionEntry& entry : sessions) {
         const engine::SessionIdentity& who = entry.session->identity();
         session_rows.emplace_back(
-            fmt::format("session=\"{}\",pid=\"{}\",uid=\"{}\",cgroup=\"{}\"", entry.id, who.pid,
-                        who.uid, prometheus_label_value(who.cgroup)),
+            fmt::format("session=\"{}\",transport=\"{}\",pid=\"{}\",uid=\"{}\",cgroup=\"{}\"",
+                        entry.id, entry.transport, who.pid, who.uid,
+                        prometheus_label_value(who.cgroup)),
             entry.session->stats());
     }
     const Family session_families[] = {

@@ -1,6 +1,7 @@
 // server.cpp - vacceld's start, listening socket, signals and stop.
 //
-// Decides the socket: SOCK_SEQPACKET, mode 0666 (every local user is a
+// Decides the order of the start: signals, config, devices, reactor, the
+// server node (kernel transport), then the socket. Decides the socket: SOCK_SEQPACKET, mode 0666 (every local user is a
 // client; admin rights are checked per message), inside a directory created
 // 0755 when missing. A socket file left by a dead daemon is replaced; one a
 // live daemon answers on is not.
@@ -20,7 +21,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "connection.hpp"
+#include "peers.hpp"
 #include "vaccel/daemon/peer.hpp"
 
 namespace vaccel::daemon {
@@ -136,24 +137,30 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
         return std::unexpected("cannot start io_uring: " + errno_text(-reactor.error()));
     server->reactor_ = std::move(*reactor);
 
-    if (!options.socket_path.empty())
-        server->socket_path_ = options.socket_path;
-    else if (const char* env = std::getenv("VACCEL_SOCKET"); env != nullptr && *env != '\0')
-        server->socket_path_ = env;
-    else
-        server->socket_path_ = settings.socket;
-    auto listening = listen_on(server->socket_path_);
-    if (!listening)
-        return std::unexpected(listening.error());
-    server->listen_fd_ = std::move(*listening);
+    server->options_ = std::move(options);
+    if (auto attached = server->attach_server_node(); !attached)
+        return std::unexpected(attached.error());
+
+    const ServerOptions& opts = server->options_;
+    if (opts.kernel != KernelTransport::only) {
+        if (!opts.socket_path.empty())
+            server->socket_path_ = opts.socket_path;
+        else if (const char* env = std::getenv("VACCEL_SOCKET"); env != nullptr && *env != '\0')
+            server->socket_path_ = env;
+        else
+            server->socket_path_ = settings.socket;
+        auto listening = listen_on(server->socket_path_);
+        if (!listening)
+            return std::unexpected(listening.error());
+        server->listen_fd_ = std::move(*listening);
+    }
 
     server->admin_ = std::make_unique<AdminService>(server->devices_, server->policy_,
-                                                    std::move(*config), options.admin_group,
+                                                    std::move(*config), opts.admin_group,
                                                     server->started_ns_);
     server->chores_ = std::make_unique<WorkQueue>("vacceld-chores");
     for (std::uint32_t i = 0; i < server->devices_->count(); ++i)
         server->workers_.push_back(std::make_unique<WorkQueue>(fmt::format("vacceld-dev{}", i)));
-    server->options_ = std::move(options);
     return server;
 }
 
@@ -164,7 +171,7 @@ Server::~Server()
     // Workers and chores join here (declared after the reactor, so destroyed
     // first); jobs still queued run and post into a reactor that no longer
     // runs, which drops them.
-    connections_.clear();
+    peers_.clear();
     workers_.clear();
     chores_.reset();
     if (listen_fd_)
@@ -180,10 +187,20 @@ int Server::run()
             reactor_->post([this] { recheck_parked_waits(); });
     });
     arm_accept();
+    // The first FETCH names the calling thread the module's serving thread.
+    arm_fetches();
     if (signal_fd_)
         arm_signal_read();
-    spdlog::info("vacceld: serving {} device(s) on {}", devices_->count(), socket_path_);
+    if (listen_fd_ && node_)
+        spdlog::info("vacceld: serving {} device(s) on {} and {}", devices_->count(), socket_path_,
+                     node_->path);
+    else
+        spdlog::info("vacceld: serving {} device(s) on {}", devices_->count(),
+                     listen_fd_ ? socket_path_ : node_->path);
     const int ret = reactor_->run();
+    // Every request the module delivered was answered (or the loop failed);
+    // the module fails whatever reaches the node from now on.
+    detach_server_node();
     if (ret < 0) {
         spdlog::error("vacceld: the io_uring loop failed: {}", errno_text(-ret));
         return 1;
@@ -213,7 +230,7 @@ void Server::request_reload()
 
 void Server::arm_accept()
 {
-    if (stopping_ || accepting_)
+    if (stopping_ || accepting_ || !listen_fd_)
         return;
     auto op = reactor_->accept(listen_fd_.get(), [this](int res) { on_accept(res); });
     if (!op) {
@@ -244,8 +261,9 @@ void Server::on_accept(int res)
         arm_accept();
         return;
     }
-    auto c = std::make_unique<Connection>();
-    c->id = next_connection_++;
+    auto c = std::make_unique<Peer>();
+    c->id = next_peer_++;
+    c->transport = Transport::socket;
     c->fd = std::move(fd);
     c->weight = policy_->current()->weight(client_of(*identity));
     engine::SessionOptions session_options;
@@ -255,8 +273,8 @@ void Server::on_accept(int res)
     c->rx_buffer.resize(sizeof(vaccel_msg_header) + 4096 + VACCEL_MSG_INLINE_MAX);
     spdlog::debug("vacceld: session {} opened: pid {} uid {} gid {} cgroup '{}'", c->id,
                   identity->pid, identity->uid, identity->gid, identity->cgroup);
-    Connection& ref = *c;
-    connections_.emplace(c->id, std::move(c));
+    Peer& ref = *c;
+    peers_.emplace(c->id, std::move(c));
     arm_receive(ref);
     arm_accept();
 }
@@ -300,14 +318,15 @@ void Server::begin_stop()
     if (accepting_)
         reactor_->cancel(accept_op_);
     // No new client can reach us once the path is gone.
-    ::unlink(socket_path_.c_str());
+    if (listen_fd_)
+        ::unlink(socket_path_.c_str());
     std::vector<std::uint64_t> ids;
-    for (const auto& [id, c] : connections_)
+    for (const auto& [id, c] : peers_)
         ids.push_back(id);
     for (std::uint64_t id : ids)
-        if (Connection* c = find(id))
-            close_connection(*c, "the daemon is stopping", true);
-    if (connections_.empty())
+        if (Peer* c = find(id))
+            close_peer(*c, "the daemon is stopping", true);
+    if (peers_.empty())
         finish_stop();
 }
 

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "connection.hpp"
+#include "peers.hpp"
 
 namespace vaccel::daemon {
 
@@ -23,7 +23,7 @@ namespace {
 constexpr std::uint64_t forever_after = static_cast<std::uint64_t>(INT64_MAX);
 }  // namespace
 
-void Server::start_wait(Connection& c, Request request)
+void Server::start_wait(Peer& c, Request request)
 {
     ParkedWait wait;
     vaccel_event_wait args{};
@@ -38,7 +38,7 @@ void Server::start_wait(Connection& c, Request request)
     check_wait(c, wait_id);
 }
 
-void Server::check_wait(Connection& c, std::uint64_t wait_id)
+void Server::check_wait(Peer& c, std::uint64_t wait_id)
 {
     ParkedWait& wait = c.waits.at(wait_id);
     wait.checking = true;
@@ -60,10 +60,10 @@ void Server::check_wait(Connection& c, std::uint64_t wait_id)
 void Server::on_wait_checked(std::uint64_t id, std::uint64_t wait_id, std::uint64_t generation,
                              Result<engine::WaitProgress> progress)
 {
-    Connection* found = find(id);
+    Peer* found = find(id);
     if (found == nullptr)
         return;
-    Connection& c = *found;
+    Peer& c = *found;
     --c.jobs;
     auto it = c.waits.find(wait_id);
     if (it == c.waits.end()) {
@@ -105,7 +105,7 @@ void Server::on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res)
 {
     if (res == -ECANCELED)
         return;
-    Connection* c = find(id);
+    Peer* c = find(id);
     if (c == nullptr)
         return;
     auto it = c->waits.find(wait_id);
@@ -117,7 +117,7 @@ void Server::on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res)
         check_wait(*c, wait_id);
 }
 
-void Server::answer_wait(Connection& c, std::uint64_t wait_id, Reply reply)
+void Server::answer_wait(Peer& c, std::uint64_t wait_id, Reply reply)
 {
     auto it = c.waits.find(wait_id);
     if (it->second.timer != 0)
@@ -130,7 +130,7 @@ void Server::recheck_parked_waits()
 {
     // Cleared before looking: a completion from now on posts again.
     recheck_posted_.store(false);
-    for (auto& [id, c] : connections_) {
+    for (auto& [id, c] : peers_) {
         if (c->closing)
             continue;
         for (auto& [wait_id, wait] : c->waits)

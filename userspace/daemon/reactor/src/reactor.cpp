@@ -11,6 +11,8 @@
 #include <time.h>
 
 #include <cerrno>
+#include <cstddef>
+#include <cstring>
 #include <utility>
 
 namespace vaccel::daemon {
@@ -45,20 +47,23 @@ Reactor::~Reactor()
         return;
     // Operations left in flight (run() never ran, or it failed): cancel them
     // and wait for their CQEs without running callbacks, so the kernel is done
-    // with every caller buffer before this returns.
-    if (!ops_.empty()) {
+    // with every caller buffer before this returns. Parked uring_cmds cannot
+    // be cancelled (6.1): they are abandoned (reactor.hpp).
+    if (ops_.size() > commands_) {
         stopping_ = true;
         if (io_uring_sqe* sqe = next_sqe(); sqe != nullptr) {
             io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
             track(sqe, OpKind::internal);
         }
-        while (!ops_.empty()) {
+        while (ops_.size() > commands_) {
             io_uring_cqe* cqe = nullptr;
             const int ret = io_uring_submit_and_wait(&ring_, 1);
             if (ret < 0 && ret != -EINTR)
                 break;
             while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
                 auto node = ops_.extract(io_uring_cqe_get_data64(cqe));
+                if (!node.empty() && node.mapped().kind == OpKind::command)
+                    --commands_;
                 // Descriptors that arrived go to the Message, which closes
                 // them unless its owner takes them.
                 if (!node.empty() && node.mapped().kind == OpKind::receive && cqe->res >= 0)
@@ -177,10 +182,38 @@ SysResult<OpId> Reactor::timeout_at(std::uint64_t deadline_ns, Completion done)
     return id;
 }
 
+SysResult<OpId> Reactor::uring_cmd(int fd, std::uint32_t op, std::span<const std::byte> command,
+                                   Completion done)
+{
+    if (stopping_)
+        return std::unexpected(-ECANCELED);
+    io_uring_sqe* sqe = next_sqe();
+    if (sqe == nullptr)
+        return std::unexpected(-EBUSY);
+    // Invariant: without IORING_SETUP_SQE128 the command area is the 16
+    // bytes from sqe->cmd to the end of the SQE.
+    constexpr std::size_t command_room = sizeof(io_uring_sqe) - offsetof(io_uring_sqe, cmd);
+    static_assert(command_room == 16);
+    if (command.size() > command_room)
+        return std::unexpected(-EINVAL);
+    // liburing 2.3 has no io_uring_prep_cmd: a plain rw prep, then the
+    // command fields.
+    io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, nullptr, 0, 0);
+    sqe->cmd_op = op;
+    sqe->__pad1 = 0;
+    std::memset(sqe->cmd, 0, command_room);
+    std::memcpy(sqe->cmd, command.data(), command.size());
+    auto [id, entry] = track(sqe, OpKind::command);
+    entry->done = std::move(done);
+    ++commands_;
+    return id;
+}
+
 bool Reactor::cancel(OpId id)
 {
     auto it = ops_.find(id);
-    if (it == ops_.end() || it->second.kind == OpKind::internal || id == wake_id_)
+    if (it == ops_.end() || it->second.kind == OpKind::internal ||
+        it->second.kind == OpKind::command || id == wake_id_)
         return false;
     io_uring_sqe* sqe = next_sqe();
     if (sqe == nullptr)
@@ -258,11 +291,14 @@ void Reactor::complete(const io_uring_cqe& cqe)
     if (node.empty())
         return;  // not ours: cannot happen, every SQE is tracked
     Op& op = node.mapped();
+    if (op.kind == OpKind::command)
+        --commands_;
     switch (op.kind) {
     case OpKind::receive:
         if (cqe.res >= 0)
             op.message->collect_received_fds();
         [[fallthrough]];
+    case OpKind::command:
     case OpKind::plain:
     case OpKind::timeout:
         if (op.done)
@@ -280,7 +316,8 @@ void Reactor::complete(const io_uring_cqe& cqe)
 int Reactor::run()
 {
     arm_wake_read();
-    while (!(stopping_ && ops_.empty())) {
+    // Stopped: every operation drained but parked uring_cmds (abandoned).
+    while (!(stopping_ && ops_.size() == commands_)) {
         // The one place the reactor blocks: io_uring_enter(GETEVENTS).
         const int ret = io_uring_submit_and_wait(&ring_, 1);
         if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EBUSY)

@@ -45,6 +45,7 @@ namespace vaccel::daemon {
 struct SessionEntry {
     std::uint64_t id = 0;
     std::shared_ptr<engine::Session> session;
+    const char* transport = "socket";  // "socket" or "kernel" (a static string)
 };
 
 // Documents, as functions of what they show (testable without a daemon).

@@ -1,7 +1,16 @@
 // exchange.hpp - one request taken off the wire, one reply put back on it.
 //
-// Owns: a received request (its struct, inline payload and passed memfd)
-// and a reply ready to send. Decides:
+// Owns: a received request (its struct, inline payload and passed memfd, or
+// the server slot its payload waits on) and a reply ready to send. One
+// implementation for both transports; what differs is only where payload
+// bytes are (PayloadSource):
+//  - socket: inline in the datagram, or in a memfd passed with it;
+//  - kernel (/dev/vaccel-server, uapi/vaccel_server.h): on the module's
+//    slot, read with pread() and (BUFFER_READ) written with pwrite() at
+//    VACCEL_SRV_PAYLOAD_POS(slot, offset), from the device worker; the reply
+//    is header + struct only (payload_bytes = length for a BUFFER_READ that
+//    succeeded) and goes back on the same slot.
+// Decides:
 //  - intake is strict (take_request): the codec's rules, plus exactly one
 //    descriptor with VACCEL_MSG_PAYLOAD_FD and none without. A refusal here
 //    means the message is malformed: the connection is closed.
@@ -21,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -32,25 +42,54 @@
 
 namespace vaccel::daemon {
 
+// The kernel transport's place for a request's payload: byte `offset` of it
+// is at VACCEL_SRV_PAYLOAD_POS(slot, offset) of the server node.
+// Ownership: `fd` is borrowed from the server, which keeps the node open
+// until every request delivered on it has been answered.
+struct ServerSlot {
+    int fd = -1;
+    std::uint32_t slot = 0;
+};
+
 struct Request {
     vaccel_msg_header header{};
     std::vector<std::byte> args;     // the op's struct, exactly
-    std::vector<std::byte> payload;  // the inline payload (empty with a memfd)
+    std::vector<std::byte> payload;  // the inline payload (empty with a memfd or a slot)
     UniqueFd payload_fd;             // VACCEL_MSG_PAYLOAD_FD's file
+    std::optional<ServerSlot> server_slot;  // kernel transport only
 
     std::uint32_t opcode() const { return header.opcode; }
     bool has_fd_payload() const { return (header.flags & VACCEL_MSG_PAYLOAD_FD) != 0; }
+    // The payload is still on the module's slot (not yet read into `payload`).
+    bool payload_on_slot() const { return server_slot.has_value() && payload.empty(); }
 };
 
 struct Reply {
     std::vector<std::byte> bytes;  // the whole message
     UniqueFd fd;                   // a memfd to pass with it, if any
+    // Kernel transport: the slot the reply commits on (its request's).
+    std::optional<std::uint32_t> slot;
 };
 
 // Decodes one datagram and the descriptors that came with it. The error
 // says why the message is malformed (for the log); the caller closes the
 // connection.
 Result<Request> take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds);
+
+// Kernel transport: takes the message the module delivered into a slot's
+// buffer (`message`: the fetch completion's bytes, header + struct) as
+// strictly as take_request() takes a datagram: magic, flags 0, a contract
+// opcode (ADMIN has no ioctl), args_bytes exact, the message exactly that
+// long, payload_bytes what the op requires, check_request_wire() on the
+// struct. An EVENT_WAIT's handles (at most VACCEL_MAX_WAIT_EVENTS x 8 bytes)
+// are read from the slot here, since the wait is parked on the reactor;
+// every other payload stays on the slot for execute(). The error is the
+// refusal to answer with (see kernel_echo()).
+Result<Request> take_kernel_request(std::span<const std::byte> message, ServerSlot where);
+// A request as close to `message` as it can be read (header, struct padded
+// to hold at least a status), to answer a message take_kernel_request() or
+// the session messages refused.
+Request kernel_echo(std::span<const std::byte> message, ServerSlot where);
 
 // The reply refusing `request` with `error` (its struct echoed, outputs as
 // the handler left them).
@@ -71,7 +110,8 @@ Reply wait_reply(const Request& request, const engine::WaitProgress& progress,
 // embedded transport; the daemon parks waits instead (Server).
 Reply execute(engine::Session& session, Request& request);
 
-// The payload of `request`: its inline bytes, or `bytes` read from its memfd.
+// The payload of `request`: its inline bytes, or `bytes` read from its memfd
+// or its server slot.
 Result<std::vector<std::byte>> payload_of(Request& request, std::uint64_t bytes);
 
 // Writes `data` at offset 0 of `fd` (pwrite, all of it), checking first that

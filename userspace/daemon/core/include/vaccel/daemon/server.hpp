@@ -1,34 +1,54 @@
-// server.hpp - vacceld: the engine behind a Unix socket, one reactor thread,
-// one worker per device (ADR 0006).
+// server.hpp - vacceld: the engine behind a Unix socket and the vaccel
+// module's /dev/vaccel-server, one reactor thread, one worker per device
+// (ADR 0006).
 //
-// Owns: the reactor, the listening socket, every client connection and its
-// engine Session, one WorkQueue per device, the chores thread (admin
-// channel, config persistence and reloads, session teardown) and the
-// signalfd. Decides:
+// Owns: the reactor, the listening socket, the attached server node and its
+// slots, every client session (a peer: a socket connection or a session the
+// module opened) and its engine Session, one WorkQueue per device, the
+// chores thread (admin channel, config persistence and reloads, session
+// teardown) and the signalfd. Decides:
 //  - threads: the thread that calls run() becomes the reactor thread and
-//    owns sockets, timers, connections and parked waits; it never blocks on
-//    a device, a session lock or a file fsync. Device work runs on that
-//    device's worker (lane = session, weighted by the session's policy
-//    weight); admin documents, persistence and Session destruction on the
-//    chores thread. Results come back by Reactor::post().
-//  - a malformed message closes only its connection (logged with the
+//    owns sockets, timers, the server node's commands, peers and parked
+//    waits; it never blocks on a device, a session lock or a file fsync.
+//    Device work runs on that device's worker (lane = session, weighted by
+//    the session's policy weight); admin documents, persistence and
+//    Session destruction on the chores thread. Results come back by
+//    Reactor::post().
+//  - two transports, one request path: a request is checked as strictly
+//    on either (take_request / take_kernel_request), then dispatched,
+//    parked and answered by the same code; only where its payload lies and
+//    how its reply is delivered differ (exchange.hpp, peers.hpp).
+//  - the kernel transport (uapi/vaccel_server.h): when the node exists (and
+//    unless ServerOptions::kernel says otherwise) it is opened at start;
+//    one FETCH per slot (VACCEL_SRV_MAX_SLOTS) is parked by the reactor
+//    thread, which is the only thread that ever issues a uring_cmd.
+//    Payloads move by pread/pwrite on the node from the device workers.
+//    SESSION_OPEN makes a peer with the identity the module reports;
+//    SESSION_CLOSE is answered at once and the peer then ends like a
+//    closed connection. Another daemon attached (-EBUSY) leaves this one
+//    serving the socket only, unless the kernel transport was required.
+//  - a malformed socket message closes only its connection (logged with the
 //    reason); a well-formed request always gets exactly one reply with its
-//    seq, in whatever order the work finishes.
+//    seq, in whatever order the work finishes. Every request the module
+//    delivers is answered exactly once (a refusal if it fails a check).
 //  - EVENT_WAIT never blocks a thread: the wait is looked at on the device's
 //    worker (Session::check_wait), parked in the reactor when not done, and
 //    looked at again after a completion or at its absolute timeout
 //    (DeadlineExpired / VACCEL_D_WAIT_TIMEOUT).
-//  - a connection that ends (EOF, error, kill -9 of the client, or a
-//    malformed message) stops being read; its work in flight finishes; then
-//    its Session is destroyed on the chores thread, which waits for its
-//    pending events and releases everything it owned.
-//  - stop (SIGTERM, SIGINT, request_stop()): stop accepting, answer parked
-//    waits with DeviceLost / VACCEL_D_PEER_GONE, let work in flight finish
-//    and its replies go out, close every connection, release every session,
-//    then run() returns 0. SIGHUP (request_reload()) re-reads the config.
+//  - a peer that ends (EOF, error, kill -9 of the client, a malformed
+//    message, SESSION_CLOSE) stops taking requests; its work in flight
+//    finishes; then its Session is destroyed on the chores thread, which
+//    waits for its pending events and releases everything it owned.
+//  - stop (SIGTERM, SIGINT, request_stop()): stop accepting, refuse what
+//    the module delivers from then on (DeviceLost / VACCEL_D_PEER_GONE),
+//    answer parked waits the same way, let work in flight finish and its
+//    replies go out, close every connection, release every session, close
+//    the server node (the module fails whatever reaches it afterwards), then
+//    run() returns 0. SIGHUP (request_reload()) re-reads the config.
 //
 // Backpressure: at most max_outstanding requests of one connection are in
 // the daemon at once; beyond that its socket is not read until some finish.
+// The module holds at most VACCEL_SRV_MAX_SLOTS requests in the daemon.
 #pragma once
 
 #include <sys/signalfd.h>
@@ -40,6 +60,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,7 +74,17 @@
 
 namespace vaccel::daemon {
 
+// Whether vacceld serves the vaccel module's /dev/vaccel-server.
+enum class KernelTransport {
+    automatic,  // when the node exists; a busy or unopenable node is logged, the socket serves
+    required,   // fail to start unless attached
+    only,       // required, and no socket
+    off,        // never (--no-kernel)
+};
+
 struct ServerOptions {
+    KernelTransport kernel = KernelTransport::automatic;
+    std::string server_node = "/dev/vaccel-server";
     // Empty: $VACCEL_SOCKET, else the config's [daemon] socket, else
     // /run/vaccel/vacceld.sock.
     std::string socket_path;
@@ -87,12 +118,16 @@ public:
     void request_stop();
     void request_reload();
 
+    // Empty when serving the kernel transport only.
     const std::string& socket_path() const { return socket_path_; }
+    // Whether /dev/vaccel-server is attached (known after create()).
+    bool kernel_attached() const { return node_ != nullptr; }
     std::uint32_t device_count() const { return devices_->count(); }
 
 private:
-    struct Connection;
+    struct Peer;
     struct ParkedWait;
+    struct ServerNode;
 
     Server() = default;
 
@@ -104,30 +139,44 @@ private:
     void begin_stop();
     void finish_stop();
 
-    // Connections (connection.cpp).
-    void arm_receive(Connection& c);
+    // Socket connections (connection.cpp).
+    void arm_receive(Peer& c);
     void on_received(std::uint64_t id, int res);
-    void dispatch(Connection& c, Request request);
-    void run_on_device(Connection& c, std::uint32_t device, std::shared_ptr<Request> request);
-    void run_admin(Connection& c, std::shared_ptr<Request> request);
+    void pump_send(Peer& c);
+    void on_sent(std::uint64_t id, int res);
+
+    // The kernel transport (server_node.cpp).
+    std::expected<void, std::string> attach_server_node();
+    void arm_fetches();
+    void slot_command(std::uint32_t slot, std::uint32_t op);
+    void on_slot_done(std::uint32_t slot, int res);
+    void on_delivered(std::uint32_t slot, std::span<const std::byte> message);
+    void on_session_open(std::uint32_t slot, std::span<const std::byte> message);
+    void on_session_close(std::uint32_t slot, std::span<const std::byte> message);
+    void commit(Reply reply);
+    void detach_server_node();
+
+    // Every peer, either transport (peers.cpp).
+    void dispatch(Peer& c, Request request);
+    void run_on_device(Peer& c, std::uint32_t device, std::shared_ptr<Request> request);
+    void run_admin(Peer& c, std::shared_ptr<Request> request);
     void post_reply(std::uint64_t id, Reply reply);
     void on_job_done(std::uint64_t id, Reply reply);
-    void queue_reply(Connection& c, Reply reply);
-    void pump_send(Connection& c);
-    void on_sent(std::uint64_t id, int res);
-    void close_connection(Connection& c, std::string_view reason, bool flush);
+    // Delivers `reply` the peer's way (socket send, or commit on its slot).
+    void queue_reply(Peer& c, Reply reply);
+    void close_peer(Peer& c, std::string_view reason, bool flush);
     // Removes `c` when nothing of it is in flight. `c` is invalid afterwards.
-    void maybe_finish(Connection& c);
+    void maybe_finish(Peer& c);
     std::vector<SessionEntry> live_sessions() const;
-    Connection* find(std::uint64_t id);
+    Peer* find(std::uint64_t id);
 
     // Parked waits (waits.cpp).
-    void start_wait(Connection& c, Request request);
-    void check_wait(Connection& c, std::uint64_t wait_id);
+    void start_wait(Peer& c, Request request);
+    void check_wait(Peer& c, std::uint64_t wait_id);
     void on_wait_checked(std::uint64_t id, std::uint64_t wait_id, std::uint64_t generation,
                          Result<engine::WaitProgress> progress);
     void on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res);
-    void answer_wait(Connection& c, std::uint64_t wait_id, Reply reply);
+    void answer_wait(Peer& c, std::uint64_t wait_id, Reply reply);
     void recheck_parked_waits();
 
     ServerOptions options_;
@@ -135,12 +184,15 @@ private:
     std::uint64_t started_ns_ = 0;
 
     // Ownership and destruction order (members are destroyed bottom-up):
-    // connections, then the queues (joined: every job ran, every Session
-    // released), then the admin service, the reactor, and last the devices.
+    // peers, then the queues (joined: every job ran, every Session
+    // released), then the admin service, the server node (its descriptor,
+    // borrowed by jobs through ServerSlot, outlives them; its slot buffers
+    // are never freed), the reactor, and last the devices.
     std::shared_ptr<engine::DeviceManager> devices_;
     std::shared_ptr<PolicyStore> policy_;
     std::shared_ptr<const engine::LimitPolicy> limits_;
     std::unique_ptr<Reactor> reactor_;
+    std::unique_ptr<ServerNode> node_;  // null: no kernel transport
     std::unique_ptr<AdminService> admin_;  // used on the chores thread only
     std::unique_ptr<WorkQueue> chores_;
     std::vector<std::unique_ptr<WorkQueue>> workers_;  // index = device index
@@ -154,8 +206,8 @@ private:
     bool stop_finishing_ = false;
     std::atomic<bool> recheck_posted_{false};
 
-    std::uint64_t next_connection_ = 1;
-    std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
+    std::uint64_t next_peer_ = 1;
+    std::unordered_map<std::uint64_t, std::unique_ptr<Peer>> peers_;
 };
 
 }  // namespace vaccel::daemon

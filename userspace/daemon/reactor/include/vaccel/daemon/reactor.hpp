@@ -16,7 +16,17 @@
 // accept, a byte count for recv/send/read), a negative errno on failure.
 // A cancelled operation completes with -ECANCELED (or with its own result if
 // it finished first); a timeout that expires completes with -ETIME.
-// Every operation started completes exactly once, stop() included.
+// Every operation started completes exactly once, stop() included - except
+// a uring_cmd still parked in its driver when the loop stops (below).
+//
+// uring_cmd (IORING_OP_URING_CMD, a driver's own command such as the
+// vaccel module's FETCH): it completes when the driver says so, possibly
+// never. Kernel 6.1 cannot cancel one, so stop() does not wait for parked
+// commands: run() returns once every other operation drained, and the
+// commands still parked are abandoned (their completions never run; the
+// driver learns of it when this thread exits). The 16 command bytes are
+// copied into the SQE; the memory they point to must outlive the thread
+// that runs the loop (see uring_cmd()).
 //
 // Ownership of buffers: callbacks own nothing implicitly. A Message (and the
 // bytes it points to) given to recv_message()/send_message() stays
@@ -93,6 +103,14 @@ public:
     // A timer that fires at `deadline_ns` (absolute CLOCK_MONOTONIC): res =
     // -ETIME when it expires, -ECANCELED when cancelled first.
     SysResult<OpId> timeout_at(std::uint64_t deadline_ns, Completion done);
+    // One IORING_OP_URING_CMD on `fd`: sqe->cmd_op = `op`, `command` (at
+    // most 16 bytes, no SQE128) copied into sqe->cmd. res = the driver's
+    // answer. Never cancellable (cancel() returns false): see above for
+    // what stop() does with a parked one. Ownership: any memory `command`
+    // names belongs to the driver until the completion ran - and, for a
+    // command abandoned at stop, until this thread has exited.
+    SysResult<OpId> uring_cmd(int fd, std::uint32_t op, std::span<const std::byte> command,
+                              Completion done);
 
     // Asks the kernel to cancel operation `id`; its completion then runs with
     // -ECANCELED (or its own result if it already finished). False if `id`
@@ -106,7 +124,7 @@ public:
 
     // Stops the loop cleanly: new starts are refused, every operation in
     // flight is cancelled, and run() returns once all their completions have
-    // run. Any thread; idempotent.
+    // run (parked uring_cmds excepted: abandoned). Any thread; idempotent.
     void stop();
 
     // The loop. Returns 0 after stop() drained everything, or the negative
@@ -116,9 +134,11 @@ public:
     // Operations in flight (reactor thread). Includes the reactor's own
     // wake-up read while run() is looping.
     std::size_t in_flight() const { return ops_.size(); }
+    // uring_cmds among them (reactor thread).
+    std::size_t commands_in_flight() const { return commands_; }
 
 private:
-    enum class OpKind : std::uint8_t { plain, receive, counter, timeout, internal };
+    enum class OpKind : std::uint8_t { plain, receive, counter, timeout, command, internal };
 
     // Invariant: an Op lives in ops_ from its SQE's preparation until its
     // CQE is reaped; the kernel may write `count` and read `when` only in
@@ -149,6 +169,7 @@ private:
     OpId wake_id_ = 0;  // the loop's own read of wake_fd_: never cancellable by callers
     std::unordered_map<OpId, Op> ops_;
     OpId next_id_ = 1;
+    std::size_t commands_ = 0;  // ops_ of kind command
     bool stopping_ = false;
 
     std::mutex posted_mutex_;  // guards posted_

@@ -1,0 +1,173 @@
+// peers.cpp - the request path every peer shares, whatever its transport:
+// dispatch, jobs on the workers and the chores thread, reply routing, and
+// the end of a session.
+//
+// Decides where each request runs:
+//  - ADMIN: the chores thread (user database, fsync, session locks);
+//  - EVENT_WAIT: parked waits (waits.cpp);
+//  - device-less ops (GET_VERSION, DEVICE_COUNT, DEVICE_QUERY): inline on
+//    the reactor - they read immutable device data and take no lock that a
+//    device call holds, and carry no payload;
+//  - everything else: the worker of the device Session::route() names, in
+//    the peer's lane. Payloads (a memfd's or a server slot's) are read
+//    there, never on the reactor.
+#include <spdlog/spdlog.h>
+
+#include "peers.hpp"
+
+namespace vaccel::daemon {
+
+Server::Peer* Server::find(std::uint64_t id)
+{
+    auto it = peers_.find(id);
+    return it == peers_.end() ? nullptr : it->second.get();
+}
+
+void Server::dispatch(Peer& c, Request request)
+{
+    const std::uint32_t opcode = request.opcode();
+    if (opcode == VACCEL_OP_ADMIN) {
+        run_admin(c, std::make_shared<Request>(std::move(request)));
+        return;
+    }
+    if (opcode == VACCEL_OP_EVENT_WAIT) {
+        start_wait(c, std::move(request));
+        return;
+    }
+    const auto device = c.session->route(opcode, request.args, request.payload);
+    if (!device) {
+        // Device-less: immutable device data, no session lock.
+        queue_reply(c, execute(*c.session, request));
+        return;
+    }
+    run_on_device(c, *device, std::make_shared<Request>(std::move(request)));
+}
+
+void Server::run_on_device(Peer& c, std::uint32_t device, std::shared_ptr<Request> request)
+{
+    ++c.jobs;
+    // Hand-off reactor -> worker: the job owns the request and a reference
+    // to the session; it touches nothing of the Peer.
+    workers_[device]->push(
+        c.id, c.weight,
+        [this, id = c.id, session = c.session, request = std::move(request)]() mutable {
+            Reply reply = execute(*session, *request);
+            request.reset();
+            // Dropped before the reply is posted: the reactor may release
+            // the session as soon as the reply arrives, and its last
+            // reference must not end on this worker.
+            session.reset();
+            post_reply(id, std::move(reply));
+        });
+}
+
+void Server::run_admin(Peer& c, std::shared_ptr<Request> request)
+{
+    ++c.jobs;
+    chores_->push([this, id = c.id, who = c.session->identity(), sessions = live_sessions(),
+                   request = std::move(request)]() mutable {
+        Reply reply = admin_->handle(who, *request, sessions);
+        sessions.clear();
+        post_reply(id, std::move(reply));
+    });
+}
+
+std::vector<SessionEntry> Server::live_sessions() const
+{
+    std::vector<SessionEntry> sessions;
+    sessions.reserve(peers_.size());
+    for (const auto& [id, c] : peers_)
+        if (!c->closing)
+            sessions.push_back(SessionEntry{id, c->session, transport_name(c->transport)});
+    return sessions;
+}
+
+void Server::post_reply(std::uint64_t id, Reply reply)
+{
+    // Hand-off worker -> reactor: from the post on, the reply is the
+    // reactor's. std::function needs a copyable callable, hence the box.
+    auto box = std::make_shared<Reply>(std::move(reply));
+    reactor_->post([this, id, box] { on_job_done(id, std::move(*box)); });
+}
+
+void Server::on_job_done(std::uint64_t id, Reply reply)
+{
+    Peer* found = find(id);
+    if (found == nullptr)
+        return;  // cannot happen: a connection with jobs out is kept
+    Peer& c = *found;
+    --c.jobs;
+    queue_reply(c, std::move(reply));
+    arm_receive(c);
+    maybe_finish(c);
+}
+
+void Server::queue_reply(Peer& c, Reply reply)
+{
+    if (c.transport == Transport::kernel) {
+        // Every request the module delivered is answered exactly once,
+        // closing or not: the module discards what nobody waits for.
+        commit(std::move(reply));
+        return;
+    }
+    if (c.closing && !c.flush)
+        return;  // nobody to read it
+    c.outbox.push_back(std::move(reply));
+    pump_send(c);
+}
+
+void Server::close_peer(Peer& c, std::string_view reason, bool flush)
+{
+    if (c.closing) {
+        maybe_finish(c);
+        return;
+    }
+    c.closing = true;
+    // A kernel peer's replies are always delivered (see queue_reply).
+    c.flush = flush || c.transport == Transport::kernel;
+    if (reason.starts_with("malformed"))
+        spdlog::warn("vacceld: session {} (pid {} uid {}) closed: {}", c.id,
+                     c.session->identity().pid, c.session->identity().uid, reason);
+    else
+        spdlog::debug("vacceld: session {} closing: {}", c.id, reason);
+    if (c.receiving)
+        reactor_->cancel(c.recv_op);
+    if (!c.flush)
+        c.outbox.clear();
+    // Parked waits end now; a wait being looked at ends when its look comes back.
+    for (auto it = c.waits.begin(); it != c.waits.end();) {
+        ParkedWait& wait = it->second;
+        if (wait.timer != 0) {
+            reactor_->cancel(wait.timer);
+            wait.timer = 0;
+        }
+        if (wait.checking) {
+            ++it;
+            continue;
+        }
+        if (c.flush)
+            queue_reply(c, refusal(wait.request, Error::of(Errc::device_lost, VACCEL_D_PEER_GONE)));
+        it = c.waits.erase(it);
+    }
+    maybe_finish(c);
+}
+
+void Server::maybe_finish(Peer& c)
+{
+    if (!c.closing || c.receiving || c.sending || c.jobs != 0 || !c.waits.empty())
+        return;
+    if (c.flush && !c.outbox.empty())
+        return;
+    const std::uint64_t id = c.id;
+    // Hand-off reactor -> chores: the session's destructor waits for its
+    // pending events, so it must not run here.
+    chores_->push([session = std::move(c.session)]() mutable { session.reset(); });
+    spdlog::debug("vacceld: session {} closed", id);
+    if (c.transport == Transport::kernel && node_)
+        node_->sessions.erase(c.module_session);
+    peers_.erase(id);  // closes the socket
+    if (stopping_ && peers_.empty())
+        finish_stop();
+}
+
+}  // namespace vaccel::daemon

@@ -1,0 +1,115 @@
+// peers.hpp - what the reactor keeps per client session (a peer), per parked
+// wait, and for the attached /dev/vaccel-server (private to the server).
+//
+// A peer is one engine Session and the transport that reached it: a socket
+// connection, or a session the vaccel module opened (kernel). Everything
+// between intake and delivery - dispatch to a worker, parked waits, jobs,
+// the end of a session - is one implementation for both (peers.cpp,
+// waits.cpp); a transport only decides how requests arrive and how a reply
+// is delivered (connection.cpp: send on the socket; server_node.cpp: commit
+// on the module's slot).
+//
+// Ownership: every field is the reactor thread's. Jobs on other threads
+// never point into a Peer: they carry its id and a shared_ptr to its
+// Session, and come back through Reactor::post(). A Peer is removed only
+// when no operation of the reactor still points into it (no receive, no
+// send in flight) and no job of it is out (jobs == 0).
+#pragma once
+
+#include <array>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "vaccel/daemon/server.hpp"
+#include "vaccel_server.h"
+
+namespace vaccel::daemon {
+
+// An EVENT_WAIT the daemon holds until its events are done or it times out.
+// States: checking (a look is queued or running on a device worker: counted
+// in Peer::jobs) or parked (waiting for a completion or the timer).
+struct Server::ParkedWait {
+    Request request;
+    std::vector<std::uint64_t> handles;
+    std::uint32_t flags = 0;
+    std::uint64_t timeout_ns = 0;  // absolute CLOCK_MONOTONIC; 0 = poll once
+    OpId timer = 0;                // armed timer, 0 = none
+    bool checking = false;
+    bool expired = false;          // the timer fired: the next look is the last
+};
+
+enum class Transport : std::uint8_t { socket, kernel };
+
+inline const char* transport_name(Transport t) { return t == Transport::kernel ? "kernel" : "socket"; }
+
+struct Server::Peer {
+    std::uint64_t id = 0;
+    Transport transport = Transport::socket;
+    std::shared_ptr<engine::Session> session;
+    std::uint32_t weight = 100;  // lane weight on the device workers
+
+    std::uint32_t jobs = 0;  // requests out on a worker or the chores thread
+    std::unordered_map<std::uint64_t, ParkedWait> waits;
+    std::uint64_t next_wait = 1;
+
+    bool closing = false;
+    bool flush = false;  // closing: still deliver the replies of work in flight
+
+    // Socket transport only.
+    UniqueFd fd;
+    // Receiving. Invariant: rx and rx_buffer are untouched while receiving.
+    Message rx;
+    std::vector<std::byte> rx_buffer;
+    OpId recv_op = 0;
+    bool receiving = false;
+    // Sending, one message at a time. Invariant: tx and in_transit are
+    // untouched while sending.
+    std::deque<Reply> outbox;
+    Message tx;
+    Reply in_transit;
+    bool sending = false;
+
+    // Kernel transport only: the module's id of this session (header.session).
+    std::uint64_t module_session = 0;
+
+    std::size_t outstanding() const { return jobs + waits.size() + outbox.size(); }
+};
+
+// The attached /dev/vaccel-server and its slots (server_node.cpp).
+struct Server::ServerNode {
+    // The 4096-byte command buffer of each slot.
+    struct alignas(64) SlotBuffer {
+        std::array<std::byte, VACCEL_SRV_BUFFER_BYTES> bytes;
+    };
+    // A slot's state and who owns its buffer meanwhile:
+    //  - parked: a FETCH or COMMIT_AND_FETCH is in flight: the module owns
+    //    the buffer (it reads the answer at the commit's issue and writes
+    //    the next request at delivery);
+    //  - serving: a request was delivered: the daemon owns the buffer until
+    //    it commits the one answer;
+    //  - retired: the module refused to fetch on it (or detached us); never
+    //    used again.
+    enum class SlotState : std::uint8_t { parked, serving, retired };
+    struct Slot {
+        SlotState state = SlotState::retired;
+        bool committing = false;  // the command in flight is a COMMIT_AND_FETCH
+    };
+
+    std::string path;
+    UniqueFd fd;
+    // Ownership: never freed (allocated at attach, leaked on purpose). A
+    // command parked in the module cannot be cancelled on 6.1: it stays
+    // parked until this process's serving thread exits, and a delivery may
+    // write a request into its buffer up to that moment - after the
+    // reactor and the Server are gone.
+    SlotBuffer* buffers = nullptr;
+    std::array<Slot, VACCEL_SRV_MAX_SLOTS> slots{};
+    bool detached = false;  // the module let go of us (-ENODEV): nothing more to commit
+    std::uint32_t retired = 0;  // slots whose FETCH the node refused
+    // Module session id -> peer id, for sessions not yet finished.
+    std::unordered_map<std::uint64_t, std::uint64_t> sessions;
+};
+
+}  // namespace vaccel::daemon

@@ -1,0 +1,314 @@
+// server_node.cpp - the kernel transport: vacceld on /dev/vaccel-server
+// (uapi/vaccel_server.h), through the reactor's uring_cmd.
+//
+// Owns the attachment: the node's descriptor, one parked command per slot
+// and each slot's buffer. Decides:
+//  - attach: open the node O_RDWR at start when it exists (ServerOptions::
+//    kernel). -EBUSY means another daemon serves it: this one logs that
+//    and serves its socket only, unless the kernel transport was required.
+//  - threads: every FETCH and COMMIT_AND_FETCH is issued on the reactor
+//    thread (the module's serving thread); payload pread/pwrite happen on
+//    the device workers (exchange.cpp), never here, except an EVENT_WAIT's
+//    few handles at intake.
+//  - a delivery is a session message or a request. SESSION_OPEN makes a
+//    peer (identity = the module's pid, uid, gid and cgroup path) and is
+//    answered OK; SESSION_CLOSE is answered OK at once, known session or
+//    not, and the peer then ends as a closed connection does (its work in
+//    flight is still answered; its Session is released on the chores
+//    thread). A request is taken as strictly as a socket's and goes down
+//    the shared path (peers.cpp); one that fails a check, names no live
+//    session, or arrives while the daemon stops is refused at once.
+//  - a command the module completes with an error: -ENODEV means it let go
+//    of this daemon (every kernel session ends, nothing more is
+//    committed); after a refused commit the slot fetches again; a refused
+//    FETCH retires the slot (logged).
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "peers.hpp"
+#include "vaccel/common/requests.hpp"
+#include "vaccel/daemon/policy_limits.hpp"
+
+namespace vaccel::daemon {
+
+namespace {
+
+std::string errno_text(int error) { return std::system_category().message(error); }
+
+template <class S>
+S struct_at(std::span<const std::byte> message)
+{
+    S value{};
+    std::memcpy(&value, message.data() + sizeof(vaccel_msg_header), sizeof value);
+    return value;
+}
+
+// A session message exactly as the module sends it: magic, flags 0,
+// args_bytes = sizeof(S), nothing else.
+bool session_message_is_whole(std::span<const std::byte> message, std::size_t args_bytes)
+{
+    if (message.size() != sizeof(vaccel_msg_header) + args_bytes)
+        return false;
+    vaccel_msg_header header{};
+    std::memcpy(&header, message.data(), sizeof header);
+    return header.magic == VACCEL_MSG_MAGIC && header.flags == 0 &&
+           header.args_bytes == args_bytes && header.payload_bytes == 0;
+}
+
+}  // namespace
+
+std::expected<void, std::string> Server::attach_server_node()
+{
+    const KernelTransport mode = options_.kernel;
+    if (mode == KernelTransport::off)
+        return {};
+    const bool required = mode != KernelTransport::automatic;
+    const std::string& path = options_.server_node;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        if (required)
+            return std::unexpected(fmt::format(
+                "{} does not exist: load the vaccel module (insmod vaccel.ko) or start without "
+                "--kernel/--kernel-only",
+                path));
+        spdlog::debug("vacceld: {} does not exist: serving the socket only", path);
+        return {};
+    }
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    if (!fd) {
+        const int error = errno;
+        const std::string why =
+            error == EBUSY ? fmt::format("another vacceld is attached to {}", path)
+                           : fmt::format("cannot open {}: {}", path, errno_text(error));
+        if (required)
+            return std::unexpected(why + (error == EBUSY ? "; stop it first" : ""));
+        spdlog::warn("vacceld: {}: serving the socket only", why);
+        return {};
+    }
+    auto node = std::make_unique<ServerNode>();
+    node->path = path;
+    node->fd = std::move(fd);
+    // Ownership: leaked on purpose (peers.hpp, ServerNode::buffers).
+    node->buffers = new (std::nothrow) ServerNode::SlotBuffer[VACCEL_SRV_MAX_SLOTS];
+    if (node->buffers == nullptr)
+        return std::unexpected("no memory for the server node's slot buffers");
+    node_ = std::move(node);
+    spdlog::info("vacceld: attached to {} ({} slots)", path, VACCEL_SRV_MAX_SLOTS);
+    return {};
+}
+
+void Server::arm_fetches()
+{
+    if (!node_)
+        return;
+    for (std::uint32_t slot = 0; slot < VACCEL_SRV_MAX_SLOTS; ++slot)
+        slot_command(slot, VACCEL_SRV_FETCH);
+}
+
+void Server::slot_command(std::uint32_t slot, std::uint32_t op)
+{
+    ServerNode::Slot& s = node_->slots[slot];
+    const vaccel_srv_cmd command{
+        .slot = slot,
+        .flags = 0,
+        .buffer = reinterpret_cast<std::uintptr_t>(node_->buffers[slot].bytes.data()),
+    };
+    // Hand-off reactor -> module: from the issue on, the buffer is the
+    // module's (it reads the answer now and writes the next request later).
+    auto issued = reactor_->uring_cmd(node_->fd.get(), op, std::as_bytes(std::span(&command, 1)),
+                                      [this, slot](int res) { on_slot_done(slot, res); });
+    if (!issued) {
+        // Only a stopped reactor refuses (nothing more is served), or a ring
+        // without room, which next_sqe() rules out by submitting first.
+        spdlog::warn("vacceld: slot {} of {} left unarmed: {}", slot, node_->path,
+                     errno_text(-issued.error()));
+        s.state = ServerNode::SlotState::retired;
+        return;
+    }
+    s.state = ServerNode::SlotState::parked;
+    s.committing = op == VACCEL_SRV_COMMIT_AND_FETCH;
+}
+
+void Server::on_slot_done(std::uint32_t slot, int res)
+{
+    if (!node_)
+        return;
+    ServerNode::Slot& s = node_->slots[slot];
+    if (res == -ENODEV) {
+        s.state = ServerNode::SlotState::retired;
+        if (!node_->detached) {
+            node_->detached = true;
+            spdlog::warn("vacceld: the vaccel module detached this daemon from {}; its kernel "
+                         "sessions are over (the socket still serves)",
+                         node_->path);
+            std::vector<std::uint64_t> ids;
+            for (const auto& [module_session, id] : node_->sessions)
+                ids.push_back(id);
+            for (std::uint64_t id : ids)
+                if (Peer* c = find(id))
+                    close_peer(*c, "the vaccel module detached the daemon", false);
+        }
+        return;
+    }
+    if (res < 0) {
+        if (s.committing && !stopping_) {
+            spdlog::warn("vacceld: the vaccel module refused an answer on slot {} ({}); its client "
+                         "got an I/O error; fetching again",
+                         slot, errno_text(-res));
+            slot_command(slot, VACCEL_SRV_FETCH);
+        } else {
+            s.state = ServerNode::SlotState::retired;
+            // Said once: a node that refuses one FETCH usually refuses all.
+            if (node_->retired++ == 0)
+                spdlog::error("vacceld: {} refused to park a command on slot {} ({}); such "
+                              "slots are retired (is this the vaccel module's node?)",
+                              node_->path, slot, errno_text(-res));
+        }
+        return;
+    }
+    // Hand-off module -> reactor: the buffer holds a request and is ours
+    // until the commit of its one answer.
+    s.state = ServerNode::SlotState::serving;
+    const auto bytes = std::min<std::size_t>(static_cast<std::size_t>(res), VACCEL_SRV_BUFFER_BYTES);
+    on_delivered(slot, std::span<const std::byte>(node_->buffers[slot].bytes).first(bytes));
+}
+
+void Server::on_delivered(std::uint32_t slot, std::span<const std::byte> message)
+{
+    const ServerSlot where{node_->fd.get(), slot};
+    vaccel_msg_header header{};
+    std::memcpy(&header, message.data(), std::min(message.size(), sizeof header));
+    if (message.size() >= sizeof header && header.opcode == VACCEL_OP_SESSION_OPEN) {
+        on_session_open(slot, message);
+        return;
+    }
+    if (message.size() >= sizeof header && header.opcode == VACCEL_OP_SESSION_CLOSE) {
+        on_session_close(slot, message);
+        return;
+    }
+    auto request = take_kernel_request(message, where);
+    if (!request) {
+        spdlog::warn("vacceld: the vaccel module delivered a request that fails the contract's "
+                     "checks (opcode {}, session {}): {}; refused",
+                     header.opcode, header.session, describe(request.error()));
+        commit(refusal(kernel_echo(message, where), request.error()));
+        return;
+    }
+    auto found = node_->sessions.find(header.session);
+    Peer* c = found == node_->sessions.end() ? nullptr : find(found->second);
+    if (c == nullptr || c->closing || stopping_) {
+        commit(refusal(*request, Error::of(Errc::device_lost, VACCEL_D_PEER_GONE)
+                                     .with_note(stopping_ ? "the daemon is stopping"
+                                                          : "the session is closed")));
+        return;
+    }
+    dispatch(*c, std::move(*request));
+}
+
+void Server::on_session_open(std::uint32_t slot, std::span<const std::byte> message)
+{
+    const ServerSlot where{node_->fd.get(), slot};
+    Request request = kernel_echo(message, where);
+    if (!session_message_is_whole(message, sizeof(vaccel_srv_session_open))) {
+        spdlog::warn("vacceld: the vaccel module delivered a malformed SESSION_OPEN ({} bytes); "
+                     "refused",
+                     message.size());
+        commit(refusal(request, Error::of(Errc::invalid_argument, VACCEL_D_BAD_SIZE,
+                                          message.size(),
+                                          sizeof(vaccel_msg_header) + sizeof(vaccel_srv_session_open))));
+        return;
+    }
+    const auto open = struct_at<vaccel_srv_session_open>(message);
+    if (stopping_) {
+        commit(refusal(request, Error::of(Errc::device_lost, VACCEL_D_PEER_GONE)));
+        return;
+    }
+    if (node_->sessions.contains(open.session) || open.session != request.header.session) {
+        spdlog::warn("vacceld: the vaccel module opened session {} twice (or under another id); "
+                     "refused",
+                     open.session);
+        commit(refusal(request, Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                                          offsetof(vaccel_srv_session_open, session), open.session)));
+        return;
+    }
+    engine::SessionIdentity who;
+    who.pid = static_cast<pid_t>(open.pid);
+    who.uid = open.uid;
+    who.gid = open.gid;
+    who.cgroup.assign(open.cgroup, strnlen(open.cgroup, sizeof open.cgroup));
+
+    auto c = std::make_unique<Peer>();
+    c->id = next_peer_++;
+    c->transport = Transport::kernel;
+    c->module_session = open.session;
+    c->weight = policy_->current()->weight(client_of(who));
+    engine::SessionOptions session_options;
+    session_options.identity = who;
+    session_options.policy = limits_;
+    c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
+    spdlog::debug("vacceld: session {} opened (kernel session {}): pid {} uid {} gid {} cgroup '{}'",
+                  c->id, open.session, who.pid, who.uid, who.gid, who.cgroup);
+    node_->sessions.emplace(open.session, c->id);
+    peers_.emplace(c->id, std::move(c));
+    commit(reply_with(request, request.args, {}));
+}
+
+void Server::on_session_close(std::uint32_t slot, std::span<const std::byte> message)
+{
+    const ServerSlot where{node_->fd.get(), slot};
+    Request request = kernel_echo(message, where);
+    if (!session_message_is_whole(message, sizeof(vaccel_srv_session_close))) {
+        spdlog::warn("vacceld: the vaccel module delivered a malformed SESSION_CLOSE ({} bytes)",
+                     message.size());
+        commit(refusal(request, Error::of(Errc::invalid_argument, VACCEL_D_BAD_SIZE,
+                                          message.size(),
+                                          sizeof(vaccel_msg_header) + sizeof(vaccel_srv_session_close))));
+        return;
+    }
+    // Answered first: nobody waits for it, and a session never opened here
+    // (its opener died before the OPEN was delivered) closes all the same.
+    commit(reply_with(request, request.args, {}));
+    auto found = node_->sessions.find(request.header.session);
+    if (found == node_->sessions.end())
+        return;
+    if (Peer* c = find(found->second))
+        close_peer(*c, "the client closed /dev/vaccel", true);
+}
+
+void Server::commit(Reply reply)
+{
+    if (!node_ || !reply.slot || *reply.slot >= VACCEL_SRV_MAX_SLOTS)
+        return;
+    const std::uint32_t slot = *reply.slot;
+    ServerNode::Slot& s = node_->slots[slot];
+    if (node_->detached || s.state != ServerNode::SlotState::serving)
+        return;  // the module failed the request already
+    auto& buffer = node_->buffers[slot].bytes;
+    // Invariant: a reply is the header and the struct of a request that
+    // arrived in this very buffer, so it fits; only a BUFFER_READ's header
+    // announces a payload, and that is already in the client's pages.
+    const std::size_t n = std::min(reply.bytes.size(), buffer.size());
+    std::memcpy(buffer.data(), reply.bytes.data(), n);
+    slot_command(slot, VACCEL_SRV_COMMIT_AND_FETCH);
+}
+
+void Server::detach_server_node()
+{
+    if (!node_ || !node_->fd)
+        return;
+    // Parked commands keep the file itself open until this thread exits
+    // (6.1 cannot cancel them); closing our descriptor is all a daemon can
+    // do before it exits.
+    node_->fd.reset();
+    spdlog::info("vacceld: detached from {}", node_->path);
+}
+
+}  // namespace vaccel::daemon
