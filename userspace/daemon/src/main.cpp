@@ -5,6 +5,7 @@
 //   vacceld [--socket PATH] [--config PATH] [--admin-group NAME]
 //           [--log-level trace|debug|info|warn|error] [--devices cpu,...]
 //           [--no-kernel | --kernel | --kernel-only] [--server-node PATH]
+//           [--workers-only]
 // The kernel transport (/dev/vaccel-server) is served when the node exists;
 // --kernel makes it required, --kernel-only also drops the socket.
 // Exit status: 0 after a clean stop (SIGTERM/SIGINT), 1 when it cannot
@@ -49,6 +50,9 @@ int main(int argc, char** argv)
     kernel->excludes(kernel_only);
     app.add_option("--server-node", server_node, "the vaccel module's daemon node")
         ->capture_default_str();
+    bool workers_only = false;
+    app.add_flag("--workers-only", workers_only,
+                 "run every device call on its device's worker, even short ones (ADR 0007)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -73,6 +77,7 @@ int main(int argc, char** argv)
         options.devices = devices;
     options.handle_signals = true;
     options.server_node = server_node;
+    options.short_calls_on_reactor = !workers_only;
     if (no_kernel_set)
         options.kernel = vaccel::daemon::KernelTransport::off;
     else if (kernel_only_set)

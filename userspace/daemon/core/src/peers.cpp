@@ -11,6 +11,11 @@
 //  - everything else: the worker of the device Session::route() names, in
 //    the peer's lane. Payloads (a memfd's or a server slot's) are read
 //    there, never on the reactor.
+//  - except short calls (ADR 0007): when that worker is idle and the peer
+//    has nothing in flight, a call of bounded, small cost with its payload
+//    already in memory runs on the reactor itself, saving two cross-thread
+//    wake-ups; the reply still travels by post(), so the peer's life and
+//    job count follow exactly the worker path.
 #include <spdlog/spdlog.h>
 
 #include "peers.hpp"
@@ -43,8 +48,45 @@ void Server::dispatch(Peer& c, Request request)
     run_on_device(c, *device, std::make_shared<Request>(std::move(request)));
 }
 
+namespace {
+
+// Calls whose cost is small and bounded (no allocation of client-chosen
+// size, no artifact parsing, no transfer), with their payload in memory.
+bool short_call(const Request& request)
+{
+    if (request.has_fd_payload() || request.payload_on_slot())
+        return false;
+    switch (request.opcode()) {
+    case VACCEL_OP_SUBMIT:
+    case VACCEL_OP_EVENT_POLL:
+    case VACCEL_OP_EVENT_DESTROY:
+    case VACCEL_OP_PROGRAM_SLOT:
+    case VACCEL_OP_CONTEXT_LIMITS:
+    case VACCEL_OP_QUEUE_CREATE:
+    case VACCEL_OP_QUEUE_DESTROY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+}  // namespace
+
+bool Server::worker_free_for(const Peer& c, std::uint32_t device) const
+{
+    // Invariant: only the reactor pushes to workers, and it is running this
+    // code, so an idle worker stays idle until the call below returns; the
+    // peer's order holds because it has nothing queued or running.
+    return options_.short_calls_on_reactor && c.jobs == 0 && workers_[device]->idle();
+}
+
 void Server::run_on_device(Peer& c, std::uint32_t device, std::shared_ptr<Request> request)
 {
+    if (short_call(*request) && worker_free_for(c, device)) {
+        ++c.jobs;
+        post_reply(c.id, execute(*c.session, *request));
+        return;
+    }
     ++c.jobs;
     // Hand-off reactor -> worker: the job owns the request and a reference
     // to the session; it touches nothing of the Peer.

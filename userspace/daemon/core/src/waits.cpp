@@ -2,7 +2,9 @@
 //
 // Decides the life of a wait without ever blocking a thread on it:
 //   1. a look (Session::check_wait) runs on the worker of the first event's
-//      device; it reads the completion generation BEFORE looking;
+//      device, or on the reactor when that worker is idle and the peer has
+//      nothing in flight (ADR 0007); it reads the completion generation
+//      BEFORE looking;
 //   2. back on the reactor: a refusal, or all/any done, is the reply; so is
 //      a timeout that has passed (DeadlineExpired / VACCEL_D_WAIT_TIMEOUT,
 //      arg0 = events not done, done_count/first_done filled in);
@@ -42,9 +44,20 @@ void Server::check_wait(Peer& c, std::uint64_t wait_id)
 {
     ParkedWait& wait = c.waits.at(wait_id);
     wait.checking = true;
-    ++c.jobs;
     const std::uint32_t device =
         c.session->route(VACCEL_OP_EVENT_WAIT, wait.request.args, wait.request.payload).value_or(0);
+    const bool inline_look = worker_free_for(c, device);
+    ++c.jobs;
+    if (inline_look) {
+        // The look is short (a poll per handle): do it here when the worker
+        // is idle (ADR 0007); the result still arrives by post().
+        const std::uint64_t generation = devices_->completions().generation();
+        auto progress = c.session->check_wait(wait.handles, wait.flags);
+        reactor_->post([this, id = c.id, wait_id, generation, progress] {
+            on_wait_checked(id, wait_id, generation, progress);
+        });
+        return;
+    }
     workers_[device]->push(c.id, c.weight,
                            [this, id = c.id, wait_id, session = c.session, handles = wait.handles,
                             flags = wait.flags]() mutable {

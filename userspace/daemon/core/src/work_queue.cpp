@@ -80,6 +80,12 @@ WorkQueue::Job WorkQueue::pop_locked()
     }
 }
 
+bool WorkQueue::idle() const
+{
+    std::lock_guard lock(mutex_);
+    return queued_ == 0 && !running_;
+}
+
 void WorkQueue::run()
 {
     std::unique_lock lock(mutex_);
@@ -88,10 +94,12 @@ void WorkQueue::run()
         if (queued_ == 0)
             return;  // closing, and everything queued has run
         Job job = pop_locked();
+        running_ = true;
         lock.unlock();
         job();
         job = nullptr;  // destroyed on this thread, outside the lock
         lock.lock();
+        running_ = false;
     }
 }
 

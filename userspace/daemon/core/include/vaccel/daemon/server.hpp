@@ -98,6 +98,10 @@ struct ServerOptions {
     // a daemon embedded in a test, which calls request_stop() instead.
     bool handle_signals = false;
     unsigned cpu_threads = 0;  // 0 = hardware concurrency
+    // Short calls may run on the reactor when their worker is idle (ADR
+    // 0007). Off: every device call goes through its worker (the baseline
+    // the round-trip benchmark compares with).
+    bool short_calls_on_reactor = true;
 };
 
 class Server {
@@ -159,6 +163,9 @@ private:
     // Every peer, either transport (peers.cpp).
     void dispatch(Peer& c, Request request);
     void run_on_device(Peer& c, std::uint32_t device, std::shared_ptr<Request> request);
+    // The device's worker is idle and the peer has nothing in flight: a
+    // short call may run on the reactor (ADR 0007).
+    bool worker_free_for(const Peer& c, std::uint32_t device) const;
     void run_admin(Peer& c, std::shared_ptr<Request> request);
     void post_reply(std::uint64_t id, Reply reply);
     void on_job_done(std::uint64_t id, Reply reply);

@@ -44,6 +44,10 @@ public:
 
     // Jobs queued and not yet started (any thread; for tests and metrics).
     std::size_t queued() const;
+    // Nothing queued and no job running. Only meaningful to the one thread
+    // that pushes (the reactor): while it does not push, an idle queue stays
+    // idle, so the pusher may do a short piece of the worker's work itself.
+    bool idle() const;
 
 private:
     struct Lane {
@@ -56,11 +60,12 @@ private:
     // The next job by deficit round-robin; caller holds mutex_, a job exists.
     Job pop_locked();
 
-    mutable std::mutex mutex_;  // guards lanes_, rotation_, queued_, closing_
+    mutable std::mutex mutex_;  // guards lanes_, rotation_, queued_, running_, closing_
     std::condition_variable ready_;
     std::unordered_map<std::uint64_t, Lane> lanes_;
     std::deque<std::uint64_t> rotation_;  // lanes with jobs, in serving order
     std::size_t queued_ = 0;
+    bool running_ = false;  // a job popped and not yet finished
     bool closing_ = false;
     std::thread thread_;  // last: started after everything it reads exists
 };
