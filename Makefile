@@ -2,13 +2,16 @@
 #
 #   make deps    install every Debian package the build and tests need (idempotent)
 #   make         build all userspace into build/
-#   make test    deps + build + every test (unit, ABI, end to end) + fuzzing
+#   make test    deps + build + every test (unit, ABI, end to end) + fuzzing + the VM test
+#   make vm-test the kernel module and the whole system under qemu (tests/vm/run-vm-test.sh)
 #   make fuzz    the fuzz targets, each for its own time (FUZZ_SECONDS=N: N each)
 #   make bench   deps + build + benchmarks
 #   make demo    deps + build + vacceld serving the example model to two clients
 #   make clean   remove build/
 
 BUILD ?= build
+# The VACCEL_STATIC=ON tree of the VM test's static programs.
+STATIC_BUILD ?= $(BUILD)-static
 FUZZ_BUILD ?= build-fuzz
 FUZZ_TARGETS := fuzz_codec fuzz_daemon
 # How long each target runs; FUZZ_SECONDS, when given, overrides them all.
@@ -22,9 +25,10 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	liburing-dev flatbuffers-compiler libflatbuffers-dev \
 	libcmocka-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev \
 	libfmt-dev libspdlog-dev libeigen3-dev libtomlplusplus-dev \
-	python3 python3-numpy libclang-rt-14-dev binutils
+	python3 python3-numpy libclang-rt-14-dev binutils file \
+	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio
 
-.PHONY: all build deps test bench demo clean configure fuzz
+.PHONY: all build deps test bench demo clean configure fuzz vm-test
 
 all: build
 
@@ -49,6 +53,12 @@ test: deps
 	$(MAKE) build
 	cd $(BUILD) && ctest --output-on-failure --timeout 300
 	$(MAKE) fuzz
+	$(MAKE) vm-test
+
+# Builds the module and the static programs, boots the cloud kernel under
+# qemu (TCG) and runs every step inside; fails on any missing step.
+vm-test: deps
+	VACCEL_STATIC_BUILD=$(STATIC_BUILD) tests/vm/run-vm-test.sh
 
 # Each target runs its time from the corpus kept in $(FUZZ_BUILD)/corpus/TARGET,
 # also reading the seeds the build generates for it (tests/fuzz/seeds/TARGET)
@@ -79,4 +89,4 @@ demo: deps
 	examples/run-demo.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD) $(STATIC_BUILD)

@@ -172,18 +172,54 @@ void status_message_describes_any_status_and_truncates_safely(void**)
 // A socket path nobody listens on (its directory does not exist).
 constexpr const char* no_daemon_socket = "/nonexistent-vaccel-test-dir/vacceld.sock";
 
-void kernel_transport_is_refused_by_name(void**)
+// A device node path that does not exist.
+constexpr const char* no_kernel_node = "/nonexistent-vaccel-test-dir/vaccel";
+
+void kernel_transport_without_the_node_is_device_lost_naming_it(void**)
 {
+    setenv("VACCEL_DEVICE", no_kernel_node, 1);
     vaccel_client* client = reinterpret_cast<vaccel_client*>(0x1);
-    assert_int_equal(vaccel_client_open(VACCEL_TRANSPORT_KERNEL, &client), -EPROTONOSUPPORT);
+    assert_int_equal(vaccel_client_open(VACCEL_TRANSPORT_KERNEL, &client), -ENODEV);
     assert_null(client);
+    assert_int_equal(vaccel_last_status()->error, VACCEL_E_DEVICE_LOST);
+    assert_int_equal(vaccel_last_status()->detail, VACCEL_D_PEER_GONE);
     const std::string message = vaccel_last_error_message();
-    if (message.find("transport 'kernel' is not available in this build") == std::string::npos)
+    if (message.find(std::string("cannot open ") + no_kernel_node) == std::string::npos ||
+        message.find("insmod vaccel.ko") == std::string::npos)
         fail_msg("unexpected message: \"%s\"", message.c_str());
 
     setenv("VACCEL_TRANSPORT", "kernel", 1);
-    assert_int_equal(vaccel_client_open(nullptr, &client), -EPROTONOSUPPORT);
+    assert_int_equal(vaccel_client_open(nullptr, &client), -ENODEV);
     unsetenv("VACCEL_TRANSPORT");
+    unsetenv("VACCEL_DEVICE");
+}
+
+// /dev/null opens but knows no vaccel ioctl: the kernel's -ENOTTY comes back
+// as it is, with a status made from it (the kernel wrote none).
+void kernel_transport_refusal_without_status_gets_one_from_the_errno(void**)
+{
+    setenv("VACCEL_DEVICE", "/dev/null", 1);
+    vaccel_client* client = nullptr;
+    assert_call(vaccel_client_open(VACCEL_TRANSPORT_KERNEL, &client));
+    assert_string_equal(vaccel_client_transport(client), "kernel");
+    uint32_t count = 7;
+    assert_int_equal(vaccel_device_count(client, &count), -ENOTTY);
+    assert_int_equal(count, 7);
+    assert_int_equal(vaccel_last_status()->error, VACCEL_E_UNSUPPORTED);
+    assert_int_equal(vaccel_last_status()->detail, VACCEL_D_UNKNOWN_OPCODE);
+    assert_int_equal(vaccel_last_status()->arg0, VACCEL_OP_DEVICE_COUNT);
+    vaccel_client_close(client);
+    unsetenv("VACCEL_DEVICE");
+}
+
+void unknown_transport_is_refused_by_name(void**)
+{
+    vaccel_client* client = reinterpret_cast<vaccel_client*>(0x1);
+    assert_int_equal(vaccel_client_open("carrier-pigeon", &client), -EPROTONOSUPPORT);
+    assert_null(client);
+    const std::string message = vaccel_last_error_message();
+    if (message.find("transport 'carrier-pigeon' is unknown") == std::string::npos)
+        fail_msg("unexpected message: \"%s\"", message.c_str());
 }
 
 void socket_transport_without_a_daemon_is_device_lost_naming_the_path(void**)
@@ -274,7 +310,9 @@ int main()
         cmocka_unit_test(busy_context_message_names_its_children),
         cmocka_unit_test(resource_limit_message_names_the_limit_and_the_numbers),
         cmocka_unit_test(status_message_describes_any_status_and_truncates_safely),
-        cmocka_unit_test(kernel_transport_is_refused_by_name),
+        cmocka_unit_test(kernel_transport_without_the_node_is_device_lost_naming_it),
+        cmocka_unit_test(kernel_transport_refusal_without_status_gets_one_from_the_errno),
+        cmocka_unit_test(unknown_transport_is_refused_by_name),
         cmocka_unit_test(socket_transport_without_a_daemon_is_device_lost_naming_the_path),
         cmocka_unit_test(automatic_choice_without_a_daemon_is_embedded),
         cmocka_unit_test(admin_over_embedded_is_refused_saying_it_needs_the_daemon),

@@ -1,26 +1,40 @@
 #!/bin/bash
-# run-vm-test.sh - the kernel module's VM test.
+# run-vm-test.sh - the VM test: the kernel module and the whole system in a
+# real kernel, under qemu.
 #
-# Builds vaccel.ko against the installed linux-headers-*-cloud-amd64, the
-# static test programs (tests/vm/mini_server.c, tests/vm/vm_client.c), packs
-# a busybox-static initramfs with tests/vm/init.sh as /init, boots the
-# matching linux-image-cloud-amd64 under qemu (TCG), and decides pass/fail
-# from the "VMTEST <step> PASS" lines of the serial log (qemu exits 0
-# whatever happens). On failure it prints the failing lines and the VM's
+# Builds vaccel.ko against the installed linux-headers-*-cloud-amd64; builds
+# static vacceld, vaccelctl, vaccel-e2e-client, bench_vm_roundtrip and the
+# example MLP in a VACCEL_STATIC=ON tree, and the static C helpers
+# (tests/vm/mini_server.c, vm_client.c, vm_tools.c); packs a busybox-static
+# initramfs with tests/vm/init.sh as /init, the ADD fixture and the MLP;
+# boots the matching linux-image-cloud-amd64 under qemu (TCG), and decides
+# pass/fail from the "VMTEST <step> PASS" lines of the serial log (qemu
+# exits 0 whatever happens): every step of STEPS must pass. Prints the
+# benchmark's "VMBENCH" lines; on failure, the failing lines and the VM's
 # kernel log. Exit status: 0 pass, 1 fail, 2 missing tools.
 #
 # Environment: KVER (kernel release to build for and boot; default the
-# newest installed *-cloud-amd64 headers), VACCEL_VM_OUT (work directory;
-# default build-kmod/vm), VACCEL_VM_TIMEOUT (seconds for the VM, 170).
+# newest installed *-cloud-amd64 headers), VACCEL_STATIC_BUILD (the static
+# CMake tree; default build-static), VACCEL_VM_OUT (work directory; default
+# $VACCEL_STATIC_BUILD/vm), VACCEL_VM_TIMEOUT (seconds for the VM, 170),
+# VACCEL_BUILD_JOBS (parallel compile jobs, 2), VACCEL_VM_SMP (the VM's
+# CPUs, 2).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${VACCEL_VM_OUT:-$ROOT/build-kmod/vm}
+STATIC=${VACCEL_STATIC_BUILD:-$ROOT/build-static}
+OUT=${VACCEL_VM_OUT:-$STATIC/vm}
 TIMEOUT=${VACCEL_VM_TIMEOUT:-170}
-STEPS="insmod basic unprivileged session-identity hostile concurrent client-kill daemon-death rmmod kernel-log"
+JOBS=${VACCEL_BUILD_JOBS:-2}
+SMP=${VACCEL_VM_SMP:-2}
+STEPS="insmod smoke-basic smoke-client-kill smoke-daemon-death
+	daemon-attach devices-kernel run-add run-mlp bench concurrent limit
+	daemon-kill daemon-restart daemon-restart-serves client-kill
+	hostile hostile-kernel-log hostile-then-serving unprivileged
+	container-identity container-limit rmmod kernel-log"
 
 missing() {
-	echo "run-vm-test: $1 is missing; install it with:" >&2
+	echo "run-vm-test: $1 is missing; install it with 'make deps', or:" >&2
 	echo "  apt-get install -y linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio liburing-dev" >&2
 	exit 2
 }
@@ -41,8 +55,9 @@ if [ -z "$BUSYBOX" ] || ! file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically l
 fi
 [ -r /usr/lib/x86_64-linux-gnu/liburing.a ] || missing "liburing.a"
 
-echo "run-vm-test: kernel $KVER, work dir $OUT"
+echo "run-vm-test: kernel $KVER, static tree $STATIC, work dir $OUT"
 mkdir -p "$OUT"
+began=$(date +%s)
 
 # 1. The module, built from a copy of kmod/ so the source tree stays clean.
 rm -rf "$OUT/kmod"
@@ -60,29 +75,55 @@ if grep -E -q 'warning:|error:' "$OUT/kmod-build.log"; then  # W=1 included
 	exit 1
 fi
 
-# 2. Static test programs.
-CFLAGS="-static -O2 -Wall -Wextra -Werror -I$ROOT/uapi"
+# 2. Static programs: the system's own (CMake, VACCEL_STATIC=ON) and the
+#    C helpers.
+TARGETS="vacceld vaccelctl vaccel-e2e-client bench_vm_roundtrip example-mlp"
+{
+	[ -f "$STATIC/build.ninja" ] ||
+		cmake -S "$ROOT" -B "$STATIC" -G Ninja -DVACCEL_STATIC=ON
+	cmake --build "$STATIC" -j "$JOBS" --target $TARGETS
+} >"$OUT/static-build.log" 2>&1 || {
+	tail -n 60 "$OUT/static-build.log"
+	echo "run-vm-test: FAIL: the static programs do not build ($OUT/static-build.log)"
+	exit 1
+}
+CFLAGS="-static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I$ROOT/uapi"
 gcc $CFLAGS -o "$OUT/mini_server" "$ROOT/tests/vm/mini_server.c" -luring
 gcc $CFLAGS -o "$OUT/vm_client" "$ROOT/tests/vm/vm_client.c"
+gcc $CFLAGS -o "$OUT/vm_tools" "$ROOT/tests/vm/vm_tools.c" -lm
+echo "run-vm-test: built in $(($(date +%s) - began)) s"
 
-# 3. The initramfs.
+# 3. The initramfs (programs stripped of debug info: a smaller image boots
+#    faster under emulation).
 INITRAMFS=$OUT/root
 rm -rf "$INITRAMFS"
-mkdir -p "$INITRAMFS"/{bin,dev,proc,sys,tmp}
+mkdir -p "$INITRAMFS"/{bin,dev,proc,sys,tmp,fx/mlp}
 cp "$BUSYBOX" "$INITRAMFS/bin/busybox"
 cp "$ROOT/tests/vm/init.sh" "$INITRAMFS/init"
-cp "$OUT/kmod/vaccel.ko" "$OUT/mini_server" "$OUT/vm_client" "$INITRAMFS/"
 chmod 0755 "$INITRAMFS/init"
+cp "$OUT/kmod/vaccel.ko" "$OUT/mini_server" "$OUT/vm_client" "$OUT/vm_tools" "$INITRAMFS/"
+for program in userspace/daemon/vacceld tools/vaccelctl/vaccelctl \
+	tests/daemon_e2e/vaccel-e2e-client:e2e benchmarks/bench_vm_roundtrip; do
+	path=$STATIC/${program%%:*}
+	name=$(basename "${program##*:}")
+	if ! file -L "$path" | grep -q 'statically linked'; then
+		echo "run-vm-test: FAIL: $path is not statically linked"
+		exit 1
+	fi
+	strip --strip-debug -o "$INITRAMFS/$name" "$path"
+done
+cp -r "$ROOT/tests/fixtures/tosa/v1.0-add_1x4x4x4_f32" "$INITRAMFS/fx/add"
+cp "$STATIC"/examples/{mlp.tosa,input.npy,expected.npy} "$INITRAMFS/fx/mlp/"
 (cd "$INITRAMFS" && find . | cpio -o -H newc --quiet | gzip -1) >"$OUT/initrd.gz"
 
 # 4. Boot.
 LOG=$OUT/serial.log
 start=$(date +%s)
-timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 1G -smp 2 -nographic \
+timeout "$TIMEOUT" qemu-system-x86_64 -accel tcg -m 1G -smp "$SMP" -nographic \
 	-no-reboot -kernel "$KERNEL" -initrd "$OUT/initrd.gz" \
 	-append 'console=ttyS0 panic=-1 quiet' </dev/null >"$LOG" 2>&1 || true
 tr -d '\r' <"$LOG" >"$LOG.txt"
-echo "run-vm-test: VM ran $(($(date +%s) - start)) s"
+echo "run-vm-test: VM ran $(($(date +%s) - start)) s (limit $TIMEOUT s)"
 
 # 5. Verdict.
 failed=0
@@ -94,7 +135,10 @@ for step in $STEPS; do
 	*) echo "  FAIL $step"; failed=1 ;;
 	esac
 done
-grep -a '^vm_client\|^vm:' "$LOG.txt" | sed 's/^/  /' || true
+grep -a '^vm_client\|^vm:\|^vm_tools:\|^FAIL:\|^park:' "$LOG.txt" | sed 's/^/  /' || true
+echo "run-vm-test: benchmark (inside the VM, TCG: the ratios are the result)"
+grep -a '^VMBENCH' "$LOG.txt" | sed 's/^/  /' || echo "  no VMBENCH lines"
+echo "run-vm-test: $(($(date +%s) - began)) s in all"
 
 if [ "$failed" -ne 0 ]; then
 	echo "run-vm-test: FAIL; kernel log of the VM:"

@@ -2,14 +2,22 @@
 /*
  * vm_client.c - the kernel module's smoke-test client, run inside the VM.
  *
- * Drives /dev/vaccel against tests/vm/mini_server.c (not the daemon) and
- * prints one line "VMTEST <step> PASS|FAIL" per step it runs; the harness
- * (run-vm-test.sh) reads those lines from the serial log. Steps:
+ * Drives /dev/vaccel with raw ioctls and prints one line
+ * "VMTEST <step> PASS|FAIL" per step it runs; the harness (run-vm-test.sh)
+ * reads those lines from the serial log. basic, concurrent, client-kill and
+ * daemon-death need tests/vm/mini_server.c behind the module (the module's
+ * own smoke steps, "smoke-" in the log); hostile and unprivileged run
+ * against either server, and hostile-daemon against vacceld. Steps:
  *   basic              versions, device count, a 1 MiB write and a read
  *                      through the user copy, one daemon at a time
  *   unprivileged       uid 65534 cannot open /dev/vaccel-server
- *   hostile            uid 65534: wrong sizes, unknown commands, reserved
- *                      bits, bad pointers, 10000 random ioctls: errors only
+ *   hostile [ROUNDS]   uid 65534: wrong sizes, unknown commands, reserved
+ *                      bits, bad pointers, ROUNDS (10000) random ioctls:
+ *                      errors only
+ *   hostile-daemon ROUNDS
+ *                      the same against vacceld, plus foreign and stale
+ *                      handles (refused as unknown, the owner's objects
+ *                      untouched)
  *   concurrent         8 clients x 200 rounds of version, write, read
  *   client-kill        clients killed while queued and while delivered;
  *                      the others and the server carry on
@@ -84,8 +92,12 @@ static uint64_t fnv1a(const unsigned char *bytes, size_t n)
 	return h;
 }
 
+static const char *step_name;	/* overrides the step's own name */
+
 static int report(const char *step)
 {
+	if (step_name)
+		step = step_name;
 	printf("VMTEST %s %s\n", step, failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;
 }
@@ -310,14 +322,14 @@ static void hostile_fixed(int fd)
 	      "wait count: %d", ret);
 }
 
-/* 10000 ioctls of random numbers and contents. Only errors may follow. */
-static void hostile_random(int fd)
+/* `rounds` ioctls of random numbers and contents. Only errors may follow. */
+static void hostile_random(int fd, int rounds)
 {
 	static unsigned char args[4096] __attribute__((aligned(8)));
 	static unsigned char scratch[8192];
 	unsigned int answered = 0, refused = 0;
 
-	for (int round = 0; round < 10000; round++) {
+	for (int round = 0; round < rounds; round++) {
 		unsigned long cmd;
 		size_t size;
 		int ret;
@@ -387,7 +399,88 @@ static void hostile_random(int fd)
 	       answered, refused);
 }
 
-static int step_hostile(void)
+/* A context with one 16-byte buffer in session `fd`; 0 on failure. */
+static uint64_t owned_buffer(int fd)
+{
+	struct vaccel_context_create context = { 0 };
+	struct vaccel_buffer_alloc alloc = { 0 };
+	int ret;
+
+	ret = call(fd, VACCEL_IOCTL_CONTEXT_CREATE, &context);
+	CHECK(ret == 0, "CONTEXT_CREATE: %d", ret);
+	alloc.context = context.context;
+	alloc.bytes = 16;
+	alloc.domain = VACCEL_DOMAIN_HOST;
+	alloc.usage = VACCEL_USAGE_ALL;
+	alloc.access = VACCEL_ACCESS_RW;
+	ret = call(fd, VACCEL_IOCTL_BUFFER_ALLOC, &alloc);
+	CHECK(ret == 0 && alloc.buffer != 0, "BUFFER_ALLOC: %d", ret);
+	return ret == 0 ? alloc.buffer : 0;
+}
+
+/* A transfer of 16 bytes at `data` on `buffer`; 0 or -errno. */
+static int transfer(int fd, unsigned long cmd, uint64_t buffer, void *data,
+		    struct vaccel_buffer_transfer *xfer)
+{
+	memset(xfer, 0, sizeof(*xfer));
+	xfer->buffer = buffer;
+	xfer->length = 16;
+	xfer->data = (uint64_t)(uintptr_t)data;
+	return call(fd, cmd, xfer);
+}
+
+/* A handle of another session, and one already freed: both unknown. */
+static void hostile_handles(int owner)
+{
+	unsigned char bytes[16], back[16];
+	struct vaccel_buffer_transfer xfer;
+	struct vaccel_handle_release release;
+	uint64_t mine, freed;
+	int other, ret;
+
+	for (int i = 0; i < 16; i++)
+		bytes[i] = (unsigned char)(0xa0 + i);
+	mine = owned_buffer(owner);
+	freed = owned_buffer(owner);
+	ret = transfer(owner, VACCEL_IOCTL_BUFFER_WRITE, mine, bytes, &xfer);
+	CHECK(ret == 0, "owner's write: %d", ret);
+
+	other = session_open();
+	CHECK(other >= 0, "second session: %s", strerror(errno));
+	if (other < 0)
+		return;
+	ret = transfer(other, VACCEL_IOCTL_BUFFER_READ, mine, back, &xfer);
+	CHECK(ret == -EINVAL && xfer.status.detail == VACCEL_D_UNKNOWN_HANDLE &&
+	      xfer.status.arg0 == mine,
+	      "foreign read: %d detail %u", ret, xfer.status.detail);
+	memset(&release, 0, sizeof(release));
+	release.handle = mine;
+	ret = call(other, VACCEL_IOCTL_BUFFER_FREE, &release);
+	CHECK(ret == -EINVAL && release.status.detail == VACCEL_D_UNKNOWN_HANDLE,
+	      "foreign free: %d detail %u", ret, release.status.detail);
+	close(other);
+
+	memset(&release, 0, sizeof(release));
+	release.handle = freed;
+	ret = call(owner, VACCEL_IOCTL_BUFFER_FREE, &release);
+	CHECK(ret == 0, "free: %d", ret);
+	memset(&release, 0, sizeof(release));
+	release.handle = freed;
+	ret = call(owner, VACCEL_IOCTL_BUFFER_FREE, &release);
+	CHECK(ret == -EINVAL && release.status.detail == VACCEL_D_UNKNOWN_HANDLE &&
+	      release.status.arg0 == freed,
+	      "stale free: %d detail %u", ret, release.status.detail);
+	ret = transfer(owner, VACCEL_IOCTL_BUFFER_WRITE, freed, bytes, &xfer);
+	CHECK(ret == -EINVAL && xfer.status.detail == VACCEL_D_UNKNOWN_HANDLE,
+	      "stale write: %d detail %u", ret, xfer.status.detail);
+
+	memset(back, 0, sizeof(back));
+	ret = transfer(owner, VACCEL_IOCTL_BUFFER_READ, mine, back, &xfer);
+	CHECK(ret == 0 && !memcmp(back, bytes, sizeof(bytes)),
+	      "owner's buffer after the foreign calls: %d", ret);
+}
+
+static int step_hostile(int rounds, int daemon)
 {
 	struct vaccel_get_version version = { 0 };
 	int fd, ret;
@@ -398,7 +491,9 @@ static int step_hostile(void)
 	if (fd < 0)
 		return report("hostile");
 	hostile_fixed(fd);
-	hostile_random(fd);
+	if (daemon)
+		hostile_handles(fd);
+	hostile_random(fd, rounds);
 	ret = call(fd, VACCEL_IOCTL_GET_VERSION, &version);
 	CHECK(ret == 0 && version.major == 1, "serving after: %d", ret);
 	close(fd);
@@ -631,12 +726,15 @@ static int step_daemon_death(pid_t server, const char *path, const char *log)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	step_name = getenv("VMTEST_STEP");
 	if (argc >= 2 && !strcmp(argv[1], "basic"))
 		return step_basic();
 	if (argc >= 2 && !strcmp(argv[1], "unprivileged"))
 		return step_unprivileged();
 	if (argc >= 2 && !strcmp(argv[1], "hostile"))
-		return step_hostile();
+		return step_hostile(argc >= 3 ? atoi(argv[2]) : 10000, 0);
+	if (argc >= 3 && !strcmp(argv[1], "hostile-daemon"))
+		return step_hostile(atoi(argv[2]), 1);
 	if (argc >= 2 && !strcmp(argv[1], "concurrent"))
 		return step_concurrent();
 	if (argc >= 2 && !strcmp(argv[1], "client-kill"))
@@ -648,7 +746,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 5 && !strcmp(argv[1], "daemon-death"))
 		return step_daemon_death(atoi(argv[2]), argv[3], argv[4]);
-	fprintf(stderr, "usage: vm_client basic|unprivileged|hostile|"
-		"concurrent|client-kill|open-only|daemon-death PID SERVER LOG\n");
+	fprintf(stderr, "usage: vm_client basic|unprivileged|hostile [ROUNDS]|"
+		"hostile-daemon ROUNDS|concurrent|client-kill|open-only|"
+		"daemon-death PID SERVER LOG\n");
 	return 2;
 }

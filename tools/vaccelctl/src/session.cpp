@@ -27,6 +27,12 @@ std::string daemon_socket_path()
     return env != nullptr && env[0] != '\0' ? env : VACCEL_SOCKET_DEFAULT;
 }
 
+std::string kernel_device_path()
+{
+    const char* env = std::getenv("VACCEL_DEVICE");
+    return env != nullptr && env[0] != '\0' ? env : VACCEL_DEVICE_DEFAULT;
+}
+
 Result<Session> Session::open(bool verbose, bool announce_fallback)
 {
     vaccel_client* client = nullptr;
@@ -41,7 +47,9 @@ Result<Session> Session::open(bool verbose, bool announce_fallback)
                    daemon_socket_path());
     if (verbose)
         fmt::print(stderr, "vaccelctl: transport {}{}\n", transport,
-                   transport == VACCEL_TRANSPORT_SOCKET ? " (" + daemon_socket_path() + ")" : "");
+                   transport == VACCEL_TRANSPORT_SOCKET   ? " (" + daemon_socket_path() + ")"
+                   : transport == VACCEL_TRANSPORT_KERNEL ? " (" + kernel_device_path() + ")"
+                                                          : std::string());
     return Session(client);
 }
 

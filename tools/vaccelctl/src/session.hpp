@@ -27,6 +27,8 @@ Refusal call_refusal(int rc, std::string_view doing);
 // Where the daemon listens: $VACCEL_SOCKET (which --socket sets), else
 // VACCEL_SOCKET_DEFAULT.
 std::string daemon_socket_path();
+// The kernel module's client node: $VACCEL_DEVICE, else VACCEL_DEVICE_DEFAULT.
+std::string kernel_device_path();
 
 class Session {
 public:

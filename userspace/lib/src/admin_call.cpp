@@ -5,8 +5,9 @@
 // malloc'd here, NUL-terminated, freed by the caller with vaccel_free()).
 // Decides the sentences of the admin refusals, which the shared error text
 // does not know: over the embedded transport (no daemon, so nothing to
-// administer), not admin (who is asking, and who may), and a refused
-// document (where).
+// administer), no daemon socket to carry it (a kernel client's admin calls
+// go over a socket connection of their own), not admin (who is asking, and
+// who may), and a refused document (where).
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -34,6 +35,12 @@ const char* command_name(std::uint32_t command)
 int record_admin_refusal(const vaccel_status& status, std::uint32_t command)
 {
     switch (status.detail) {
+    case VACCEL_D_PEER_GONE:
+        return lib::record_explained(
+            status, "DeviceLost: the daemon's admin channel (" +
+                        std::string(command_name(command)) + ") is its socket at " +
+                        lib::daemon_socket_path() + ", and no daemon answers there; start "
+                        "vacceld, or point VACCEL_SOCKET (vaccelctl --socket) at its socket");
     case VACCEL_D_NOT_ADMIN:
         return lib::record_explained(
             status, "PermissionDenied: the daemon's admin channel (" +

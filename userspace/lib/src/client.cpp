@@ -1,11 +1,13 @@
 // client.cpp - opening and closing clients, choosing the transport.
 //
 // Owns: the transport choice. Decides: an explicit name wins, then
-// $VACCEL_TRANSPORT, then automatic: the socket when the daemon's socket
-// accepts a connection, else embedded. A named transport that cannot be
-// had is refused with a sentence naming it, never silently replaced by
-// another: "socket" with no daemon is -ENODEV (DeviceLost, PEER_GONE);
-// "kernel" (not in this build) and unknown names are -EPROTONOSUPPORT.
+// $VACCEL_TRANSPORT, then automatic: the kernel when /dev/vaccel opens (the
+// module is loaded and a daemon serves it), else the socket when the
+// daemon's socket accepts a connection, else embedded. A named transport
+// that cannot be had is refused with a sentence naming it, never silently
+// replaced by another: "socket" with no daemon and "kernel" with no node or
+// no daemon behind it are -ENODEV (DeviceLost, PEER_GONE), a node the caller
+// may not open -EACCES; unknown names are -EPROTONOSUPPORT.
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -32,12 +34,33 @@ int record_no_daemon(const std::string& path, int connect_errno)
                     "'embedded' transport");
 }
 
+// `refused` is open_kernel_transport's Error for the open() failure.
+int record_no_kernel(const std::string& path, const Error& refused, int open_errno)
+{
+    std::string advice;
+    if (open_errno == ENOENT)
+        advice = "load the kernel module (insmod vaccel.ko) and start vacceld, point "
+                 "VACCEL_DEVICE at the node, or use the 'socket' transport";
+    else if (open_errno == ENODEV || open_errno == ENXIO)
+        advice = "no daemon serves the node: start vacceld, or use the 'socket' transport";
+    else if (refused.code == Errc::permission_denied)
+        advice = "ask for access to the node (vaccel.ko's client_mode and client_group), or "
+                 "use the 'socket' transport";
+    else
+        advice = "the daemon refused the session; 'vaccelctl limits get' shows its rules";
+    return lib::record_explained(refused.to_status(),
+                                 std::string(error_name(refused.code)) + ": cannot open " + path +
+                                     " (" + std::strerror(open_errno) + "); " + advice);
+}
+
 // The transport `name` names; "" = automatic.
 Result<std::unique_ptr<lib::Transport>> open_named(std::string_view name, int& rc)
 {
     rc = 0;
     if (name.empty()) {
         int ignored = 0;
+        if (auto kernel = lib::open_kernel_transport(lib::kernel_device_path(), &ignored))
+            return kernel;
         if (auto socket = lib::open_socket_transport(lib::daemon_socket_path(), &ignored))
             return socket;
         return lib::open_embedded_transport();
@@ -50,12 +73,20 @@ Result<std::unique_ptr<lib::Transport>> open_named(std::string_view name, int& r
             rc = record_no_daemon(path, connect_errno);
         return socket;
     }
+    if (name == VACCEL_TRANSPORT_KERNEL) {
+        const std::string path = lib::kernel_device_path();
+        int open_errno = 0;
+        auto kernel = lib::open_kernel_transport(path, &open_errno);
+        if (!kernel)
+            rc = record_no_kernel(path, kernel.error(), open_errno);
+        return kernel;
+    }
     if (name == VACCEL_TRANSPORT_EMBEDDED)
         return lib::open_embedded_transport();
     lib::record_local(Errc::unsupported,
                       "transport '" + std::string(name) +
-                          "' is not available in this build; use 'socket' or 'embedded' (or "
-                          "unset VACCEL_TRANSPORT for the automatic choice)");
+                          "' is unknown; use 'kernel', 'socket' or 'embedded' (or unset "
+                          "VACCEL_TRANSPORT for the automatic choice)");
     rc = -EPROTONOSUPPORT;
     return std::unexpected(Error::of(Errc::unsupported));
 }

@@ -1,7 +1,7 @@
 // transport.hpp - how libvaccel reaches an engine.
 //
-// Owns nothing. Decides the one seam every transport (embedded, socket;
-// kernel later) implements: run one contract op on the op's uapi struct
+// Owns nothing. Decides the one seam every transport (embedded, socket,
+// kernel) implements: run one contract op on the op's uapi struct
 // with its payload carried separately, exactly as on the wire; and, for a
 // transport with a daemon behind it, one admin exchange.
 #pragma once
@@ -64,5 +64,16 @@ std::string daemon_socket_path();
 // (if given) the connect() failure.
 Result<std::unique_ptr<Transport>> open_socket_transport(const std::string& path,
                                                          int* connect_errno = nullptr);
+
+// The kernel module's client node: $VACCEL_DEVICE if set and not empty, else
+// VACCEL_DEVICE_DEFAULT.
+std::string kernel_device_path();
+
+// A session on the kernel module's node at `path` (open blocks until the
+// daemon has accepted it). When the node is missing or no daemon serves it,
+// the Error is DeviceLost / VACCEL_D_PEER_GONE; *open_errno (if given) is
+// the open() failure.
+Result<std::unique_ptr<Transport>> open_kernel_transport(const std::string& path,
+                                                         int* open_errno = nullptr);
 
 }  // namespace vaccel::lib

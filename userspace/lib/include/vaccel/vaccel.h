@@ -62,16 +62,23 @@
  * concurrently (a thread blocked in vaccel_event_wait() does not hold up
  * another thread's submissions). The last-status record is per thread.
  *
- * Transports: "socket" talks to the daemon, vacceld, over its Unix socket
- * ($VACCEL_SOCKET, else VACCEL_SOCKET_DEFAULT): devices are shared with
- * other processes under the daemon's limits, and the admin channel
- * (vaccel_admin()) is there. "embedded" runs the engine and the backends in
- * the calling process (no limits across processes, no admin channel).
- * vaccel_client_open(NULL, ...) takes $VACCEL_TRANSPORT if set, else the
- * socket when the daemon accepts a connection, else embedded. If the daemon
- * goes away, every pending and later call of its clients fails promptly
- * with -ENODEV (DeviceLost, VACCEL_D_PEER_GONE); open a new client once a
- * daemon serves again. The kernel transport comes with the kernel module.
+ * Transports: "kernel" issues ioctls on /dev/vaccel ($VACCEL_DEVICE, else
+ * VACCEL_DEVICE_DEFAULT), which the kernel module vaccel.ko forwards to the
+ * daemon: buffers, programs and bindings move straight between the caller's
+ * memory and the daemon, and a container needs only that device node.
+ * "socket" talks to the daemon, vacceld, over its Unix socket
+ * ($VACCEL_SOCKET, else VACCEL_SOCKET_DEFAULT). Over both, devices are
+ * shared with other processes under the daemon's limits. The admin channel
+ * (vaccel_admin()) is the daemon's socket: a kernel client opens a socket
+ * connection of its own for it on its first admin call. "embedded" runs the
+ * engine and the backends in the calling process (no limits across
+ * processes, no admin channel). vaccel_client_open(NULL, ...) takes
+ * $VACCEL_TRANSPORT if set, else the kernel when /dev/vaccel opens (the
+ * module is loaded and a daemon serves it), else the socket when the daemon
+ * accepts a connection, else embedded. If the daemon goes away, every
+ * pending and later call of its clients fails promptly with -ENODEV
+ * (DeviceLost, VACCEL_D_PEER_GONE); open a new client once a daemon serves
+ * again.
  *
  * Linking: -lvaccel. The library exports only the vaccel_* symbols below.
  * A header-only C++ layer with RAII objects is in <vaccel/vaccel.hpp>.
@@ -105,27 +112,31 @@ extern "C" {
 typedef struct vaccel_client vaccel_client;
 
 /* Transport names accepted by vaccel_client_open(); NULL = automatic
- * ($VACCEL_TRANSPORT if set and not empty, else "socket" when the daemon's
- * socket accepts a connection, else "embedded"). */
+ * ($VACCEL_TRANSPORT if set and not empty, else "kernel" when /dev/vaccel
+ * opens, else "socket" when the daemon's socket accepts a connection, else
+ * "embedded"). */
 #define VACCEL_TRANSPORT_EMBEDDED "embedded"
 #define VACCEL_TRANSPORT_SOCKET "socket"
 #define VACCEL_TRANSPORT_KERNEL "kernel"
 
 /* Where the daemon listens unless $VACCEL_SOCKET names another path. */
 #define VACCEL_SOCKET_DEFAULT "/run/vaccel/vacceld.sock"
+/* The kernel module's client node unless $VACCEL_DEVICE names another. */
+#define VACCEL_DEVICE_DEFAULT "/dev/vaccel"
 
 /* Opens a session over `transport` (see above) and stores it in *client.
  * "socket" with no daemon accepting at the socket is -ENODEV (DeviceLost,
  * VACCEL_D_PEER_GONE), with a message naming the path and why connecting
- * failed. A transport this build lacks, or an unknown name, is
- * -EPROTONOSUPPORT, with a message naming it ("transport 'kernel' is not
- * available in this build"). Never silently replaced by another transport. */
+ * failed. "kernel" with no /dev/vaccel, or no daemon serving it, is -ENODEV
+ * too; a node the caller may not open is -EACCES (PermissionDenied); each
+ * with a message naming the node. An unknown name is -EPROTONOSUPPORT, with
+ * a message naming it. Never silently replaced by another transport. */
 VACCEL_API int vaccel_client_open(const char *transport, vaccel_client **client);
 /* Releases everything the session still owns (waiting for in-flight work),
  * then the client. NULL is ignored. Call it once no other call on the
  * client is running. */
 VACCEL_API void vaccel_client_close(vaccel_client *client);
-/* The transport the client uses: "embedded" or "socket". */
+/* The transport the client uses: "kernel", "socket" or "embedded". */
 VACCEL_API const char *vaccel_client_transport(const vaccel_client *client);
 
 /* ------------------------------------------------------------------ */
