@@ -3,8 +3,10 @@
 // Owns: exact dispatch orders of the deficit round-robin run queue
 // (backends/cpu/src/fair_queue.hpp) for given weights and backlogs. Each
 // test plays the workers itself: pop() is a dispatch, finish() the end of
-// that submission, so every order is deterministic. Labels are the context
-// letter and the submission's number within its queue ("A1", "B3").
+// that submission, so every order is deterministic; the clock is the test's
+// own (`now`), so the headroom rule's recency is exact too. Labels are the
+// context letter and the submission's number within its queue ("A1", "B3").
+#include <chrono>
 #include <map>
 #include <string>
 
@@ -22,10 +24,18 @@ extern "C" {
 namespace {
 
 using namespace vaccel::backend::cpu;
+using namespace std::chrono_literals;
+using Clock = FairQueue::Clock;
+
+// An arbitrary origin for the test's clock.
+const Clock::time_point t0 = Clock::time_point{} + 1000s;
 
 struct Ring {
+    explicit Ring(unsigned workers = 1) : queue(workers) {}
+
     FairQueue queue;
     std::map<const Submission*, std::string> labels;
+    Clock::time_point now = t0;  // the time of every push and pop
 
     std::shared_ptr<Lane> lane(const std::shared_ptr<Flow>& flow)
     {
@@ -43,8 +53,16 @@ struct Ring {
         for (int i = first; i < first + count; ++i) {
             auto submission = std::make_shared<Submission>();
             labels[submission.get()] = name + std::to_string(i);
-            queue.push(on, std::move(submission));
+            queue.push(on, std::move(submission), now);
         }
+    }
+    // One dispatch at `now` (nullopt when nothing is dispatchable); the
+    // caller plays the worker and calls queue.finish(lane) later.
+    std::optional<FairQueue::Dispatch> pop() { return queue.pop(now); }
+    // A dispatch's label; "" for none.
+    std::string label(const std::optional<FairQueue::Dispatch>& d) const
+    {
+        return d ? labels.at(d->submission.get()) : std::string();
     }
     // One worker: dispatches and finishes `count` submissions (all if 0),
     // returns their labels in order, space separated.
@@ -52,7 +70,7 @@ struct Ring {
     {
         std::string order;
         for (int n = 0; count == 0 || n < count; ++n) {
-            auto next = queue.pop();
+            auto next = queue.pop(now);
             if (!next) break;
             if (!order.empty()) order += ' ';
             order += labels.at(next->submission.get());
@@ -163,19 +181,19 @@ void a_queue_is_never_dispatched_twice_at_once(void**)
     ring.push(a, "A", 3);
     ring.push(b, "B", 3);
     // Two workers: each keeps its lane until finish().
-    auto first = ring.queue.pop();
-    auto second = ring.queue.pop();
+    auto first = ring.pop();
+    auto second = ring.pop();
     assert_non_null(first ? first->submission.get() : nullptr);
     assert_non_null(second ? second->submission.get() : nullptr);
     assert_string_equal(ring.labels.at(first->submission.get()).c_str(), "A1");
     assert_string_equal(ring.labels.at(second->submission.get()).c_str(), "B1");
     assert_false(ring.queue.has_ready());
-    assert_false(ring.queue.pop().has_value());
+    assert_false(ring.pop().has_value());
     ring.queue.finish(first->lane);
     assert_true(ring.queue.has_ready());
-    auto third = ring.queue.pop();
+    auto third = ring.pop();
     assert_string_equal(ring.labels.at(third->submission.get()).c_str(), "A2");
-    assert_false(ring.queue.pop().has_value());  // B1 still runs: B2 waits for it
+    assert_false(ring.pop().has_value());  // B1 still runs: B2 waits for it
     ring.queue.finish(second->lane);
     ring.queue.finish(third->lane);
     assert_string_equal(ring.run().c_str(), "B2 A3 B3");
@@ -188,7 +206,7 @@ void a_busy_context_keeps_its_place_while_another_is_served(void**)
     auto b = ring.lane(Ring::flow());
     ring.push(a, "A", 4);
     ring.push(b, "B", 2);
-    auto running_a = ring.queue.pop();  // A1, A's lane now runs
+    auto running_a = ring.pop();  // A1, A's lane now runs
     assert_string_equal(ring.labels.at(running_a->submission.get()).c_str(), "A1");
     // A has work but no ready lane: skipped, its 200 left untouched.
     assert_string_equal(ring.run(1).c_str(), "B1");
@@ -196,6 +214,131 @@ void a_busy_context_keeps_its_place_while_another_is_served(void**)
     // A's turn goes on (A2 A3); B1 was B's turn of this round, so the next
     // round starts with A (A4) before B2.
     assert_string_equal(ring.run().c_str(), "A2 A3 A4 B2");
+}
+
+// Headroom (two workers): context A floods two queues P and Q; context B
+// submitted at t0, so it stays active until t0 + headroom_window.
+struct Headroom {
+    Ring ring{2};
+    std::shared_ptr<Flow> a_flow = Ring::flow();
+    std::shared_ptr<Lane> p = ring.lane(a_flow);
+    std::shared_ptr<Lane> q = ring.lane(a_flow);
+    std::shared_ptr<Lane> b = ring.lane(Ring::flow());
+
+    Headroom()
+    {
+        ring.push(b, "B", 1);
+        assert_string_equal(ring.run().c_str(), "B1");  // B active at t0, now idle
+        ring.now = t0 + 1ms;
+        ring.push(p, "P", 3);
+        ring.push(q, "Q", 3);
+    }
+};
+
+void a_flooding_context_leaves_one_worker_free_while_another_is_active(void**)
+{
+    Headroom h;
+    auto first = h.ring.pop();
+    assert_string_equal(h.ring.label(first).c_str(), "P1");
+    // Q1 is ready, but dispatching it would take the last worker.
+    assert_true(h.ring.queue.has_ready());
+    assert_false(h.ring.pop().has_value());
+    assert_int_equal(h.a_flow->running, 1);
+    assert_true(h.ring.queue.held_until() == t0 + FairQueue::headroom_window);
+    // Still held just before the window ends.
+    h.ring.now = t0 + FairQueue::headroom_window - 1ns;
+    assert_false(h.ring.pop().has_value());
+    // Each of A's submissions ending lets the next in, one at a time, in
+    // the order its queues take turns.
+    std::string order = h.ring.label(first);
+    auto running = first;
+    for (int n = 0; n < 5; ++n) {
+        h.ring.queue.finish(running->lane);
+        running = h.ring.pop();
+        order += ' ' + h.ring.label(running);
+        assert_int_equal(h.a_flow->running, 1);
+        assert_false(h.ring.pop().has_value());
+    }
+    assert_string_equal(order.c_str(), "P1 Q1 P2 Q2 P3 Q3");
+}
+
+void an_active_context_is_dispatched_at_once_to_the_free_worker(void**)
+{
+    Headroom h;
+    h.ring.now = t0 + 10ms;
+    auto a_running = h.ring.pop();
+    assert_string_equal(h.ring.label(a_running).c_str(), "P1");
+    h.ring.push(h.b, "B", 1, 2);
+    // B2 goes to the worker A left free, while P1 still runs.
+    auto b_running = h.ring.pop();
+    assert_string_equal(h.ring.label(b_running).c_str(), "B2");
+    assert_false(h.ring.pop().has_value());  // both workers busy
+    // B's new submission restarted its window: A stays at one worker.
+    h.ring.queue.finish(b_running->lane);
+    h.ring.now = t0 + 10ms + FairQueue::headroom_window - 1ns;
+    assert_false(h.ring.pop().has_value());
+    assert_true(h.ring.queue.held_until() == t0 + 10ms + FairQueue::headroom_window);
+}
+
+void a_flooding_context_uses_every_worker_once_the_other_is_idle_past_the_window(void**)
+{
+    Headroom h;
+    auto first = h.ring.pop();
+    assert_false(h.ring.pop().has_value());
+    h.ring.now = t0 + FairQueue::headroom_window;  // B idle for the whole window
+    auto second = h.ring.pop();
+    assert_string_equal(h.ring.label(first).c_str(), "P1");
+    assert_string_equal(h.ring.label(second).c_str(), "Q1");
+    assert_int_equal(h.a_flow->running, 2);
+    assert_false(h.ring.queue.held_until().has_value());
+}
+
+void a_lone_context_uses_every_worker(void**)
+{
+    Ring ring{2};
+    auto flow = Ring::flow();
+    auto p = ring.lane(flow);
+    auto q = ring.lane(flow);
+    ring.push(p, "P", 2);
+    ring.push(q, "Q", 2);
+    assert_string_equal(ring.label(ring.pop()).c_str(), "P1");
+    assert_string_equal(ring.label(ring.pop()).c_str(), "Q1");
+    assert_int_equal(flow->running, 2);
+}
+
+void a_held_context_keeps_its_place_and_deficit(void**)
+{
+    Ring ring{2};
+    auto a_flow = Ring::flow(300);
+    auto p = ring.lane(a_flow);
+    auto q = ring.lane(a_flow);
+    auto b = ring.lane(Ring::flow());
+    ring.push(p, "P", 3);
+    ring.push(q, "Q", 3);
+    ring.push(b, "B", 2);
+    auto p1 = ring.pop();  // A's visit: credited 300, 200 left
+    assert_string_equal(ring.label(p1).c_str(), "P1");
+    // A is held (B is active); B is served without ending A's visit.
+    auto b1 = ring.pop();
+    assert_string_equal(ring.label(b1).c_str(), "B1");
+    assert_int_equal(a_flow->deficit, 200);
+    ring.queue.finish(b1->lane);
+    ring.queue.finish(p1->lane);
+    // A's visit goes on with its 200 (Q1 P2); B1 was B's turn of this
+    // round, so the next round starts with A (Q2 P3 Q3) before B2.
+    assert_string_equal(ring.run().c_str(), "Q1 P2 Q2 P3 Q3 B2");
+}
+
+void with_one_worker_headroom_never_holds_a_context_back(void**)
+{
+    Ring ring{1};
+    auto a_flow = Ring::flow();
+    auto p = ring.lane(a_flow);
+    auto b = ring.lane(Ring::flow());
+    ring.push(b, "B", 1);
+    ring.push(p, "P", 2);
+    // A runs nothing, which is already workers - 1 = 0: still dispatched.
+    assert_string_equal(ring.run().c_str(), "B1 P1 P2");
 }
 
 void weights_are_clamped_to_1_through_1000(void**)
@@ -224,6 +367,12 @@ int main()
         cmocka_unit_test(queues_of_one_context_take_turns_and_each_stays_in_order),
         cmocka_unit_test(a_queue_is_never_dispatched_twice_at_once),
         cmocka_unit_test(a_busy_context_keeps_its_place_while_another_is_served),
+        cmocka_unit_test(a_flooding_context_leaves_one_worker_free_while_another_is_active),
+        cmocka_unit_test(an_active_context_is_dispatched_at_once_to_the_free_worker),
+        cmocka_unit_test(a_flooding_context_uses_every_worker_once_the_other_is_idle_past_the_window),
+        cmocka_unit_test(a_lone_context_uses_every_worker),
+        cmocka_unit_test(a_held_context_keeps_its_place_and_deficit),
+        cmocka_unit_test(with_one_worker_headroom_never_holds_a_context_back),
         cmocka_unit_test(weights_are_clamped_to_1_through_1000),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -2,7 +2,7 @@
 # fairness.sh VACCELD VACCELCTL CLIENT FIXTURE
 #
 # With one client flooding the CPU device (one process keeping 16 MATMUL
-# [256 x 256] submissions queued on one queue, ~2 ms each), another
+# [256 x 256] submissions queued over two queues, ~2 ms each), another
 # client's median round trip (ADD fixture submit + wait) stays within 2x its
 # unloaded median. Both are measured in this run against the same daemon,
 # interleaved (4 rounds of: flooder stopped and drained -> 100 unloaded
@@ -11,14 +11,13 @@
 # samples of each kind are compared, and both are printed.
 #
 # Scope, measured on the 2-core machines: the CPU backend runs a
-# submission to its end once started (no preemption). The flood here keeps
-# one of its two workers busy, and the fair queue hands the other one to
-# the measured client. A flood that occupies every worker (several queues
-# or processes) makes each small submission wait for a running MATMUL to
-# finish - a round trip of about one MATMUL - which no scheduling order
-# avoids.
+# submission to its end once started (no preemption). Two queues would let
+# the flood occupy both workers, so that each small submission waits for a
+# running MATMUL to finish; the fair queue's headroom rule
+# (backends/cpu/src/fair_queue.hpp) keeps the flood to one worker while the
+# measured client is active, and hands the other one to it.
 source "$(dirname "$0")/lib.sh"
-rounds=4 samples=100 matmul=256 depth=16
+rounds=4 samples=100 matmul=256 depth=16 queues=2
 
 flooder_in_flight() {
 	sessions_json "$scratch/sessions.json"
@@ -29,7 +28,7 @@ print(sum(s["events_in_flight"] for s in doc["sessions"] if s["pid"] == int(sys.
 }
 
 start_daemon
-"$client" flood $matmul $depth 1 >"$scratch/flood.out" 2>&1 &
+"$client" flood $matmul $depth $queues >"$scratch/flood.out" 2>&1 &
 flooder=$!
 track $flooder
 wait_for_line "$scratch/flood.out" flooding

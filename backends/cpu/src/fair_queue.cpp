@@ -28,8 +28,42 @@ void FairQueue::leave_ring(Flow& flow)
     ring_.erase(flow.position);
 }
 
-bool FairQueue::push(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submission> submission)
+namespace {
+
+bool same_owner(const std::weak_ptr<Flow>& a, const std::shared_ptr<Flow>& b)
 {
+    return !a.owner_before(b) && !b.owner_before(a);
+}
+
+}  // namespace
+
+void FairQueue::note_activity(const std::shared_ptr<Flow>& flow, Clock::time_point now)
+{
+    if (!latest_.seen || !same_owner(latest_.flow, flow)) latest_other_ = std::move(latest_);
+    latest_ = Activity{flow, now, true};
+}
+
+std::optional<FairQueue::Clock::time_point> FairQueue::others_latest(
+    const std::shared_ptr<Flow>& flow) const
+{
+    const Activity& other = same_owner(latest_.flow, flow) ? latest_other_ : latest_;
+    if (!other.seen) return std::nullopt;
+    return other.at;
+}
+
+std::optional<FairQueue::Clock::time_point> FairQueue::headroom_hold(
+    const std::shared_ptr<Flow>& flow, Clock::time_point now) const
+{
+    if (workers_ < 2 || flow->running < workers_ - 1) return std::nullopt;
+    const std::optional<Clock::time_point> other = others_latest(flow);
+    if (!other || now - *other >= headroom_window) return std::nullopt;
+    return *other + headroom_window;
+}
+
+bool FairQueue::push(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submission> submission,
+                     Clock::time_point now)
+{
+    note_activity(lane->flow, now);
     lane->pending.push_back(std::move(submission));
     if (lane->scheduled) return false;  // ready already, or a worker runs it
     lane->scheduled = true;
@@ -40,15 +74,35 @@ bool FairQueue::push(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submissi
     return true;
 }
 
-std::optional<FairQueue::Dispatch> FairQueue::pop()
+std::optional<FairQueue::Dispatch> FairQueue::pop(Clock::time_point now)
 {
+    held_until_.reset();
     if (ready_flows_ == 0) return std::nullopt;
-    // Terminates: some flow in the ring is ready, and each pass over the
+    // Eligible: ready, and not held back by the headroom rule. Holds do not
+    // change during this call (no flow's `running` or activity does).
+    auto eligible = [&](const std::shared_ptr<Flow>& flow) {
+        return !flow->ready.empty() && !headroom_hold(flow, now);
+    };
+    bool any_eligible = false;
+    for (const std::shared_ptr<Flow>& flow : ring_) {
+        if (flow->ready.empty()) continue;
+        const std::optional<Clock::time_point> hold = headroom_hold(flow, now);
+        if (!hold) {
+            any_eligible = true;
+            break;
+        }
+        if (!held_until_ || *hold < *held_until_) held_until_ = hold;
+    }
+    if (!any_eligible) return std::nullopt;
+    held_until_.reset();
+    // Terminates: some flow in the ring is eligible, and each pass over the
     // ring credits it its weight (>= 1), so within submission_cost passes
-    // some ready flow's deficit covers the cost.
+    // some eligible flow's deficit covers the cost.
     auto at = ring_.begin();
     for (;;) {
-        while ((*at)->ready.empty()) ++at;  // all its lanes run on other workers
+        // Skipped: all its lanes run on other workers, or the headroom rule
+        // holds it back; its place and deficit stay as they are.
+        while (!eligible(*at)) ++at;
         Flow& flow = **at;
         if (!flow.credited) {
             flow.deficit += flow.weight;
@@ -68,8 +122,9 @@ std::optional<FairQueue::Dispatch> FairQueue::pop()
         flow.credited = false;
         auto next = std::next(at);
         ring_.splice(ring_.end(), ring_, at);
-        // Invariant: a ready flow lies at or after `at` (the one just moved
-        // to the tail is ready), so the scan above never runs off the end.
+        // Invariant: an eligible flow lies at or after `at` (the one just
+        // moved to the tail is eligible), so the scan above never runs off
+        // the end.
         at = next == ring_.end() ? ring_.begin() : next;
     }
 }

@@ -30,9 +30,27 @@
 //  - Within a context, lanes with work take turns (FIFO of ready lanes).
 //  - A flow whose lanes are all being run by other workers is skipped
 //    without losing its place or deficit (only with more than one worker).
+//  - Headroom (only with more than one worker): a flow that already runs
+//    `workers - 1` submissions is skipped the same way (place and deficit
+//    kept) while any OTHER flow has submitted within the last
+//    `headroom_window`. A running submission is never preempted, so a
+//    flood occupying every worker would make another context's small
+//    submission wait for one whole running submission (a 2 ms MATMUL
+//    against a 40 us ADD). With the headroom one worker stays free for
+//    contexts active recently, and the latency bound for an occasional
+//    context becomes one dispatch wait (the free worker taking it), not
+//    one running submission. The bound holds while the other context
+//    submits at least once per window; its first submission after a
+//    longer idle time may still wait for one running submission.
+//    Cost: with no other flow active within the window, a flood uses all
+//    workers (nothing is lost for a lone user); otherwise it loses at most
+//    one worker, until `headroom_window` after the others' last submission.
+//    Recency is read from the `now` passed to push() and pop(), so tests
+//    set the clock.
 // Threading: not thread-safe; the scheduler calls it under its mutex.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -75,21 +93,45 @@ struct Lane {
 
 class FairQueue {
 public:
+    using Clock = std::chrono::steady_clock;
+
     // What one submission costs against a flow's deficit.
     static constexpr std::uint64_t submission_cost = Flow::default_weight;
+
+    // How long after its last submission a context still counts as active
+    // for the headroom rule. A closed-loop client (submit, wait, think,
+    // submit) spends its round trip plus its own work between submissions,
+    // from tens of microseconds to a few milliseconds; 50 ms covers that
+    // with a wide margin, so an interactive context keeps its free worker
+    // between submissions. It is also short: a flood regains every worker
+    // 50 ms after the last other context went quiet, so a lone user's
+    // throughput loss is bounded by one worker for 50 ms.
+    static constexpr Clock::duration headroom_window = std::chrono::milliseconds(50);
+
+    // `workers`: how many submissions the caller may run at once (0 is 1).
+    explicit FairQueue(unsigned workers = 1) : workers_(workers == 0 ? 1 : workers) {}
 
     struct Dispatch {
         std::shared_ptr<Lane> lane;
         std::shared_ptr<Submission> submission;
     };
 
-    // Appends an accepted submission to its lane. True when it made work
-    // dispatchable that was not before (a worker should be woken).
-    bool push(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submission> submission);
+    // Appends an accepted submission to its lane and records that its flow
+    // was active at `now`. True when it made a lane ready that was not
+    // before (a worker should be woken).
+    bool push(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submission> submission,
+              Clock::time_point now);
 
-    // The next submission by DRR, its lane now owned by the caller until
-    // finish(lane); nullopt when no lane is ready.
-    std::optional<Dispatch> pop();
+    // The next submission by DRR at `now`, its lane now owned by the caller
+    // until finish(lane); nullopt when no lane is ready, or when every ready
+    // flow is held back by the headroom rule (then held_until() says when
+    // the first hold lapses).
+    std::optional<Dispatch> pop(Clock::time_point now);
+
+    // After a pop() that returned nullopt with has_ready(): the earliest
+    // time a held-back flow may be dispatched without any other change (a
+    // finish() of one of its lanes may free it sooner). nullopt otherwise.
+    std::optional<Clock::time_point> held_until() const { return held_until_; }
 
     // The lane's dispatched submission ended. True when the lane has more
     // work and is ready again (a worker should be woken).
@@ -98,11 +140,36 @@ public:
     // Clamped to [min_weight, max_weight]; applies from the flow's next credit.
     static void set_weight(Flow& flow, std::uint32_t weight);
 
+    // Some lane is ready (it may still be held back by the headroom rule).
     bool has_ready() const { return ready_flows_ != 0; }
 
 private:
+    // A flow and the time of its latest submission.
+    struct Activity {
+        std::weak_ptr<Flow> flow;
+        Clock::time_point at{};
+        bool seen = false;
+    };
+
     void enter_ring(const std::shared_ptr<Flow>& flow);
     void leave_ring(Flow& flow);
+    void note_activity(const std::shared_ptr<Flow>& flow, Clock::time_point now);
+    // The latest submission of any flow but `flow`; nullopt if none.
+    std::optional<Clock::time_point> others_latest(const std::shared_ptr<Flow>& flow) const;
+    // The time `flow`'s headroom hold lapses, if it is held back at `now`.
+    std::optional<Clock::time_point> headroom_hold(const std::shared_ptr<Flow>& flow,
+                                                   Clock::time_point now) const;
+
+    unsigned workers_;
+    // Invariant: latest_ is the flow with the latest submission;
+    // latest_other_ the flow with the latest submission among all others
+    // (each `seen` once a submission was recorded). Two entries answer
+    // "did any other flow submit since t" for every flow, including flows
+    // that have left the ring. Flows are told apart by owner (weak_ptr), so
+    // a destroyed context is never taken for a new one at the same address.
+    Activity latest_;
+    Activity latest_other_;
+    std::optional<Clock::time_point> held_until_;
 
     // Flows with work, in DRR visiting order; the head is being visited.
     std::list<std::shared_ptr<Flow>> ring_;

@@ -3,7 +3,7 @@
 
 namespace vaccel::backend::cpu {
 
-Scheduler::Scheduler(unsigned threads)
+Scheduler::Scheduler(unsigned threads) : run_queue_(threads == 0 ? 1 : threads)
 {
     if (threads == 0) threads = 1;
     workers_.reserve(threads);
@@ -25,7 +25,7 @@ void Scheduler::enqueue(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submi
     bool woke;
     {
         std::lock_guard lock(mutex_);
-        woke = run_queue_.push(lane, std::move(submission));
+        woke = run_queue_.push(lane, std::move(submission), FairQueue::Clock::now());
     }
     if (woke) wake_.notify_one();
 }
@@ -40,12 +40,23 @@ void Scheduler::work()
 {
     std::unique_lock lock(mutex_);
     for (;;) {
-        wake_.wait(lock, [this] { return stopping_ || run_queue_.has_ready(); });
-        // Stopping with nothing ready: a worker still running a lane with
-        // more work takes that work itself after finish(), so everything
-        // accepted runs before the last worker exits.
-        std::optional<FairQueue::Dispatch> next = run_queue_.pop();
-        if (!next) return;
+        std::optional<FairQueue::Dispatch> next = run_queue_.pop(FairQueue::Clock::now());
+        if (!next) {
+            // Stopping with nothing dispatchable: a worker still running a
+            // lane with more work takes that work itself after finish(), and
+            // a flow held back by the headroom rule runs a lane on another
+            // worker, which takes its work the same way; so everything
+            // accepted runs before the last worker exits.
+            if (stopping_) return;
+            // Woken by enqueue() or finish() making a lane ready, by the
+            // destructor, or when a headroom hold lapses; every wake-up
+            // (spurious ones too) just asks the run queue again.
+            if (const auto until = run_queue_.held_until())
+                wake_.wait_until(lock, *until);
+            else
+                wake_.wait(lock);
+            continue;
+        }
         lock.unlock();
         // Ownership: this worker owns the lane's dispatched submission until
         // it is terminal; the lane stays `scheduled`, so no other worker

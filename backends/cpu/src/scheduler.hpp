@@ -4,7 +4,9 @@
 // submissions of one queue run one after another in submission order;
 // different queues run in parallel on up to `threads` workers; when several
 // contexts have work queued, workers take it by deficit round-robin over
-// the contexts' weights (fair_queue.hpp states the bound). Destruction
+// the contexts' weights (fair_queue.hpp states the bound), keeping one
+// worker free for a context active within the headroom window while another
+// floods (fair_queue.hpp's headroom rule; the clock is read here). Destruction
 // drains every accepted submission before the workers exit, so no event is
 // ever left pending.
 #pragma once
