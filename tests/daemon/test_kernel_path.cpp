@@ -186,6 +186,32 @@ void kernel_event_wait_reads_its_handles_at_intake(void**)
     assert_memory_equal(request->payload.data(), handles, sizeof handles);
 }
 
+void kernel_submit_reads_its_bindings_at_intake(void**)
+{
+    UniqueFd node = node_stand_in();
+    vaccel_binding bindings[2] = {};
+    bindings[0].slot = 0;
+    bindings[0].access = VACCEL_ACCESS_READ;
+    bindings[0].buffer = 7;
+    bindings[0].bytes = 16;
+    bindings[1].slot = 1;
+    bindings[1].access = VACCEL_ACCESS_WRITE;
+    bindings[1].buffer = 8;
+    bindings[1].bytes = 16;
+    put_payload(node.get(), 5, std::vector<std::byte>(reinterpret_cast<const std::byte*>(bindings),
+                                                      reinterpret_cast<const std::byte*>(bindings) + sizeof bindings));
+    vaccel_submit submit{};
+    submit.queue = 1;
+    submit.program = 2;
+    submit.binding_count = 2;
+    const auto message = module_message(VACCEL_OP_SUBMIT, submit, sizeof bindings);
+    auto request = take_kernel_request(message, ServerSlot{node.get(), 5});
+    assert_true(request.has_value());
+    assert_false(request->payload_on_slot());
+    assert_int_equal(request->payload.size(), sizeof bindings);
+    assert_memory_equal(request->payload.data(), bindings, sizeof bindings);
+}
+
 void kernel_echo_of_a_short_message_still_holds_a_status(void**)
 {
     const std::byte three[3] = {};
@@ -357,6 +383,7 @@ int main()
         cmocka_unit_test(kernel_request_announcing_another_payload_size_is_refused_bad_size),
         cmocka_unit_test(kernel_request_with_reserved_bytes_set_is_refused),
         cmocka_unit_test(kernel_event_wait_reads_its_handles_at_intake),
+        cmocka_unit_test(kernel_submit_reads_its_bindings_at_intake),
         cmocka_unit_test(kernel_echo_of_a_short_message_still_holds_a_status),
         cmocka_unit_test(kernel_buffer_write_then_read_move_bytes_at_the_slot_positions),
         cmocka_unit_test(kernel_buffer_read_that_fails_announces_no_payload),

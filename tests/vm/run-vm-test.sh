@@ -55,8 +55,12 @@ if [ -z "$BUSYBOX" ] || ! file -L "$BUSYBOX" 2>/dev/null | grep -q 'statically l
 fi
 [ -r /usr/lib/x86_64-linux-gnu/liburing.a ] || missing "liburing.a"
 
+# Kbuild's M= and the later steps need absolute paths (make test passes the
+# static tree relative to the repository).
+mkdir -p "$STATIC" "$OUT"
+STATIC=$(realpath "$STATIC")
+OUT=$(realpath "$OUT")
 echo "run-vm-test: kernel $KVER, static tree $STATIC, work dir $OUT"
-mkdir -p "$OUT"
 began=$(date +%s)
 
 # 1. The module, built from a copy of kmod/ so the source tree stays clean.

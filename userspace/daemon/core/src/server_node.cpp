@@ -9,7 +9,7 @@
 //  - threads: every FETCH and COMMIT_AND_FETCH is issued on the reactor
 //    thread (the module's serving thread); payload pread/pwrite happen on
 //    the device workers (exchange.cpp), never here, except an EVENT_WAIT's
-//    few handles at intake.
+//    handles and a SUBMIT's bindings (at most 2 KiB) at intake.
 //  - a delivery is a session message or a request. SESSION_OPEN makes a
 //    peer (identity = the module's pid, uid, gid and cgroup path) and is
 //    answered OK; SESSION_CLOSE is answered OK at once, known session or
