@@ -302,11 +302,15 @@ struct vaccel_handle_release {
 	__u64 handle;		/* in */
 };
 
+/* The largest alignment a buffer may ask for (64 KiB: large pages). */
+#define VACCEL_MAX_ALIGNMENT	(64ULL * 1024ULL)
+
 struct vaccel_buffer_alloc {
 	struct vaccel_status status;
 	__u64 context;		/* in */
 	__u64 bytes;		/* in: > 0 */
-	__u64 alignment;	/* in: power of two, 0 = device default */
+	__u64 alignment;	/* in: power of two <= VACCEL_MAX_ALIGNMENT,
+				 * 0 = device default */
 	__u32 domain;		/* in: enum vaccel_domain */
 	__u32 usage;		/* in: VACCEL_USAGE_* (non-empty) */
 	__u32 access;		/* in: VACCEL_ACCESS_* allowed to bindings */

@@ -89,6 +89,25 @@ void buffer_desc_refuses_alignment_not_a_power_of_two(void**)
                    offsetof(vaccel_buffer_alloc, alignment), 48);
 }
 
+void buffer_desc_refuses_alignment_above_the_maximum(void**)
+{
+    // 16 GiB alignment for 64 bytes would make a 16 GiB allocation out of a
+    // 64-byte request (found by fuzzing the daemon).
+    const std::uint64_t huge = std::uint64_t{1} << 34;
+    assert_refused(validate::buffer_desc(host_device(), 64, huge, VACCEL_DOMAIN_HOST,
+                                         VACCEL_USAGE_STORAGE, VACCEL_ACCESS_RW),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                   offsetof(vaccel_buffer_alloc, alignment), huge);
+    assert_refused(validate::buffer_desc(host_device(), 64, VACCEL_MAX_ALIGNMENT * 2,
+                                         VACCEL_DOMAIN_HOST, VACCEL_USAGE_STORAGE,
+                                         VACCEL_ACCESS_RW),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                   offsetof(vaccel_buffer_alloc, alignment), VACCEL_MAX_ALIGNMENT * 2);
+    assert_true(validate::buffer_desc(host_device(), 64, VACCEL_MAX_ALIGNMENT, VACCEL_DOMAIN_HOST,
+                                      VACCEL_USAGE_STORAGE, VACCEL_ACCESS_RW)
+                    .has_value());
+}
+
 void buffer_desc_refuses_unknown_domain_as_invalid(void**)
 {
     assert_refused(validate::buffer_desc(host_device(), 64, 0, 9, VACCEL_USAGE_STORAGE,
@@ -362,6 +381,7 @@ int main()
         cmocka_unit_test(buffer_desc_refuses_zero_bytes),
         cmocka_unit_test(buffer_desc_refuses_bytes_above_the_device_limit),
         cmocka_unit_test(buffer_desc_refuses_alignment_not_a_power_of_two),
+        cmocka_unit_test(buffer_desc_refuses_alignment_above_the_maximum),
         cmocka_unit_test(buffer_desc_refuses_unknown_domain_as_invalid),
         cmocka_unit_test(buffer_desc_refuses_domain_the_device_lacks_as_unsupported),
         cmocka_unit_test(buffer_desc_refuses_empty_or_unknown_usage),

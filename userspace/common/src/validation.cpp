@@ -51,7 +51,7 @@ Status buffer_desc(const vaccel_device_info& device, std::uint64_t bytes, std::u
     if (bytes > device.limits.max_buffer_bytes)
         return fail(Error::limit_hit(VACCEL_LIMIT_BUFFER_BYTES, device.limits.max_buffer_bytes,
                                      bytes));
-    if (alignment != 0 && !is_power_of_two(alignment))
+    if (alignment != 0 && (!is_power_of_two(alignment) || alignment > VACCEL_MAX_ALIGNMENT))
         return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
                     offsetof(vaccel_buffer_alloc, alignment), alignment);
     const std::uint32_t needed = domain_capability(domain);

@@ -3,9 +3,10 @@
 // Owns nothing beyond the handlers. Decides:
 //  - a buffer request is validated against the device with the context's
 //    EFFECTIVE limits (max_buffer_bytes may be narrowed by policy), then the
-//    context is charged one buffer and the requested bytes (memory_bytes
-//    counts requested bytes: the real allocation size is only known after
-//    the backend call, and a check must come before it).
+//    context is charged one buffer and the requested bytes rounded up to
+//    the requested alignment (the real allocation size is only known after
+//    the backend call, and a check must come before it; validation caps the
+//    alignment at VACCEL_MAX_ALIGNMENT, so the rounding cannot overflow).
 //  - transfers go straight to the backend, which refuses Busy while a
 //    submission binds the buffer and checks range and usage.
 #include "ops.hpp"
@@ -33,7 +34,9 @@ Status buffer_alloc(SessionState& state, vaccel_buffer_alloc& args)
     auto buffer_charge = accounting.reserve(Resource::buffers, 1);
     if (!buffer_charge)
         return fail(std::move(buffer_charge.error()));
-    auto memory_charge = accounting.reserve(Resource::memory_bytes, args.bytes);
+    const std::uint64_t granule = args.alignment == 0 ? 1 : args.alignment;
+    const std::uint64_t charged = (args.bytes + granule - 1) / granule * granule;
+    auto memory_charge = accounting.reserve(Resource::memory_bytes, charged);
     if (!memory_charge)
         return fail(std::move(memory_charge.error()));
 
@@ -54,7 +57,7 @@ Status buffer_alloc(SessionState& state, vaccel_buffer_alloc& args)
     record.owner = &context;
     record.context = args.context;
     record.object = std::move(*buffer);
-    record.charged_bytes = args.bytes;
+    record.charged_bytes = charged;
     auto handle = state.insert(std::move(record));  // cannot fail: reserve_handle() passed
     buffer_charge->commit();
     memory_charge->commit();

@@ -14,7 +14,9 @@
 namespace vaccel::validate {
 
 // A buffer request against a device: bytes > 0 and <= max_buffer_bytes
-// (ResourceLimit/BUFFER_BYTES above it); alignment 0 or a power of two;
+// (ResourceLimit/BUFFER_BYTES above it); alignment 0 or a power of two no
+// larger than VACCEL_MAX_ALIGNMENT (a larger one would let the allocation
+// grow far past the bytes that are accounted);
 // a known domain the device offers (Unsupported otherwise); usage non-empty
 // and known; access non-empty and known. Other refusals are D_BAD_VALUE with
 // arg0 = offsetof(vaccel_buffer_alloc, <field>) and arg1 = the value: an
