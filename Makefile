@@ -13,9 +13,10 @@ BUILD ?= build
 # The VACCEL_STATIC=ON tree of the VM test's static programs.
 STATIC_BUILD ?= $(BUILD)-static
 FUZZ_BUILD ?= build-fuzz
-FUZZ_TARGETS := fuzz_codec fuzz_daemon
+FUZZ_TARGETS := fuzz_codec fuzz_kernel_args fuzz_daemon
 # How long each target runs; FUZZ_SECONDS, when given, overrides them all.
 FUZZ_SECONDS_fuzz_codec := 20
+FUZZ_SECONDS_fuzz_kernel_args := 20
 FUZZ_SECONDS_fuzz_daemon := 60
 fuzz_seconds = $(or $(FUZZ_SECONDS),$(FUZZ_SECONDS_$(1)))
 CMAKE_FLAGS ?=
@@ -83,6 +84,7 @@ bench: deps
 	$(BUILD)/benchmarks/bench_roundtrip
 	$(BUILD)/benchmarks/bench_throughput
 	$(BUILD)/benchmarks/bench_transfer
+	$(BUILD)/benchmarks/bench_fairness
 
 demo: deps
 	$(MAKE) build

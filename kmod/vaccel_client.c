@@ -35,8 +35,10 @@
 /* The layout rules of one op's struct. */
 struct vaccel_op_rule {
 	u16 size;
-	u16 reserved_at;	/* one pad/reserved range, if reserved_bytes */
+	u16 reserved_at;	/* a pad/reserved range, if reserved_bytes */
 	u16 reserved_bytes;
+	u16 reserved2_at;	/* a second one, if reserved2_bytes */
+	u16 reserved2_bytes;
 	u16 flags_at;		/* offset of the __u32 flags, or NONE */
 	u32 known_flags;
 	u16 pointer_at;		/* offset of the __u64 user pointer, or NONE */
@@ -57,6 +59,13 @@ struct vaccel_op_rule {
 #define VACCEL_POINTER(type, field) \
 	.pointer_at = offsetof(struct type, field)
 #define VACCEL_NO_POINTER	.pointer_at = VACCEL_FIELD_NONE
+#define VACCEL_GATE_VALUE {					\
+	.size = sizeof(struct vaccel_gate_value),			\
+	VACCEL_PAD(vaccel_gate_value, pad),				\
+	.reserved2_at = offsetof(struct vaccel_gate_value, reserved),	\
+	.reserved2_bytes = sizeof_field(struct vaccel_gate_value, reserved), \
+	VACCEL_FLAGS(vaccel_gate_value), VACCEL_NO_POINTER,		\
+}
 #define VACCEL_TRANSFER {						\
 	.size = sizeof(struct vaccel_buffer_transfer),			\
 	VACCEL_PAD(vaccel_buffer_transfer, pad),			\
@@ -127,7 +136,38 @@ static const struct vaccel_op_rule vaccel_op_rules[VACCEL_OP_COUNT] = {
 		VACCEL_POINTER(vaccel_event_wait, events),
 	},
 	[VACCEL_OP_EVENT_DESTROY] = VACCEL_PLAIN(vaccel_handle_release),
-	[VACCEL_OP_CONTEXT_LIMITS] = VACCEL_PLAIN(vaccel_context_limits),
+	[VACCEL_OP_CONTEXT_LIMITS] = {
+		.size = sizeof(struct vaccel_context_limits),
+		VACCEL_PAD(vaccel_context_limits, pad),
+		VACCEL_NO_FLAGS, VACCEL_NO_POINTER,
+	},
+	[VACCEL_OP_GATE_CREATE] = {
+		.size = sizeof(struct vaccel_gate_create),
+		/* pad and reserved are adjacent but for the gate handle */
+		VACCEL_PAD(vaccel_gate_create, pad),
+		.reserved2_at = offsetof(struct vaccel_gate_create, reserved),
+		.reserved2_bytes = sizeof_field(struct vaccel_gate_create,
+						reserved),
+		VACCEL_FLAGS(vaccel_gate_create), VACCEL_NO_POINTER,
+	},
+	[VACCEL_OP_GATE_RAISE] = VACCEL_GATE_VALUE,
+	[VACCEL_OP_GATE_VALUE] = VACCEL_GATE_VALUE,
+	[VACCEL_OP_GATE_DESTROY] = VACCEL_PLAIN(vaccel_handle_release),
+	[VACCEL_OP_SUBMIT_AFTER] = {
+		.size = sizeof(struct vaccel_submit_after),
+		VACCEL_PAD(vaccel_submit_after, reserved),
+		VACCEL_FLAGS(vaccel_submit_after),
+		VACCEL_POINTER(vaccel_submit_after, bindings),
+	},
+	[VACCEL_OP_LAUNCH] = {
+		.size = sizeof(struct vaccel_launch),
+		/* pad and reserved[] are adjacent: one range */
+		.reserved_at = offsetof(struct vaccel_launch, pad),
+		.reserved_bytes = sizeof_field(struct vaccel_launch, pad) +
+				  sizeof_field(struct vaccel_launch, reserved),
+		VACCEL_FLAGS(vaccel_launch),
+		VACCEL_POINTER(vaccel_launch, payload),
+	},
 };
 
 static atomic64_t vaccel_next_session = ATOMIC64_INIT(0);
@@ -169,6 +209,9 @@ static int vaccel_args_check(u32 op, const struct vaccel_op_rule *rule,
 	if (at < 0 && rule->reserved_bytes)
 		at = vaccel_first_nonzero(bytes, rule->reserved_at,
 					  rule->reserved_bytes);
+	if (at < 0 && rule->reserved2_bytes)
+		at = vaccel_first_nonzero(bytes, rule->reserved2_at,
+					  rule->reserved2_bytes);
 	if (at >= 0) {
 		vaccel_status_set(status, VACCEL_E_INVALID_ARGUMENT,
 				  VACCEL_D_RESERVED_NONZERO, at, 0);
@@ -193,6 +236,11 @@ static int vaccel_args_check(u32 op, const struct vaccel_op_rule *rule,
 		payload = args->program_load.payload_bytes;
 		break;
 	case VACCEL_OP_SUBMIT:
+	case VACCEL_OP_SUBMIT_AFTER:
+		/* binding_count sits at the same offset in both structs */
+		BUILD_BUG_ON(offsetof(struct vaccel_submit, binding_count) !=
+			     offsetof(struct vaccel_submit_after,
+				      binding_count));
 		count = args->submit.binding_count;
 		if (count == 0) {
 			vaccel_status_set(status, VACCEL_E_INVALID_ARGUMENT,
@@ -206,6 +254,24 @@ static int vaccel_args_check(u32 op, const struct vaccel_op_rule *rule,
 					  VACCEL_D_LIMIT, VACCEL_MAX_BINDINGS,
 					  count);
 			status->limit = VACCEL_LIMIT_BINDINGS;
+			return -EDQUOT;
+		}
+		return 0;
+	case VACCEL_OP_LAUNCH:
+		count = args->launch.binding_count;
+		if (count > VACCEL_MAX_BINDINGS) {
+			vaccel_status_set(status, VACCEL_E_RESOURCE_LIMIT,
+					  VACCEL_D_LIMIT, VACCEL_MAX_BINDINGS,
+					  count);
+			status->limit = VACCEL_LIMIT_BINDINGS;
+			return -EDQUOT;
+		}
+		if (args->launch.argv_bytes > VACCEL_MAX_KERNEL_ARGS_BYTES) {
+			vaccel_status_set(status, VACCEL_E_RESOURCE_LIMIT,
+					  VACCEL_D_LIMIT,
+					  VACCEL_MAX_KERNEL_ARGS_BYTES,
+					  args->launch.argv_bytes);
+			status->limit = VACCEL_LIMIT_KERNEL_ARGS_BYTES;
 			return -EDQUOT;
 		}
 		return 0;
@@ -258,8 +324,14 @@ static int vaccel_args_take_payload(struct vaccel_request *req, u32 op,
 		ret = vaccel_request_pin(req, uaddr, bytes, false);
 		break;
 	case VACCEL_OP_SUBMIT:
+	case VACCEL_OP_SUBMIT_AFTER:
 		bytes = (u64)args->submit.binding_count *
 			sizeof(struct vaccel_binding);
+		ret = vaccel_request_copy_payload(req, uaddr, bytes);
+		break;
+	case VACCEL_OP_LAUNCH:
+		bytes = (u64)args->launch.binding_count *
+			sizeof(struct vaccel_binding) + args->launch.argv_bytes;
 		ret = vaccel_request_copy_payload(req, uaddr, bytes);
 		break;
 	case VACCEL_OP_EVENT_WAIT:

@@ -56,6 +56,10 @@ union vaccel_args {
 	struct vaccel_event_poll event_poll;
 	struct vaccel_event_wait event_wait;
 	struct vaccel_context_limits context_limits;
+	struct vaccel_gate_create gate_create;
+	struct vaccel_gate_value gate_value;
+	struct vaccel_submit_after submit_after;
+	struct vaccel_launch launch;
 	struct vaccel_srv_session_open session_open;
 	struct vaccel_srv_session_close session_close;
 };
@@ -66,8 +70,13 @@ struct vaccel_wire {
 	union vaccel_args args;
 };
 
-/* Small payloads (bindings, wait handles) are copied, never pinned. */
-#define VACCEL_COPIED_PAYLOAD_MAX	2048
+/*
+ * Small payloads (bindings, wait handles, a launch's bindings and argument
+ * buffer) are copied, never pinned.
+ */
+#define VACCEL_COPIED_PAYLOAD_MAX \
+	(VACCEL_MAX_BINDINGS * sizeof(struct vaccel_binding) + \
+	 VACCEL_MAX_KERNEL_ARGS_BYTES)
 
 /*
  * The state of a request. Protected by its server's queue_lock.
@@ -161,6 +170,7 @@ struct vaccel_server {
 	 */
 	spinlock_t queue_lock;
 	bool dead;			/* no more requests; sessions failed */
+	bool hello;			/* the daemon's HELLO was accepted */
 	struct task_struct *task;	/* the serving thread (counted) */
 	struct list_head queue;		/* QUEUED requests, oldest first */
 	struct list_head parked;	/* PARKED slots */

@@ -266,6 +266,38 @@ static ssize_t vaccel_server_write(struct file *file, const char __user *src,
 	return ret;
 }
 
+/*
+ * Daemon task: VACCEL_SRV_IOCTL_HELLO, the version handshake (see
+ * vaccel_server.h). The module's version is written back whatever the
+ * outcome, so a refused daemon can say which one it met.
+ */
+static long vaccel_server_ioctl(struct file *file, unsigned int cmd,
+				unsigned long arg)
+{
+	struct vaccel_server *server = file->private_data;
+	struct vaccel_srv_hello hello;
+	bool served;
+
+	if (cmd != VACCEL_SRV_IOCTL_HELLO)
+		return -ENOTTY;
+	if (copy_from_user(&hello, (void __user *)arg, sizeof(hello)))
+		return -EFAULT;
+	if (hello.flags || hello.pad || hello.reserved[0] || hello.reserved[1])
+		return -EINVAL;
+	served = hello.major == VACCEL_ABI_MAJOR &&
+		 hello.minor >= VACCEL_ABI_MINOR;
+	hello.major = VACCEL_ABI_MAJOR;
+	hello.minor = VACCEL_ABI_MINOR;
+	if (copy_to_user((void __user *)arg, &hello, sizeof(hello)))
+		return -EFAULT;
+	if (!served)
+		return -EPROTONOSUPPORT;
+	spin_lock(&server->queue_lock);
+	server->hello = true;
+	spin_unlock(&server->queue_lock);
+	return 0;
+}
+
 const struct file_operations vaccel_server_fops = {
 	.owner = THIS_MODULE,
 	.open = vaccel_server_open,
@@ -273,5 +305,6 @@ const struct file_operations vaccel_server_fops = {
 	.read = vaccel_server_read,
 	.write = vaccel_server_write,
 	.uring_cmd = vaccel_server_uring_cmd,
+	.unlocked_ioctl = vaccel_server_ioctl,
 	.llseek = noop_llseek,
 };

@@ -424,6 +424,8 @@ static int vaccel_server_command(struct vaccel_server *server,
 	spin_lock(&server->queue_lock);
 	if (server->dead)
 		ret = -ENODEV;
+	else if (!server->hello)
+		ret = -EPROTO;
 	else if (!server->task)
 		server->task = get_task_struct(current);
 	else if (server->task != current)

@@ -31,14 +31,22 @@
 extern "C" {
 #endif
 
+/*
+ * 1.1 (this header): host gates, kernel launch, device state and loss,
+ * VACCEL_LIMIT_GATES. vaccel_device_limits and vaccel_context_limits grew
+ * by 8 bytes each, so the ioctls that carry them changed number; 1.0 was
+ * never released outside this repository (docs/adr/0009).
+ */
 #define VACCEL_ABI_MAJOR 1
-#define VACCEL_ABI_MINOR 0
+#define VACCEL_ABI_MINOR 1
 
 /* Capabilities reported by VACCEL_IOCTL_GET_VERSION. */
 #define VACCEL_CAP_TOSA		(1ULL << 0)	/* TOSA 1.0 programs */
 #define VACCEL_CAP_CUDA_PTX	(1ULL << 1)	/* raw CUDA PTX programs */
 #define VACCEL_CAP_DEADLINES	(1ULL << 2)	/* submit deadlines (per device) */
-#define VACCEL_CAP_ALL		((1ULL << 3) - 1)
+#define VACCEL_CAP_GATES	(1ULL << 3)	/* host gates, submit_after */
+#define VACCEL_CAP_LAUNCH	(1ULL << 4)	/* raw kernel launch */
+#define VACCEL_CAP_ALL		((1ULL << 5) - 1)
 
 /* ------------------------------------------------------------------ */
 /* Errors                                                              */
@@ -61,7 +69,9 @@ enum vaccel_error {
 	VACCEL_E_PERMISSION_DENIED = 9,	/* -EACCES */
 	VACCEL_E_DEADLINE_EXPIRED = 10,	/* -ETIME */
 	VACCEL_E_EXTERNAL = 11,		/* -EIO: arg0 = domain, arg1 = code */
-	VACCEL_E_COUNT = 12,
+	VACCEL_E_CANCELLED = 12,	/* -ECANCELED: the work never ran (an
+					 * event's failure when CANCELLED) */
+	VACCEL_E_COUNT = 13,
 };
 
 /*
@@ -106,7 +116,25 @@ enum vaccel_detail {
 	VACCEL_D_NOT_ADMIN = 33,	/* arg0 = uid, arg1 = gid of the peer */
 	VACCEL_D_ADMIN_REQUEST = 34,	/* arg0 = byte offset of the fault in
 					 * the request document */
-	VACCEL_D_COUNT = 35,
+	VACCEL_D_KERNEL_ARG_TAG = 35,	/* arg0 = byte offset, arg1 = tag */
+	VACCEL_D_KERNEL_ARG_TRUNCATED = 36, /* arg0 = offset of the record's
+					 * tag, arg1 = value bytes missing */
+	VACCEL_D_KERNEL_ARG_TRAILING = 37, /* arg0 = offset of the first
+					 * zero byte after the last record,
+					 * arg1 = how many follow */
+	VACCEL_D_KERNEL_ARG_POINTER = 38, /* arg0 = record index, arg1 = slot
+					 * that no binding carries */
+	VACCEL_D_KERNEL_ENTRY = 39,	/* the program has no such entry point */
+	VACCEL_D_LAUNCH_DIMS = 40,	/* arg0 = field id, arg1 = value */
+	VACCEL_D_DEVICE_STATE = 41,	/* arg0 = device index: it is lost */
+	VACCEL_D_INDETERMINATE = 42,	/* arg0 = event: accepted, not
+					 * confirmed; the event reports it */
+	VACCEL_D_GATE_DESTROYED = 43,	/* arg1 = the value it awaited */
+	VACCEL_D_SESSION_CLOSED = 44,	/* cancelled by session teardown */
+	VACCEL_D_KERNEL_SIGNATURE = 45,	/* arg0 = argument index (or count
+					 * given), arg1 = tag (or count)
+					 * the entry expects */
+	VACCEL_D_COUNT = 46,
 };
 
 /* vaccel_status.limit: which limit a VACCEL_D_LIMIT refusal hit. */
@@ -122,7 +150,10 @@ enum vaccel_limit_kind {
 	VACCEL_LIMIT_BUFFER_BYTES = 8,
 	VACCEL_LIMIT_ARTIFACT_BYTES = 9,
 	VACCEL_LIMIT_HANDLES = 10,
-	VACCEL_LIMIT_COUNT = 11,
+	VACCEL_LIMIT_GATES = 11,
+	VACCEL_LIMIT_KERNEL_ARGS = 12,		/* records in one argv */
+	VACCEL_LIMIT_KERNEL_ARGS_BYTES = 13,	/* bytes of one argv */
+	VACCEL_LIMIT_COUNT = 14,
 };
 
 /* Reasons carried by VACCEL_D_TOSA_MALFORMED / VACCEL_D_TOSA_GRAPH. */
@@ -189,9 +220,17 @@ enum vaccel_domain {
 #define VACCEL_PROP_COHERENT		(1U << 2)
 #define VACCEL_PROP_DIRECT_BINDING	(1U << 3)
 
+/*
+ * Program formats. Kernel formats (all but TOSA) are loaded with an all-zero
+ * target and run with VACCEL_IOCTL_LAUNCH, which names the entry point.
+ */
 enum vaccel_program_format {
 	VACCEL_FORMAT_TOSA = 1,		/* TOSA 1.0 flatbuffer */
-	VACCEL_FORMAT_CUDA_PTX = 2,	/* PTX text plus entry point */
+	VACCEL_FORMAT_CUDA_PTX = 2,	/* PTX text */
+	VACCEL_FORMAT_CUDA_CUBIN = 3,	/* CUDA ELF cubin */
+	VACCEL_FORMAT_CPU_BUILTIN = 4,	/* library name, e.g. "vaccel.builtin"
+					 * (no NUL): the CPU's built-in kernels */
+	VACCEL_FORMAT_COUNT = 5,
 };
 #define VACCEL_FORMAT_BIT(f)	(1U << (f))
 
@@ -240,6 +279,14 @@ struct vaccel_device_limits {
 	__u64 max_buffer_bytes;		/* one allocation */
 	__u64 max_artifact_bytes;	/* one program payload */
 	__u64 max_memory_bytes;		/* all buffers of one context */
+	__u32 max_gates;		/* host gates alive per context */
+	__u32 pad;
+};
+
+/* vaccel_device_info.state. A lost device fails every later call. */
+enum vaccel_device_state {
+	VACCEL_DEVICE_OK = 0,
+	VACCEL_DEVICE_LOST = 1,	/* a fault or reset: serves nothing more */
 };
 
 struct vaccel_device_info {
@@ -261,7 +308,9 @@ struct vaccel_device_info {
 	__u32 tosa_target_count;
 	struct vaccel_tosa_target tosa_targets[VACCEL_MAX_TOSA_TARGETS];
 	__u64 flags;		/* VACCEL_CAP_* this device honours */
-	__u64 reserved[4];
+	__u32 state;		/* enum vaccel_device_state, when queried */
+	__u32 pad;
+	__u64 reserved[3];
 };
 
 /* ------------------------------------------------------------------ */
@@ -435,6 +484,97 @@ struct vaccel_context_limits {
 	__u32 used_programs;	/* out */
 	__u32 used_queues;	/* out */
 	__u32 used_events;	/* out */
+	__u32 used_gates;	/* out */
+	__u32 pad;
+};
+
+/*
+ * Host gates. A gate is a 64-bit timeline of a context, starting at 0, that
+ * only the host moves. Raising it to a value at or below the current one
+ * changes nothing, so raises may arrive in any order. A submission made
+ * after (gate, value) starts once the gate reaches value. Destroying a gate
+ * cancels every submission still waiting on it (event CANCELLED, failure
+ * VACCEL_D_GATE_DESTROYED). Destroy with VACCEL_IOCTL_GATE_DESTROY and a
+ * struct vaccel_handle_release.
+ */
+struct vaccel_gate_create {
+	struct vaccel_status status;
+	__u64 context;		/* in */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u32 pad;
+	__u64 gate;		/* out: handle */
+	__u64 reserved;
+};
+
+/* GATE_RAISE (value in) and GATE_VALUE (value out). */
+struct vaccel_gate_value {
+	struct vaccel_status status;
+	__u64 gate;		/* in */
+	__u64 value;		/* in: raise to; out: current value */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u32 pad;
+	__u64 reserved;
+};
+
+/* SUBMIT that starts only when `gate` reaches `value`. */
+struct vaccel_submit_after {
+	struct vaccel_status status;
+	__u64 queue;		/* in */
+	__u64 program;		/* in */
+	__u64 bindings;		/* in: user pointer to vaccel_binding[] */
+	__u32 binding_count;	/* in: 1 .. VACCEL_MAX_BINDINGS */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u64 gate;		/* in: a gate of the queue's context */
+	__u64 value;		/* in: start when the gate reaches it */
+	__u64 event;		/* out: handle */
+	__u64 reserved[2];
+};
+
+/*
+ * Kernel launch. The argument buffer is a sequence of records, each a tag
+ * byte and its little-endian value, no padding:
+ *   0x01 i32, 0x02 i64, 0x03 f32, 0x04 f64, 0x05 u32, 0x06 u64 (4 or 8
+ *   bytes); 0x07 pointer: __u32 slot, __u32 bytes: the device address of
+ *   the buffer bound at that slot plus the binding's offset; the kernel
+ *   touches at most `bytes` bytes from there (at most the binding's bytes).
+ * At most VACCEL_MAX_KERNEL_ARGS records and VACCEL_MAX_KERNEL_ARGS_BYTES
+ * bytes. `payload` points to binding_count struct vaccel_binding followed
+ * by argv_bytes argument bytes (on the wire: the message's payload).
+ */
+#define VACCEL_ARG_I32		0x01
+#define VACCEL_ARG_I64		0x02
+#define VACCEL_ARG_F32		0x03
+#define VACCEL_ARG_F64		0x04
+#define VACCEL_ARG_U32		0x05
+#define VACCEL_ARG_U64		0x06
+#define VACCEL_ARG_PTR		0x07
+
+#define VACCEL_MAX_KERNEL_ARGS		128
+#define VACCEL_MAX_KERNEL_ARGS_BYTES	4096
+#define VACCEL_ENTRY_LEN		256
+
+struct vaccel_launch_dims {
+	__u32 grid[3];		/* blocks per dimension, each >= 1 */
+	__u32 block[3];		/* threads per block, each >= 1 */
+	__u32 shared_bytes;	/* dynamic shared memory per block */
+	__u32 flags;		/* none defined, must be 0 */
+};
+
+struct vaccel_launch {
+	struct vaccel_status status;
+	__u64 queue;		/* in */
+	__u64 program;		/* in: a kernel-format program */
+	__u64 payload;		/* in: user pointer, see above */
+	__u32 binding_count;	/* in: 0 .. VACCEL_MAX_BINDINGS */
+	__u32 argv_bytes;	/* in: 0 .. VACCEL_MAX_KERNEL_ARGS_BYTES */
+	__u64 deadline_ns;	/* in: absolute CLOCK_MONOTONIC, 0 = none */
+	__u64 event;		/* out: handle */
+	struct vaccel_launch_dims dims;	/* in */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u32 pad;
+	__u64 reserved[2];
+	char entry[VACCEL_ENTRY_LEN];	/* in: NUL-terminated entry point,
+					 * zero after the NUL */
 };
 
 /* ------------------------------------------------------------------ */
@@ -463,7 +603,13 @@ enum vaccel_op {
 	VACCEL_OP_EVENT_WAIT = 0x10,
 	VACCEL_OP_EVENT_DESTROY = 0x11,
 	VACCEL_OP_CONTEXT_LIMITS = 0x12,
-	VACCEL_OP_COUNT = 0x13,
+	VACCEL_OP_GATE_CREATE = 0x13,
+	VACCEL_OP_GATE_RAISE = 0x14,
+	VACCEL_OP_GATE_VALUE = 0x15,
+	VACCEL_OP_GATE_DESTROY = 0x16,
+	VACCEL_OP_SUBMIT_AFTER = 0x17,
+	VACCEL_OP_LAUNCH = 0x18,
+	VACCEL_OP_COUNT = 0x19,
 };
 
 #define VACCEL_IOCTL_GET_VERSION \
@@ -504,6 +650,18 @@ enum vaccel_op {
 	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_EVENT_DESTROY, struct vaccel_handle_release)
 #define VACCEL_IOCTL_CONTEXT_LIMITS \
 	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_CONTEXT_LIMITS, struct vaccel_context_limits)
+#define VACCEL_IOCTL_GATE_CREATE \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_GATE_CREATE, struct vaccel_gate_create)
+#define VACCEL_IOCTL_GATE_RAISE \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_GATE_RAISE, struct vaccel_gate_value)
+#define VACCEL_IOCTL_GATE_VALUE \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_GATE_VALUE, struct vaccel_gate_value)
+#define VACCEL_IOCTL_GATE_DESTROY \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_GATE_DESTROY, struct vaccel_handle_release)
+#define VACCEL_IOCTL_SUBMIT_AFTER \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_SUBMIT_AFTER, struct vaccel_submit_after)
+#define VACCEL_IOCTL_LAUNCH \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_LAUNCH, struct vaccel_launch)
 
 /* ------------------------------------------------------------------ */
 /* Wire protocol (socket transport and daemon side of the module)      */
@@ -517,7 +675,8 @@ enum vaccel_op {
  *  - BUFFER_WRITE request: the data (length bytes);
  *  - BUFFER_READ response: the data (length bytes);
  *  - PROGRAM_LOAD request: the artifact (payload_bytes bytes);
- *  - SUBMIT request: binding_count struct vaccel_binding;
+ *  - SUBMIT and SUBMIT_AFTER request: binding_count struct vaccel_binding;
+ *  - LAUNCH request: binding_count struct vaccel_binding, then argv_bytes;
  *  - EVENT_WAIT request: count __u64 handles.
  *  - ADMIN request and response: a document (see struct vaccel_admin).
  * Every other message has no payload. A response echoes opcode and seq.

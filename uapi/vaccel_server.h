@@ -11,7 +11,13 @@
  *
  * Protocol (the ublk pattern):
  *
- *  1. The daemon opens /dev/vaccel-server and, from ONE thread (the thread
+ *  0. The daemon opens /dev/vaccel-server and says which contract it serves
+ *     with VACCEL_SRV_IOCTL_HELLO (struct vaccel_srv_hello): the module
+ *     accepts a daemon of its own VACCEL_ABI_MAJOR whose minor is at least
+ *     its own (the daemon then serves every op the module forwards), and
+ *     answers -EPROTONOSUPPORT otherwise, with its own version written
+ *     back either way. Until a HELLO succeeded, FETCH fails with -EPROTO.
+ *  1. The daemon, from ONE thread (the thread
  *     that owns its io_uring ring; no SQPOLL, no IOSQE_ASYNC), submits one
  *     IORING_OP_URING_CMD per slot with sqe->cmd_op = VACCEL_SRV_FETCH and
  *     struct vaccel_srv_cmd in sqe->cmd (16 bytes; SQE128 not needed). The
@@ -135,6 +141,18 @@ struct vaccel_srv_cmd {
 	__u32 flags;	/* none defined, must be 0 */
 	__u64 buffer;	/* daemon memory of VACCEL_SRV_BUFFER_BYTES */
 };
+
+/* VACCEL_SRV_IOCTL_HELLO. */
+struct vaccel_srv_hello {
+	__u32 major;		/* in: the daemon's ABI; out: the module's */
+	__u32 minor;
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u32 pad;
+	__u64 reserved[2];	/* must be 0 */
+};
+
+#define VACCEL_SRV_IOCTL_HELLO \
+	_IOWR(VACCEL_IOCTL_BASE, 0x40, struct vaccel_srv_hello)
 
 /* Session lifecycle messages the module originates (wire opcodes). */
 #define VACCEL_OP_SESSION_OPEN	0x30

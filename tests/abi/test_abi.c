@@ -20,7 +20,7 @@ int abi_check_cpp(void);
 const char *abi_entry_name_c(int index);
 
 /* Entries in layout.def: structs plus fields (ioctl lines excluded). */
-enum { ABI_ENTRIES = 167 };
+enum { ABI_ENTRIES = 217 };
 
 static void c_layout_has_no_implicit_padding(void **state)
 {
@@ -45,23 +45,60 @@ static void c_and_cpp_see_the_same_table(void **state)
 	assert_int_equal(abi_check_c(), abi_check_cpp());
 }
 
+/*
+ * Every ioctl, with the struct its number encodes. Adding an ioctl without a
+ * line here fails ioctl_table_is_complete.
+ */
+#define VACCEL_ABI_IOCTLS(X) 	X(VACCEL_IOCTL_GET_VERSION, vaccel_get_version) 	X(VACCEL_IOCTL_DEVICE_COUNT, vaccel_device_count) 	X(VACCEL_IOCTL_DEVICE_QUERY, vaccel_device_query) 	X(VACCEL_IOCTL_CONTEXT_CREATE, vaccel_context_create) 	X(VACCEL_IOCTL_CONTEXT_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_BUFFER_ALLOC, vaccel_buffer_alloc) 	X(VACCEL_IOCTL_BUFFER_FREE, vaccel_handle_release) 	X(VACCEL_IOCTL_BUFFER_WRITE, vaccel_buffer_transfer) 	X(VACCEL_IOCTL_BUFFER_READ, vaccel_buffer_transfer) 	X(VACCEL_IOCTL_PROGRAM_LOAD, vaccel_program_load) 	X(VACCEL_IOCTL_PROGRAM_UNLOAD, vaccel_handle_release) 	X(VACCEL_IOCTL_PROGRAM_SLOT, vaccel_program_slot) 	X(VACCEL_IOCTL_QUEUE_CREATE, vaccel_queue_create) 	X(VACCEL_IOCTL_QUEUE_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_SUBMIT, vaccel_submit) 	X(VACCEL_IOCTL_EVENT_POLL, vaccel_event_poll) 	X(VACCEL_IOCTL_EVENT_WAIT, vaccel_event_wait) 	X(VACCEL_IOCTL_EVENT_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_CONTEXT_LIMITS, vaccel_context_limits) 	X(VACCEL_IOCTL_GATE_CREATE, vaccel_gate_create) 	X(VACCEL_IOCTL_GATE_RAISE, vaccel_gate_value) 	X(VACCEL_IOCTL_GATE_VALUE, vaccel_gate_value) 	X(VACCEL_IOCTL_GATE_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_SUBMIT_AFTER, vaccel_submit_after) 	X(VACCEL_IOCTL_LAUNCH, vaccel_launch)
+
+struct ioctl_entry {
+	const char *name;
+	unsigned long number;
+	size_t size;
+	size_t status_offset;
+	size_t status_size;
+};
+
+#define VACCEL_IOCTL_ENTRY(number, type) 	{ #number, (number), sizeof(struct type), offsetof(struct type, status), 	  sizeof(((struct type *)0)->status) },
+static const struct ioctl_entry ioctl_table[] = { VACCEL_ABI_IOCTLS(VACCEL_IOCTL_ENTRY) };
+#undef VACCEL_IOCTL_ENTRY
+enum { IOCTL_COUNT = sizeof(ioctl_table) / sizeof(ioctl_table[0]) };
+
+static void ioctl_table_is_complete(void **state)
+{
+	int i;
+
+	(void)state;
+	assert_int_equal(IOCTL_COUNT, VACCEL_OP_COUNT);
+	for (i = 0; i < IOCTL_COUNT; i++)
+		assert_int_equal(_IOC_NR(ioctl_table[i].number), i);
+}
+
 static void status_leads_every_ioctl_struct(void **state)
 {
+	int i;
+
 	(void)state;
-	assert_int_equal(offsetof(struct vaccel_submit, status), 0);
-	assert_int_equal(offsetof(struct vaccel_device_query, status), 0);
-	assert_int_equal(offsetof(struct vaccel_context_limits, status), 0);
+	for (i = 0; i < IOCTL_COUNT; i++) {
+		if (ioctl_table[i].status_offset != 0 ||
+		    ioctl_table[i].status_size != sizeof(struct vaccel_status))
+			fail_msg("%s: status at %zu (%zu bytes)", ioctl_table[i].name,
+				 ioctl_table[i].status_offset, ioctl_table[i].status_size);
+	}
 	assert_int_equal(sizeof(struct vaccel_status), 32);
 }
 
 static void ioctl_numbers_encode_their_struct_size(void **state)
 {
+	int i;
+
 	(void)state;
-	assert_int_equal(_IOC_SIZE(VACCEL_IOCTL_SUBMIT), sizeof(struct vaccel_submit));
-	assert_int_equal(_IOC_SIZE(VACCEL_IOCTL_DEVICE_QUERY), sizeof(struct vaccel_device_query));
-	assert_int_equal(_IOC_TYPE(VACCEL_IOCTL_EVENT_WAIT), VACCEL_IOCTL_BASE);
-	assert_int_equal(_IOC_NR(VACCEL_IOCTL_CONTEXT_LIMITS), VACCEL_OP_CONTEXT_LIMITS);
-	assert_int_equal(_IOC_DIR(VACCEL_IOCTL_BUFFER_READ), _IOC_READ | _IOC_WRITE);
+	for (i = 0; i < IOCTL_COUNT; i++) {
+		if (_IOC_SIZE(ioctl_table[i].number) != ioctl_table[i].size ||
+		    _IOC_TYPE(ioctl_table[i].number) != VACCEL_IOCTL_BASE ||
+		    _IOC_DIR(ioctl_table[i].number) != (_IOC_READ | _IOC_WRITE))
+			fail_msg("%s does not encode its struct", ioctl_table[i].name);
+	}
 }
 
 int main(void)
@@ -70,6 +107,7 @@ int main(void)
 		cmocka_unit_test(c_layout_has_no_implicit_padding),
 		cmocka_unit_test(cpp_layout_has_no_implicit_padding),
 		cmocka_unit_test(c_and_cpp_see_the_same_table),
+		cmocka_unit_test(ioctl_table_is_complete),
 		cmocka_unit_test(status_leads_every_ioctl_struct),
 		cmocka_unit_test(ioctl_numbers_encode_their_struct_size),
 	};

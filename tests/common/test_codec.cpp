@@ -84,6 +84,41 @@ Sample sample_request(std::uint32_t opcode)
         s.payload.assign(bytes.begin(), bytes.end());
         break;
     }
+    case VACCEL_OP_SUBMIT_AFTER: {
+        vaccel_submit_after sub{};
+        sub.queue = 0x30;
+        sub.program = 0x40;
+        sub.binding_count = 2;
+        sub.gate = 0x45;
+        sub.value = 9;
+        s.args = to_bytes(sub);
+        std::array<vaccel_binding, 2> b{};
+        for (std::uint32_t i = 0; i < 2; ++i)
+            b[i] = vaccel_binding{i, i == 1 ? VACCEL_ACCESS_WRITE : VACCEL_ACCESS_READ, 0x50 + i,
+                                  0, 64};
+        auto bytes = bytes_of(std::span<const vaccel_binding>(b));
+        s.payload.assign(bytes.begin(), bytes.end());
+        break;
+    }
+    case VACCEL_OP_LAUNCH: {
+        vaccel_launch l{};
+        l.queue = 0x30;
+        l.program = 0x40;
+        l.binding_count = 1;
+        l.argv_bytes = 14;  // ptr record (9) + u32 record (5)
+        l.dims.grid[0] = l.dims.grid[1] = l.dims.grid[2] = 1;
+        l.dims.block[0] = l.dims.block[1] = l.dims.block[2] = 1;
+        std::memcpy(l.entry, "fill_u32", 8);
+        s.args = to_bytes(l);
+        const vaccel_binding b{0, VACCEL_ACCESS_WRITE, 0x50, 0, 64};
+        auto bytes = bytes_of(std::span<const vaccel_binding>(&b, 1));
+        s.payload.assign(bytes.begin(), bytes.end());
+        const std::uint8_t argv[14] = {VACCEL_ARG_PTR, 0, 0, 0, 0, 64, 0, 0, 0,
+                                       VACCEL_ARG_U32, 7, 0, 0, 0};
+        for (std::uint8_t byte : argv)
+            s.payload.push_back(std::byte{byte});
+        break;
+    }
     case VACCEL_OP_EVENT_WAIT: {
         vaccel_event_wait w{};
         w.count = 3;

@@ -71,6 +71,9 @@ void limit_name_names_every_kind(void**)
     assert_string_equal(limit_name(VACCEL_LIMIT_BUFFER_BYTES).data(), "buffer bytes");
     assert_string_equal(limit_name(VACCEL_LIMIT_ARTIFACT_BYTES).data(), "artifact bytes");
     assert_string_equal(limit_name(VACCEL_LIMIT_HANDLES).data(), "handles");
+    assert_string_equal(limit_name(VACCEL_LIMIT_KERNEL_ARGS).data(), "kernel arguments");
+    assert_string_equal(limit_name(VACCEL_LIMIT_KERNEL_ARGS_BYTES).data(),
+                        "kernel argument bytes");
     assert_string_equal(limit_name(99).data(), "unknown limit");
 }
 
@@ -174,6 +177,48 @@ void describe_per_request_limit_says_asked(void**)
     assert_contains(text, "bindings limit is 64 and 65 were asked");
 }
 
+void describe_kernel_arg_tag_names_offset_and_byte(void**)
+{
+    assert_string_equal(
+        describe(Error::of(Errc::invalid_argument, VACCEL_D_KERNEL_ARG_TAG, 5, 0xff)).c_str(),
+        "InvalidArgument: byte 5 of the kernel arguments is 0xff, which is no argument tag "
+        "(0x01 to 0x07); start every argument with its tag and give exactly its value bytes "
+        "after it");
+}
+
+void describe_kernel_arg_truncated_names_tag_offset_and_missing_bytes(void**)
+{
+    std::string text =
+        describe(Error::of(Errc::invalid_argument, VACCEL_D_KERNEL_ARG_TRUNCATED, 9, 3));
+    assert_contains(text, "the kernel argument whose tag is at byte 9 lacks 3 of its value bytes");
+}
+
+void describe_kernel_arg_trailing_names_offset_and_count(void**)
+{
+    std::string text =
+        describe(Error::of(Errc::invalid_argument, VACCEL_D_KERNEL_ARG_TRAILING, 14, 2));
+    assert_contains(text, "end in 2 zero bytes from byte 14");
+    assert_contains(text, "set argv_bytes to end at the last argument");
+}
+
+void describe_kernel_arg_pointer_names_record_and_slot(void**)
+{
+    std::string text =
+        describe(Error::of(Errc::invalid_argument, VACCEL_D_KERNEL_ARG_POINTER, 2, 7));
+    assert_contains(text, "kernel argument 2 points into slot 7, which no binding");
+}
+
+void describe_kernel_arg_limits(void**)
+{
+    assert_string_equal(describe(Error::limit_hit(VACCEL_LIMIT_KERNEL_ARGS_BYTES, 4096, 5000))
+                            .c_str(),
+                        "ResourceLimit: kernel argument bytes limit is 4096 and 5000 were "
+                        "asked; pass fewer kernel arguments (a record is 5 or 9 bytes)");
+    std::string text = describe(Error::limit_hit(VACCEL_LIMIT_KERNEL_ARGS, 128, 128));
+    assert_contains(text, "kernel arguments limit is 128 and the argument buffer holds more");
+    assert_contains(text, "pass fewer kernel arguments");
+}
+
 void describe_appends_the_note(void**)
 {
     std::string text =
@@ -210,6 +255,11 @@ int main()
         cmocka_unit_test(describe_binding_alias_names_both_bindings),
         cmocka_unit_test(describe_no_device_names_index_and_count),
         cmocka_unit_test(describe_per_request_limit_says_asked),
+        cmocka_unit_test(describe_kernel_arg_tag_names_offset_and_byte),
+        cmocka_unit_test(describe_kernel_arg_truncated_names_tag_offset_and_missing_bytes),
+        cmocka_unit_test(describe_kernel_arg_trailing_names_offset_and_count),
+        cmocka_unit_test(describe_kernel_arg_pointer_names_record_and_slot),
+        cmocka_unit_test(describe_kernel_arg_limits),
         cmocka_unit_test(describe_appends_the_note),
         cmocka_unit_test(describe_unknown_detail_keeps_the_numbers),
     };

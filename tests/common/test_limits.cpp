@@ -22,6 +22,7 @@ vaccel_device_limits sample_limits()
     limits.max_programs = 3;
     limits.max_queues = 5;
     limits.max_events = 6;
+    limits.max_gates = 7;
     limits.max_bindings = 16;
     limits.max_buffer_bytes = 1 << 20;
     limits.max_artifact_bytes = 1 << 16;
@@ -42,6 +43,7 @@ constexpr std::array<Case, resource_count> cases = {{
     {Resource::programs, VACCEL_LIMIT_PROGRAMS, 3},
     {Resource::queues, VACCEL_LIMIT_QUEUES, 5},
     {Resource::events, VACCEL_LIMIT_EVENTS, 6},
+    {Resource::gates, VACCEL_LIMIT_GATES, 7},
 }};
 
 void each_resource_is_refused_at_its_limit_with_kind_value_and_use(void**)

@@ -160,6 +160,121 @@ void matmul_inner_dimensions_must_agree(void**)
     rig.finish();
 }
 
+// Declared shapes that disagree with the operator are a graph TOSA 1.0
+// forbids: InvalidArgument, as the seed's TOSA analysis pass refuses them
+// before lowering (LoweringError::Analysis), not Unsupported.
+void add_output_that_is_not_the_broadcast_is_malformed(void**)
+{
+    Rig rig;
+    tosa::GraphBuilder g;
+    const auto a = f32(g, "a", {2, 3});
+    const auto b = f32(g, "b", {1, 3});
+    const auto out = f32(g, "out", {1, 3});  // the broadcast is [2,3]
+    g.op(Op::add, {a, b}, {out});
+    g.input(a);
+    g.input(b);
+    g.output(out);
+    auto refused = rig.load(g.finish());
+    assert_refused(refused, Errc::invalid_argument, VACCEL_D_TOSA_MALFORMED,
+                   VACCEL_TOSA_BAD_SHAPE, 0);
+    assert_string_equal(refused.error().note.c_str(),
+                        "operator 0 (ADD): output 'out' is declared [1,3] but the operands give "
+                        "[2,3]");
+    assert_int_equal(rig.backend->live().programs, 0);
+    rig.finish();
+}
+
+void matmul_output_shape_must_follow_the_operands(void**)
+{
+    Rig rig;
+    tosa::GraphBuilder g;
+    const auto a = f32(g, "a", {1, 2, 3});
+    const auto b = f32(g, "b", {1, 3, 4});
+    const auto out = f32(g, "out", {1, 2, 3});  // [N,H,W] = [1,2,4]
+    g.op(Op::matmul, {a, b, zero_point(g, "a_zp"), zero_point(g, "b_zp")}, {out});
+    g.input(a);
+    g.input(b);
+    g.output(out);
+    auto refused = rig.load(g.finish());
+    assert_refused(refused, Errc::invalid_argument, VACCEL_D_TOSA_MALFORMED,
+                   VACCEL_TOSA_BAD_SHAPE, 0);
+    assert_string_equal(refused.error().note.c_str(),
+                        "operator 2 (MATMUL): output 'out' is declared [1,2,3] but the operands "
+                        "give [1,2,4]");
+    rig.finish();
+}
+
+// CLAMP's nan_mode must be PROPAGATE (1) or IGNORE (2): 0 is UNKNOWN in the
+// schema and TOSA 1.0 admits neither it nor anything above 2 (the seed:
+// InvalidArgument from its analysis pass).
+void clamp_nan_mode_other_than_propagate_or_ignore_is_malformed(void**)
+{
+    Rig rig;
+    for (const std::uint32_t mode : {0u, 3u}) {
+        tosa::Attributes attributes = tosa::clamp_f32_attr(-1.0f, 1.0f);
+        attributes.nan_mode = mode;
+        auto refused = rig.load(one_operator(Op::clamp, DType::fp32, {2, 3}, {2, 3}, attributes));
+        assert_refused(refused, Errc::invalid_argument, VACCEL_D_TOSA_MALFORMED,
+                       VACCEL_TOSA_BAD_ATTRIBUTE, 0);
+        const std::string note = "operator 0 (CLAMP): nan_mode " + std::to_string(mode) +
+                                 " is neither PROPAGATE (1) nor IGNORE (2)";
+        assert_string_equal(refused.error().note.c_str(), note.c_str());
+    }
+    for (const std::uint32_t mode : {1u, 2u}) {
+        tosa::Attributes attributes = tosa::clamp_f32_attr(-1.0f, 1.0f);
+        attributes.nan_mode = mode;
+        auto program = rig.load(one_operator(Op::clamp, DType::fp32, {2, 3}, {2, 3}, attributes));
+        assert_ok(program);
+        assert_ok(rig.backend->unload_program(*program));
+    }
+    rig.finish();
+}
+
+// TOSA 1.0 RESHAPE takes the complete output shape: a -1 (inferred)
+// dimension, which TOSA 0.80 allowed, is a shape that disagrees with the
+// declared output (the seed: InvalidArgument from its analysis pass).
+void reshape_with_an_inferred_dimension_is_malformed(void**)
+{
+    Rig rig;
+    {
+        tosa::GraphBuilder g;
+        const auto in = f32(g, "in", {2, 3});
+        const auto out = f32(g, "out", {6});
+        g.op(Op::reshape, {in, shape_const(g, "shape", {-1})}, {out});
+        g.input(in);
+        g.output(out);
+        auto refused = rig.load(g.finish());
+        assert_refused(refused, Errc::invalid_argument, VACCEL_D_TOSA_MALFORMED,
+                       VACCEL_TOSA_BAD_SHAPE, 0);
+        assert_string_equal(refused.error().note.c_str(),
+                            "operator 1 (RESHAPE): shape operand 'shape' is [-1]: TOSA 1.0 "
+                            "RESHAPE takes the complete output shape [6] (no -1 dimension)");
+    }
+    {
+        tosa::GraphBuilder g;
+        const auto in = f32(g, "in", {2, 3});
+        const auto out = f32(g, "out", {3, 2});
+        g.op(Op::reshape, {in, shape_const(g, "shape", {3, -1})}, {out});
+        g.input(in);
+        g.output(out);
+        assert_refused(rig.load(g.finish()), Errc::invalid_argument, VACCEL_D_TOSA_MALFORMED,
+                       VACCEL_TOSA_BAD_SHAPE, 0);
+    }
+    {
+        // The same reshape with the complete shape is admitted.
+        tosa::GraphBuilder g;
+        const auto in = f32(g, "in", {2, 3});
+        const auto out = f32(g, "out", {3, 2});
+        g.op(Op::reshape, {in, shape_const(g, "shape", {3, 2})}, {out});
+        g.input(in);
+        g.output(out);
+        auto program = rig.load(g.finish());
+        assert_ok(program);
+        assert_ok(rig.backend->unload_program(*program));
+    }
+    rig.finish();
+}
+
 void matmul_nonzero_zero_point_is_malformed(void**)
 {
     Rig rig;
@@ -311,6 +426,10 @@ int main()
         cmocka_unit_test(operands_that_do_not_broadcast_are_malformed),
         cmocka_unit_test(declared_output_shape_must_match),
         cmocka_unit_test(matmul_inner_dimensions_must_agree),
+        cmocka_unit_test(add_output_that_is_not_the_broadcast_is_malformed),
+        cmocka_unit_test(matmul_output_shape_must_follow_the_operands),
+        cmocka_unit_test(clamp_nan_mode_other_than_propagate_or_ignore_is_malformed),
+        cmocka_unit_test(reshape_with_an_inferred_dimension_is_malformed),
         cmocka_unit_test(matmul_nonzero_zero_point_is_malformed),
         cmocka_unit_test(mul_nonzero_shift_is_malformed),
         cmocka_unit_test(transpose_perms_must_be_a_permutation),

@@ -72,6 +72,10 @@ tosa::Graph add_1()
 // One client context: a queue, c = a + b on [1] floats, a shared pair of
 // inputs and one output buffer per submission (a written buffer is held
 // exclusively while its submission is in flight).
+// Called (from the worker) each time a tenant's submission completes; set
+// by Held before anything is submitted.
+std::function<void()> on_completion;
+
 struct Tenant {
     std::string name;
     Backend& backend;
@@ -122,7 +126,8 @@ struct Tenant {
                 {1, VACCEL_ACCESS_READ, b.get(), 0, 4},
                 {2, VACCEL_ACCESS_WRITE, outputs.back().get(), 0, 4},
             };
-            auto event = backend.submit(*queue, *program, bindings, 0);
+            auto event = cpu_test::submit(backend, *queue, *program, bindings, 0,
+                                          std::make_shared<CallbackSink>(on_completion));
             assert_ok(event);
             events.push_back(std::move(*event));
         }
@@ -160,7 +165,7 @@ struct Held {
 
     Held()
     {
-        backend->set_completion_notifier([this] { stepper.completed(); });
+        on_completion = [this] { stepper.completed(); };
         holder = std::make_unique<Tenant>(*backend, "H", 100);
         holder->submit(1);
         stepper.wait_for(1);  // the worker now parks in the notifier

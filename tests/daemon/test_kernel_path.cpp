@@ -86,9 +86,9 @@ struct Workspace {
 
     explicit Workspace(std::uint64_t size)
     {
-        engine::DeviceOptions options;
-        options.cpu_threads = 1;
-        devices = *engine::DeviceManager::open(options);
+        backend::Selection selection;
+        selection.settings["cpu"].emplace("threads", "1");
+        devices = *engine::DeviceManager::open(selection);
         session = std::make_unique<engine::Session>(devices);
         vaccel_context_create create{};
         assert_true(session->call(VACCEL_OP_CONTEXT_CREATE, std::as_writable_bytes(std::span(&create, 1)), {}, {})
@@ -341,9 +341,10 @@ void server_without_the_node_serves_the_socket_alone(void**)
     std::filesystem::remove_all(dir);
 }
 
-// A node that takes no commands (not the module): every slot's FETCH is
-// refused, each slot is retired, and the socket keeps serving.
-void server_keeps_serving_the_socket_when_the_node_refuses_fetches(void**)
+// A node that is not the module refuses the version handshake
+// (VACCEL_SRV_IOCTL_HELLO): the daemon does not attach to it and serves the
+// socket alone.
+void server_serves_the_socket_alone_when_the_node_refuses_the_handshake(void**)
 {
     const auto dir = temp_dir();
     vaccel::test::write_text(dir / "node", "");
@@ -355,7 +356,7 @@ void server_keeps_serving_the_socket_when_the_node_refuses_fetches(void**)
     auto server = Server::create(options);
     if (!server)
         fail_msg("Server::create: %s", server.error().c_str());
-    assert_true((*server)->kernel_attached());
+    assert_false((*server)->kernel_attached());
     int status = -1;
     std::thread reactor([&] { status = (*server)->run(); });
     {
@@ -390,7 +391,7 @@ int main()
         cmocka_unit_test(kernel_payload_shorter_than_announced_is_refused_bad_size),
         cmocka_unit_test(server_requiring_the_kernel_transport_refuses_to_start_without_the_node),
         cmocka_unit_test(server_without_the_node_serves_the_socket_alone),
-        cmocka_unit_test(server_keeps_serving_the_socket_when_the_node_refuses_fetches),
+        cmocka_unit_test(server_serves_the_socket_alone_when_the_node_refuses_the_handshake),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -20,7 +20,10 @@ sessions_json "$scratch/before.json"
 json_check "$scratch/before.json" \
 	"[s['events_in_flight'] > 0 for s in doc['sessions'] if s['pid'] == $holder] == [True]"
 kill -9 $holder
-wait $holder 2>/dev/null || true
+# 128 + SIGKILL: it died of this kill, not on its own before it.
+status=0
+wait $holder || status=$?
+[ "$status" -eq 137 ] || fail "the holder exited $status, expected 137 (killed by SIGKILL)"
 echo "killed client $holder with 16 submissions in flight"
 
 expect_exit $other "the other client ($(cat "$scratch/other.out"))"

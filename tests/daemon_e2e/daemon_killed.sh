@@ -2,10 +2,11 @@
 # daemon_killed.sh VACCELD VACCELCTL CLIENT FIXTURE
 #
 # kill -9 of the daemon while clients are parked in vaccel_event_wait():
-# each client's wait returns -ENODEV (DeviceLost, PEER_GONE) within 1 s of
-# the kill, and so does every later call it makes (the client measures and
-# asserts both; the kill time is written just before the kill, so its figure
-# can only overstate the delay).
+# each client's wait returns -ENODEV (DeviceLost, PEER_GONE: the loss ended
+# it, not its 120 s deadline), and so does every later call it makes. The
+# client prints how long after the kill its wait returned (the kill time is
+# written just before the kill, so the figure can only overstate the delay);
+# that time is a figure, not a check.
 source "$(dirname "$0")/lib.sh"
 clients=3
 

@@ -55,15 +55,16 @@ public:
     Status unload_program(std::unique_ptr<backend::Program>& p) override { return inner_->unload_program(p); }
     Result<std::unique_ptr<backend::Queue>> create_queue(backend::Context& c) override { return inner_->create_queue(c); }
     Status destroy_queue(std::unique_ptr<backend::Queue>& q) override { return inner_->destroy_queue(q); }
-    Result<std::unique_ptr<backend::Event>> submit(backend::Queue& q, backend::Program& p,
-                                                   std::span<const backend::Binding> b,
-                                                   std::uint64_t deadline_ns) override
-    {
-        return inner_->submit(q, p, b, deadline_ns);
-    }
+    Result<std::unique_ptr<backend::Gate>> create_gate(backend::Context& c) override { return inner_->create_gate(c); }
+    Status raise_gate(backend::Gate& g, std::uint64_t v) override { return inner_->raise_gate(g, v); }
+    std::uint64_t gate_value(const backend::Gate& g) const override { return inner_->gate_value(g); }
+    Status destroy_gate(std::unique_ptr<backend::Gate>& g) override { return inner_->destroy_gate(g); }
+    Result<backend::Submitted> submit(const backend::SubmitDesc& d) override { return inner_->submit(d); }
+    Result<backend::Submitted> launch(const backend::LaunchDesc& d) override { return inner_->launch(d); }
     backend::EventStatus poll(backend::Event& e) override { return inner_->poll(e); }
     Status destroy_event(std::unique_ptr<backend::Event>& e) override { return inner_->destroy_event(e); }
-    void set_completion_notifier(std::function<void()> n) override { inner_->set_completion_notifier(std::move(n)); }
+    std::uint64_t cancel_pending(backend::Context& c, const Error& why) override { return inner_->cancel_pending(c, why); }
+    backend::DeviceState state() const override { return inner_->state(); }
     backend::LiveCounters live() const override { return inner_->live(); }
 
 private:
@@ -116,6 +117,25 @@ Status submit(engine::Session& session, const Run& run, std::uint64_t& event,
     args.binding_count = 3;
     args.deadline_ns = deadline_ns;
     auto status = call(session, VACCEL_OP_SUBMIT, args, std::as_bytes(std::span(bindings)));
+    event = args.event;
+    return status;
+}
+
+Status submit_after(engine::Session& session, const Run& run, std::uint64_t gate,
+                    std::uint64_t value, std::uint64_t& event)
+{
+    const vaccel_binding bindings[3] = {
+        {0, VACCEL_ACCESS_READ, run.a, 0, 16},
+        {1, VACCEL_ACCESS_READ, run.b, 0, 16},
+        {2, VACCEL_ACCESS_WRITE, run.c, 0, 16},
+    };
+    vaccel_submit_after args{};
+    args.queue = run.queue;
+    args.program = run.program;
+    args.binding_count = 3;
+    args.gate = gate;
+    args.value = value;
+    auto status = call(session, VACCEL_OP_SUBMIT_AFTER, args, std::as_bytes(std::span(bindings)));
     event = args.event;
     return status;
 }
@@ -220,21 +240,54 @@ void check_wait_refuses_an_unknown_event_and_counts_it(void**)
     assert_int_equal(session.stats().errors, 1);
 }
 
+// Counts wake()s (from backend threads).
+struct CountingWaiter final : engine::Waiter {
+    void wake() noexcept override { woken.fetch_add(1); }
+    std::atomic<int> woken{0};
+};
+
 void completion_listener_fires_when_an_event_completes(void**)
 {
     auto devices = two_devices();
-    std::atomic<int> heard{0};
-    devices->on_completion([&] { heard.fetch_add(1); });
     engine::Session session(devices);
+    auto heard = std::make_shared<CountingWaiter>();
+    session.set_completion_listener(heard);
     const Run run = prepare(session, 1);
     std::uint64_t event = 0;
     assert_ok(submit(session, run, event));
     wait_done(session, event);
-    assert_true(heard.load() >= 1);
-    devices->on_completion({});
+    assert_int_equal(heard->woken.load(), 1);
     vaccel_handle_release release{};
     release.handle = event;
     assert_ok(call(session, VACCEL_OP_EVENT_DESTROY, release));
+}
+
+void check_wait_subscribes_the_waiter_to_pending_events(void**)
+{
+    engine::Session session(two_devices());
+    const Run run = prepare(session, 1);
+    vaccel_gate_create gate{};
+    gate.context = run.context;
+    assert_ok(call(session, VACCEL_OP_GATE_CREATE, gate));
+    std::uint64_t event = 0;
+    assert_ok(submit_after(session, run, gate.gate, 1, event));
+    auto waiter = std::make_shared<CountingWaiter>();
+    const std::uint64_t handles[1] = {event};
+    auto progress = session.check_wait(handles, VACCEL_WAIT_ALL, waiter);
+    assert_ok(progress);
+    assert_false(progress->satisfied);
+    assert_int_equal(waiter->woken.load(), 0);  // held by the gate: certainly pending
+    vaccel_gate_value raise{};
+    raise.gate = gate.gate;
+    raise.value = 1;
+    assert_ok(call(session, VACCEL_OP_GATE_RAISE, raise));
+    wait_done(session, event);
+    assert_int_equal(waiter->woken.load(), 1);
+    vaccel_handle_release release{};
+    release.handle = event;
+    assert_ok(call(session, VACCEL_OP_EVENT_DESTROY, release));
+    release.handle = gate.gate;
+    assert_ok(call(session, VACCEL_OP_GATE_DESTROY, release));
 }
 
 // ---- use counters ----------------------------------------------------------------------
@@ -375,6 +428,7 @@ int main()
         cmocka_unit_test(check_wait_reports_progress_without_blocking),
         cmocka_unit_test(check_wait_refuses_an_unknown_event_and_counts_it),
         cmocka_unit_test(completion_listener_fires_when_an_event_completes),
+        cmocka_unit_test(check_wait_subscribes_the_waiter_to_pending_events),
         cmocka_unit_test(stats_count_objects_submissions_and_refusals),
         cmocka_unit_test(device_stats_count_sessions_with_contexts_and_submissions),
         cmocka_unit_test(deadline_is_refused_by_a_device_that_cannot_honour_it),

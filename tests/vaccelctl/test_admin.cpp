@@ -141,17 +141,17 @@ void sessions_table_aligns_columns_with_human_sizes(void**)
     const auto doc = nlohmann::json::parse(R"({"sessions":[
       {"id":1,"pid":4242,"uid":1000,"gid":1000,"cgroup":"/user.slice/a","rule":"default",
        "weight":100,"contexts":1,"buffers":3,"memory_bytes":3145728,"programs":1,"queues":1,
-       "events_in_flight":0,"submissions":200,"errors":0},
+       "gates":0,"events_in_flight":0,"submissions":200,"errors":0},
       {"id":12,"pid":7,"uid":0,"gid":0,"cgroup":"/","rule":"uid:0","weight":100,"contexts":2,
-       "buffers":10,"memory_bytes":512,"programs":2,"queues":2,"events_in_flight":4,
+       "buffers":10,"memory_bytes":512,"programs":2,"queues":2,"gates":3,"events_in_flight":4,
        "submissions":12345,"errors":3}]})");
     assert_string_equal(
         sessions_text(doc).c_str(),
-        "id   pid   uid  cgroup         contexts  buffers   memory  programs  in-flight  "
+        "id   pid   uid  cgroup         contexts  buffers   memory  programs  gates  in-flight  "
         "submissions  errors\n"
-        " 1  4242  1000  /user.slice/a         1        3  3.0 MiB         1          0  "
+        " 1  4242  1000  /user.slice/a         1        3  3.0 MiB         1      0          0  "
         "        200       0\n"
-        "12     7     0  /                     2       10    512 B         2          4  "
+        "12     7     0  /                     2       10    512 B         2      3          4  "
         "      12345       3\n");
 }
 
@@ -166,12 +166,13 @@ void limits_table_marks_unset_limits_with_a_dash(void**)
 {
     const auto doc = nlohmann::json::parse(R"({"rules":[
       {"selector":{"default":true},"contexts":4,"memory_bytes":2147483648,"buffers":1024,
-       "programs":64,"queues":16,"events":256,"weight":100},
+       "programs":64,"queues":16,"events":256,"gates":8,"weight":100},
       {"selector":{"uid":0},"buffers":1}]})");
-    assert_string_equal(limits_text(doc).c_str(),
-                        "rule     contexts   memory  buffers  programs  queues  events  weight\n"
-                        "default         4  2.0 GiB     1024        64      16     256     100\n"
-                        "uid:0           -        -        1         -       -       -       -\n");
+    assert_string_equal(
+        limits_text(doc).c_str(),
+        "rule     contexts   memory  buffers  programs  queues  events  gates  weight\n"
+        "default         4  2.0 GiB     1024        64      16     256      8     100\n"
+        "uid:0           -        -        1         -       -       -      -       -\n");
 }
 
 void admin_document_refuses_what_is_not_the_document(void**)

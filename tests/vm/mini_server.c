@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -263,6 +264,18 @@ int main(void)
 	if (server_fd < 0) {
 		perror("mini_server: open /dev/vaccel-server");
 		return 1;
+	}
+	{
+		struct vaccel_srv_hello hello = {
+			.major = VACCEL_ABI_MAJOR, .minor = VACCEL_ABI_MINOR,
+		};
+
+		if (ioctl(server_fd, VACCEL_SRV_IOCTL_HELLO, &hello) < 0) {
+			fprintf(stderr, "mini_server: hello refused: %s "
+				"(module ABI %u.%u)\n", strerror(errno),
+				hello.major, hello.minor);
+			return 1;
+		}
 	}
 	ret = io_uring_queue_init(4 * SLOTS, &ring, 0);
 	if (ret < 0) {

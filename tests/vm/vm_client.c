@@ -24,8 +24,9 @@
  *   open-only          opens one session and exits (no line printed)
  *   daemon-death PID SERVER LOG
  *                      kill -9 of the server while a client waits: -ENODEV
- *                      within 1 s, old sessions dead, a restarted server
- *                      serves new opens
+ *                      (PEER_GONE, not its 30 s deadline; the delay after
+ *                      the kill is printed, not checked), old sessions
+ *                      dead, a restarted server serves new opens
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -682,11 +683,9 @@ static int step_daemon_death(pid_t server, const char *path, const char *log)
 	killed = now_ns();
 	waitpid(waiter, &status, 0);
 	returned = now_ns();
+	/* Exit 0: -ENODEV with PEER_GONE, so the loss ended the wait. */
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "waiter: status %#x", status);
-	CHECK(returned - killed < 1000000000ULL,
-	      "waiter returned %llu ms after the kill",
-	      (unsigned long long)((returned - killed) / 1000000));
 	printf("vm_client: waiter returned %llu ms after the kill\n",
 	       (unsigned long long)((returned - killed) / 1000000));
 	waitpid(server, &status, 0);

@@ -4,7 +4,9 @@
 // worker threads). Decides the order of each call's refusals (the seeds'
 // order: what the request is, then limits, then in-flight state) and that
 // a submission is either rejected with nothing retained or accepted with its
-// gates held until its event is terminal.
+// buffer gates held until its event is terminal. Host gates, cancellation
+// and device loss move submissions as submission.hpp describes; TOSA
+// programs run their plan, CPU_BUILTIN programs the built-in kernels.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,9 +15,11 @@
 #include <cstring>
 #include <thread>
 
+#include "builtin_kernels.hpp"
 #include "device_info.hpp"
 #include "objects.hpp"
 #include "scheduler.hpp"
+#include "submission.hpp"
 #include "vaccel/backend/cpu.hpp"
 #include "vaccel/common/validation.hpp"
 #include "vaccel/tosa/graph.hpp"
@@ -63,15 +67,69 @@ bool same_target(const vaccel_tosa_target& a, const vaccel_tosa_target& b)
            a.level == b.level && a.pad == b.pad && a.extensions == b.extensions;
 }
 
+// The buffers a submission binds, each with one in-flight gate: exclusive
+// when any binding writes it. All or nothing: on the first gate that cannot
+// be had, the others are given back and the buffer is named.
+Status hold_buffers(Submission& submission, std::span<const Binding> bindings)
+{
+    for (const Binding& b : bindings) {
+        auto& buffer = static_cast<CpuBuffer&>(*b.buffer);
+        const bool writes = (b.access & VACCEL_ACCESS_WRITE) != 0;
+        auto held = std::ranges::find_if(submission.held, [&](const Submission::Held& h) {
+            return h.allocation == buffer.allocation;
+        });
+        if (held == submission.held.end())
+            submission.held.push_back({buffer.allocation, writes});
+        else
+            held->exclusive = held->exclusive || writes;
+    }
+    for (std::size_t i = 0; i < submission.held.size(); ++i) {
+        Submission::Held& held = submission.held[i];
+        if (held.allocation->acquire(held.exclusive))
+            continue;
+        for (std::size_t j = 0; j < i; ++j)
+            submission.held[j].allocation->release(submission.held[j].exclusive);
+        const auto busy = std::ranges::find_if(bindings, [&](const Binding& b) {
+            return static_cast<CpuBuffer&>(*b.buffer).allocation == held.allocation;
+        });
+        const auto& buffer = static_cast<const CpuBuffer&>(*busy->buffer);
+        submission.held.clear();
+        return fail(in_flight_error(buffer.identity(), buffer.in_flight(),
+                                    held.exclusive ? "binding a buffer for writing"
+                                                   : "binding a buffer for reading"));
+    }
+    for (Submission::Held& held : submission.held)
+        held.allocation->submissions.fetch_add(1, std::memory_order_acq_rel);
+    return {};
+}
+
+std::vector<validate::BindingFacts> binding_facts(std::span<const Binding> bindings)
+{
+    std::vector<validate::BindingFacts> facts;
+    facts.reserve(bindings.size());
+    for (const Binding& b : bindings) {
+        const auto& buffer = static_cast<const CpuBuffer&>(*b.buffer);
+        facts.push_back({b.slot, b.access, buffer.identity(), buffer.desc().bytes,
+                         buffer.desc().usage, buffer.desc().access, b.offset, b.bytes});
+    }
+    return facts;
+}
+
 class CpuBackend final : public Backend {
 public:
-    explicit CpuBackend(unsigned threads)
+    CpuBackend(const CpuOptions& options, unsigned threads)
         : state_(std::make_shared<BackendState>()), scheduler_(threads)
     {
-        state_->info = describe_cpu(threads);
+        state_->info = describe_cpu(threads, options.instance);
+        state_->inject_loss_after = options.inject_loss_after;
     }
 
     const vaccel_device_info& device_info() const override { return state_->info; }
+
+    DeviceState state() const override
+    {
+        return state_->lost.load(std::memory_order_acquire) ? DeviceState::lost : DeviceState::ok;
+    }
 
     Result<std::unique_ptr<Context>> create_context() override
     {
@@ -91,10 +149,12 @@ public:
         if (children != 0)
             return fail(Error::of(Errc::busy, VACCEL_D_IN_USE, children)
                             .with_note(fmt::format("the context still owns {} buffers, {} "
-                                                   "programs and {} queues; release them first",
+                                                   "programs, {} queues and {} gates; release "
+                                                   "them first",
                                                    cpu_context.state->buffers,
                                                    cpu_context.state->programs,
-                                                   cpu_context.state->queues)));
+                                                   cpu_context.state->queues,
+                                                   cpu_context.state->gates)));
         context.reset();
         return {};
     }
@@ -172,22 +232,30 @@ public:
         return {};
     }
 
+    // Called without the device serialisation (backend.hpp): touches only
+    // the context (its session's) and atomics; parsing and compiling share
+    // nothing.
     Result<std::unique_ptr<Program>> load_program(Context& context,
                                                   const ProgramDesc& desc) override
     {
         const auto& device = state_->info;
-        if (desc.format != VACCEL_FORMAT_TOSA)
+        if (desc.format != VACCEL_FORMAT_TOSA && desc.format != VACCEL_FORMAT_CPU_BUILTIN)
             return fail(Error::of(Errc::unsupported, VACCEL_D_FORMAT, desc.format)
-                            .with_note("the CPU backend loads TOSA 1.0 programs only"));
-        if (!is_zero(desc.target) && !same_target(desc.target, cpu_tosa_target))
+                            .with_note("the CPU device loads TOSA 1.0 programs and its built-in "
+                                       "kernels (VACCEL_FORMAT_CPU_BUILTIN) only"));
+        const bool tosa = desc.format == VACCEL_FORMAT_TOSA;
+        if (!is_zero(desc.target) && (!tosa || !same_target(desc.target, cpu_tosa_target)))
             return fail(Error::of(Errc::incompatible, VACCEL_D_TARGET)
-                            .with_note(fmt::format("TOSA target {}.{} profiles {:#x} level {} "
-                                                   "extensions {:#x} is not the CPU's (1.0, "
-                                                   "PRO_FP, level 8K, no extensions); pass an "
-                                                   "all-zero target for the device default",
-                                                   desc.target.major, desc.target.minor,
-                                                   desc.target.profiles, desc.target.level,
-                                                   desc.target.extensions)));
+                            .with_note(tosa ? fmt::format("TOSA target {}.{} profiles {:#x} "
+                                                          "level {} extensions {:#x} is not the "
+                                                          "CPU's (1.0, PRO_FP, level 8K, no "
+                                                          "extensions); pass an all-zero target "
+                                                          "for the device default",
+                                                          desc.target.major, desc.target.minor,
+                                                          desc.target.profiles, desc.target.level,
+                                                          desc.target.extensions)
+                                            : std::string("kernel programs take no TOSA target; "
+                                                          "pass an all-zero target")));
         if (desc.payload.size() > device.limits.max_artifact_bytes)
             return fail(Error::limit_hit(VACCEL_LIMIT_ARTIFACT_BYTES,
                                          device.limits.max_artifact_bytes, desc.payload.size()));
@@ -195,12 +263,24 @@ public:
         if (owner->programs >= device.limits.max_programs)
             return fail(Error::limit_hit(VACCEL_LIMIT_PROGRAMS, device.limits.max_programs,
                                          owner->programs));
-        auto graph = tosa::parse(desc.payload);
-        if (!graph) return fail(graph.error());
-        auto plan = compile(*graph);
-        if (!plan) return fail(plan.error());
         auto program = std::make_shared<ProgramState>();
-        program->plan = std::move(*plan);
+        program->format = desc.format;
+        if (tosa) {
+            auto graph = tosa::parse(desc.payload);
+            if (!graph) return fail(graph.error());
+            auto plan = compile(*graph);
+            if (!plan) return fail(plan.error());
+            program->plan = std::move(*plan);
+        } else {
+            const std::string_view name(reinterpret_cast<const char*>(desc.payload.data()),
+                                        desc.payload.size());
+            if (name != builtin_library)
+                return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                                      offsetof(vaccel_program_load, payload), desc.payload.size())
+                                .with_note(fmt::format("the CPU's built-in kernel library is "
+                                                       "named \"{}\" (payload without NUL)",
+                                                       builtin_library)));
+        }
         return std::make_unique<CpuProgram>(owner, std::move(program));
     }
 
@@ -234,9 +314,51 @@ public:
         return {};
     }
 
-    Result<std::unique_ptr<Event>> submit(Queue& queue, Program& program,
-                                          std::span<const Binding> bindings,
-                                          std::uint64_t deadline_ns) override;
+    Result<std::unique_ptr<Gate>> create_gate(Context& context) override
+    {
+        auto& owner = static_cast<CpuContext&>(context).state;
+        const auto max = state_->info.limits.max_gates;
+        if (owner->gates >= max)
+            return fail(Error::limit_hit(VACCEL_LIMIT_GATES, max, owner->gates));
+        auto gate = std::make_unique<CpuGate>(owner);
+        std::lock_guard lock(state_->gates_mutex);
+        std::erase_if(state_->live_gates, [](const auto& weak) { return weak.expired(); });
+        state_->live_gates.push_back(gate->state);
+        return gate;
+    }
+
+    Status raise_gate(Gate& gate, std::uint64_t value) override
+    {
+        for (auto& submission : raise(*static_cast<CpuGate&>(gate).state, value))
+            scheduler_.enqueue(submission->lane, submission);
+        return {};
+    }
+
+    std::uint64_t gate_value(const Gate& gate) const override
+    {
+        GateState& state = *static_cast<const CpuGate&>(gate).state;
+        std::lock_guard lock(state.mutex);
+        return state.value;
+    }
+
+    Status destroy_gate(std::unique_ptr<Gate>& gate) override
+    {
+        auto& cpu_gate = static_cast<CpuGate&>(*gate);
+        for (const GateState::Waiter& waiter : close(*cpu_gate.state)) {
+            const std::shared_ptr<Submission> one[] = {waiter.submission};
+            end_unstarted(one, EventState::cancelled,
+                          Error::of(Errc::cancelled, VACCEL_D_GATE_DESTROYED, 0, waiter.value)
+                              .with_note(fmt::format("the gate this submission waited on was "
+                                                     "destroyed before it reached {}; the work "
+                                                     "never ran",
+                                                     waiter.value)));
+        }
+        gate.reset();
+        return {};
+    }
+
+    Result<Submitted> submit(const SubmitDesc& desc) override;
+    Result<Submitted> launch(const LaunchDesc& desc) override;
 
     EventStatus poll(Event& event) override
     {
@@ -244,7 +366,8 @@ public:
         const auto state = submission.state.load(std::memory_order_acquire);
         EventStatus status;
         status.state = static_cast<EventState>(state);
-        if (state == VACCEL_EVENT_FAILED) status.failure = submission.failure;
+        if (state == VACCEL_EVENT_FAILED || state == VACCEL_EVENT_CANCELLED)
+            status.failure = submission.failure;
         return status;
     }
 
@@ -252,116 +375,225 @@ public:
     {
         auto& cpu_event = static_cast<CpuEvent&>(*event);
         if (cpu_event.submission->state.load(std::memory_order_acquire) == VACCEL_EVENT_PENDING)
-            return fail(Error::of(Errc::busy, VACCEL_D_NOT_COMPLETE,
-                                  reinterpret_cast<std::uintptr_t>(&cpu_event))
+            return fail(Error::of(Errc::busy, VACCEL_D_NOT_COMPLETE)
                             .with_note("the event is still pending; wait for it first"));
         event.reset();
         return {};
     }
 
-    void set_completion_notifier(std::function<void()> notify) override
+    std::uint64_t cancel_pending(Context& context, const Error& why) override
     {
-        std::lock_guard lock(state_->notify_mutex);
-        state_->notify = std::move(notify);
+        auto& owner = *static_cast<CpuContext&>(context).state;
+        return end_unstarted(unfinished_of(owner), EventState::cancelled, why);
     }
 
     LiveCounters live() const override
     {
         const Counters& c = state_->counters;
-        return LiveCounters{c.contexts.load(),  c.buffers.load(), c.buffer_bytes.load(),
-                            c.programs.load(),  c.queues.load(),  c.events.load(),
-                            c.events_in_flight.load()};
+        return LiveCounters{c.contexts.load(), c.buffers.load(),          c.buffer_bytes.load(),
+                            c.programs.load(), c.queues.load(),           c.events.load(),
+                            c.events_in_flight.load(), c.gates.load()};
     }
 
 private:
+    Status refuse_if_lost() const
+    {
+        if (state_->lost.load(std::memory_order_acquire))
+            return fail(device_lost_error(state_->info));
+        return {};
+    }
+    Status check_deadline_and_events(const ContextState& context, std::uint64_t deadline_ns) const;
+    // Accepts a prepared submission: counts it, makes its event, and queues
+    // it, parks it on `after`, or (fault injection) loses the device with it.
+    Submitted accept(std::shared_ptr<Submission> submission, Queue& queue, Gate* after,
+                     std::uint64_t after_value);
+    // The device is lost: gated submissions fail now; queued ones fail when
+    // a worker takes them (run_submission).
+    void lose_device();
+
     std::shared_ptr<BackendState> state_;
     // Declared last: destroyed first, so workers drain while the state lives.
     Scheduler scheduler_;
 };
 
-Result<std::unique_ptr<Event>> CpuBackend::submit(Queue& queue, Program& program,
-                                                  std::span<const Binding> bindings,
-                                                  std::uint64_t deadline_ns)
+Status CpuBackend::check_deadline_and_events(const ContextState& context,
+                                             std::uint64_t deadline_ns) const
 {
-    auto& cpu_queue = static_cast<CpuQueue&>(queue);
-    auto& cpu_program = static_cast<CpuProgram&>(program);
+    if (deadline_ns != 0 && monotonic_ns() >= deadline_ns)
+        return fail(Error::of(Errc::deadline_expired, VACCEL_D_DEADLINE)
+                        .with_note("the deadline had already passed when the work was submitted"));
+    const auto max_events = state_->info.limits.max_events;
+    if (context.events >= max_events)
+        return fail(Error::limit_hit(VACCEL_LIMIT_EVENTS, max_events, context.events));
+    return {};
+}
+
+Result<Submitted> CpuBackend::submit(const SubmitDesc& desc)
+{
+    if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
+    auto& cpu_queue = static_cast<CpuQueue&>(*desc.queue);
+    auto& cpu_program = static_cast<CpuProgram&>(*desc.program);
     const auto& context = cpu_queue.context;
     if (cpu_program.context != context)
         return fail(Error::of(Errc::invalid_argument)
                         .with_note("the program belongs to another context than the queue"));
+    if (!cpu_program.state->plan)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_FORMAT, cpu_program.state->format)
+                        .with_note("a kernel program is run with vaccel_launch, not submitted"));
     const Plan& plan = *cpu_program.state->plan;
+    if (desc.after != nullptr &&
+        static_cast<CpuGate&>(*desc.after).context != context)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
+                        .with_note("the gate belongs to another context than the queue"));
 
     // The contract's binding rules, in the shared order.
     std::vector<validate::SlotSpec> slots;
     slots.reserve(plan.slots.size());
     for (const SlotInfo& slot : plan.slots) slots.push_back({slot.role, slot.bytes});
-    std::vector<validate::BindingFacts> facts;
-    facts.reserve(bindings.size());
-    for (std::size_t i = 0; i < bindings.size(); ++i) {
-        const Binding& b = bindings[i];
-        if (b.buffer == nullptr)
+    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
+        if (desc.bindings[i].buffer == nullptr)
             return fail(Error::of(Errc::invalid_argument, VACCEL_D_UNKNOWN_HANDLE, 0)
                             .with_note(fmt::format("binding {} names no buffer", i)));
-        const auto& buffer = static_cast<const CpuBuffer&>(*b.buffer);
-        facts.push_back({b.slot, b.access, buffer.identity(), buffer.desc().bytes,
-                         buffer.desc().usage, buffer.desc().access, b.offset, b.bytes});
-    }
-    if (auto valid = validate::bindings(slots, facts, state_->info.limits.max_bindings); !valid)
+    if (auto valid = validate::bindings(slots, binding_facts(desc.bindings),
+                                        state_->info.limits.max_bindings);
+        !valid)
         return fail(valid.error());
-    for (std::size_t i = 0; i < bindings.size(); ++i)
-        if (static_cast<const CpuBuffer&>(*bindings[i].buffer).context != context)
-            return fail(Error::of(Errc::invalid_argument, VACCEL_D_BINDING_CONTEXT, i)
+    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
+        if (static_cast<const CpuBuffer&>(*desc.bindings[i].buffer).context != context)
+            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, i)
                             .with_note(fmt::format("binding {} names a buffer of another context",
                                                    i)));
-
-    if (deadline_ns != 0 && monotonic_ns() >= deadline_ns)
-        return fail(Error::of(Errc::deadline_expired, VACCEL_D_DEADLINE)
-                        .with_note("the deadline had already passed when the work was submitted"));
-    const auto max_events = state_->info.limits.max_events;
-    if (context->events >= max_events)
-        return fail(Error::limit_hit(VACCEL_LIMIT_EVENTS, max_events, context->events));
+    if (auto ok = check_deadline_and_events(*context, desc.deadline_ns); !ok)
+        return fail(ok.error());
 
     auto submission = std::make_shared<Submission>();
-    submission->backend = state_;
     submission->program = cpu_program.state;
-    submission->deadline_ns = deadline_ns;
+    submission->deadline_ns = desc.deadline_ns;
     submission->slot_data.resize(plan.slots.size());
-    // One gate per distinct buffer: exclusive if any binding writes it (the
-    // rules above already refused a written buffer bound twice).
-    for (const Binding& b : bindings) {
-        auto& buffer = static_cast<CpuBuffer&>(*b.buffer);
-        submission->slot_data[b.slot] = buffer.allocation->data + b.offset;
-        const bool writes = b.access == VACCEL_ACCESS_WRITE;
-        auto held = std::ranges::find_if(submission->held, [&](const Submission::Held& h) {
-            return h.allocation == buffer.allocation;
-        });
-        if (held == submission->held.end())
-            submission->held.push_back({buffer.allocation, writes});
-        else
-            held->exclusive = held->exclusive || writes;
-    }
-    // All or nothing: on the first gate that cannot be had, undo the others.
-    for (std::size_t i = 0; i < submission->held.size(); ++i) {
-        Submission::Held& held = submission->held[i];
-        if (held.allocation->acquire(held.exclusive)) continue;
-        for (std::size_t j = 0; j < i; ++j)
-            submission->held[j].allocation->release(submission->held[j].exclusive);
-        const auto busy = std::ranges::find_if(bindings, [&](const Binding& b) {
-            return static_cast<CpuBuffer&>(*b.buffer).allocation == held.allocation;
-        });
-        const auto& buffer = static_cast<const CpuBuffer&>(*busy->buffer);
-        return fail(in_flight_error(buffer.identity(), buffer.in_flight(),
-                                    held.exclusive ? "binding a buffer for writing"
-                                                   : "binding a buffer for reading"));
-    }
-    for (Submission::Held& held : submission->held)
-        held.allocation->submissions.fetch_add(1, std::memory_order_acq_rel);
-    cpu_program.state->in_flight.fetch_add(1, std::memory_order_acq_rel);
-    state_->counters.events_in_flight.fetch_add(1);
+    for (const Binding& b : desc.bindings)
+        submission->slot_data[b.slot] =
+            static_cast<CpuBuffer&>(*b.buffer).allocation->data + b.offset;
+    if (auto held = hold_buffers(*submission, desc.bindings); !held)
+        return fail(held.error());
+    submission->sink = desc.sink;
+    return accept(std::move(submission), *desc.queue, desc.after, desc.after_value);
+}
 
-    auto event = std::make_unique<CpuEvent>(context, submission);
-    scheduler_.enqueue(cpu_queue.lane, std::move(submission));
-    return event;
+Result<Submitted> CpuBackend::launch(const LaunchDesc& desc)
+{
+    if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
+    auto& cpu_queue = static_cast<CpuQueue&>(*desc.queue);
+    auto& cpu_program = static_cast<CpuProgram&>(*desc.program);
+    const auto& context = cpu_queue.context;
+    if (cpu_program.context != context)
+        return fail(Error::of(Errc::invalid_argument)
+                        .with_note("the program belongs to another context than the queue"));
+    if (cpu_program.state->format != VACCEL_FORMAT_CPU_BUILTIN)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_FORMAT, cpu_program.state->format)
+                        .with_note("only kernel programs are launched; submit TOSA programs "
+                                   "with vaccel_submit"));
+    const BuiltinKernel* kernel = find_builtin(desc.entry);
+    if (kernel == nullptr)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_KERNEL_ENTRY)
+                        .with_note(fmt::format("\"{}\" is not an entry of {} (entries: {})",
+                                               desc.entry, builtin_library, builtin_names())));
+    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
+        if (desc.bindings[i].buffer == nullptr)
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_UNKNOWN_HANDLE, 0)
+                            .with_note(fmt::format("binding {} names no buffer", i)));
+    if (auto valid = validate::launch_bindings(binding_facts(desc.bindings),
+                                               state_->info.limits.max_bindings);
+        !valid)
+        return fail(valid.error());
+    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
+        if (static_cast<const CpuBuffer&>(*desc.bindings[i].buffer).context != context)
+            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, i)
+                            .with_note(fmt::format("binding {} names a buffer of another context",
+                                                   i)));
+    std::vector<vaccel_binding> wire(desc.bindings.size());
+    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
+        wire[i] = vaccel_binding{desc.bindings[i].slot, desc.bindings[i].access, i,
+                                 desc.bindings[i].offset, desc.bindings[i].bytes};
+    auto params = kernel_args::lay_out(desc.args, wire, [&](std::size_t i) {
+        const auto& buffer = static_cast<const CpuBuffer&>(*desc.bindings[i].buffer);
+        return static_cast<std::uint64_t>(
+            reinterpret_cast<std::uintptr_t>(buffer.allocation->data + desc.bindings[i].offset));
+    });
+    if (!params) return fail(params.error());
+    if (auto ok = check_launch(*kernel, desc.args, desc.bindings); !ok) return fail(ok.error());
+    if (auto ok = check_deadline_and_events(*context, desc.deadline_ns); !ok)
+        return fail(ok.error());
+
+    auto submission = std::make_shared<Submission>();
+    submission->program = cpu_program.state;
+    submission->deadline_ns = desc.deadline_ns;
+    submission->kernel = std::make_unique<KernelRun>(KernelRun{kernel, std::move(*params), desc.dims});
+    if (auto held = hold_buffers(*submission, desc.bindings); !held)
+        return fail(held.error());
+    submission->sink = desc.sink;
+    return accept(std::move(submission), *desc.queue, nullptr, 0);
+}
+
+Submitted CpuBackend::accept(std::shared_ptr<Submission> submission, Queue& queue, Gate* after,
+                             std::uint64_t after_value)
+{
+    auto& cpu_queue = static_cast<CpuQueue&>(queue);
+    submission->backend = state_;
+    submission->context = cpu_queue.context;
+    submission->lane = cpu_queue.lane;
+    submission->program->in_flight.fetch_add(1, std::memory_order_acq_rel);
+    state_->counters.events_in_flight.fetch_add(1);
+    submission->phase.store(after ? Submission::Phase::waiting : Submission::Phase::queued);
+    track(*submission);
+
+    Submitted submitted;
+    submitted.event = std::make_unique<CpuEvent>(cpu_queue.context, submission);
+    if (state_->accepted.fetch_add(1) == state_->inject_loss_after) {
+        // Fault injection: the device dies while taking this submission, so
+        // whether it was taken cannot be confirmed. Its event fails with
+        // everything else the device had.
+        submitted.indeterminate =
+            Error::of(Errc::device_lost, VACCEL_D_INDETERMINATE)
+                .with_note("the device was lost while accepting this work; its event reports "
+                           "the outcome");
+        if (submission->move(submission->phase.load(), Submission::Phase::done))
+            finish(*submission, EventState::failed, device_lost_error(state_->info));
+        lose_device();
+        return submitted;
+    }
+    if (after == nullptr) {
+        scheduler_.enqueue(submission->lane, submission);
+        return submitted;
+    }
+    switch (park_or_release(*static_cast<CpuGate&>(*after).state, after_value, submission)) {
+    case Parked::released:
+        scheduler_.enqueue(submission->lane, submission);
+        break;
+    case Parked::closed:
+        if (submission->move(Submission::Phase::waiting, Submission::Phase::done))
+            finish(*submission, EventState::failed, device_lost_error(state_->info));
+        break;
+    case Parked::waiting:
+    case Parked::ended:
+        break;
+    }
+    return submitted;
+}
+
+void CpuBackend::lose_device()
+{
+    state_->lost.store(true, std::memory_order_release);
+    std::vector<std::shared_ptr<GateState>> gates;
+    {
+        std::lock_guard lock(state_->gates_mutex);
+        for (const auto& weak : state_->live_gates)
+            if (auto gate = weak.lock()) gates.push_back(std::move(gate));
+    }
+    for (const auto& gate : gates)
+        for (const GateState::Waiter& waiter : close(*gate)) {
+            const std::shared_ptr<Submission> one[] = {waiter.submission};
+            end_unstarted(one, EventState::failed, device_lost_error(state_->info));
+        }
 }
 
 }  // namespace
@@ -371,7 +603,7 @@ std::unique_ptr<Backend> open_cpu_backend(const CpuOptions& options)
 {
     unsigned threads = options.threads;
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-    return std::make_unique<cpu::CpuBackend>(threads);
+    return std::make_unique<cpu::CpuBackend>(options, threads);
 }
 
 }  // namespace vaccel::backend

@@ -54,13 +54,14 @@ void derive_uuid(std::uint8_t (&uuid)[16], const char* name)
 
 }  // namespace
 
-vaccel_device_info describe_cpu(unsigned threads)
+vaccel_device_info describe_cpu(unsigned threads, unsigned instance)
 {
     vaccel_device_info info{};
     info.device_class = VACCEL_CLASS_OTHER;
     const std::string model = cpu_model();
-    copy_name(info.name, model.empty() ? fmt::format("cpu ({} threads)", threads)
-                                       : fmt::format("cpu ({} threads) {}", threads, model));
+    const std::string label = instance == 0 ? "cpu" : fmt::format("cpu:{}", instance);
+    copy_name(info.name, model.empty() ? fmt::format("{} ({} threads)", label, threads)
+                                       : fmt::format("{} ({} threads) {}", label, threads, model));
     copy_name(info.driver, "vaccel-cpu");
     derive_uuid(info.uuid, info.name);
     info.memory_caps = VACCEL_MEM_HOST_VISIBLE | VACCEL_MEM_SHARED;
@@ -78,10 +79,11 @@ vaccel_device_info describe_cpu(unsigned threads)
     info.limits.max_buffer_bytes = std::min<std::uint64_t>(std::uint64_t{4} << 30, info.memory_bytes);
     info.limits.max_artifact_bytes = std::uint64_t{256} << 20;
     info.limits.max_memory_bytes = info.memory_bytes;
-    info.formats = VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA);
+    info.limits.max_gates = 256;
+    info.formats = VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA) | VACCEL_FORMAT_BIT(VACCEL_FORMAT_CPU_BUILTIN);
     info.tosa_target_count = 1;
     info.tosa_targets[0] = cpu_tosa_target;
-    info.flags = VACCEL_CAP_TOSA | VACCEL_CAP_DEADLINES;
+    info.flags = VACCEL_CAP_TOSA | VACCEL_CAP_DEADLINES | VACCEL_CAP_GATES | VACCEL_CAP_LAUNCH;
     return info;
 }
 

@@ -15,6 +15,6 @@ inline constexpr vaccel_tosa_target cpu_tosa_target{1, 0, VACCEL_TOSA_PRO_FP, VA
                                                     0, 0};
 inline constexpr std::uint32_t min_buffer_alignment = 64;
 
-vaccel_device_info describe_cpu(unsigned threads);
+vaccel_device_info describe_cpu(unsigned threads, unsigned instance);
 
 }  // namespace vaccel::backend::cpu

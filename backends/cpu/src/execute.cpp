@@ -12,7 +12,9 @@
 #include <memory>
 #include <new>
 
+#include "builtin_kernels.hpp"
 #include "scheduler.hpp"
+#include "submission.hpp"
 
 namespace vaccel::backend::cpu {
 
@@ -155,21 +157,19 @@ Status Run::execute()
 
 void run_submission(Submission& submission)
 {
-    Status outcome = Run(submission).execute();
-    if (!outcome) submission.failure = std::move(outcome.error());
-
-    // Gates first, so an engine that sees the event terminal may at once
-    // write, read or free the buffers and unload the program.
-    for (Submission::Held& held : submission.held) {
-        held.allocation->submissions.fetch_sub(1, std::memory_order_acq_rel);
-        held.allocation->release(held.exclusive);
+    // Cancelled or ended by a device loss while queued: nothing to do.
+    if (!submission.move(Submission::Phase::queued, Submission::Phase::running))
+        return;
+    if (submission.backend->lost.load(std::memory_order_acquire)) {
+        finish(submission, EventState::failed, device_lost_error(submission.backend->info));
+        return;
     }
-    submission.held.clear();
-    submission.program->in_flight.fetch_sub(1, std::memory_order_acq_rel);
-    submission.backend->counters.events_in_flight.fetch_sub(1);
-    submission.state.store(outcome ? VACCEL_EVENT_COMPLETE : VACCEL_EVENT_FAILED,
-                           std::memory_order_release);
-    submission.backend->notify_completion();
+    Status outcome = submission.kernel ? run_kernel(*submission.kernel, submission.deadline_ns)
+                                       : Run(submission).execute();
+    if (outcome)
+        finish(submission, EventState::complete);
+    else
+        finish(submission, EventState::failed, std::move(outcome.error()));
 }
 
 }  // namespace vaccel::backend::cpu

@@ -47,7 +47,10 @@ void Allocation::release(bool exclusive_access)
 
 CpuBuffer::CpuBuffer(std::shared_ptr<ContextState> context_, const BufferDesc& desc,
                      std::shared_ptr<Allocation> allocation_)
-    : context(std::move(context_)), allocation(std::move(allocation_)), desc_(desc)
+    : context(std::move(context_)),
+      allocation(std::move(allocation_)),
+      desc_(desc),
+      identity_(context->backend->next_identity.fetch_add(1))
 {
     ++context->buffers;
     context->memory_bytes += allocation->allocation_bytes;
@@ -99,6 +102,20 @@ CpuEvent::~CpuEvent()
 {
     --context->events;
     context->backend->counters.events.fetch_sub(1);
+}
+
+CpuGate::CpuGate(std::shared_ptr<ContextState> context_)
+    : context(std::move(context_)), state(std::make_shared<GateState>())
+{
+    state->context = context;
+    ++context->gates;
+    context->backend->counters.gates.fetch_add(1);
+}
+
+CpuGate::~CpuGate()
+{
+    --context->gates;
+    context->backend->counters.gates.fetch_sub(1);
 }
 
 }  // namespace vaccel::backend::cpu

@@ -12,6 +12,13 @@
 // worker never touches freed memory even if the engine drops an object
 // without releasing it. The release calls (free_buffer, unload_program, ...)
 // still refuse with Busy while work is in flight: that is the contract.
+//
+// A submission's life is its `phase` (Submission::Phase): it is accepted
+// `waiting` (for a gate) or `queued` (in the scheduler); a worker moves it
+// queued -> running; cancellation and device loss move it waiting/queued ->
+// done. Every move is a compare-exchange, so exactly one party finishes a
+// submission (finish() in submission.cpp), whoever else still holds it
+// (a gate's list, the run queue) drops it when its own exchange fails.
 #pragma once
 
 #include <atomic>
@@ -21,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "fair_queue.hpp"
@@ -40,23 +48,33 @@ struct Counters {
     std::atomic<std::uint64_t> queues{0};
     std::atomic<std::uint64_t> events{0};
     std::atomic<std::uint64_t> events_in_flight{0};
+    std::atomic<std::uint64_t> gates{0};
 };
+
+struct GateState;
 
 struct BackendState {
     vaccel_device_info info{};  // Invariant: written once when the backend opens, then read-only.
     Counters counters;
+    // Buffer identities (Buffer::identity()): a serial, never an address.
+    std::atomic<std::uint64_t> next_identity{1};
 
-    // Invariant: set by the engine thread before the first submit; called by
-    // workers under notify_mutex (the callback must not call back in).
-    std::mutex notify_mutex;
-    std::function<void()> notify;
+    // Device loss (real or injected). Set once, never cleared.
+    std::atomic<bool> lost{false};
+    // Fault injection ([devices.cpu] inject_loss_after): the submission that
+    // would be accepted after this many is accepted indeterminately and the
+    // device is lost. UINT64_MAX = never. `accepted` counts acceptances.
+    std::uint64_t inject_loss_after = UINT64_MAX;
+    std::atomic<std::uint64_t> accepted{0};
 
-    void notify_completion()
-    {
-        std::lock_guard lock(notify_mutex);
-        if (notify) notify();
-    }
+    // Every live gate, so that a device loss can fail the submissions that
+    // wait on them. Guarded by gates_mutex (a leaf below a gate's mutex:
+    // never take a gate's mutex while holding it).
+    std::mutex gates_mutex;
+    std::vector<std::weak_ptr<GateState>> live_gates;
 };
+
+struct Submission;
 
 struct ContextState {
     std::shared_ptr<BackendState> backend;
@@ -67,11 +85,19 @@ struct ContextState {
     std::uint64_t programs = 0;
     std::uint64_t queues = 0;
     std::uint64_t events = 0;
+    std::uint64_t gates = 0;
     // The context's share of the workers; its fields belong to the scheduler
     // (guarded by its mutex). Every queue's lane points to it.
     std::shared_ptr<Flow> flow = std::make_shared<Flow>();
 
-    std::uint64_t children() const { return buffers + programs + queues; }
+    // Submissions accepted and not finished, for cancel_pending(). A
+    // submission inserts itself at acceptance and erases itself in finish()
+    // under the mutex, before its last owner can drop it: a pointer found
+    // here under the mutex is alive. Leaf lock.
+    std::mutex unfinished_mutex;
+    std::unordered_set<Submission*> unfinished;
+
+    std::uint64_t children() const { return buffers + programs + queues + gates; }
 };
 
 class CpuContext final : public Context {
@@ -115,18 +141,20 @@ public:
     {
         return allocation->submissions.load(std::memory_order_acquire);
     }
-    std::uint64_t identity() const { return reinterpret_cast<std::uintptr_t>(this); }
+    std::uint64_t identity() const override { return identity_; }
 
     std::shared_ptr<ContextState> context;
     std::shared_ptr<Allocation> allocation;
 
 private:
     BufferDesc desc_;
+    std::uint64_t identity_;
 };
 
 struct ProgramState {
-    std::shared_ptr<const Plan> plan;  // immutable after load
-    // Invariant: +1 by the engine thread on accept, -1 by the worker on completion.
+    std::uint32_t format = VACCEL_FORMAT_TOSA;
+    std::shared_ptr<const Plan> plan;  // TOSA programs; immutable after load
+    // Invariant: +1 by the engine thread on accept, -1 by finish().
     std::atomic<std::uint64_t> in_flight{0};
 };
 
@@ -134,33 +162,88 @@ class CpuProgram final : public Program {
 public:
     CpuProgram(std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> state);
     ~CpuProgram() override;
-    std::span<const SlotInfo> slots() const override { return state->plan->slots; }
-    std::uint32_t input_count() const override { return state->plan->input_count; }
+    std::span<const SlotInfo> slots() const override
+    {
+        return state->plan ? std::span<const SlotInfo>(state->plan->slots)
+                           : std::span<const SlotInfo>();
+    }
+    std::uint32_t input_count() const override
+    {
+        return state->plan ? state->plan->input_count : 0;
+    }
+    std::uint32_t format() const override { return state->format; }
 
     std::shared_ptr<ContextState> context;
     std::shared_ptr<ProgramState> state;
 };
 
+// One built-in kernel launch: the entry and its laid-out arguments.
+struct BuiltinKernel;
+struct KernelRun {
+    const BuiltinKernel* kernel = nullptr;   // static table entry, never freed
+    kernel_args::ParamBlock params;          // pointer args hold host addresses
+    vaccel_launch_dims dims{};
+};
+
 // One accepted submission, from acceptance to its terminal state.
-struct Submission {
+struct Submission : std::enable_shared_from_this<Submission> {
     struct Held {
         std::shared_ptr<Allocation> allocation;
         bool exclusive = false;
     };
+    enum class Phase : std::uint32_t { waiting, queued, running, done };
 
     std::shared_ptr<BackendState> backend;
+    std::shared_ptr<ContextState> context;
     std::shared_ptr<ProgramState> program;
+    std::shared_ptr<Lane> lane;  // where it runs once released
     // Invariant: filled by the engine thread before the submission is queued;
-    // read and finally cleared only by the worker running it.
+    // read and finally cleared only by the party that finishes it.
     std::vector<Held> held;
-    std::vector<std::byte*> slot_data;  // per slot: buffer data + binding offset
+    std::vector<std::byte*> slot_data;  // TOSA: per slot, buffer data + binding offset
+    std::unique_ptr<KernelRun> kernel;  // launches: what to run
     std::uint64_t deadline_ns = 0;      // absolute CLOCK_MONOTONIC, 0 = none
+    std::shared_ptr<EventSink> sink;    // told once, by finish()
 
-    // Invariant: `failure` is written by the worker before `state` leaves
+    std::atomic<Phase> phase{Phase::queued};
+    // Invariant: `failure` is written by finish() before `state` leaves
     // pending (release store) and never after; readers load `state` with
     // acquire before reading `failure`.
     std::atomic<std::uint32_t> state{VACCEL_EVENT_PENDING};
     Error failure{};
+
+    // One compare-exchange of the phase; true when this caller made the move.
+    bool move(Phase from, Phase to)
+    {
+        return phase.compare_exchange_strong(from, to, std::memory_order_acq_rel);
+    }
+};
+
+// Ends a submission that the caller moved to `done` (or ran): gives back its
+// buffer gates and program use, publishes `state` and `failure`, leaves the
+// context's unfinished set and tells the sink. Exactly once per submission.
+void finish(Submission& submission, EventState state, Error failure = {});
+
+// A host gate: its value and the submissions waiting for it. Guarded by its
+// mutex; released submissions are handed to `release` outside the lock.
+struct GateState {
+    std::shared_ptr<ContextState> context;
+    std::mutex mutex;
+    std::uint64_t value = 0;
+    bool open = true;  // false once destroyed or the device is lost
+    struct Waiter {
+        std::uint64_t value;
+        std::shared_ptr<Submission> submission;
+    };
+    std::vector<Waiter> waiting;
+};
+
+class CpuGate final : public Gate {
+public:
+    explicit CpuGate(std::shared_ptr<ContextState> context);
+    ~CpuGate() override;
+    std::shared_ptr<ContextState> context;
+    std::shared_ptr<GateState> state;
 };
 
 class CpuQueue final : public Queue {

@@ -6,6 +6,12 @@
 // RESHAPE shape) must be constants and are read here, once; every
 // intermediate gets its own arena range (no lifetime packing: simple and
 // sized once at load).
+// A graph TOSA 1.0 itself forbids is InvalidArgument / D_TOSA_MALFORMED, as
+// the seed reports what its TOSA analysis pass refuses before lowering
+// (LoweringError::Analysis -> InvalidArgument): declared shapes that
+// disagree with the operator (BAD_SHAPE), a RESHAPE shape with an inferred
+// -1 dimension (BAD_SHAPE: TOSA 1.0 takes the complete output shape), a
+// nan_mode other than PROPAGATE or IGNORE (BAD_ATTRIBUTE).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,6 +27,10 @@ using tosa::DType;
 using tosa::Op;
 
 namespace {
+
+// NanPropagationMode (tosa.fbs): 0 is UNKNOWN, which TOSA 1.0 does not admit.
+constexpr std::uint32_t nan_propagate = 1;
+constexpr std::uint32_t nan_ignore = 2;
 
 std::string shape_text(std::span<const std::int64_t> shape)
 {
@@ -172,12 +182,22 @@ Status Compiler::check_reshape(std::uint32_t index)
                                                  "is {}",
                                                  output.name, shape_text(output.shape),
                                                  shape_text(target))));
-    for (std::size_t d = 0; d < rank; ++d)
-        if (target[d] != -1 && target[d] != output.shape[d])
-            return fail(bad_shape(index, fmt::format("output '{}' is declared {} but the shape "
-                                                     "operand is {}",
-                                                     output.name, shape_text(output.shape),
-                                                     shape_text(target))));
+    // TOSA 1.0 RESHAPE takes the complete output shape: -1 (a dimension
+    // inferred from the element count, as TOSA 0.80 allowed) is refused like
+    // any other value that differs from the declared output.
+    for (std::size_t d = 0; d < rank; ++d) {
+        if (target[d] == output.shape[d]) continue;
+        if (target[d] == -1)
+            return fail(bad_shape(index, fmt::format("shape operand '{}' is {}: TOSA 1.0 RESHAPE "
+                                                     "takes the complete output shape {} (no "
+                                                     "-1 dimension)",
+                                                     shape.name, shape_text(target),
+                                                     shape_text(output.shape))));
+        return fail(bad_shape(index, fmt::format("output '{}' is declared {} but the shape "
+                                                 "operand is {}",
+                                                 output.name, shape_text(output.shape),
+                                                 shape_text(target))));
+    }
     if (in(op, 0).element_count() != output.element_count())
         return fail(bad_shape(index, fmt::format("reshape from {} to {} changes the element count",
                                                  shape_text(in(op, 0).shape),
@@ -221,8 +241,10 @@ Status Compiler::check_clamp(std::uint32_t index)
         return fail(bad_attribute(index, fmt::format("bounds [{}, {}] must be numbers with "
                                                      "min <= max",
                                                      min, max)));
-    if (attributes.nan_mode > 2)
-        return fail(bad_attribute(index, fmt::format("unknown nan_mode {}", attributes.nan_mode)));
+    if (attributes.nan_mode != nan_propagate && attributes.nan_mode != nan_ignore)
+        return fail(bad_attribute(index, fmt::format("nan_mode {} is neither PROPAGATE (1) nor "
+                                                     "IGNORE (2)",
+                                                     attributes.nan_mode)));
     return expect_output(index, in(op, 0).shape);
 }
 
@@ -383,7 +405,7 @@ Result<std::shared_ptr<const Plan>> Compiler::build()
             step.kind = StepKind::clamp;
             std::memcpy(&step.min, op.attributes.min_val.data(), 4);
             std::memcpy(&step.max, op.attributes.max_val.data(), 4);
-            step.nan_propagate = op.attributes.nan_mode != 2;  // 2 = IGNORE
+            step.nan_propagate = op.attributes.nan_mode == nan_propagate;  // else IGNORE
             break;
         case Op::sigmoid: step.kind = StepKind::sigmoid; break;
         case Op::tanh: step.kind = StepKind::tanh; break;

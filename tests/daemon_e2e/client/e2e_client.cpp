@@ -44,13 +44,6 @@ void expect_refusal(std::string_view call, int rc, const ExpectedRefusal& want)
                                vaccel_last_error_message()));
 }
 
-std::uint64_t monotonic_ns()
-{
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return std::uint64_t(ts.tv_sec) * 1'000'000'000u + std::uint64_t(ts.tv_nsec);
-}
-
 std::uint64_t realtime_ns()
 {
     timespec ts{};
@@ -202,18 +195,6 @@ void run_add_round(const AddRun& run, std::uint64_t round)
                "round {}: output bytes differ from the expected sum (c[0] = {}, expected {})",
                round, c[0], expected[0]);
     E2E_CALL(vaccel_event_destroy(run.client, event));
-}
-
-std::uint64_t time_add_round_trip(const AddRun& run)
-{
-    std::uint64_t event = 0;
-    const std::uint64_t start = monotonic_ns();
-    E2E_CALL(submit_add(run, &event));
-    E2E_CALL(vaccel_event_wait(run.client, &event, 1, VACCEL_WAIT_ALL,
-                               vaccel_deadline_after_ns(wait_limit_ns), nullptr));
-    const std::uint64_t took = monotonic_ns() - start;
-    E2E_CALL(vaccel_event_destroy(run.client, event));
-    return took;
 }
 
 void release_add(const AddRun& run)

@@ -54,7 +54,6 @@ struct ExpectedRefusal {
 // `call` names the call in the failure.
 void expect_refusal(std::string_view call, int rc, const ExpectedRefusal& expected);
 
-std::uint64_t monotonic_ns();
 std::uint64_t realtime_ns();
 
 // A client over $VACCEL_TRANSPORT (which must be set); fails the check if
@@ -83,9 +82,6 @@ AddRun prepare_add(vaccel_client* client, const AddFixture& fixture);
 // waits (30 s at most), checks the event completed, reads c and compares
 // every byte; destroys the event.
 void run_add_round(const AddRun& run, std::uint64_t round);
-// Submit + wait only (inputs already written), returning the nanoseconds
-// the two calls took; the event is destroyed outside the measurement.
-std::uint64_t time_add_round_trip(const AddRun& run);
 void release_add(const AddRun& run);
 
 // A context with c[1,n,n] = a x b loaded (a, b filled with ones), `queues`

@@ -16,8 +16,6 @@ constexpr const char* usage =
     "  add-loop FIXTURE_DIR ROUNDS       ROUNDS exact ADD fixture submissions\n"
     "  hold N SUBMISSIONS                submit MATMUL [N x N], print 'submitted', sleep\n"
     "  park N SUBMISSIONS KILL_TIME_FILE wait through the daemon's death\n"
-    "  rtt FIXTURE_DIR SAMPLES [FILE]    median ADD submit+wait round trip (samples to FILE)\n"
-    "  flood N DEPTH QUEUES              keep DEPTH MATMULs in flight until SIGTERM\n"
     "  limit KIND VALUE                  KIND is enforced at VALUE\n"
     "  foreign-handle                    another session's handle is unknown\n"
     "  admin-denied                      drop root; admin commands are refused\n"
@@ -46,11 +44,6 @@ int main(int argc, char** argv)
         return hold_mode(std::int64_t(number(argv[2])), unsigned(number(argv[3])));
     if (mode == "park" && args == 3)
         return park_mode(std::int64_t(number(argv[2])), unsigned(number(argv[3])), argv[4]);
-    if (mode == "rtt" && (args == 2 || args == 3))
-        return rtt_mode(argv[2], unsigned(number(argv[3])), args == 3 ? argv[4] : "");
-    if (mode == "flood" && args == 3)
-        return flood_mode(std::int64_t(number(argv[2])), unsigned(number(argv[3])),
-                          unsigned(number(argv[4])));
     if (mode == "limit" && args == 2) return limit_mode(argv[2], number(argv[3]));
     if (mode == "foreign-handle" && args == 0) return foreign_handle_mode();
     if (mode == "admin-denied" && args == 0) return admin_denied_mode();

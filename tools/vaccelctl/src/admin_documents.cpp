@@ -92,6 +92,8 @@ Result<nlohmann::ordered_json> limits_set_request(const RuleSelector& selector,
         limits["queues"] = *values.queues;
     if (values.events)
         limits["events"] = *values.events;
+    if (values.gates)
+        limits["gates"] = *values.gates;
     if (values.weight) {
         if (*values.weight < 1 || *values.weight > 1000)
             return refuse(fmt::format("--weight {} is outside 1..1000 (100 is the default share)",
@@ -100,7 +102,7 @@ Result<nlohmann::ordered_json> limits_set_request(const RuleSelector& selector,
     }
     if (limits.empty())
         return refuse("limits set needs at least one value to set: --memory, --contexts, "
-                      "--buffers, --programs, --queues, --events or --weight");
+                      "--buffers, --programs, --queues, --events, --gates or --weight");
     return nlohmann::ordered_json{{"selector", *chosen}, {"limits", limits}};
 }
 

@@ -6,7 +6,7 @@
 //   LIMITS_SET   {"selector": {"uid": N} | {"gid": N} | {"cgroup": "/a/b"} |
 //                 {"default": true}, "limits": {"contexts": N,
 //                 "memory_bytes": N, "buffers": N, "programs": N,
-//                 "queues": N, "events": N, "weight": N}}  (only keys given)
+//                 "queues": N, "events": N, "gates": N, "weight": N}}  (only keys given)
 //   LIMITS_RESET {"selector": {...}}
 // Decides: exactly one selector per command; `limits set` needs at least one
 // value; sizes are written as operators write them ("2G", "512M", "4096":
@@ -40,6 +40,7 @@ struct LimitValues {
     std::optional<std::uint32_t> programs;
     std::optional<std::uint32_t> queues;
     std::optional<std::uint32_t> events;
+    std::optional<std::uint32_t> gates;
     std::optional<std::uint32_t> weight;
 };
 

@@ -89,15 +89,15 @@ std::string sessions_text(const nlohmann::json& document)
     if (sessions.empty())
         return "no sessions\n";
     Table table;
-    table.header = {"id",       "pid",      "uid",       "cgroup",      "contexts", "buffers",
-                    "memory",   "programs", "in-flight", "submissions", "errors"};
-    table.right_aligned = {true, true, true, false, true, true, true, true, true, true, true};
+    table.header = {"id",       "pid",   "uid",       "cgroup",      "contexts", "buffers",
+                    "memory",   "programs", "gates", "in-flight", "submissions", "errors"};
+    table.right_aligned = {true, true, true, false, true, true, true, true, true, true, true, true};
     for (const auto& s : sessions)
         table.rows.push_back({number_cell(s, "id", "?"), number_cell(s, "pid", "?"),
                               number_cell(s, "uid", "?"), text_cell(s, "cgroup"),
                               number_cell(s, "contexts", "?"), number_cell(s, "buffers", "?"),
                               bytes_cell(s, "memory_bytes", "?"), number_cell(s, "programs", "?"),
-                              number_cell(s, "events_in_flight", "?"),
+                              number_cell(s, "gates", "?"), number_cell(s, "events_in_flight", "?"),
                               number_cell(s, "submissions", "?"), number_cell(s, "errors", "?")});
     return table.text();
 }
@@ -108,15 +108,15 @@ std::string limits_text(const nlohmann::json& document)
     if (rules.empty())
         return "no rules: every client gets each device's own limits\n";
     Table table;
-    table.header = {"rule",   "contexts", "memory", "buffers",
-                    "programs", "queues", "events", "weight"};
-    table.right_aligned = {false, true, true, true, true, true, true, true};
+    table.header = {"rule",     "contexts", "memory", "buffers", "programs",
+                    "queues",   "events",   "gates",  "weight"};
+    table.right_aligned = {false, true, true, true, true, true, true, true, true};
     for (const auto& r : rules)
         table.rows.push_back({selector_text(r.contains("selector") ? r["selector"] : nullptr),
                               number_cell(r, "contexts", "-"), bytes_cell(r, "memory_bytes", "-"),
                               number_cell(r, "buffers", "-"), number_cell(r, "programs", "-"),
                               number_cell(r, "queues", "-"), number_cell(r, "events", "-"),
-                              number_cell(r, "weight", "-")});
+                              number_cell(r, "gates", "-"), number_cell(r, "weight", "-")});
     return table.text();
 }
 

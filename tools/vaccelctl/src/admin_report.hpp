@@ -7,7 +7,7 @@
 // set, "?" for a field the document lacks; an empty list says so in words.
 //   sessions: id pid uid cgroup contexts buffers memory programs in-flight
 //             submissions errors
-//   limits:   rule contexts memory buffers programs queues events weight
+//   limits:   rule contexts memory buffers programs queues events gates weight
 #pragma once
 
 #include <nlohmann/json.hpp>

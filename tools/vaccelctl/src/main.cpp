@@ -91,6 +91,7 @@ int main(int argc, char** argv)
     limits_set_cmd->add_option("--programs", values.programs, "programs per context");
     limits_set_cmd->add_option("--queues", values.queues, "queues per context");
     limits_set_cmd->add_option("--events", values.events, "submissions in flight per context");
+    limits_set_cmd->add_option("--gates", values.gates, "host gates alive per context");
     limits_set_cmd->add_option("--weight", values.weight, "share of a busy device, 1..1000");
     limits_set_cmd->add_flag("--json", limits_set.json, "print the daemon's JSON answer");
     LimitsChangeOptions limits_reset;

@@ -29,6 +29,7 @@ std::string_view error_name(Errc code)
     case Errc::permission_denied: return "PermissionDenied";
     case Errc::deadline_expired: return "DeadlineExpired";
     case Errc::external: return "External";
+    case Errc::cancelled: return "Cancelled";
     }
     return "UnknownError";
 }
@@ -48,6 +49,7 @@ std::string_view error_meaning(Errc code)
     case Errc::permission_denied: return "the object does not allow this use";
     case Errc::deadline_expired: return "the deadline passed before the work was done";
     case Errc::external: return "a lower layer (driver, runtime, system) reported an error";
+    case Errc::cancelled: return "the work was cancelled before it started and never ran";
     }
     return "an error this version does not know";
 }
@@ -67,6 +69,7 @@ int error_errno(Errc code)
     case Errc::permission_denied: return -EACCES;
     case Errc::deadline_expired: return -ETIME;
     case Errc::external: return -EIO;
+    case Errc::cancelled: return -ECANCELED;
     }
     return -EIO;
 }
@@ -85,6 +88,9 @@ std::string_view limit_name(std::uint32_t kind)
     case VACCEL_LIMIT_BUFFER_BYTES: return "buffer bytes";
     case VACCEL_LIMIT_ARTIFACT_BYTES: return "artifact bytes";
     case VACCEL_LIMIT_HANDLES: return "handles";
+    case VACCEL_LIMIT_GATES: return "gates";
+    case VACCEL_LIMIT_KERNEL_ARGS: return "kernel arguments";
+    case VACCEL_LIMIT_KERNEL_ARGS_BYTES: return "kernel argument bytes";
     }
     return "unknown limit";
 }
@@ -197,6 +203,10 @@ std::string_view limit_remedy(std::uint32_t kind)
     case VACCEL_LIMIT_BINDINGS: return "bind fewer buffers per submission";
     case VACCEL_LIMIT_BUFFER_BYTES: return "allocate a smaller buffer";
     case VACCEL_LIMIT_ARTIFACT_BYTES: return "load a smaller program";
+    case VACCEL_LIMIT_GATES: return "destroy a gate or raise the limit";
+    case VACCEL_LIMIT_KERNEL_ARGS: return "pass fewer kernel arguments";
+    case VACCEL_LIMIT_KERNEL_ARGS_BYTES:
+        return "pass fewer kernel arguments (a record is 5 or 9 bytes)";
     }
     return "lower the use or raise the limit";
 }
@@ -205,14 +215,14 @@ std::string_view limit_remedy(std::uint32_t kind)
 bool limit_is_per_request(std::uint32_t kind)
 {
     return kind == VACCEL_LIMIT_BINDINGS || kind == VACCEL_LIMIT_BUFFER_BYTES ||
-           kind == VACCEL_LIMIT_ARTIFACT_BYTES;
+           kind == VACCEL_LIMIT_ARTIFACT_BYTES || kind == VACCEL_LIMIT_KERNEL_ARGS_BYTES;
 }
 
 std::string handle_text(std::uint64_t handle)
 {
     auto kind = handle_bits::kind_of(handle);
     if (kind >= static_cast<std::uint8_t>(HandleKind::context) &&
-        kind <= static_cast<std::uint8_t>(HandleKind::event))
+        kind <= static_cast<std::uint8_t>(HandleKind::gate))
         return fmt::format("0x{:x} (a {})", handle,
                            handle_kind_name(static_cast<HandleKind>(kind)));
     return fmt::format("0x{:x}", handle);
@@ -312,6 +322,12 @@ std::string detail_sentence(const Error& e)
                            "queue's context",
                            a0);
     case VACCEL_D_LIMIT:
+        // The parser stops at the first record past the limit, so it knows
+        // only that there are more (arg1 is that record's index).
+        if (e.limit == VACCEL_LIMIT_KERNEL_ARGS)
+            return fmt::format("{} limit is {} and the argument buffer holds more (record {}, "
+                               "counting from 0, is past it); {}",
+                               limit_name(e.limit), a0, a1, limit_remedy(e.limit));
         if (limit_is_per_request(e.limit))
             return fmt::format("{} limit is {} and {} were asked; {}", limit_name(e.limit), a0,
                                a1, limit_remedy(e.limit));
@@ -357,6 +373,51 @@ std::string detail_sentence(const Error& e)
         return fmt::format("operator {} of the program failed while executing; check the "
                            "inputs it was given",
                            a0);
+    case VACCEL_D_KERNEL_ARG_TAG:
+        return fmt::format("byte {} of the kernel arguments is 0x{:02x}, which is no argument "
+                           "tag (0x{:02x} to 0x{:02x}); start every argument with its tag and "
+                           "give exactly its value bytes after it",
+                           a0, a1, VACCEL_ARG_I32, VACCEL_ARG_PTR);
+    case VACCEL_D_KERNEL_ARG_TRUNCATED:
+        return fmt::format("the kernel argument whose tag is at byte {} lacks {} of its value "
+                           "bytes: the argument buffer ends first; send every value whole and "
+                           "argv_bytes covering all of them",
+                           a0, a1);
+    case VACCEL_D_KERNEL_ARG_TRAILING:
+        return fmt::format("the kernel arguments end in {} zero bytes from byte {} that belong "
+                           "to no argument; set argv_bytes to end at the last argument, "
+                           "without padding",
+                           a1, a0);
+    case VACCEL_D_KERNEL_ARG_POINTER:
+        return fmt::format("kernel argument {} points into slot {}, which no binding of this "
+                           "launch carries; bind a buffer at that slot or name a bound one",
+                           a0, a1);
+    case VACCEL_D_KERNEL_ENTRY:
+        return "the kernel program has no entry point of that name; launch one of the "
+               "entries it defines (names are case-sensitive)";
+    case VACCEL_D_KERNEL_SIGNATURE:
+        return fmt::format("the kernel arguments do not match the entry's parameters (argument "
+                           "{}, expected {}); pass exactly the parameters it declares, in order",
+                           a0, a1);
+    case VACCEL_D_LAUNCH_DIMS:
+        return fmt::format("the launch dimensions at byte {} are invalid ({}): every grid and "
+                           "block dimension is at least 1 and each product fits in 32 bits",
+                           a0, a1);
+    case VACCEL_D_DEVICE_STATE:
+        return fmt::format("device {} was lost (a fault or reset) and serves nothing more; use "
+                           "another device, or restart the daemon to reset it",
+                           a0);
+    case VACCEL_D_INDETERMINATE:
+        return fmt::format("the device failed while taking the work, so whether it was taken "
+                           "is unknown; event 0x{:x} reports the outcome: wait on it, then "
+                           "destroy it",
+                           a0);
+    case VACCEL_D_GATE_DESTROYED:
+        return fmt::format("the gate this work waited on was destroyed before it reached {}; "
+                           "the work never ran. Keep a gate alive until its submissions start",
+                           a1);
+    case VACCEL_D_SESSION_CLOSED:
+        return "the session ended before the work started, so it never ran";
     case VACCEL_D_PEER_GONE:
         return "the daemon went away and this session ended; open a new session (a restarted "
                "daemon serves new sessions)";

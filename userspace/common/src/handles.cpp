@@ -23,6 +23,7 @@ std::string_view handle_kind_name(HandleKind kind)
     case HandleKind::program: return "program";
     case HandleKind::queue: return "queue";
     case HandleKind::event: return "event";
+    case HandleKind::gate: return "gate";
     }
     return "unknown";
 }

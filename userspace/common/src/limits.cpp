@@ -15,6 +15,7 @@ std::uint32_t limit_kind(Resource resource)
     case Resource::programs: return VACCEL_LIMIT_PROGRAMS;
     case Resource::queues: return VACCEL_LIMIT_QUEUES;
     case Resource::events: return VACCEL_LIMIT_EVENTS;
+    case Resource::gates: return VACCEL_LIMIT_GATES;
     }
     return VACCEL_LIMIT_NONE;
 }
@@ -28,6 +29,7 @@ std::uint64_t limit_of(const vaccel_device_limits& limits, Resource resource)
     case Resource::programs: return limits.max_programs;
     case Resource::queues: return limits.max_queues;
     case Resource::events: return limits.max_events;
+    case Resource::gates: return limits.max_gates;
     }
     return 0;
 }
@@ -118,6 +120,7 @@ vaccel_device_limits intersect(const vaccel_device_limits& a, const vaccel_devic
     out.max_programs = std::min(a.max_programs, b.max_programs);
     out.max_queues = std::min(a.max_queues, b.max_queues);
     out.max_events = std::min(a.max_events, b.max_events);
+    out.max_gates = std::min(a.max_gates, b.max_gates);
     out.max_bindings = std::min(a.max_bindings, b.max_bindings);
     out.max_buffer_bytes = std::min(a.max_buffer_bytes, b.max_buffer_bytes);
     out.max_artifact_bytes = std::min(a.max_artifact_bytes, b.max_artifact_bytes);

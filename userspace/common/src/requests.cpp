@@ -51,6 +51,16 @@ constexpr OpRule transfer_rule(std::string_view name)
                   VACCEL_AT(vaccel_buffer_transfer, data)};
 }
 
+constexpr OpRule gate_value_rule(std::string_view name)
+{
+    return OpRule{name,
+                  VACCEL_SIZE(vaccel_gate_value),
+                  {VACCEL_FIELD(vaccel_gate_value, pad), VACCEL_FIELD(vaccel_gate_value, reserved)},
+                  VACCEL_AT(vaccel_gate_value, flags),
+                  0,
+                  none};
+}
+
 // Index = enum vaccel_op.
 const std::array<OpRule, VACCEL_OP_COUNT> rules = {
     OpRule{"GET_VERSION", VACCEL_SIZE(vaccel_get_version),
@@ -86,7 +96,24 @@ const std::array<OpRule, VACCEL_OP_COUNT> rules = {
     OpRule{"EVENT_WAIT", VACCEL_SIZE(vaccel_event_wait), {}, VACCEL_AT(vaccel_event_wait, flags),
            VACCEL_WAIT_ALL, VACCEL_AT(vaccel_event_wait, events)},
     release_rule("EVENT_DESTROY"),
-    OpRule{"CONTEXT_LIMITS", VACCEL_SIZE(vaccel_context_limits), {}, none, 0, none},
+    OpRule{"CONTEXT_LIMITS", VACCEL_SIZE(vaccel_context_limits),
+           {VACCEL_FIELD(vaccel_context_limits, pad)}, none, 0, none},
+    OpRule{"GATE_CREATE", VACCEL_SIZE(vaccel_gate_create),
+           {VACCEL_FIELD(vaccel_gate_create, pad), VACCEL_FIELD(vaccel_gate_create, reserved)},
+           VACCEL_AT(vaccel_gate_create, flags), 0, none},
+    gate_value_rule("GATE_RAISE"),
+    gate_value_rule("GATE_VALUE"),
+    release_rule("GATE_DESTROY"),
+    OpRule{"SUBMIT_AFTER", VACCEL_SIZE(vaccel_submit_after),
+           {VACCEL_FIELD(vaccel_submit_after, reserved)}, VACCEL_AT(vaccel_submit_after, flags), 0,
+           VACCEL_AT(vaccel_submit_after, bindings)},
+    // pad and reserved[] are adjacent: one range. dims.flags is checked
+    // with the dims (validate::launch_dims).
+    OpRule{"LAUNCH", VACCEL_SIZE(vaccel_launch),
+           {Field{VACCEL_AT(vaccel_launch, pad),
+                  static_cast<std::uint16_t>(sizeof(vaccel_launch::pad) +
+                                             sizeof(vaccel_launch::reserved))}},
+           VACCEL_AT(vaccel_launch, flags), 0, VACCEL_AT(vaccel_launch, payload)},
 };
 
 // VACCEL_OP_ADMIN sits apart from the ioctl ops (a wire opcode only). Its
@@ -239,7 +266,11 @@ Result<std::size_t> request_payload_size(std::uint32_t opcode, std::span<const s
         return capped(load<std::uint64_t>(args, offsetof(vaccel_buffer_transfer, length)));
     case VACCEL_OP_PROGRAM_LOAD:
         return capped(load<std::uint64_t>(args, offsetof(vaccel_program_load, payload_bytes)));
-    case VACCEL_OP_SUBMIT: {
+    case VACCEL_OP_SUBMIT:
+    case VACCEL_OP_SUBMIT_AFTER: {
+        // binding_count sits at the same offset in both structs.
+        static_assert(offsetof(vaccel_submit, binding_count) ==
+                      offsetof(vaccel_submit_after, binding_count));
         const auto count = load<std::uint32_t>(args, offsetof(vaccel_submit, binding_count));
         if (count == 0)
             return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
@@ -247,6 +278,16 @@ Result<std::size_t> request_payload_size(std::uint32_t opcode, std::span<const s
         if (count > VACCEL_MAX_BINDINGS)
             return fail(Error::limit_hit(VACCEL_LIMIT_BINDINGS, VACCEL_MAX_BINDINGS, count));
         return std::size_t{count} * sizeof(vaccel_binding);
+    }
+    case VACCEL_OP_LAUNCH: {
+        const auto count = load<std::uint32_t>(args, offsetof(vaccel_launch, binding_count));
+        const auto argv = load<std::uint32_t>(args, offsetof(vaccel_launch, argv_bytes));
+        if (count > VACCEL_MAX_BINDINGS)
+            return fail(Error::limit_hit(VACCEL_LIMIT_BINDINGS, VACCEL_MAX_BINDINGS, count));
+        if (argv > VACCEL_MAX_KERNEL_ARGS_BYTES)
+            return fail(Error::limit_hit(VACCEL_LIMIT_KERNEL_ARGS_BYTES,
+                                         VACCEL_MAX_KERNEL_ARGS_BYTES, argv));
+        return std::size_t{count} * sizeof(vaccel_binding) + argv;
     }
     case VACCEL_OP_EVENT_WAIT: {
         const auto count = load<std::uint32_t>(args, offsetof(vaccel_event_wait, count));

@@ -80,10 +80,45 @@ Result<std::uint64_t> range(std::uint64_t size, std::uint64_t offset, std::uint6
     return offset + length;
 }
 
+namespace {
+
+// The checks of one binding against its buffer, shared by submit and launch.
+Status binding_buffer(const BindingFacts& b, std::size_t i)
+{
+    if ((b.access & ~b.buffer_access) != 0)
+        return fail(Errc::permission_denied, VACCEL_D_ACCESS, b.access, b.buffer_access);
+    if ((b.buffer_usage & VACCEL_USAGE_STORAGE) == 0)
+        return fail(Errc::permission_denied, VACCEL_D_USAGE, VACCEL_USAGE_STORAGE,
+                    b.buffer_usage);
+    if (auto end = range(b.buffer_bytes, b.offset, b.bytes); !end)
+        return fail(std::move(end.error()).with_note("binding " + std::to_string(i)));
+    return {};
+}
+
+Status no_written_alias(std::span<const BindingFacts> bindings)
+{
+    for (std::size_t i = 1; i < bindings.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            if (bindings[j].buffer == bindings[i].buffer &&
+                ((bindings[i].access & VACCEL_ACCESS_WRITE) != 0 ||
+                 (bindings[j].access & VACCEL_ACCESS_WRITE) != 0))
+                return fail(Errc::incompatible, VACCEL_D_BINDING_ALIAS, i, j);
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
 Status bindings(std::span<const SlotSpec> slots, std::span<const BindingFacts> bindings,
                 std::uint32_t max_bindings)
 {
     // 1. The count. No bindings at all is a malformed submission, not a limit.
+    // The seeds refuse 0 in the same check as "above max" (ResourceLimit);
+    // we keep it InvalidArgument on purpose: D_LIMIT would claim a limit was
+    // hit with 0 asked, zero can never succeed whatever the limits (launch
+    // even admits it), and it matches the wire checks (requests.cpp, kmod)
+    // and every other zero count or length (range, buffer bytes, EVENT_WAIT).
     if (bindings.empty())
         return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
                     offsetof(vaccel_submit, binding_count), 0);
@@ -95,13 +130,8 @@ Status bindings(std::span<const SlotSpec> slots, std::span<const BindingFacts> b
         const BindingFacts& b = bindings[i];
         if (b.access != VACCEL_ACCESS_READ && b.access != VACCEL_ACCESS_WRITE)
             return bad_binding_value(offsetof(vaccel_binding, access), b.access, i);
-        if ((b.access & ~b.buffer_access) != 0)
-            return fail(Errc::permission_denied, VACCEL_D_ACCESS, b.access, b.buffer_access);
-        if ((b.buffer_usage & VACCEL_USAGE_STORAGE) == 0)
-            return fail(Errc::permission_denied, VACCEL_D_USAGE, VACCEL_USAGE_STORAGE,
-                        b.buffer_usage);
-        if (auto end = range(b.buffer_bytes, b.offset, b.bytes); !end)
-            return fail(std::move(end.error()).with_note("binding " + std::to_string(i)));
+        if (auto ok = binding_buffer(b, i); !ok)
+            return ok;
         if (b.slot >= slots.size())
             return fail(Errc::incompatible, VACCEL_D_BINDING_SLOT, i, b.slot);
         // Earlier bindings passed every check above, so a scan finds the
@@ -130,15 +160,50 @@ Status bindings(std::span<const SlotSpec> slots, std::span<const BindingFacts> b
     }
 
     // 4. A written buffer appears in no other binding, whatever the ranges.
-    for (std::size_t i = 1; i < bindings.size(); ++i) {
-        for (std::size_t j = 0; j < i; ++j) {
-            if (bindings[j].buffer == bindings[i].buffer &&
-                (bindings[i].access == VACCEL_ACCESS_WRITE ||
-                 bindings[j].access == VACCEL_ACCESS_WRITE))
-                return fail(Errc::incompatible, VACCEL_D_BINDING_ALIAS, i, j);
-        }
+    return no_written_alias(bindings);
+}
+
+Status launch_bindings(std::span<const BindingFacts> bindings, std::uint32_t max_bindings)
+{
+    if (bindings.size() > max_bindings)
+        return fail(Error::limit_hit(VACCEL_LIMIT_BINDINGS, max_bindings, bindings.size()));
+    for (std::size_t i = 0; i < bindings.size(); ++i) {
+        const BindingFacts& b = bindings[i];
+        if (b.access == 0 || (b.access & ~VACCEL_ACCESS_RW) != 0)
+            return bad_binding_value(offsetof(vaccel_binding, access), b.access, i);
+        if (auto ok = binding_buffer(b, i); !ok)
+            return ok;
+        for (std::size_t j = 0; j < i; ++j)
+            if (bindings[j].slot == b.slot)
+                return fail(Errc::invalid_argument, VACCEL_D_BINDING_DUPLICATE, i, b.slot);
     }
-    return {};
+    return no_written_alias(bindings);
+}
+
+Status launch_dims(const vaccel_launch_dims& dims)
+{
+    constexpr std::uint64_t base = offsetof(vaccel_launch, dims);
+    if (dims.flags != 0)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_UNKNOWN_FLAGS, dims.flags)
+                        .with_note("launch dims.flags defines no flags; pass 0"));
+    auto product = [&](const std::uint32_t (&d)[3], std::uint64_t at, std::string_view what) -> Status {
+        std::uint64_t total = 1;
+        for (std::size_t i = 0; i < 3; ++i) {
+            if (d[i] == 0)
+                return fail(Error::of(Errc::invalid_argument, VACCEL_D_LAUNCH_DIMS, at + 4 * i, 0)
+                                .with_note(std::string(what) + "[" + std::to_string(i) +
+                                           "] is 0; every dimension is at least 1"));
+            total *= d[i];
+            if (total > UINT32_MAX)
+                return fail(Error::of(Errc::invalid_argument, VACCEL_D_LAUNCH_DIMS, at, total)
+                                .with_note(std::string(what) +
+                                           " has more than 2^32 - 1 elements in all"));
+        }
+        return {};
+    };
+    if (auto ok = product(dims.grid, base + offsetof(vaccel_launch_dims, grid), "grid"); !ok)
+        return ok;
+    return product(dims.block, base + offsetof(vaccel_launch_dims, block), "block");
 }
 
 Status zero(std::span<const std::byte> whole, std::size_t offset, std::size_t length)

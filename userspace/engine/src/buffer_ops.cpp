@@ -21,6 +21,8 @@ Status buffer_alloc(SessionState& state, vaccel_buffer_alloc& args)
     if (!found)
         return fail(std::move(found.error()));
     ContextRecord& context = **found;
+    if (auto ok = context.device->usable(); !ok)
+        return ok;
     Accounting& accounting = *context.accounting;
 
     vaccel_device_info device = context.device->info();
@@ -94,6 +96,8 @@ Status buffer_write(SessionState& state, vaccel_buffer_transfer& args,
     if (!found)
         return fail(std::move(found.error()));
     BufferRecord& buffer = **found;
+    if (auto ok = buffer.owner->device->usable(); !ok)
+        return ok;
     auto written = buffer.owner->device->call(
         [&](backend::Backend& b) { return b.write_buffer(*buffer.object, args.offset, data); });
     if (!written)
@@ -107,6 +111,8 @@ Status buffer_read(SessionState& state, vaccel_buffer_transfer& args, std::span<
     if (!found)
         return fail(std::move(found.error()));
     BufferRecord& buffer = **found;
+    if (auto ok = buffer.owner->device->usable(); !ok)
+        return ok;
     auto read = buffer.owner->device->call(
         [&](backend::Backend& b) { return b.read_buffer(*buffer.object, args.offset, data); });
     if (!read)

@@ -21,6 +21,8 @@ Status context_create(SessionState& state, vaccel_context_create& args)
     if (!device)
         return fail(std::move(device.error()));
     Device& dev = **device;
+    if (auto ok = dev.usable(); !ok)
+        return ok;
     if (auto handle = state.reserve_handle(); !handle)
         return handle;
 
@@ -94,6 +96,7 @@ Status context_limits(SessionState& state, vaccel_context_limits& args)
     args.used_programs = static_cast<std::uint32_t>(accounting.used(Resource::programs));
     args.used_queues = static_cast<std::uint32_t>(accounting.used(Resource::queues));
     args.used_events = static_cast<std::uint32_t>(accounting.used(Resource::events));
+    args.used_gates = static_cast<std::uint32_t>(accounting.used(Resource::gates));
     return {};
 }
 

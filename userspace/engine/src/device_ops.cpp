@@ -27,6 +27,7 @@ Status device_query(SessionState& state, vaccel_device_query& args)
     if (!device)
         return fail(std::move(device.error()));
     args.info = (*device)->info();
+    args.info.state = static_cast<std::uint32_t>((*device)->state());
     return {};
 }
 

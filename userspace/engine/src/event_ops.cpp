@@ -2,17 +2,18 @@
 //
 // Owns nothing beyond the handlers. wait_progress() is one look at a wait's
 // events (the daemon's non-blocking seam, Session::check_wait); event_wait()
-// repeats it until done. Decides how a wait blocks: without
-// spinning and without holding the session lock while asleep. Each round it
-//   1. reads the completion signal's generation,
-//   2. under the session lock, looks every handle up again and polls it
-//      (an event destroyed by another thread meanwhile is then reported as
-//      an unknown handle, never read after release),
-//   3. returns when all (VACCEL_WAIT_ALL) or any are done, or when the
-//      absolute CLOCK_MONOTONIC timeout has passed (timeout 0: one round),
-//   4. else sleeps until the generation moves or the timeout passes.
-// Reading the generation before polling means a completion that lands
-// between the poll and the sleep wakes the sleep at once.
+// repeats it until done. Decides how a wait blocks: without spinning,
+// without holding the session lock while asleep, and woken only by the
+// completion of an event it names (event_watch.hpp). Each round it
+//   1. under the session lock, looks every handle up again (an event
+//      destroyed by another thread meanwhile is then reported as an unknown
+//      handle, never read after release) and asks its watch whether it is
+//      done, subscribing the round's waiter to those that are not;
+//   2. returns when all (VACCEL_WAIT_ALL) or any are done, or when the
+//      absolute CLOCK_MONOTONIC timeout has passed (timeout 0: one round);
+//   3. else sleeps until woken or the timeout passes.
+// Subscribing in the same look as the check means a completion that lands
+// between the look and the sleep wakes the sleep at once.
 // "Done" is any state but pending: complete, failed and cancelled.
 #include <chrono>
 #include <cstdint>
@@ -24,47 +25,51 @@
 
 namespace vaccel::engine::ops {
 
-namespace {
-
-backend::EventStatus poll_record(EventRecord& event)
-{
-    return event.owner->device->call(
-        [&](backend::Backend& b) { return b.poll(*event.object); });
-}
-
-}  // namespace
-
 Status event_poll(SessionState& state, vaccel_event_poll& args)
 {
     auto found = state.lookup<EventRecord>(args.event);
     if (!found)
         return fail(std::move(found.error()));
-    const backend::EventStatus status = poll_record(**found);
+    EventRecord& event = **found;
+    const backend::EventStatus status =
+        event.owner->device->call([&](backend::Backend& b) { return b.poll(*event.object); });
     args.state = static_cast<std::uint32_t>(status.state);
-    args.failure = status.state == backend::EventState::failed ? status.failure.to_status()
-                                                                : vaccel_status{};
+    const bool failed = status.state == backend::EventState::failed ||
+                        status.state == backend::EventState::cancelled;
+    args.failure = failed ? status.failure.to_status() : vaccel_status{};
+    // Backends know no device index: name the device a lost event was on.
+    if (failed && args.failure.detail == VACCEL_D_DEVICE_STATE)
+        args.failure.arg0 = event.owner->device->index();
     return {};
 }
 
 Result<WaitProgress> wait_progress(SessionState& state, std::span<const std::uint64_t> handles,
-                                   std::uint32_t flags)
+                                   std::uint32_t flags, const std::shared_ptr<Waiter>& waiter)
 {
     WaitProgress progress;
     std::optional<std::uint32_t> first;
+    std::vector<EventWatch*> pending;
     std::lock_guard lock(state.mutex);
     for (std::uint32_t i = 0; i < handles.size(); ++i) {
         auto found = state.lookup<EventRecord>(handles[i]);
         if (!found)
             return fail(std::move(found.error()));
-        if (poll_record(**found).state != backend::EventState::pending) {
+        EventWatch& watch = *(*found)->watch;
+        if (watch.done()) {
             ++progress.done_count;
             if (!first)
                 first = i;
+        } else {
+            pending.push_back(&watch);
         }
     }
     progress.first_done = first.value_or(0);
     const bool all = (flags & VACCEL_WAIT_ALL) != 0;
     progress.satisfied = all ? progress.done_count == handles.size() : progress.done_count > 0;
+    if (!progress.satisfied && waiter)
+        for (EventWatch* watch : pending)
+            if (!watch->subscribe(waiter))
+                waiter->wake();  // done since the look: look again at once
     return progress;
 }
 
@@ -79,21 +84,23 @@ Status event_wait(SessionState& state, vaccel_event_wait& args, std::span<const 
         deadline = std::chrono::steady_clock::time_point(
             std::chrono::nanoseconds(static_cast<std::int64_t>(args.timeout_ns)));
     const bool forever = args.timeout_ns > representable;
-    CompletionSignal& signal = state.devices->completions();
+    // Ownership: watches keep the waiter until their event completes; it
+    // outlives this call harmlessly (a late wake() sets a flag nobody reads).
+    auto waiter = std::make_shared<SleepingWaiter>();
 
     for (;;) {
-        const std::uint64_t seen = signal.generation();
-        auto progress = wait_progress(state, handles, args.flags);
+        const bool may_sleep = forever || (deadline && std::chrono::steady_clock::now() < *deadline);
+        auto progress = wait_progress(state, handles, args.flags, may_sleep ? waiter : nullptr);
         if (!progress)
             return fail(std::move(progress.error()));
         args.done_count = progress->done_count;
         args.first_done = progress->first_done;
         if (progress->satisfied)
             return {};
-        if (!forever && (!deadline || std::chrono::steady_clock::now() >= *deadline))
+        if (!may_sleep)
             return fail(Errc::deadline_expired, VACCEL_D_WAIT_TIMEOUT,
                         handles.size() - progress->done_count);
-        signal.wait_for_change(seen, deadline);
+        waiter->sleep(deadline);
     }
 }
 
@@ -106,8 +113,14 @@ Status event_destroy(SessionState& state, vaccel_handle_release& args)
     ContextRecord& context = *event.owner;
     auto released =
         context.device->call([&](backend::Backend& b) { return b.destroy_event(event.object); });
-    if (!released)
-        return released;  // Busy while pending; the handle stays valid
+    if (!released) {
+        // Busy while pending; the handle stays valid. The contract names the
+        // event by its handle, never by anything of the backend's.
+        Error error = std::move(released.error());
+        if (error.detail == VACCEL_D_NOT_COMPLETE)
+            error.arg0 = args.handle;
+        return fail(std::move(error));
+    }
     context.accounting->release(Resource::events, 1);
     --context.children;
     --event.queue->events;

@@ -50,13 +50,27 @@ Status queue_destroy(SessionState& state, vaccel_handle_release& args);
 
 // submit_ops.cpp
 Status submit(SessionState& state, vaccel_submit& args, std::span<const std::byte> bindings);
+Status submit_after(SessionState& state, vaccel_submit_after& args,
+                    std::span<const std::byte> bindings);
+
+// launch_ops.cpp
+Status launch(SessionState& state, vaccel_launch& args, std::span<const std::byte> payload);
+
+// gate_ops.cpp
+Status gate_create(SessionState& state, vaccel_gate_create& args);
+Status gate_raise(SessionState& state, vaccel_gate_value& args);
+Status gate_value(SessionState& state, vaccel_gate_value& args);
+Status gate_destroy(SessionState& state, vaccel_handle_release& args);
 
 // event_ops.cpp
 Status event_poll(SessionState& state, vaccel_event_poll& args);
 // One look at `handles` (the daemon's seam). Takes SessionState::mutex
-// itself; called without it.
+// itself; called without it. When `waiter` is given and the wait is not
+// satisfied, it is subscribed to every pending event looked at (woken when
+// one completes; see event_watch.hpp).
 Result<WaitProgress> wait_progress(SessionState& state, std::span<const std::uint64_t> handles,
-                                   std::uint32_t flags);
+                                   std::uint32_t flags,
+                                   const std::shared_ptr<Waiter>& waiter = nullptr);
 // Takes SessionState::mutex itself; called without it.
 Status event_wait(SessionState& state, vaccel_event_wait& args, std::span<const std::byte> handles);
 Status event_destroy(SessionState& state, vaccel_handle_release& args);

@@ -23,6 +23,8 @@ Status program_load(SessionState& state, vaccel_program_load& args,
         return fail(std::move(found.error()));
     ContextRecord& context = **found;
     Accounting& accounting = *context.accounting;
+    if (auto ok = context.device->usable(); !ok)
+        return ok;
 
     const vaccel_device_limits limits = accounting.limits();
     if (args.payload_bytes > limits.max_artifact_bytes)
@@ -38,8 +40,9 @@ Status program_load(SessionState& state, vaccel_program_load& args,
     desc.format = args.format;
     desc.target = args.target;
     desc.payload = artifact;
-    auto program = context.device->call(
-        [&](backend::Backend& b) { return b.load_program(*context.object, desc); });
+    // Compiling takes the session lock only, never the device's: other
+    // sessions keep using the device meanwhile (device_manager.hpp).
+    auto program = context.device->load(*context.object, desc);
     if (!program)
         return fail(std::move(program.error()));
 

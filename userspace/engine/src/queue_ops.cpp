@@ -14,6 +14,8 @@ Status queue_create(SessionState& state, vaccel_queue_create& args)
     if (!found)
         return fail(std::move(found.error()));
     ContextRecord& context = **found;
+    if (auto ok = context.device->usable(); !ok)
+        return ok;
     if (auto handle = state.reserve_handle(); !handle)
         return handle;
     auto charge = context.accounting->reserve(Resource::queues, 1);

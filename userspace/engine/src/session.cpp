@@ -167,6 +167,21 @@ Status Session::dispatch(std::uint32_t opcode, std::span<std::byte> args,
     case VACCEL_OP_EVENT_DESTROY:
         return locked<vaccel_handle_release>(s, args,
                                              [&](auto& a) { return ops::event_destroy(s, a); });
+    case VACCEL_OP_GATE_CREATE:
+        return locked<vaccel_gate_create>(s, args, [&](auto& a) { return ops::gate_create(s, a); });
+    case VACCEL_OP_GATE_RAISE:
+        return locked<vaccel_gate_value>(s, args, [&](auto& a) { return ops::gate_raise(s, a); });
+    case VACCEL_OP_GATE_VALUE:
+        return locked<vaccel_gate_value>(s, args, [&](auto& a) { return ops::gate_value(s, a); });
+    case VACCEL_OP_GATE_DESTROY:
+        return locked<vaccel_handle_release>(s, args,
+                                             [&](auto& a) { return ops::gate_destroy(s, a); });
+    case VACCEL_OP_SUBMIT_AFTER:
+        return locked<vaccel_submit_after>(
+            s, args, [&](auto& a) { return ops::submit_after(s, a, in_payload); });
+    case VACCEL_OP_LAUNCH:
+        return locked<vaccel_launch>(s, args,
+                                     [&](auto& a) { return ops::launch(s, a, in_payload); });
     default:
         // check_request_wire() refuses unknown opcodes; this is unreachable
         // unless the contract grows an op the engine does not serve yet.

@@ -6,8 +6,8 @@
 //  - routing reads only SessionState::route (a leaf lock), never the session
 //    lock, so the daemon's reactor can route without ever waiting on a
 //    device (ADR 0006);
-//  - "events in flight" in stats() are events still pending, polled now;
-//    "events" are events alive.
+//  - "events in flight" in stats() are events whose completion has not
+//    been reported (their watch); "events" are events alive.
 #include <cstring>
 
 #include "args.hpp"
@@ -38,7 +38,17 @@ std::uint64_t request_handle(std::uint32_t opcode, std::span<const std::byte> ar
     case VACCEL_OP_PROGRAM_UNLOAD:
     case VACCEL_OP_QUEUE_DESTROY:
     case VACCEL_OP_EVENT_DESTROY:
+    case VACCEL_OP_GATE_DESTROY:
         return handle_at(args, offsetof(vaccel_handle_release, handle));
+    case VACCEL_OP_GATE_CREATE:
+        return handle_at(args, offsetof(vaccel_gate_create, context));
+    case VACCEL_OP_GATE_RAISE:
+    case VACCEL_OP_GATE_VALUE:
+        return handle_at(args, offsetof(vaccel_gate_value, gate));
+    case VACCEL_OP_SUBMIT_AFTER:
+        return handle_at(args, offsetof(vaccel_submit_after, queue));
+    case VACCEL_OP_LAUNCH:
+        return handle_at(args, offsetof(vaccel_launch, queue));
     case VACCEL_OP_BUFFER_ALLOC:
         return handle_at(args, offsetof(vaccel_buffer_alloc, context));
     case VACCEL_OP_BUFFER_WRITE:
@@ -96,13 +106,30 @@ std::optional<std::uint32_t> Session::route(std::uint32_t opcode, std::span<cons
     return found == s.route.end() ? 0 : found->second;
 }
 
-Result<WaitProgress> Session::check_wait(std::span<const std::uint64_t> events,
-                                         std::uint32_t flags)
+std::optional<std::uint32_t> Session::first_device() const
 {
-    auto progress = ops::wait_progress(*state_, events, flags);
+    std::lock_guard lock(state_->route_mutex);
+    std::optional<std::uint32_t> first;
+    for (const auto& [handle, device] : state_->route)
+        if (!first || device < *first)
+            first = device;
+    return first;
+}
+
+Result<WaitProgress> Session::check_wait(std::span<const std::uint64_t> events,
+                                         std::uint32_t flags,
+                                         const std::shared_ptr<Waiter>& waiter)
+{
+    auto progress = ops::wait_progress(*state_, events, flags, waiter);
     if (!progress)
         state_->errors.fetch_add(1, std::memory_order_relaxed);
     return progress;
+}
+
+void Session::set_completion_listener(std::shared_ptr<Waiter> listener)
+{
+    std::lock_guard lock(state_->mutex);
+    state_->completion_listener = std::move(listener);
 }
 
 void Session::count_refusal()
@@ -128,12 +155,11 @@ SessionStats Session::stats() const
                     ++stats.programs;
                 } else if constexpr (std::is_same_v<R, QueueRecord>) {
                     ++stats.queues;
+                } else if constexpr (std::is_same_v<R, GateRecord>) {
+                    ++stats.gates;
                 } else {
                     ++stats.events;
-                    const bool pending = record.owner->device->call([&](backend::Backend& b) {
-                        return b.poll(*record.object).state == backend::EventState::pending;
-                    });
-                    stats.events_in_flight += pending ? 1 : 0;
+                    stats.events_in_flight += record.watch->done() ? 0 : 1;
                 }
             },
             object);

@@ -9,8 +9,8 @@
 // through SessionState::insert<R>()).
 //
 // Ownership and children:
-//   context  <- buffers, programs, queues, events   (ContextRecord::children)
-//   queue    <- events                              (QueueRecord::events)
+//   context  <- buffers, programs, queues, events, gates (ContextRecord::children)
+//   queue    <- events                                    (QueueRecord::events)
 // A record is removed only when its child count is zero, so the raw parent
 // pointers below never dangle.
 // Invariant: pointers into the table stay valid until that object is removed
@@ -30,6 +30,7 @@
 #include "vaccel/common/handles.hpp"
 #include "vaccel/common/limits.hpp"
 #include "vaccel/engine/device_manager.hpp"
+#include "vaccel/engine/event_watch.hpp"
 #include "vaccel/engine/limit_policy.hpp"
 
 namespace vaccel::engine {
@@ -41,7 +42,7 @@ struct ContextRecord {
     // Effective limits (device ∩ policy) and this context's use. Held by
     // pointer because Accounting is not movable (it owns a mutex).
     std::unique_ptr<Accounting> accounting;
-    std::uint32_t children = 0;  // buffers + programs + queues + events alive
+    std::uint32_t children = 0;  // buffers + programs + queues + events + gates alive
 };
 
 struct BufferRecord {
@@ -72,9 +73,18 @@ struct EventRecord {
     ContextRecord* owner = nullptr;
     QueueRecord* queue = nullptr;
     std::unique_ptr<backend::Event> object;
+    std::shared_ptr<EventWatch> watch;  // shared with the backend's submission
 };
 
-using Object = std::variant<ContextRecord, BufferRecord, ProgramRecord, QueueRecord, EventRecord>;
+struct GateRecord {
+    static constexpr HandleKind kind = HandleKind::gate;
+    ContextRecord* owner = nullptr;
+    std::uint64_t context = 0;
+    std::unique_ptr<backend::Gate> object;
+};
+
+using Object =
+    std::variant<ContextRecord, BufferRecord, ProgramRecord, QueueRecord, EventRecord, GateRecord>;
 
 struct SessionState {
     SessionState(std::shared_ptr<DeviceManager> manager, SessionIdentity who,
@@ -85,8 +95,8 @@ struct SessionState {
     const std::shared_ptr<const LimitPolicy> policy;  // never null
 
     // Guards objects, every record in it and session_contexts' pairing with
-    // the table. Lock order: this, then a Device's mutex, then the
-    // CompletionSignal's (device_manager.hpp).
+    // the table. Lock order: this, then a Device's mutex, then an
+    // EventWatch's (device_manager.hpp).
     mutable std::mutex mutex;
     HandleTable<Object> objects;
     // The session's contexts per device, against the effective max_contexts.
@@ -98,6 +108,11 @@ struct SessionState {
     // device. Kept in step with `objects` by insert()/erase().
     mutable std::mutex route_mutex;
     std::unordered_map<std::uint64_t, std::uint32_t> route;
+
+    // Woken whenever any event of this session completes (may be null):
+    // what makes the session's file descriptor readable. Set once, before
+    // the first submission.
+    std::shared_ptr<Waiter> completion_listener;
 
     // Counters for the admin channel (any thread, relaxed).
     std::atomic<std::uint64_t> submissions{0};  // accepted submissions
@@ -149,12 +164,11 @@ struct SessionState {
 };
 
 // Backends know no handles: a refusal naming a buffer (VACCEL_D_IN_FLIGHT,
-// arg0 = the buffer) carries the address of its backend::Buffer. Replaces it
-// with the client's handle when it is `buffer`'s; anything else unchanged.
+// arg0 = the buffer) carries its Buffer::identity(). Replaces it with the
+// client's handle when it is `buffer`'s; anything else unchanged.
 inline Error name_buffer(Error error, const backend::Buffer* buffer, std::uint64_t handle)
 {
-    if (error.detail == VACCEL_D_IN_FLIGHT &&
-        error.arg0 == static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(buffer)))
+    if (error.detail == VACCEL_D_IN_FLIGHT && buffer != nullptr && error.arg0 == buffer->identity())
         error.arg0 = handle;
     return error;
 }

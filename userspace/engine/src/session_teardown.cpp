@@ -1,13 +1,16 @@
 // session_teardown.cpp - releasing everything a session owns, in order.
 //
 // Owns: the end of a session's objects. Decides the order:
-//   1. wait (without the session lock, on the completion signal) until no
-//      event is pending - the backends finish accepted work, they do not
-//      abandon it;
-//   2. events, then queues, programs and buffers, then contexts, each
-//      through its op handler so that every counter (context accounting,
-//      session and device context counts) is given back exactly as a
-//      client's own release would.
+//   1. cancel what has not started: every context's queued and gated
+//      submissions end CANCELLED (VACCEL_D_SESSION_CLOSED), so a dead
+//      client's backlog is not run for nobody;
+//   2. wait (without the session lock, woken by the completions of the
+//      events still running) until no event is pending - the backends
+//      finish running work, they do not abandon it;
+//   3. events, gates, then queues, programs and buffers, then contexts,
+//      each through its op handler so that every counter (context
+//      accounting, session and device context counts) is given back exactly
+//      as a client's own release would.
 // A release the backend still refuses after step 1 breaks the backend
 // contract; the object is then deliberately leaked (never freed behind the
 // backend's back) and its record dropped so that teardown completes.
@@ -19,16 +22,26 @@ namespace vaccel::engine {
 
 namespace {
 
-bool any_pending(SessionState& state)
+// Subscribes `waiter` to every event still pending; true if there is one.
+bool any_pending(SessionState& state, const std::shared_ptr<Waiter>& waiter)
 {
     bool pending = false;
     state.objects.for_each([&](std::uint64_t, Object& object) {
-        if (auto* event = std::get_if<EventRecord>(&object); event && !pending)
-            pending = event->owner->device->call([&](backend::Backend& b) {
-                return b.poll(*event->object).state == backend::EventState::pending;
-            });
+        if (auto* event = std::get_if<EventRecord>(&object))
+            pending = event->watch->subscribe(waiter) || pending;
     });
     return pending;
+}
+
+void cancel_unstarted(SessionState& state)
+{
+    const Error why = Error::of(Errc::cancelled, VACCEL_D_SESSION_CLOSED)
+                          .with_note("the session ended before this work started");
+    state.objects.for_each([&](std::uint64_t, Object& object) {
+        if (auto* context = std::get_if<ContextRecord>(&object))
+            context->device->call(
+                [&](backend::Backend& b) { return b.cancel_pending(*context->object, why); });
+    });
 }
 
 template <class R>
@@ -73,17 +86,16 @@ void release_each(SessionState& state, Release release)
 
 void release_all(SessionState& state)
 {
-    CompletionSignal& signal = state.devices->completions();
+    auto waiter = std::make_shared<SleepingWaiter>();
     std::unique_lock lock(state.mutex);
-    for (;;) {
-        const std::uint64_t seen = signal.generation();
-        if (!any_pending(state))
-            break;
+    cancel_unstarted(state);
+    while (any_pending(state, waiter)) {
         lock.unlock();
-        signal.wait_for_change(seen, std::nullopt);
+        waiter->sleep(std::nullopt);
         lock.lock();
     }
     release_each<EventRecord>(state, ops::event_destroy);
+    release_each<GateRecord>(state, ops::gate_destroy);
     release_each<QueueRecord>(state, ops::queue_destroy);
     release_each<ProgramRecord>(state, ops::program_unload);
     release_each<BufferRecord>(state, ops::buffer_free);

@@ -1,28 +1,45 @@
 // backend.hpp - the interface every device backend implements.
 //
-// Mirrors the accelerator contract (the seeds' Accelerator trait). Decides:
+// Mirrors the accelerator contract (the seeds' Accelerator trait, shaped like
+// IREE's HAL); docs/adr/0008-backend-model.md gives the reasons. Decides:
 //  - Ownership: every object a backend creates is returned as a unique_ptr
 //    the caller (the engine) owns. Releasing takes the unique_ptr by
 //    reference: on success the backend resets it; on failure (Busy while in
 //    use) it is left untouched, so the object is handed back alive.
 //  - Threading: calls on one Backend come from one thread at a time (the
-//    engine's device worker, or the embedded caller under the engine's lock);
-//    a backend may run submissions on threads of its own and must make
-//    poll()/in_flight() safe against them.
-//  - Children: a context cannot be destroyed while it owns buffers, programs
-//    or queues; an event keeps its bindings' buffers and its program "in use"
-//    until it completes.
+//    engine's device serialisation), EXCEPT load_program, which the engine
+//    makes without that serialisation so that compiling a program never
+//    blocks the device for other sessions: it must be safe against every
+//    other call (objects of one context are still only touched by the one
+//    session that owns the context, one call at a time). A backend may run
+//    work on threads of its own and must make poll()/in_flight() safe
+//    against them.
+//  - Children: a context cannot be destroyed while it owns buffers, programs,
+//    queues or gates; an event keeps its bindings' buffers and its program
+//    "in use" until it is terminal.
+//  - Completion: each accepted submission carries an EventSink of the
+//    engine's; the backend calls it exactly once, from any thread, after the
+//    event's state left pending (so a poll() from the sink sees it terminal).
+//  - Handles: backends know none. A refusal that names a buffer carries its
+//    Buffer::identity() (a serial number, never an address), which the
+//    engine turns into the client's handle.
+//  - Loss: a backend that loses its device (fault, reset) poisons itself:
+//    state() says lost, pending events fail with DeviceLost and every later
+//    call may be refused; the engine refuses calls on a lost device itself.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vaccel.h"
 #include "vaccel/common/error.hpp"
+#include "vaccel/common/kernel_args.hpp"
 
 namespace vaccel::backend {
 
@@ -51,6 +68,9 @@ public:
     virtual const BufferDesc& desc() const = 0;
     // Submissions accepted and not yet complete that bind this buffer.
     virtual std::uint64_t in_flight() const = 0;
+    // Names the buffer in refusals (VACCEL_D_IN_FLIGHT arg0): unique among
+    // the backend's live buffers, never a memory address.
+    virtual std::uint64_t identity() const = 0;
 };
 
 struct ProgramDesc {
@@ -70,9 +90,19 @@ struct SlotInfo {
 class Program {
 public:
     virtual ~Program() = default;
-    // Inputs first, then outputs; the slot number is the index.
+    // Inputs first, then outputs; the slot number is the index. Kernel
+    // programs (launched, not submitted) have no slots.
     virtual std::span<const SlotInfo> slots() const = 0;
     virtual std::uint32_t input_count() const = 0;
+    // enum vaccel_program_format it was loaded from.
+    virtual std::uint32_t format() const = 0;
+};
+
+// A host gate (docs/adr/0008): a 64-bit timeline of one context that only
+// the host raises.
+class Gate {
+public:
+    virtual ~Gate() = default;
 };
 
 class Queue {
@@ -105,6 +135,52 @@ public:
     virtual ~Event() = default;
 };
 
+// The engine's side of one event. The backend keeps it alive from acceptance
+// until it has called completed(), which it does exactly once, from any
+// thread, after the event left pending. completed() must not block and must
+// not call back into the backend.
+class EventSink {
+public:
+    virtual ~EventSink() = default;
+    virtual void completed(const EventStatus& status) noexcept = 0;
+};
+
+// SUBMIT and SUBMIT_AFTER. The engine has checked handles, contexts and
+// limits; the backend applies the binding rules (validate::bindings).
+struct SubmitDesc {
+    Queue* queue = nullptr;
+    Program* program = nullptr;
+    std::span<const Binding> bindings;
+    std::uint64_t deadline_ns = 0;  // absolute CLOCK_MONOTONIC, 0 = none
+    Gate* after = nullptr;          // start once it reaches after_value
+    std::uint64_t after_value = 0;
+    std::shared_ptr<EventSink> sink;  // never null
+};
+
+// LAUNCH of a kernel program. The engine has parsed argv (kernel_args::parse)
+// and checked the dims (validate::launch_dims); the backend checks the entry,
+// the bindings (validate::launch_bindings) and lays the arguments out
+// (kernel_args::lay_out) with its device addresses.
+struct LaunchDesc {
+    Queue* queue = nullptr;
+    Program* program = nullptr;
+    std::string_view entry;
+    vaccel_launch_dims dims{};
+    std::span<const kernel_args::Arg> args;
+    std::span<const Binding> bindings;
+    std::uint64_t deadline_ns = 0;
+    std::shared_ptr<EventSink> sink;  // never null
+};
+
+// An accepted submission. `indeterminate` is set when the device took the
+// work but its acceptance could not be confirmed (the seed's Indeterminate):
+// the event is real and will report the outcome, and the caller returns the
+// error together with the event handle.
+struct Submitted {
+    std::unique_ptr<Event> event;
+    std::optional<Error> indeterminate;
+};
+
 // Objects alive in a backend instance; all zero after everything is released.
 struct LiveCounters {
     std::uint64_t contexts = 0;
@@ -114,6 +190,12 @@ struct LiveCounters {
     std::uint64_t queues = 0;
     std::uint64_t events = 0;
     std::uint64_t events_in_flight = 0;
+    std::uint64_t gates = 0;
+};
+
+enum class DeviceState : std::uint32_t {
+    ok = VACCEL_DEVICE_OK,
+    lost = VACCEL_DEVICE_LOST,
 };
 
 class Backend {
@@ -141,6 +223,7 @@ public:
                                 std::span<const std::byte> data) = 0;
     virtual Status read_buffer(Buffer& buffer, std::uint64_t offset, std::span<std::byte> data) = 0;
 
+    // Callable without the device serialisation (see Threading above).
     virtual Result<std::unique_ptr<Program>> load_program(Context& context,
                                                           const ProgramDesc& desc) = 0;
     virtual Status unload_program(std::unique_ptr<Program>& program) = 0;
@@ -148,20 +231,33 @@ public:
     virtual Result<std::unique_ptr<Queue>> create_queue(Context& context) = 0;
     virtual Status destroy_queue(std::unique_ptr<Queue>& queue) = 0;
 
-    // Either rejected (nothing happened, nothing retained) or accepted: the
-    // event then reports the outcome, including failures after acceptance.
-    // deadline_ns: absolute CLOCK_MONOTONIC, 0 = none; a backend that cannot
-    // honour a deadline refuses it with DeadlineExpired/VACCEL_D_DEADLINE.
-    virtual Result<std::unique_ptr<Event>> submit(Queue& queue, Program& program,
-                                                  std::span<const Binding> bindings,
-                                                  std::uint64_t deadline_ns) = 0;
-    virtual EventStatus poll(Event& event) = 0;
-    // Busy while the event is pending.
-    virtual Status destroy_event(std::unique_ptr<Event>& event) = 0;
+    // Gates (VACCEL_CAP_GATES). raise: a value at or below the current one
+    // changes nothing; reaching a value starts the submissions waiting for
+    // it. destroy never fails for in-flight work: submissions still waiting
+    // on the gate are cancelled (CANCELLED, VACCEL_D_GATE_DESTROYED).
+    virtual Result<std::unique_ptr<Gate>> create_gate(Context& context) = 0;
+    virtual Status raise_gate(Gate& gate, std::uint64_t value) = 0;
+    virtual std::uint64_t gate_value(const Gate& gate) const = 0;
+    virtual Status destroy_gate(std::unique_ptr<Gate>& gate) = 0;
 
-    // Called (from any backend thread) each time some event leaves pending.
-    // Set once, before the first submit; the callback must not call back in.
-    virtual void set_completion_notifier(std::function<void()> notify) = 0;
+    // Either refused (nothing happened, nothing retained) or accepted: the
+    // event then reports the outcome, including failures after acceptance.
+    // A backend that cannot honour a deadline refuses it with
+    // DeadlineExpired/VACCEL_D_DEADLINE.
+    virtual Result<Submitted> submit(const SubmitDesc& desc) = 0;
+    // VACCEL_CAP_LAUNCH; the same accepted/refused/indeterminate outcomes.
+    virtual Result<Submitted> launch(const LaunchDesc& desc) = 0;
+    virtual EventStatus poll(Event& event) = 0;
+    // Busy (VACCEL_D_NOT_COMPLETE, arg0 = 0: the engine names the handle)
+    // while the event is pending.
+    virtual Status destroy_event(std::unique_ptr<Event>& event) = 0;
+    // Cancels every submission of `context` that has not started (waiting
+    // for a gate or queued): each becomes CANCELLED with `why` as its
+    // failure. Running work is not interrupted. Returns how many.
+    virtual std::uint64_t cancel_pending(Context& context, const Error& why) = 0;
+
+    // ok until the device is lost; never goes back.
+    virtual DeviceState state() const = 0;
 
     virtual LiveCounters live() const = 0;
 };

@@ -109,6 +109,8 @@ Result<RuleLimits> limits_of(const json& document)
             limits.queues = value32;
         else if (key == "events")
             limits.events = value32;
+        else if (key == "gates")
+            limits.gates = value32;
         else if (key == "weight")
             limits.weight = value32;
         else
@@ -142,6 +144,7 @@ json rule_json(const Rule& rule)
     if (l.programs) out["programs"] = *l.programs;
     if (l.queues) out["queues"] = *l.queues;
     if (l.events) out["events"] = *l.events;
+    if (l.gates) out["gates"] = *l.gates;
     if (l.weight) out["weight"] = *l.weight;
     return out;
 }
@@ -183,12 +186,14 @@ std::string devices_document(engine::DeviceManager& devices)
                         {"name", std::string(info.name, strnlen(info.name, VACCEL_NAME_LEN))},
                         {"driver", std::string(info.driver, strnlen(info.driver, VACCEL_NAME_LEN))},
                         {"class", klass},
+                        {"state", device.state() == backend::DeviceState::lost ? "lost" : "ok"},
                         {"memory_bytes", info.memory_bytes},
                         {"sessions", stats.sessions},
                         {"contexts", stats.live.contexts},
                         {"buffers", stats.live.buffers},
                         {"buffer_bytes", stats.live.buffer_bytes},
                         {"programs", stats.live.programs},
+                        {"gates", stats.live.gates},
                         {"events_in_flight", stats.live.events_in_flight},
                         {"submissions", stats.submissions}});
     }
@@ -215,6 +220,7 @@ std::string sessions_document(const std::vector<SessionEntry>& sessions, const P
                         {"memory_bytes", stats.memory_bytes},
                         {"programs", stats.programs},
                         {"queues", stats.queues},
+                        {"gates", stats.gates},
                         {"events_in_flight", stats.events_in_flight},
                         {"submissions", stats.submissions},
                         {"errors", stats.errors}});

@@ -12,9 +12,9 @@ std::expected<std::unique_ptr<InlineEndpoint>, std::string> InlineEndpoint::crea
     auto config = ConfigFile::open(config_path);
     if (!config)
         return std::unexpected(config.error().message());
-    engine::DeviceOptions device_options;
-    device_options.cpu_threads = 1;
-    auto devices = engine::DeviceManager::open(device_options);
+    backend::Selection selection;
+    selection.settings["cpu"].emplace("threads", "1");
+    auto devices = engine::DeviceManager::open(selection);
     if (!devices)
         return std::unexpected(describe(devices.error()));
     endpoint->devices_ = std::move(*devices);

@@ -189,6 +189,7 @@ void Server::close_peer(Peer& c, std::string_view reason, bool flush)
         }
         if (c.flush)
             queue_reply(c, refusal(wait.request, Error::of(Errc::device_lost, VACCEL_D_PEER_GONE)));
+        wait.waker->active.store(false, std::memory_order_release);
         it = c.waits.erase(it);
     }
     maybe_finish(c);
@@ -201,9 +202,13 @@ void Server::maybe_finish(Peer& c)
     if (c.flush && !c.outbox.empty())
         return;
     const std::uint64_t id = c.id;
-    // Hand-off reactor -> chores: the session's destructor waits for its
-    // pending events, so it must not run here.
-    chores_->push([session = std::move(c.session)]() mutable { session.reset(); });
+    // Hand-off reactor -> the reaper of the session's first device: the
+    // session's destructor cancels what has not started and waits for its
+    // running work, so it runs neither here nor on the chores thread that
+    // serves admin commands; a device whose work hangs delays only the
+    // teardowns queued behind it on its own reaper.
+    const std::uint32_t device = c.session->first_device().value_or(0);
+    reapers_[device]->push([session = std::move(c.session)]() mutable { session.reset(); });
     spdlog::debug("vacceld: session {} closed", id);
     if (c.transport == Transport::kernel && node_)
         node_->sessions.erase(c.module_session);

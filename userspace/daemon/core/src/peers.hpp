@@ -27,9 +27,36 @@
 
 namespace vaccel::daemon {
 
+// Wakes one parked wait when an event it named completes: subscribed to
+// those events by each look (Session::check_wait), it posts one recheck to
+// the reactor. Any backend thread; never blocks.
+// Ownership: the wait holds it; event watches hold it until their event
+// completes, so it may outlive the wait: `active` (cleared when the wait is
+// answered) makes a late wake a no-op, and the post names the wait by ids,
+// never by pointer.
+class WaitWaker final : public engine::Waiter {
+public:
+    WaitWaker(Reactor& reactor, std::function<void()> recheck)
+        : reactor_(reactor), recheck_(std::move(recheck))
+    {
+    }
+    void wake() noexcept override
+    {
+        if (active.load(std::memory_order_acquire) && !posted.exchange(true))
+            reactor_.post(recheck_);
+    }
+    std::atomic<bool> active{true};
+    // Set from a wake until the reactor took it (on_wait_woken clears it).
+    std::atomic<bool> posted{false};
+
+private:
+    Reactor& reactor_;  // Ownership: outlives every wait (Server owns both)
+    std::function<void()> recheck_;
+};
+
 // An EVENT_WAIT the daemon holds until its events are done or it times out.
 // States: checking (a look is queued or running on a device worker: counted
-// in Peer::jobs) or parked (waiting for a completion or the timer).
+// in Peer::jobs) or parked (waiting for its waker or the timer).
 struct Server::ParkedWait {
     Request request;
     std::vector<std::uint64_t> handles;
@@ -38,6 +65,8 @@ struct Server::ParkedWait {
     OpId timer = 0;                // armed timer, 0 = none
     bool checking = false;
     bool expired = false;          // the timer fired: the next look is the last
+    bool woken = false;            // woken while checking: look again
+    std::shared_ptr<WaitWaker> waker;
 };
 
 enum class Transport : std::uint8_t { socket, kernel };

@@ -110,21 +110,17 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
         return std::unexpected(config.error().message());
     const DaemonSettings settings = config->config().daemon;
 
-    // Devices: --devices, else the config's list, else every device found.
-    const auto wanted = options.devices ? options.devices : settings.devices;
-    engine::DeviceOptions device_options;
-    device_options.cpu_threads = options.cpu_threads;
-    if (wanted) {
-        device_options.cpu = false;
-        for (const std::string& name : *wanted) {
-            if (name == "cpu")
-                device_options.cpu = true;
-            else
-                return std::unexpected(fmt::format(
-                    "unknown device '{}' in the device list; this build serves: cpu", name));
-        }
-    }
-    auto devices = engine::DeviceManager::open(device_options);
+    // Devices: --devices, else the config's list, else every device found;
+    // each backend with its [devices.NAME] settings (--cpu-threads, when
+    // given, overrides [devices.cpu] threads).
+    backend::Selection selection;
+    if (const auto wanted = options.devices ? options.devices : settings.devices)
+        selection.devices = *wanted;
+    for (const auto& [name, values] : settings.backends)
+        selection.settings[name] = backend::Settings(values.begin(), values.end());
+    if (options.cpu_threads != 0)
+        selection.settings["cpu"]["threads"] = std::to_string(options.cpu_threads);
+    auto devices = engine::DeviceManager::open(selection);
     if (!devices)
         return std::unexpected("no device to serve: " + describe(devices.error()));
     server->devices_ = std::move(*devices);
@@ -159,20 +155,21 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
                                                     std::move(*config), opts.admin_group,
                                                     server->started_ns_);
     server->chores_ = std::make_unique<WorkQueue>("vacceld-chores");
-    for (std::uint32_t i = 0; i < server->devices_->count(); ++i)
+    for (std::uint32_t i = 0; i < server->devices_->count(); ++i) {
         server->workers_.push_back(std::make_unique<WorkQueue>(fmt::format("vacceld-dev{}", i)));
+        server->reapers_.push_back(std::make_unique<WorkQueue>(fmt::format("vacceld-reap{}", i)));
+    }
     return server;
 }
 
 Server::~Server()
 {
-    if (devices_)
-        devices_->on_completion({});
     // Workers and chores join here (declared after the reactor, so destroyed
     // first); jobs still queued run and post into a reactor that no longer
     // runs, which drops them.
     peers_.clear();
     workers_.clear();
+    reapers_.clear();
     chores_.reset();
     if (listen_fd_)
         ::unlink(socket_path_.c_str());
@@ -180,12 +177,6 @@ Server::~Server()
 
 int Server::run()
 {
-    // Ownership: the listener runs on backend threads; it only sets a flag
-    // and posts, and is removed in ~Server before the reactor goes.
-    devices_->on_completion([this] {
-        if (!recheck_posted_.exchange(true))
-            reactor_->post([this] { recheck_parked_waits(); });
-    });
     arm_accept();
     // The first FETCH names the calling thread the module's serving thread.
     arm_fetches();

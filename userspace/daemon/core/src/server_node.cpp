@@ -23,6 +23,7 @@
 //    committed); after a refused commit the slot fetches again; a refused
 //    FETCH retires the slot (logged).
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -90,6 +91,24 @@ std::expected<void, std::string> Server::attach_server_node()
                            : fmt::format("cannot open {}: {}", path, errno_text(error));
         if (required)
             return std::unexpected(why + (error == EBUSY ? "; stop it first" : ""));
+        spdlog::warn("vacceld: {}: serving the socket only", why);
+        return {};
+    }
+    // The version handshake: the module serves a daemon of its ABI major
+    // whose minor is at least its own (uapi/vaccel_server.h).
+    vaccel_srv_hello hello{};
+    hello.major = VACCEL_ABI_MAJOR;
+    hello.minor = VACCEL_ABI_MINOR;
+    if (::ioctl(fd.get(), VACCEL_SRV_IOCTL_HELLO, &hello) != 0) {
+        const int error = errno;
+        const std::string why =
+            error == EPROTONOSUPPORT
+                ? fmt::format("{} serves contract ABI {}.{}, this vacceld {}.{}: install a "
+                              "matching module",
+                              path, hello.major, hello.minor, VACCEL_ABI_MAJOR, VACCEL_ABI_MINOR)
+                : fmt::format("{}: the version handshake failed: {}", path, errno_text(error));
+        if (required)
+            return std::unexpected(why);
         spdlog::warn("vacceld: {}: serving the socket only", why);
         return {};
     }

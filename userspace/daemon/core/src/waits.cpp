@@ -3,16 +3,16 @@
 // Decides the life of a wait without ever blocking a thread on it:
 //   1. a look (Session::check_wait) runs on the worker of the first event's
 //      device, or on the reactor when that worker is idle and the peer has
-//      nothing in flight (ADR 0007); it reads the completion generation
-//      BEFORE looking;
+//      nothing in flight (ADR 0007); the same look subscribes the wait's
+//      WaitWaker to every event still pending (peers.hpp);
 //   2. back on the reactor: a refusal, or all/any done, is the reply; so is
 //      a timeout that has passed (DeadlineExpired / VACCEL_D_WAIT_TIMEOUT,
 //      arg0 = events not done, done_count/first_done filled in);
 //   3. otherwise the wait parks: a timer is armed for its absolute timeout
-//      (none for "forever"), and if the generation moved since the look, a
-//      new look starts at once (the completion fell between look and park);
-//   4. each completion (DeviceManager::on_completion, coalesced to one post)
-//      starts a look for every parked wait; the timer starts a last look.
+//      (none for "forever"), and if its waker fired during the look, a new
+//      look starts at once;
+//   4. the completion of an event the wait names fires its waker, which
+//      posts one look for that wait only; the timer starts a last look.
 // A timeout of 0 is one look; a timeout above INT64_MAX never expires.
 #include <cstdint>
 #include <cstring>
@@ -36,6 +36,8 @@ void Server::start_wait(Peer& c, Request request)
     std::memcpy(wait.handles.data(), request.payload.data(), wait.handles.size() * sizeof(std::uint64_t));
     wait.request = std::move(request);
     const std::uint64_t wait_id = c.next_wait++;
+    wait.waker = std::make_shared<WaitWaker>(
+        *reactor_, [this, id = c.id, wait_id] { on_wait_woken(id, wait_id); });
     c.waits.emplace(wait_id, std::move(wait));
     check_wait(c, wait_id);
 }
@@ -44,33 +46,53 @@ void Server::check_wait(Peer& c, std::uint64_t wait_id)
 {
     ParkedWait& wait = c.waits.at(wait_id);
     wait.checking = true;
+    wait.woken = false;
     const std::uint32_t device =
         c.session->route(VACCEL_OP_EVENT_WAIT, wait.request.args, wait.request.payload).value_or(0);
     const bool inline_look = worker_free_for(c, device);
     ++c.jobs;
+    // A poll (timeout 0) never parks: nothing to subscribe.
+    std::shared_ptr<engine::Waiter> waker;
+    if (wait.timeout_ns != 0)
+        waker = wait.waker;
     if (inline_look) {
-        // The look is short (a poll per handle): do it here when the worker
+        // The look is short (a check per handle): do it here when the worker
         // is idle (ADR 0007); the result still arrives by post().
-        const std::uint64_t generation = devices_->completions().generation();
-        auto progress = c.session->check_wait(wait.handles, wait.flags);
-        reactor_->post([this, id = c.id, wait_id, generation, progress] {
-            on_wait_checked(id, wait_id, generation, progress);
+        auto progress = c.session->check_wait(wait.handles, wait.flags, waker);
+        reactor_->post([this, id = c.id, wait_id, progress] {
+            on_wait_checked(id, wait_id, progress);
         });
         return;
     }
     workers_[device]->push(c.id, c.weight,
                            [this, id = c.id, wait_id, session = c.session, handles = wait.handles,
-                            flags = wait.flags]() mutable {
-                               const std::uint64_t generation = devices_->completions().generation();
-                               auto progress = session->check_wait(handles, flags);
+                            flags = wait.flags, waker = std::move(waker)]() mutable {
+                               auto progress = session->check_wait(handles, flags, waker);
                                session.reset();  // never the last reference here
-                               reactor_->post([this, id, wait_id, generation, progress] {
-                                   on_wait_checked(id, wait_id, generation, progress);
+                               reactor_->post([this, id, wait_id, progress] {
+                                   on_wait_checked(id, wait_id, progress);
                                });
                            });
 }
 
-void Server::on_wait_checked(std::uint64_t id, std::uint64_t wait_id, std::uint64_t generation,
+void Server::on_wait_woken(std::uint64_t id, std::uint64_t wait_id)
+{
+    Peer* c = find(id);
+    if (c == nullptr)
+        return;
+    auto it = c->waits.find(wait_id);
+    if (it == c->waits.end())
+        return;
+    ParkedWait& wait = it->second;
+    // Cleared before looking: a completion from now on posts again.
+    wait.waker->posted.store(false, std::memory_order_release);
+    if (wait.checking)
+        wait.woken = true;  // on_wait_checked looks again
+    else if (!c->closing)
+        check_wait(*c, wait_id);
+}
+
+void Server::on_wait_checked(std::uint64_t id, std::uint64_t wait_id,
                              Result<engine::WaitProgress> progress)
 {
     Peer* found = find(id);
@@ -107,7 +129,7 @@ void Server::on_wait_checked(std::uint64_t id, std::uint64_t wait_id, std::uint6
             if (timer)
                 wait.timer = *timer;
         }
-        if (devices_->completions().generation() != generation)
+        if (wait.woken)
             check_wait(c, wait_id);
     }
     arm_receive(c);
@@ -133,23 +155,11 @@ void Server::on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res)
 void Server::answer_wait(Peer& c, std::uint64_t wait_id, Reply reply)
 {
     auto it = c.waits.find(wait_id);
+    it->second.waker->active.store(false, std::memory_order_release);
     if (it->second.timer != 0)
         reactor_->cancel(it->second.timer);
     c.waits.erase(it);
     queue_reply(c, std::move(reply));
-}
-
-void Server::recheck_parked_waits()
-{
-    // Cleared before looking: a completion from now on posts again.
-    recheck_posted_.store(false);
-    for (auto& [id, c] : peers_) {
-        if (c->closing)
-            continue;
-        for (auto& [wait_id, wait] : c->waits)
-            if (!wait.checking)
-                check_wait(*c, wait_id);
-    }
 }
 
 }  // namespace vaccel::daemon

@@ -64,6 +64,9 @@ public:
                     return Refusal(settings.error());
                 else
                     config.daemon = std::move(*settings);
+            } else if (key.str() == "devices") {
+                if (auto read = read_devices(node, config.daemon); !read)
+                    return Refusal(read.error());
             } else if (key.str() == "rule") {
                 const toml::array* rules = node.as_array();
                 if (rules == nullptr || !rules->is_array_of_tables())
@@ -74,14 +77,46 @@ public:
                         return Refusal(added.error());
             } else {
                 return refuse(key.source(), std::string(key.str()),
-                              "is not a setting vacceld knows; the file holds [daemon] and "
-                              "[[rule]] tables only");
+                              "is not a setting vacceld knows; the file holds [daemon], "
+                              "[devices.NAME] and [[rule]] tables only");
             }
         }
         return config;
     }
 
 private:
+    // [devices.NAME] key = value: kept as text for the backend to read.
+    std::expected<void, ConfigError> read_devices(const toml::node& node,
+                                                  DaemonSettings& settings) const
+    {
+        const toml::table* backends = node.as_table();
+        if (backends == nullptr)
+            return refuse(node.source(), "devices",
+                          "must hold one table per backend, e.g. [devices.cpu]");
+        for (auto [name_at, table_at] : in_file_order(*backends)) {
+            const std::string name = "devices." + std::string(name_at->str());
+            const toml::table* table = table_at->as_table();
+            if (table == nullptr)
+                return refuse(table_at->source(), name, "must be a table of settings");
+            auto& values = settings.backends[std::string(name_at->str())];
+            for (auto [key_at, value_at] : in_file_order(*table)) {
+                const std::string key = name + "." + std::string(key_at->str());
+                std::string text;
+                if (auto number = value_at->value_exact<std::int64_t>(); value_at->is_integer())
+                    text = std::to_string(*number);
+                else if (auto flag = value_at->value_exact<bool>(); value_at->is_boolean())
+                    text = *flag ? "true" : "false";
+                else if (auto string = value_at->value_exact<std::string>(); value_at->is_string())
+                    text = *string;
+                else
+                    return refuse(value_at->source(), key,
+                                  "must be a number, true/false or a string");
+                values[std::string(key_at->str())] = std::move(text);
+            }
+        }
+        return {};
+    }
+
     std::expected<DaemonSettings, ConfigError> read_daemon(const toml::table& table) const
     {
         DaemonSettings settings;
@@ -212,7 +247,7 @@ private:
                 return refuse(key.source(), name,
                               "is not a rule setting; a rule has one selector (uid, gid, "
                               "cgroup, default) and any of contexts, memory, buffers, "
-                              "programs, queues, events, weight");
+                              "programs, queues, events, gates, weight");
             }
             if (chosen) {
                 if (selector)
@@ -245,6 +280,7 @@ private:
         if (key == "programs") return &limits.programs;
         if (key == "queues") return &limits.queues;
         if (key == "events") return &limits.events;
+        if (key == "gates") return &limits.gates;
         return nullptr;
     }
 

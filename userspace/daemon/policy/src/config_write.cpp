@@ -107,6 +107,17 @@ std::string write_config(const Config& config)
     }
     out += fmt::format("socket = {}\nadmin_group = {}\n", toml_string(d.socket),
                        toml_string(d.admin_group));
+    for (const auto& [backend, values] : d.backends) {
+        out += fmt::format("\n[devices.{}]\n", backend);
+        for (const auto& [key, value] : values) {
+            // Numbers and booleans go back unquoted, so the file re-parses
+            // to the same text values.
+            const bool bare = value == "true" || value == "false" ||
+                              (!value.empty() && value.find_first_not_of("0123456789") ==
+                                                     std::string::npos && value.size() < 19);
+            out += fmt::format("{} = {}\n", key, bare ? value : toml_string(value));
+        }
+    }
     for (const Rule& rule : config.policy.rules()) {
         out += "\n[[rule]]\n" + selector_line(rule.selector);
         const RuleLimits& l = rule.limits;
@@ -121,6 +132,7 @@ std::string write_config(const Config& config)
         count("programs", l.programs);
         count("queues", l.queues);
         count("events", l.events);
+        count("gates", l.gates);
         count("weight", l.weight);
     }
     return out;

@@ -48,6 +48,7 @@ void RuleLimits::merge(const RuleLimits& changes)
     take(programs, changes.programs);
     take(queues, changes.queues);
     take(events, changes.events);
+    take(gates, changes.gates);
     take(weight, changes.weight);
 }
 
@@ -147,6 +148,7 @@ vaccel_device_limits Policy::effective(const vaccel_device_limits& device,
     policy.max_programs = l.programs.value_or(all32);
     policy.max_queues = l.queues.value_or(all32);
     policy.max_events = l.events.value_or(all32);
+    policy.max_gates = l.gates.value_or(all32);
     policy.max_bindings = all32;
     policy.max_buffer_bytes = all64;
     policy.max_artifact_bytes = all64;

@@ -5,6 +5,7 @@
 // reference the other backends are compared with.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "vaccel/backend/backend.hpp"
@@ -13,6 +14,13 @@ namespace vaccel::backend {
 
 struct CpuOptions {
     unsigned threads = 0;  // worker threads running submissions; 0 = hardware concurrency
+    // Which CPU device this is when the host is served as several (names and
+    // uuids differ by instance; 0 keeps the plain name).
+    unsigned instance = 0;
+    // Fault injection for tests ([devices.cpu] inject_loss_after): the
+    // submission accepted after this many is taken indeterminately and the
+    // device is lost. UINT64_MAX = never.
+    std::uint64_t inject_loss_after = UINT64_MAX;
 };
 
 // Never fails: the host is always there. The returned backend owns its worker

@@ -29,6 +29,7 @@ enum class Errc : std::uint32_t {
     permission_denied = VACCEL_E_PERMISSION_DENIED,
     deadline_expired = VACCEL_E_DEADLINE_EXPIRED,
     external = VACCEL_E_EXTERNAL,
+    cancelled = VACCEL_E_CANCELLED,
 };
 
 // One refusal. `detail`, `limit`, `arg0`, `arg1` travel on every transport

@@ -57,7 +57,7 @@
 
 namespace vaccel {
 
-enum class HandleKind : std::uint8_t { context = 1, buffer, program, queue, event };
+enum class HandleKind : std::uint8_t { context = 1, buffer, program, queue, event, gate };
 
 namespace handle_bits {
 inline constexpr unsigned index_bits = 20;

@@ -32,8 +32,8 @@ namespace vaccel {
 
 // What is counted. Each maps to one enum vaccel_limit_kind and one field of
 // struct vaccel_device_limits.
-enum class Resource : std::uint8_t { contexts, memory_bytes, buffers, programs, queues, events };
-inline constexpr std::size_t resource_count = 6;
+enum class Resource : std::uint8_t { contexts, memory_bytes, buffers, programs, queues, events, gates };
+inline constexpr std::size_t resource_count = 7;
 
 // VACCEL_LIMIT_CONTEXTS, VACCEL_LIMIT_MEMORY_BYTES, ...
 std::uint32_t limit_kind(Resource resource);

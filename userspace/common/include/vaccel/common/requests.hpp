@@ -68,9 +68,13 @@ Status check_response(std::uint32_t opcode, std::span<const std::byte> args);
 // The payload a request must carry (args must be the right size):
 //  - BUFFER_WRITE: length; PROGRAM_LOAD: payload_bytes; both capped at
 //    max_payload_bytes;
-//  - SUBMIT: binding_count * sizeof(vaccel_binding); binding_count 0 is
-//    InvalidArgument (D_BAD_VALUE), above VACCEL_MAX_BINDINGS ResourceLimit
-//    (VACCEL_LIMIT_BINDINGS, arg0 = VACCEL_MAX_BINDINGS, arg1 = count);
+//  - SUBMIT, SUBMIT_AFTER: binding_count * sizeof(vaccel_binding);
+//    binding_count 0 is InvalidArgument (D_BAD_VALUE), above
+//    VACCEL_MAX_BINDINGS ResourceLimit (VACCEL_LIMIT_BINDINGS, arg0 =
+//    VACCEL_MAX_BINDINGS, arg1 = count);
+//  - LAUNCH: binding_count * sizeof(vaccel_binding) + argv_bytes; above
+//    VACCEL_MAX_BINDINGS or VACCEL_MAX_KERNEL_ARGS_BYTES ResourceLimit
+//    (VACCEL_LIMIT_BINDINGS / VACCEL_LIMIT_KERNEL_ARGS_BYTES);
 //  - EVENT_WAIT: count * 8, count 1..VACCEL_MAX_WAIT_EVENTS else
 //    InvalidArgument (D_BAD_VALUE);
 //  - every other op: 0.

@@ -40,7 +40,7 @@ struct SlotSpec {
 // One binding with the facts about its buffer the rules need.
 struct BindingFacts {
     std::uint32_t slot = 0;
-    std::uint32_t access = 0;        // VACCEL_ACCESS_READ or _WRITE
+    std::uint32_t access = 0;        // VACCEL_ACCESS_* (submit: READ or WRITE)
     std::uint64_t buffer = 0;        // identity of the buffer (handle or address)
     std::uint64_t buffer_bytes = 0;  // the buffer's size
     std::uint32_t buffer_usage = 0;  // VACCEL_USAGE_*
@@ -70,6 +70,23 @@ struct BindingFacts {
 //     (Incompatible, D_BINDING_ALIAS, arg0 = binding, arg1 = earlier binding).
 Status bindings(std::span<const SlotSpec> slots, std::span<const BindingFacts> bindings,
                 std::uint32_t max_bindings);
+
+// The binding list of a kernel launch (no program slots to match):
+//  1. count <= max_bindings (ResourceLimit, VACCEL_LIMIT_BINDINGS); none at
+//     all is fine (a kernel may take no pointers);
+//  2. per binding, in order: access is READ, WRITE or both (InvalidArgument,
+//     D_BAD_VALUE), then the buffer checks of bindings() (access allowed,
+//     STORAGE usage, range), then the slot not bound twice
+//     (InvalidArgument, D_BINDING_DUPLICATE);
+//  3. a written buffer appears in no other binding (D_BINDING_ALIAS).
+// Whether a pointer record names a bound slot is kernel_args::lay_out's.
+Status launch_bindings(std::span<const BindingFacts> bindings, std::uint32_t max_bindings);
+
+// Grid and block of a launch: flags zero (InvalidArgument, D_UNKNOWN_FLAGS),
+// every dimension at least 1 and each product within 32 bits
+// (InvalidArgument, D_LAUNCH_DIMS, arg0 = offset of the field in
+// vaccel_launch, arg1 = the value or the product).
+Status launch_dims(const vaccel_launch_dims& dims);
 
 // Reserved bytes and pad fields must be zero: returns InvalidArgument with
 // D_RESERVED_NONZERO naming the first offending byte offset in `whole`.

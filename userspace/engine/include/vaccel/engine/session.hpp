@@ -17,9 +17,11 @@
 //  - check-then-commit: every limit is checked before the backend is called
 //    and committed only when the backend call succeeded; a failed call
 //    changes no counter and no table.
-//  - teardown: the destructor waits for in-flight events, then releases
-//    events, queues, programs, buffers and finally contexts, so that the
-//    backends' LiveCounters return to what they were before the session.
+//  - teardown: the destructor cancels work that has not started (events
+//    CANCELLED, VACCEL_D_SESSION_CLOSED), waits for running work, then
+//    releases events, gates, queues, programs, buffers and finally
+//    contexts, so that the backends' LiveCounters return to what they were
+//    before the session. The daemon runs it off its admin thread.
 //
 // Daemon seams (the embedded transport needs none of them): route() names
 // the device a request is for without waiting on anything, check_wait() is
@@ -40,6 +42,7 @@
 
 #include "vaccel/common/error.hpp"
 #include "vaccel/engine/device_manager.hpp"
+#include "vaccel/engine/event_watch.hpp"
 #include "vaccel/engine/limit_policy.hpp"
 
 namespace vaccel::engine {
@@ -53,6 +56,7 @@ struct SessionStats {
     std::uint64_t memory_bytes = 0;      // bytes charged to its buffers
     std::uint64_t programs = 0;
     std::uint64_t queues = 0;
+    std::uint64_t gates = 0;
     std::uint64_t events = 0;            // events alive (pending or done)
     std::uint64_t events_in_flight = 0;  // events still pending
     std::uint64_t submissions = 0;       // accepted since the session began
@@ -91,6 +95,10 @@ public:
     Status call(std::uint32_t opcode, std::span<std::byte> args,
                 std::span<const std::byte> in_payload, std::span<std::byte> out_payload);
 
+    // The lowest index of a device this session has objects on; nullopt
+    // when it has none. Leaf lock only (like route()).
+    std::optional<std::uint32_t> first_device() const;
+
     // Objects alive in this session (all kinds).
     std::uint32_t object_count() const;
 
@@ -102,11 +110,18 @@ public:
 
     // The non-blocking half of EVENT_WAIT: looks at `events` once, under the
     // session lock, and says how many are done. An unknown or wrong-kind
-    // handle is refused exactly as EVENT_WAIT refuses it. The caller decides
-    // when to look again: read the completion signal's generation (or listen
-    // with DeviceManager::on_completion) BEFORE calling, so a completion that
-    // lands meanwhile is never missed. Counts a refusal in stats().errors.
-    Result<WaitProgress> check_wait(std::span<const std::uint64_t> events, std::uint32_t flags);
+    // handle is refused exactly as EVENT_WAIT refuses it. When the wait is
+    // not satisfied and `waiter` is given, the waiter is subscribed to every
+    // pending event it names, in the same look: a completion after the look
+    // wakes it, so none is ever missed (event_watch.hpp). Counts a refusal in
+    // stats().errors.
+    Result<WaitProgress> check_wait(std::span<const std::uint64_t> events, std::uint32_t flags,
+                                    const std::shared_ptr<Waiter>& waiter = nullptr);
+
+    // Woken each time any event of this session completes (submissions
+    // made after the call). The daemon makes the session's descriptor
+    // readable with it.
+    void set_completion_listener(std::shared_ptr<Waiter> listener);
 
     // Counts a refusal the transport produced for this session (a parked
     // wait's timeout), so stats().errors covers every refusal the client saw.

@@ -180,11 +180,11 @@ private:
     // Parked waits (waits.cpp).
     void start_wait(Peer& c, Request request);
     void check_wait(Peer& c, std::uint64_t wait_id);
-    void on_wait_checked(std::uint64_t id, std::uint64_t wait_id, std::uint64_t generation,
+    void on_wait_checked(std::uint64_t id, std::uint64_t wait_id,
                          Result<engine::WaitProgress> progress);
+    void on_wait_woken(std::uint64_t id, std::uint64_t wait_id);
     void on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res);
     void answer_wait(Peer& c, std::uint64_t wait_id, Reply reply);
-    void recheck_parked_waits();
 
     ServerOptions options_;
     std::string socket_path_;
@@ -203,6 +203,8 @@ private:
     std::unique_ptr<AdminService> admin_;  // used on the chores thread only
     std::unique_ptr<WorkQueue> chores_;
     std::vector<std::unique_ptr<WorkQueue>> workers_;  // index = device index
+    // Session teardowns, one queue per device (index = device index).
+    std::vector<std::unique_ptr<WorkQueue>> reapers_;
 
     UniqueFd listen_fd_;
     UniqueFd signal_fd_;
@@ -211,7 +213,6 @@ private:
     bool accepting_ = false;
     bool stopping_ = false;
     bool stop_finishing_ = false;
-    std::atomic<bool> recheck_posted_{false};
 
     std::uint64_t next_peer_ = 1;
     std::unordered_map<std::uint64_t, std::unique_ptr<Peer>> peers_;

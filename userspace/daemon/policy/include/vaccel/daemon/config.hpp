@@ -3,14 +3,19 @@
 // Owns: the file's schema and its reading, writing and atomic replacement.
 // Decides:
 //  - the schema (dist/vacceld.toml documents it for operators):
-//        [daemon]  devices = ["cpu", ...]   (absent: every device found)
+//        [daemon]  devices = ["cpu", "vulkan:*", "cuda:0", ...]
+//                  (absent: every device found; patterns as the backend
+//                  registry reads them: NAME, NAME:*, NAME:N)
 //                  socket = "/run/vaccel/vacceld.sock"
 //                  admin_group = "vaccel"
 //        [[rule]]  exactly one selector: uid = N | gid = N |
 //                  cgroup = "/path/prefix" | default = true
 //                  then any of: contexts, memory, buffers, programs, queues,
-//                  events (counts; memory is a size: 2G, 512M, 4096) and
-//                  weight (1..1000)
+//                  events, gates (counts; memory is a size: 2G, 512M,
+//                  4096) and weight (1..1000)
+//        [devices.NAME]  one backend's settings (e.g. [devices.cpu]
+//                  threads = 4, count = 2); the backend checks the keys
+//                  when the daemon opens it
 //    Unknown tables and keys are refused (a typo must not silently lift a
 //    limit); so is a second rule for the same selector.
 //  - errors name the file, the line and the key (ConfigError).
@@ -23,6 +28,7 @@
 
 #include <expected>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +46,8 @@ inline constexpr std::string_view default_admin_group = "vaccel";
 // [daemon]: parsed and kept; acting on it is the daemon's business.
 struct DaemonSettings {
     std::optional<std::vector<std::string>> devices;  // nullopt: every device found
+    // [devices.NAME] tables: backend -> key -> value as text.
+    std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> backends;
     std::string socket{default_socket_path};
     std::string admin_group{default_admin_group};
     bool operator==(const DaemonSettings&) const = default;

@@ -76,6 +76,7 @@ struct RuleLimits {
     std::optional<std::uint32_t> programs;      // per context
     std::optional<std::uint32_t> queues;        // per context
     std::optional<std::uint32_t> events;        // per context: events in flight
+    std::optional<std::uint32_t> gates;         // per context: host gates alive
     std::optional<std::uint32_t> weight;        // weight_min..weight_max
 
     // Fields set in `changes` replace ours; the others stay.

@@ -1,0 +1,62 @@
+// registry.hpp - which backends this build has, and which devices to serve.
+//
+// Owns the list of backend factories compiled into this build (registry.cpp
+// is the only file that names a backend) and the device selection rules.
+// Decides:
+//  - order: accelerator backends first, the CPU last, so that device 0 is
+//    the best device present;
+//  - selection: `devices` lists patterns, "NAME" or "NAME:*" (every device
+//    of that backend) and "NAME:N" (its N-th device); empty = every device
+//    every backend finds. Devices are served in registry order, each once.
+//    An unknown backend name, or "NAME:N" naming a device that does not
+//    exist, is refused (InvalidArgument) so a typo in a config never
+//    silently serves something else; "NAME:*" finding none is fine.
+//  - settings: each backend reads its own table ([devices.NAME] in the
+//    daemon's config) as text values and refuses keys it does not know.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vaccel/backend/backend.hpp"
+#include "vaccel/common/error.hpp"
+
+namespace vaccel::backend {
+
+// One backend's settings: key -> value as text ("2", "true").
+using Settings = std::map<std::string, std::string, std::less<>>;
+
+struct Factory {
+    std::string_view name;  // "cpu", "vulkan", "cuda"
+    // Opens every device of this backend that the machine has (none is not
+    // an error). Refuses unknown or malformed settings (InvalidArgument,
+    // with a note naming the key).
+    Result<std::vector<std::unique_ptr<Backend>>> (*enumerate)(const Settings& settings);
+};
+
+// The factories of this build, in serving order.
+std::span<const Factory> factories();
+
+struct Selection {
+    std::vector<std::string> devices;         // patterns; empty = all found
+    std::map<std::string, Settings, std::less<>> settings;  // per backend name
+};
+
+// The devices a selection names, in order. Refuses an unknown backend name
+// in `devices` or `settings`, a bad pattern, a missing "NAME:N", and no
+// device at all (Unsupported, VACCEL_D_NO_DEVICE).
+Result<std::vector<std::unique_ptr<Backend>>> open_devices(const Selection& selection);
+
+// Helpers for factories: a setting as an unsigned number (absent = fallback;
+// not a number = InvalidArgument naming backend and key).
+Result<std::uint64_t> setting_number(const Settings& settings, std::string_view backend,
+                                     std::string_view key, std::uint64_t fallback);
+// InvalidArgument when `settings` has a key outside `known`.
+Status settings_known(const Settings& settings, std::string_view backend,
+                      std::span<const std::string_view> known);
+
+}  // namespace vaccel::backend

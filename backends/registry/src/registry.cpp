@@ -1,0 +1,184 @@
+// registry.cpp - the factories of this build and device selection (see registry.hpp).
+#include "vaccel/backend/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <optional>
+
+#ifdef VACCEL_REGISTRY_HAS_CPU
+#include "vaccel/backend/cpu.hpp"
+#endif
+
+namespace vaccel::backend {
+
+namespace {
+
+#ifdef VACCEL_REGISTRY_HAS_CPU
+// [devices.cpu]: threads (workers per device, 0 = all cores), count (serve
+// the host as that many devices, for tests of several devices), and
+// inject_loss_after (fault injection: see CpuOptions).
+Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& settings)
+{
+    static constexpr std::array<std::string_view, 3> known{"threads", "count",
+                                                           "inject_loss_after"};
+    if (auto ok = settings_known(settings, "cpu", known); !ok)
+        return fail(ok.error());
+    auto threads = setting_number(settings, "cpu", "threads", 0);
+    if (!threads) return fail(threads.error());
+    auto count = setting_number(settings, "cpu", "count", 1);
+    if (!count) return fail(count.error());
+    auto loss = setting_number(settings, "cpu", "inject_loss_after", UINT64_MAX);
+    if (!loss) return fail(loss.error());
+    if (*count == 0 || *count > 16 || *threads > 1024)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *count)
+                        .with_note("[devices.cpu] count is 1..16 and threads at most 1024"));
+    std::vector<std::unique_ptr<Backend>> devices;
+    for (unsigned i = 0; i < *count; ++i) {
+        CpuOptions options;
+        options.threads = static_cast<unsigned>(*threads);
+        options.instance = i;
+        options.inject_loss_after = *loss;
+        devices.push_back(open_cpu_backend(options));
+    }
+    return devices;
+}
+#endif
+
+constexpr std::array builtin_factories{
+#ifdef VACCEL_REGISTRY_HAS_CPU
+    Factory{"cpu", enumerate_cpu},
+#endif
+};
+
+const Factory* find(std::string_view name)
+{
+    for (const Factory& factory : builtin_factories)
+        if (factory.name == name)
+            return &factory;
+    return nullptr;
+}
+
+std::string names()
+{
+    std::string text;
+    for (const Factory& factory : builtin_factories)
+        text += (text.empty() ? "" : ", ") + std::string(factory.name);
+    return text.empty() ? "none" : text;
+}
+
+Error unknown_backend(std::string_view name)
+{
+    return Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+        .with_note(fmt::format("no backend named \"{}\" in this build (built in: {})", name,
+                               names()));
+}
+
+struct Pattern {
+    std::string_view backend;
+    std::optional<std::uint64_t> index;  // nullopt = every device
+};
+
+Result<Pattern> parse_pattern(std::string_view text)
+{
+    const auto colon = text.find(':');
+    Pattern pattern{text.substr(0, colon), std::nullopt};
+    if (find(pattern.backend) == nullptr)
+        return fail(unknown_backend(pattern.backend));
+    if (colon == std::string_view::npos)
+        return pattern;
+    const std::string_view rest = text.substr(colon + 1);
+    if (rest == "*")
+        return pattern;
+    std::uint64_t index = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
+    if (ec != std::errc{} || end != rest.data() + rest.size() || rest.empty())
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+                        .with_note(fmt::format("device pattern \"{}\" is not NAME, NAME:* or "
+                                               "NAME:N",
+                                               text)));
+    pattern.index = index;
+    return pattern;
+}
+
+}  // namespace
+
+std::span<const Factory> factories() { return builtin_factories; }
+
+Result<std::uint64_t> setting_number(const Settings& settings, std::string_view backend,
+                                     std::string_view key, std::uint64_t fallback)
+{
+    auto it = settings.find(key);
+    if (it == settings.end())
+        return fallback;
+    std::uint64_t value = 0;
+    const std::string& text = it->second;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size() || text.empty())
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+                        .with_note(fmt::format("[devices.{}] {} = \"{}\" is not an unsigned "
+                                               "number",
+                                               backend, key, text)));
+    return value;
+}
+
+Status settings_known(const Settings& settings, std::string_view backend,
+                      std::span<const std::string_view> known)
+{
+    for (const auto& [key, value] : settings)
+        if (std::ranges::find(known, std::string_view(key)) == known.end())
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+                            .with_note(fmt::format("[devices.{}] has no setting \"{}\"", backend,
+                                                   key)));
+    return {};
+}
+
+Result<std::vector<std::unique_ptr<Backend>>> open_devices(const Selection& selection)
+{
+    for (const auto& [name, settings] : selection.settings)
+        if (find(name) == nullptr)
+            return fail(unknown_backend(name));
+    std::vector<Pattern> patterns;
+    for (const std::string& text : selection.devices) {
+        auto pattern = parse_pattern(text);
+        if (!pattern) return fail(pattern.error());
+        patterns.push_back(*pattern);
+    }
+
+    std::vector<std::unique_ptr<Backend>> served;
+    for (const Factory& factory : builtin_factories) {
+        const bool wanted = patterns.empty() || std::ranges::any_of(patterns, [&](const Pattern& p) {
+                                return p.backend == factory.name;
+                            });
+        if (!wanted)
+            continue;
+        static const Settings none;
+        auto it = selection.settings.find(factory.name);
+        auto found = factory.enumerate(it == selection.settings.end() ? none : it->second);
+        if (!found) return fail(found.error());
+        for (const Pattern& p : patterns)
+            if (p.backend == factory.name && p.index && *p.index >= found->size())
+                return fail(Error::of(Errc::invalid_argument, VACCEL_D_NO_DEVICE, *p.index,
+                                      found->size())
+                                .with_note(fmt::format("{}:{} asked for, but {} has {} device(s)",
+                                                       factory.name, *p.index, factory.name,
+                                                       found->size())));
+        for (std::size_t i = 0; i < found->size(); ++i) {
+            const bool selected =
+                patterns.empty() || std::ranges::any_of(patterns, [&](const Pattern& p) {
+                    return p.backend == factory.name && (!p.index || *p.index == i);
+                });
+            if (selected)
+                served.push_back(std::move((*found)[i]));
+        }
+    }
+    if (served.empty())
+        return fail(Error::of(Errc::unsupported, VACCEL_D_NO_DEVICE, 0, 0)
+                        .with_note(fmt::format("no device to serve (backends built in: {})",
+                                               names())));
+    return served;
+}
+
+}  // namespace vaccel::backend

@@ -1,0 +1,63 @@
+// event_watch.cpp - per-event completion (see event_watch.hpp).
+#include "vaccel/engine/event_watch.hpp"
+
+#include <algorithm>
+
+namespace vaccel::engine {
+
+void SleepingWaiter::wake() noexcept
+{
+    {
+        std::lock_guard lock(mutex_);
+        woken_ = true;
+    }
+    changed_.notify_all();
+}
+
+void SleepingWaiter::sleep(std::optional<std::chrono::steady_clock::time_point> deadline)
+{
+    std::unique_lock lock(mutex_);
+    if (deadline)
+        changed_.wait_until(lock, *deadline, [&] { return woken_; });
+    else
+        changed_.wait(lock, [&] { return woken_; });
+    woken_ = false;
+}
+
+EventWatch::EventWatch(std::shared_ptr<Waiter> listener) : listener_(std::move(listener)) {}
+
+void EventWatch::completed(const backend::EventStatus&) noexcept
+{
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    for (const auto& waiter : waiters_)
+        waiter->wake();
+    waiters_.clear();
+    if (listener_)
+        listener_->wake();
+    listener_.reset();
+}
+
+bool EventWatch::done() const
+{
+    std::lock_guard lock(mutex_);
+    return done_;
+}
+
+bool EventWatch::subscribe(const std::shared_ptr<Waiter>& waiter)
+{
+    std::lock_guard lock(mutex_);
+    if (done_)
+        return false;
+    if (std::ranges::find(waiters_, waiter) == waiters_.end())
+        waiters_.push_back(waiter);
+    return true;
+}
+
+void EventWatch::unsubscribe(const Waiter* waiter)
+{
+    std::lock_guard lock(mutex_);
+    std::erase_if(waiters_, [&](const auto& w) { return w.get() == waiter; });
+}
+
+}  // namespace vaccel::engine

@@ -1,0 +1,46 @@
+// submit_common.hpp - the steps SUBMIT, SUBMIT_AFTER and LAUNCH share.
+//
+// Owns nothing. Each step is one stage of the order submit_ops.cpp documents;
+// callers hold the session lock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "session_state.hpp"
+#include "vaccel/common/validation.hpp"
+
+namespace vaccel::engine::ops {
+
+// The queue and program of a submission, and their (shared) context.
+struct Target {
+    QueueRecord* queue = nullptr;
+    ProgramRecord* program = nullptr;
+    ContextRecord* context = nullptr;
+};
+
+// Stage 1: handles known, same context, device usable.
+Result<Target> resolve_target(SessionState& state, std::uint64_t queue, std::uint64_t program);
+// Stage 3: deadline honoured by the device.
+Status check_deadline(const Target& target, std::uint64_t deadline_ns);
+// Stages 4-5: count within the effective limit, buffers known and the
+// context's.
+Result<std::vector<backend::Binding>> resolve_bindings(SessionState& state, const Target& target,
+                                                       std::span<const vaccel_binding> wire);
+// The facts validate::bindings/launch_bindings need; buffers are identified
+// by their handles, so refusals name handles.
+std::vector<validate::BindingFacts> binding_facts(std::span<const backend::Binding> bindings,
+                                                  std::span<const vaccel_binding> wire);
+// Stage 7: a handle is available and one event is charged.
+Result<Charge> charge_event(SessionState& state, const Target& target);
+// After the backend answered: a refusal (buffers named by handle) or the
+// event recorded, its handle in event_out, the charge committed; an
+// indeterminate acceptance returns its error with arg0 = the handle.
+Status record_event(SessionState& state, const Target& target, Charge& charge,
+                    Result<backend::Submitted> submitted, std::shared_ptr<EventWatch> watch,
+                    std::span<const backend::Binding> bindings,
+                    std::span<const vaccel_binding> wire, __u64& event_out);
+
+}  // namespace vaccel::engine::ops
