@@ -43,6 +43,7 @@ static const int vaccel_errno_of[VACCEL_E_COUNT] = {
 	[VACCEL_E_PERMISSION_DENIED] = -EACCES,
 	[VACCEL_E_DEADLINE_EXPIRED] = -ETIME,
 	[VACCEL_E_EXTERNAL] = -EIO,
+	[VACCEL_E_CANCELLED] = -ECANCELED,
 };
 
 /* Any context. An error outside the enum is the daemon's fault: -EIO. */

@@ -69,8 +69,8 @@ enum vaccel_error {
 	VACCEL_E_PERMISSION_DENIED = 9,	/* -EACCES */
 	VACCEL_E_DEADLINE_EXPIRED = 10,	/* -ETIME */
 	VACCEL_E_EXTERNAL = 11,		/* -EIO: arg0 = domain, arg1 = code */
-	VACCEL_E_CANCELLED = 12,	/* -ECANCELED: the work never ran (an
-					 * event's failure when CANCELLED) */
+	/* -ECANCELED: the work never ran (a CANCELLED event's failure) */
+	VACCEL_E_CANCELLED = 12,
 	VACCEL_E_COUNT = 13,
 };
 
@@ -99,8 +99,8 @@ enum vaccel_detail {
 	VACCEL_D_BINDING_SIZE = 17,	/* arg0 = binding index, arg1 = needed */
 	VACCEL_D_BINDING_MISSING = 18,	/* arg0 = slot, arg1 = slot count */
 	VACCEL_D_BINDING_CONTEXT = 19,	/* arg0 = binding index */
-	VACCEL_D_LIMIT = 20,		/* arg0 = limit value, arg1 = in use;
-					 * vaccel_status.limit names it */
+	/* arg0 = limit value, arg1 = in use; vaccel_status.limit names it */
+	VACCEL_D_LIMIT = 20,
 	VACCEL_D_TOSA_VERSION = 21,	/* arg0 = major, arg1 = minor */
 	VACCEL_D_TOSA_MALFORMED = 22,	/* arg0 = reason (enum below) */
 	VACCEL_D_TOSA_OPERATOR = 23,	/* arg0 = TOSA Op, arg1 = DType */
@@ -114,26 +114,28 @@ enum vaccel_detail {
 	VACCEL_D_EXECUTION = 31,	/* arg0 = operator index */
 	VACCEL_D_PEER_GONE = 32,	/* the daemon went away */
 	VACCEL_D_NOT_ADMIN = 33,	/* arg0 = uid, arg1 = gid of the peer */
-	VACCEL_D_ADMIN_REQUEST = 34,	/* arg0 = byte offset of the fault in
-					 * the request document */
+	/* arg0 = byte offset of the fault in the request document */
+	VACCEL_D_ADMIN_REQUEST = 34,
 	VACCEL_D_KERNEL_ARG_TAG = 35,	/* arg0 = byte offset, arg1 = tag */
-	VACCEL_D_KERNEL_ARG_TRUNCATED = 36, /* arg0 = offset of the record's
-					 * tag, arg1 = value bytes missing */
-	VACCEL_D_KERNEL_ARG_TRAILING = 37, /* arg0 = offset of the first
-					 * zero byte after the last record,
-					 * arg1 = how many follow */
-	VACCEL_D_KERNEL_ARG_POINTER = 38, /* arg0 = record index, arg1 = slot
-					 * that no binding carries */
+	/* arg0 = offset of the record's tag, arg1 = value bytes missing */
+	VACCEL_D_KERNEL_ARG_TRUNCATED = 36,
+	/* arg0 = offset of the first zero byte after the last record,
+	 * arg1 = how many follow
+	 */
+	VACCEL_D_KERNEL_ARG_TRAILING = 37,
+	/* arg0 = record index, arg1 = the slot no binding carries */
+	VACCEL_D_KERNEL_ARG_POINTER = 38,
 	VACCEL_D_KERNEL_ENTRY = 39,	/* the program has no such entry point */
 	VACCEL_D_LAUNCH_DIMS = 40,	/* arg0 = field id, arg1 = value */
 	VACCEL_D_DEVICE_STATE = 41,	/* arg0 = device index: it is lost */
-	VACCEL_D_INDETERMINATE = 42,	/* arg0 = event: accepted, not
-					 * confirmed; the event reports it */
+	/* arg0 = event: accepted, not confirmed; the event reports it */
+	VACCEL_D_INDETERMINATE = 42,
 	VACCEL_D_GATE_DESTROYED = 43,	/* arg1 = the value it awaited */
 	VACCEL_D_SESSION_CLOSED = 44,	/* cancelled by session teardown */
-	VACCEL_D_KERNEL_SIGNATURE = 45,	/* arg0 = argument index (or count
-					 * given), arg1 = tag (or count)
-					 * the entry expects */
+	/* arg0 = argument index (or count given), arg1 = tag (or count)
+	 * the entry expects
+	 */
+	VACCEL_D_KERNEL_SIGNATURE = 45,
 	VACCEL_D_COUNT = 46,
 };
 
@@ -228,8 +230,10 @@ enum vaccel_program_format {
 	VACCEL_FORMAT_TOSA = 1,		/* TOSA 1.0 flatbuffer */
 	VACCEL_FORMAT_CUDA_PTX = 2,	/* PTX text */
 	VACCEL_FORMAT_CUDA_CUBIN = 3,	/* CUDA ELF cubin */
-	VACCEL_FORMAT_CPU_BUILTIN = 4,	/* library name, e.g. "vaccel.builtin"
-					 * (no NUL): the CPU's built-in kernels */
+	/* the CPU's built-in kernels: the library name "vaccel.builtin",
+	 * without NUL
+	 */
+	VACCEL_FORMAT_CPU_BUILTIN = 4,
 	VACCEL_FORMAT_COUNT = 5,
 };
 #define VACCEL_FORMAT_BIT(f)	(1U << (f))
@@ -358,8 +362,8 @@ struct vaccel_buffer_alloc {
 	struct vaccel_status status;
 	__u64 context;		/* in */
 	__u64 bytes;		/* in: > 0 */
-	__u64 alignment;	/* in: power of two <= VACCEL_MAX_ALIGNMENT,
-				 * 0 = device default */
+	/* in: a power of two <= VACCEL_MAX_ALIGNMENT, 0 = device default */
+	__u64 alignment;
 	__u32 domain;		/* in: enum vaccel_domain */
 	__u32 usage;		/* in: VACCEL_USAGE_* (non-empty) */
 	__u32 access;		/* in: VACCEL_ACCESS_* allowed to bindings */
@@ -413,8 +417,8 @@ struct vaccel_program_slot {
 	__u32 rank;		/* out */
 	__s64 shape[VACCEL_MAX_RANK]; /* out */
 	__u64 bytes;		/* out: exact bytes a binding must cover */
-	char name[VACCEL_NAME_LEN]; /* out: tensor name, NUL-terminated,
-				     * truncated if longer */
+	/* out: tensor name, NUL-terminated, truncated if longer */
+	char name[VACCEL_NAME_LEN];
 };
 
 struct vaccel_queue_create {
@@ -573,8 +577,8 @@ struct vaccel_launch {
 	__u32 flags;		/* in: none defined, must be 0 */
 	__u32 pad;
 	__u64 reserved[2];
-	char entry[VACCEL_ENTRY_LEN];	/* in: NUL-terminated entry point,
-					 * zero after the NUL */
+	/* in: NUL-terminated entry point, zero after the NUL */
+	char entry[VACCEL_ENTRY_LEN];
 };
 
 /* ------------------------------------------------------------------ */

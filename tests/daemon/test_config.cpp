@@ -116,6 +116,40 @@ void shipped_default_config_parses(void**)
     assert_non_null(fallback);
     assert_int_equal(*fallback->limits.memory_bytes, 2ull << 30);
     assert_int_equal(config->policy.rules().size(), 1);
+    assert_int_equal(config->daemon.backends.size(), 1);
+    assert_string_equal(config->daemon.backends.at("cpu").at("threads").c_str(), "0");
+}
+
+void backend_tables_are_kept_as_text_and_round_trip(void**)
+{
+    const Config c = parsed(R"([daemon]
+devices = ["cpu:1", "vulkan:*"]
+[devices.cpu]
+threads = 4
+count = 2
+[devices.vulkan]
+validation = true
+name = "llvmpipe"
+[[rule]]
+default = true
+gates = 16
+)");
+    assert_int_equal(c.daemon.backends.size(), 2);
+    assert_string_equal(c.daemon.backends.at("cpu").at("threads").c_str(), "4");
+    assert_string_equal(c.daemon.backends.at("cpu").at("count").c_str(), "2");
+    assert_string_equal(c.daemon.backends.at("vulkan").at("validation").c_str(), "true");
+    assert_string_equal(c.daemon.backends.at("vulkan").at("name").c_str(), "llvmpipe");
+    assert_int_equal(*c.policy.find(Selector::fallback())->limits.gates, 16);
+    auto again = parse_config(write_config(c), "written.toml");
+    if (!again)
+        fail_msg("%s\n%s", again.error().message().c_str(), write_config(c).c_str());
+    assert_true(*again == c);
+}
+
+void backend_table_values_must_be_plain(void**)
+{
+    assert_refused_at("[devices.cpu]\nthreads = [1, 2]\n", 2, "devices.cpu.threads");
+    assert_refused_at("[devices]\ncpu = 3\n", 2, "devices.cpu");
 }
 
 void bad_size_names_line_and_key(void**)
@@ -218,6 +252,8 @@ int main()
         cmocka_unit_test(parses_full_example),
         cmocka_unit_test(empty_file_gives_defaults),
         cmocka_unit_test(shipped_default_config_parses),
+        cmocka_unit_test(backend_tables_are_kept_as_text_and_round_trip),
+        cmocka_unit_test(backend_table_values_must_be_plain),
         cmocka_unit_test(bad_size_names_line_and_key),
         cmocka_unit_test(weight_out_of_range_is_refused),
         cmocka_unit_test(negative_or_quoted_count_is_refused),

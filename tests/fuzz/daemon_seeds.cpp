@@ -6,8 +6,10 @@
 // well-formed requests (daemon_input.hpp), handles named by order of issue:
 // version and devices; a full run (context, buffers, writes, a small ADD
 // program, queue, submit, wait, poll, read, releases); limits and slots;
-// and the admin listings, LIMITS_SET last (it ends an input).
+// gates and a built-in kernel launch; and the admin listings, LIMITS_SET
+// last (it ends an input).
 #include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -153,6 +155,76 @@ Conversation limits_and_slots()
     return c;
 }
 
+// Handles in order of issue in the gates-and-launch seed: the context and
+// three buffers as in the run seed, then these.
+constexpr std::uint16_t gate = 4, add = 5, builtin = 6, lane = 7, held = 8, filled = 9;
+
+Conversation gates_and_launch()
+{
+    Conversation c;
+    c.request(VACCEL_OP_CONTEXT_CREATE, vaccel_context_create{});
+    for (int i = 0; i < 3; ++i) c.request(VACCEL_OP_BUFFER_ALLOC, alloc_request(16));
+    vaccel_gate_create create{};
+    create.context = issued_handle(context);
+    c.request(VACCEL_OP_GATE_CREATE, create);
+    const auto artifact = test::add_program(4);
+    vaccel_program_load load{};
+    load.context = issued_handle(context);
+    load.format = VACCEL_FORMAT_TOSA;
+    load.payload_bytes = artifact.size();
+    c.request(VACCEL_OP_PROGRAM_LOAD, load, artifact);
+    constexpr std::string_view library = "vaccel.builtin";
+    load.format = VACCEL_FORMAT_CPU_BUILTIN;
+    load.payload_bytes = library.size();
+    c.request(VACCEL_OP_PROGRAM_LOAD, load, std::as_bytes(std::span(library)));
+    vaccel_queue_create queue_args{};
+    queue_args.context = issued_handle(context);
+    c.request(VACCEL_OP_QUEUE_CREATE, queue_args);
+    const vaccel_binding bindings[3] = {
+        {0, VACCEL_ACCESS_READ, issued_handle(buffer_a), 0, 16},
+        {1, VACCEL_ACCESS_READ, issued_handle(buffer_b), 0, 16},
+        {2, VACCEL_ACCESS_WRITE, issued_handle(buffer_c), 0, 16},
+    };
+    vaccel_submit_after after{};
+    after.queue = issued_handle(lane);
+    after.program = issued_handle(add);
+    after.binding_count = 3;
+    after.gate = issued_handle(gate);
+    after.value = 2;
+    c.request(VACCEL_OP_SUBMIT_AFTER, after, std::as_bytes(std::span(bindings)));
+    vaccel_gate_value raise{};
+    raise.gate = issued_handle(gate);
+    raise.value = 2;
+    c.request(VACCEL_OP_GATE_RAISE, raise);
+    raise.value = 0;
+    c.request(VACCEL_OP_GATE_VALUE, raise);
+    // fill_u32(ptr slot 0 bytes 16, u32 7, u32 4) into buffer a.
+    vaccel_launch launch{};
+    launch.queue = issued_handle(lane);
+    launch.program = issued_handle(builtin);
+    launch.binding_count = 1;
+    launch.dims = vaccel_launch_dims{{1, 1, 1}, {4, 1, 1}, 0, 0};
+    std::memcpy(launch.entry, "fill_u32", 8);
+    const vaccel_binding target{0, VACCEL_ACCESS_WRITE, issued_handle(buffer_a), 0, 16};
+    const std::uint8_t argv[] = {VACCEL_ARG_PTR, 0, 0, 0, 0, 16, 0, 0, 0, VACCEL_ARG_U32, 7,
+                                 0,              0, 0, VACCEL_ARG_U32, 4, 0, 0, 0};
+    launch.argv_bytes = sizeof argv;
+    std::vector<std::byte> payload(sizeof target + sizeof argv);
+    std::memcpy(payload.data(), &target, sizeof target);
+    std::memcpy(payload.data() + sizeof target, argv, sizeof argv);
+    c.request(VACCEL_OP_LAUNCH, launch, payload);
+    const std::uint64_t events[2] = {issued_handle(held), issued_handle(filled)};
+    vaccel_event_wait wait{};
+    wait.count = 2;
+    wait.flags = VACCEL_WAIT_ALL;
+    wait.timeout_ns = ~0ull >> 1;
+    c.request(VACCEL_OP_EVENT_WAIT, wait, std::as_bytes(std::span(events)));
+    c.release(VACCEL_OP_EVENT_DESTROY, held);
+    c.release(VACCEL_OP_EVENT_DESTROY, filled);
+    c.release(VACCEL_OP_GATE_DESTROY, gate);
+    return c;
+}
+
 Conversation admin_listings()
 {
     Conversation c;
@@ -177,6 +249,7 @@ bool write_daemon_seeds(const char* directory)
         {"version_and_devices", version_and_devices()},
         {"full_run", full_run()},
         {"limits_and_slots", limits_and_slots()},
+        {"gates_and_launch", gates_and_launch()},
         {"admin_listings", admin_listings()},
     };
     for (const auto& [name, conversation] : seeds) {

@@ -73,4 +73,17 @@ inline int submit(vaccel_client* client, const CRun& run, uint64_t* event)
     return vaccel_submit(client, run.queue, run.program, bindings, 3, 0, event);
 }
 
+// submit() that starts once `gate` reaches `value`: certainly pending until
+// the test raises it.
+inline int submit_after(vaccel_client* client, const CRun& run, uint64_t gate, uint64_t value,
+                        uint64_t* event)
+{
+    const struct vaccel_binding bindings[3] = {
+        {0, VACCEL_ACCESS_READ, run.a, 0, run.bytes},
+        {1, VACCEL_ACCESS_READ, run.b, 0, run.bytes},
+        {2, VACCEL_ACCESS_WRITE, run.c, 0, run.bytes},
+    };
+    return vaccel_submit_after(client, run.queue, run.program, bindings, 3, gate, value, event);
+}
+
 }  // namespace vaccel::test

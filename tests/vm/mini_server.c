@@ -7,7 +7,7 @@
  * exercise vaccel.ko on its own: it attaches to /dev/vaccel-server, parks
  * one VACCEL_SRV_FETCH per slot on an io_uring ring and answers:
  *  - SESSION_OPEN / SESSION_CLOSE: OK (each logged);
- *  - GET_VERSION: ABI 1.0, no capabilities; DEVICE_COUNT: 1;
+ *  - GET_VERSION: this ABI, no capabilities; DEVICE_COUNT: 1;
  *  - BUFFER_WRITE: preads the payload from the server node and answers OK
  *    with status.arg0 = FNV-1a 64 of the bytes, arg1 = bytes read;
  *  - BUFFER_READ: pwrites byte i = (offset + i) * 7 + 1 into the client's

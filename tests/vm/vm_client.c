@@ -117,7 +117,8 @@ static int step_basic(void)
 	if (fd < 0)
 		return report("basic");
 	ret = call(fd, VACCEL_IOCTL_GET_VERSION, &version);
-	CHECK(ret == 0 && version.major == 1 && version.minor == 0,
+	CHECK(ret == 0 && version.major == VACCEL_ABI_MAJOR &&
+	      version.minor == VACCEL_ABI_MINOR,
 	      "GET_VERSION: %d %u.%u", ret, version.major, version.minor);
 	ret = call(fd, VACCEL_IOCTL_DEVICE_COUNT, &count);
 	CHECK(ret == 0 && count.count == 1, "DEVICE_COUNT: %d %u", ret,
@@ -203,7 +204,10 @@ static const unsigned long known_cmds[] = {
 	VACCEL_IOCTL_QUEUE_CREATE, VACCEL_IOCTL_QUEUE_DESTROY,
 	VACCEL_IOCTL_SUBMIT, VACCEL_IOCTL_EVENT_POLL,
 	VACCEL_IOCTL_EVENT_WAIT, VACCEL_IOCTL_EVENT_DESTROY,
-	VACCEL_IOCTL_CONTEXT_LIMITS,
+	VACCEL_IOCTL_CONTEXT_LIMITS, VACCEL_IOCTL_GATE_CREATE,
+	VACCEL_IOCTL_GATE_RAISE, VACCEL_IOCTL_GATE_VALUE,
+	VACCEL_IOCTL_GATE_DESTROY, VACCEL_IOCTL_SUBMIT_AFTER,
+	VACCEL_IOCTL_LAUNCH,
 };
 
 #define KNOWN_CMDS (sizeof(known_cmds) / sizeof(known_cmds[0]))

@@ -18,12 +18,14 @@ namespace {
 
 #ifdef VACCEL_REGISTRY_HAS_CPU
 // [devices.cpu]: threads (workers per device, 0 = all cores), count (serve
-// the host as that many devices, for tests of several devices), and
-// inject_loss_after (fault injection: see CpuOptions).
+// the host as that many devices, for tests of several devices), and fault
+// injection for tests: inject_loss_after (see CpuOptions) applied to the
+// device inject_loss_device (default 0) only.
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& settings)
 {
-    static constexpr std::array<std::string_view, 3> known{"threads", "count",
-                                                           "inject_loss_after"};
+    static constexpr std::array<std::string_view, 4> known{"threads", "count",
+                                                           "inject_loss_after",
+                                                           "inject_loss_device"};
     if (auto ok = settings_known(settings, "cpu", known); !ok)
         return fail(ok.error());
     auto threads = setting_number(settings, "cpu", "threads", 0);
@@ -32,6 +34,8 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
     if (!count) return fail(count.error());
     auto loss = setting_number(settings, "cpu", "inject_loss_after", UINT64_MAX);
     if (!loss) return fail(loss.error());
+    auto lossy = setting_number(settings, "cpu", "inject_loss_device", 0);
+    if (!lossy) return fail(lossy.error());
     if (*count == 0 || *count > 16 || *threads > 1024)
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *count)
                         .with_note("[devices.cpu] count is 1..16 and threads at most 1024"));
@@ -40,7 +44,7 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
         CpuOptions options;
         options.threads = static_cast<unsigned>(*threads);
         options.instance = i;
-        options.inject_loss_after = *loss;
+        options.inject_loss_after = i == *lossy ? *loss : UINT64_MAX;
         devices.push_back(open_cpu_backend(options));
     }
     return devices;

@@ -19,7 +19,10 @@ constexpr const char* usage =
     "  limit KIND VALUE                  KIND is enforced at VALUE\n"
     "  foreign-handle                    another session's handle is unknown\n"
     "  admin-denied                      drop root; admin commands are refused\n"
-    "  malformed KIND                    the daemon drops a malformed connection\n";
+    "  malformed KIND                    the daemon drops a malformed connection\n"
+    "  gates                             host gates hold, release and cancel work\n"
+    "  launch                            built-in kernels run, bad launches are refused\n"
+    "  loss N                            device 0 is lost at its (N+1)th acceptance\n";
 
 std::uint64_t number(const char* text)
 {
@@ -48,6 +51,9 @@ int main(int argc, char** argv)
     if (mode == "foreign-handle" && args == 0) return foreign_handle_mode();
     if (mode == "admin-denied" && args == 0) return admin_denied_mode();
     if (mode == "malformed" && args == 1) return malformed_mode(argv[2]);
+    if (mode == "gates" && args == 0) return gates_mode();
+    if (mode == "launch" && args == 0) return launch_mode();
+    if (mode == "loss" && args == 1) return loss_mode(number(argv[2]));
     std::fputs(usage, stderr);
     return 2;
 }

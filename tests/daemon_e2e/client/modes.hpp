@@ -38,4 +38,17 @@ int admin_denied_mode();
 // that connection without answering, and a new connection is served.
 int malformed_mode(std::string_view kind);
 
+// contract_modes.cpp: the same checks over any transport.
+// Host gates: work held until raised, raises never lower, a destroyed gate
+// cancels what waits on it, foreign/cross-context/wrong-kind gates refused.
+int gates_mode();
+// The CPU's built-in kernels write exact bytes; every malformed launch is
+// refused with its own detail and charges nothing.
+int launch_mode();
+// Needs a daemon serving the CPU as two devices with device 0 losing itself
+// after `accepted_before_loss` acceptances ([devices.cpu] count = 2,
+// inject_loss_after = N): the next submit is indeterminate, device 0's
+// events fail and later calls are refused, device 1 keeps serving.
+int loss_mode(std::uint64_t accepted_before_loss);
+
 }  // namespace vaccel::e2e

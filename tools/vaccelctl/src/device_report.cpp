@@ -19,9 +19,11 @@ constexpr std::array<std::pair<std::uint32_t, std::string_view>, 3> memory_cap_w
     {VACCEL_MEM_DEVICE_LOCAL, "device-local"},
     {VACCEL_MEM_SHARED, "shared"},
 }};
-constexpr std::array<std::pair<std::uint32_t, std::string_view>, 2> format_words{{
+constexpr std::array<std::pair<std::uint32_t, std::string_view>, 4> format_words{{
     {VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA), "tosa"},
     {VACCEL_FORMAT_BIT(VACCEL_FORMAT_CUDA_PTX), "cuda-ptx"},
+    {VACCEL_FORMAT_BIT(VACCEL_FORMAT_CUDA_CUBIN), "cuda-cubin"},
+    {VACCEL_FORMAT_BIT(VACCEL_FORMAT_CPU_BUILTIN), "cpu-builtin"},
 }};
 constexpr std::array<std::pair<std::uint32_t, std::string_view>, 2> profile_words{{
     {VACCEL_TOSA_PRO_INT, "int"},
@@ -40,11 +42,26 @@ constexpr std::array<std::pair<std::uint64_t, std::string_view>, 11> extension_w
     {VACCEL_TOSA_EXT_INEXACTROUND, "inexactround"},
     {VACCEL_TOSA_EXT_DYNAMIC, "dynamic"},
 }};
-constexpr std::array<std::pair<std::uint64_t, std::string_view>, 3> capability_words{{
+constexpr std::array<std::pair<std::uint64_t, std::string_view>, 5> capability_words{{
     {VACCEL_CAP_TOSA, "tosa"},
     {VACCEL_CAP_CUDA_PTX, "cuda-ptx"},
     {VACCEL_CAP_DEADLINES, "deadlines"},
+    {VACCEL_CAP_GATES, "gates"},
+    {VACCEL_CAP_LAUNCH, "launch"},
 }};
+
+// enum vaccel_device_state.
+std::string state_word(std::uint32_t state)
+{
+    switch (state) {
+    case VACCEL_DEVICE_OK:
+        return "ok";
+    case VACCEL_DEVICE_LOST:
+        return "lost";
+    default:
+        return fmt::format("state {}", state);
+    }
+}
 
 // The words of the set bits; unknown bits as "bit N".
 template <class Bits, std::size_t N>
@@ -150,6 +167,9 @@ std::string devices_text(std::span<const DeviceRecord> devices,
         const auto& info = device.info;
         const auto& limits = info.limits;
         std::vector<std::pair<std::string, std::string>> rows;
+        rows.emplace_back("state", info.state == VACCEL_DEVICE_LOST
+                                       ? "lost (a fault or reset: serves nothing more)"
+                                       : state_word(info.state));
         rows.emplace_back("class", fmt::format("{} ({})", class_word(info.device_class),
                                                device_kind_word(kind_of(device))));
         rows.emplace_back("driver", bounded(info.driver));
@@ -164,8 +184,8 @@ std::string devices_text(std::span<const DeviceRecord> devices,
         rows.emplace_back("limits", fmt::format("contexts {}, buffers {}, programs {}, queues {}",
                                                 limits.max_contexts, limits.max_buffers,
                                                 limits.max_programs, limits.max_queues));
-        rows.emplace_back(
-            "", fmt::format("events {}, bindings {}", limits.max_events, limits.max_bindings));
+        rows.emplace_back("", fmt::format("events {}, bindings {}, gates {}", limits.max_events,
+                                          limits.max_bindings, limits.max_gates));
         rows.emplace_back("", fmt::format("buffer {}, artifact {}, context memory {}",
                                           bytes_text(limits.max_buffer_bytes),
                                           bytes_text(limits.max_artifact_bytes),
@@ -209,6 +229,7 @@ nlohmann::ordered_json devices_json(std::span<const DeviceRecord> devices,
         nlohmann::ordered_json entry;
         entry["index"] = device.index;
         entry["name"] = bounded(info.name);
+        entry["state"] = state_word(info.state);
         entry["class"] = class_word(info.device_class);
         entry["kind"] = device_kind_word(kind_of(device));
         entry["driver"] = bounded(info.driver);
@@ -225,6 +246,7 @@ nlohmann::ordered_json devices_json(std::span<const DeviceRecord> devices,
                            {"max_queues", limits.max_queues},
                            {"max_events", limits.max_events},
                            {"max_bindings", limits.max_bindings},
+                           {"max_gates", limits.max_gates},
                            {"max_buffer_bytes", limits.max_buffer_bytes},
                            {"max_artifact_bytes", limits.max_artifact_bytes},
                            {"max_memory_bytes", limits.max_memory_bytes}};

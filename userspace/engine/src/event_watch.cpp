@@ -28,14 +28,21 @@ EventWatch::EventWatch(std::shared_ptr<Waiter> listener) : listener_(std::move(l
 
 void EventWatch::completed(const backend::EventStatus&) noexcept
 {
-    std::lock_guard lock(mutex_);
-    done_ = true;
-    for (const auto& waiter : waiters_)
+    std::vector<std::shared_ptr<Waiter>> waiters;
+    std::shared_ptr<Waiter> listener;
+    {
+        std::lock_guard lock(mutex_);
+        done_ = true;
+        waiters.swap(waiters_);
+        listener.swap(listener_);
+    }
+    // Outside the lock: a subscriber that looks again on its wake sees
+    // done() at once, and dropping the last reference to a waiter never
+    // runs its destructor under this mutex.
+    for (const auto& waiter : waiters)
         waiter->wake();
-    waiters_.clear();
-    if (listener_)
-        listener_->wake();
-    listener_.reset();
+    if (listener)
+        listener->wake();
 }
 
 bool EventWatch::done() const

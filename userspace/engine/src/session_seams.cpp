@@ -106,6 +106,11 @@ std::optional<std::uint32_t> Session::route(std::uint32_t opcode, std::span<cons
     return found == s.route.end() ? 0 : found->second;
 }
 
+bool Session::quiesce(const std::shared_ptr<Waiter>& waiter)
+{
+    return engine::quiesce(*state_, waiter);
+}
+
 std::optional<std::uint32_t> Session::first_device() const
 {
     std::lock_guard lock(state_->route_mutex);

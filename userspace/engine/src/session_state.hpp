@@ -175,5 +175,9 @@ inline Error name_buffer(Error error, const backend::Buffer* buffer, std::uint64
 
 // Teardown in dependency order; called by ~Session with no other caller left.
 void release_all(SessionState& state);
+// The first half of teardown, without blocking: cancels the session's work
+// that has not started and subscribes `waiter` to what still runs. True when
+// nothing is pending (the destructor then waits for nothing).
+bool quiesce(SessionState& state, const std::shared_ptr<Waiter>& waiter);
 
 }  // namespace vaccel::engine

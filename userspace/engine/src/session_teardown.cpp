@@ -84,6 +84,13 @@ void release_each(SessionState& state, Release release)
 
 }  // namespace
 
+bool quiesce(SessionState& state, const std::shared_ptr<Waiter>& waiter)
+{
+    std::lock_guard lock(state.mutex);
+    cancel_unstarted(state);
+    return !any_pending(state, waiter);
+}
+
 void release_all(SessionState& state)
 {
     auto waiter = std::make_shared<SleepingWaiter>();

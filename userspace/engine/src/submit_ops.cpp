@@ -4,7 +4,8 @@
 // checking, in the seed's order, before the backend sees anything:
 //  1. queue and program are this session's, and of the same context
 //     (program of another context: Incompatible, VACCEL_D_BINDING_CONTEXT,
-//     arg0 = the program handle); the device is not lost (DeviceLost);
+//     arg0 = the program handle); the device is not lost (DeviceLost); the
+//     program is a TOSA program (a kernel program: Incompatible, D_FORMAT);
 //  2. (SUBMIT_AFTER) the gate is this session's and of the queue's context
 //     (Incompatible, VACCEL_D_BINDING_CONTEXT, arg0 = the gate handle);
 //  3. a deadline on a device without VACCEL_CAP_DEADLINES is refused
@@ -145,6 +146,9 @@ Status submit_common(SessionState& state, std::uint64_t queue_handle, std::uint6
     auto target = resolve_target(state, queue_handle, program_handle);
     if (!target)
         return fail(std::move(target.error()));
+    if (const std::uint32_t format = target->program->object->format(); format != VACCEL_FORMAT_TOSA)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_FORMAT, format)
+                        .with_note("a kernel program is run with vaccel_launch, not submitted"));
     backend::Gate* gate = nullptr;
     if (gate_handle != 0) {
         auto found = state.lookup<GateRecord>(gate_handle);

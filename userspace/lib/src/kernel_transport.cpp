@@ -53,6 +53,7 @@ Errc errno_code(int error)
     case EPERM: return Errc::permission_denied;
     case ETIME: return Errc::deadline_expired;
     case EIO: return Errc::external;
+    case ECANCELED: return Errc::cancelled;
     default: return Errc::invalid_argument;  // EINVAL, EFAULT and the rest
     }
 }
@@ -65,6 +66,9 @@ __u64* pointer_field(std::uint32_t opcode, void* args)
     case VACCEL_OP_BUFFER_READ: return &static_cast<struct vaccel_buffer_transfer*>(args)->data;
     case VACCEL_OP_PROGRAM_LOAD: return &static_cast<struct vaccel_program_load*>(args)->payload;
     case VACCEL_OP_SUBMIT: return &static_cast<struct vaccel_submit*>(args)->bindings;
+    case VACCEL_OP_SUBMIT_AFTER:
+        return &static_cast<struct vaccel_submit_after*>(args)->bindings;
+    case VACCEL_OP_LAUNCH: return &static_cast<struct vaccel_launch*>(args)->payload;
     case VACCEL_OP_EVENT_WAIT: return &static_cast<struct vaccel_event_wait*>(args)->events;
     }
     return nullptr;

@@ -1,9 +1,14 @@
 // work_calls.cpp - the C calls for submissions and events.
 //
-// Owns nothing. Decides: the binding array and the wait handles travel as
-// payload (the struct's pointer fields stay zero), so the same bytes would
-// go over a socket unchanged.
+// Owns nothing. Decides: the binding array, the wait handles and a launch's
+// bindings and arguments travel as payload (the struct's pointer fields
+// stay zero), so the same bytes would go over a socket unchanged. A submit
+// or launch whose acceptance was indeterminate still hands out its event.
 #include "client.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
 
 using namespace vaccel;
 using lib::invoke;
@@ -36,7 +41,80 @@ int vaccel_submit(vaccel_client* client, uint64_t queue, uint64_t program,
     const std::span<const std::byte> payload(reinterpret_cast<const std::byte*>(bindings),
                                              sizeof(vaccel_binding) * binding_count);
     const int rc = invoke(client, VACCEL_OP_SUBMIT, args, payload);
-    if (rc == 0)
+    // An indeterminate acceptance returns its error together with the event.
+    if (rc == 0 || args.event != 0)
+        *event = args.event;
+    return rc;
+}
+
+int vaccel_submit_after(vaccel_client* client, uint64_t queue, uint64_t program,
+                        const struct vaccel_binding* bindings, uint32_t binding_count,
+                        uint64_t gate, uint64_t value, uint64_t* event)
+{
+    if (event == nullptr)
+        return null_argument("vaccel_submit_after", "event");
+    if (bindings == nullptr && binding_count != 0)
+        return null_argument("vaccel_submit_after", "bindings");
+    struct vaccel_submit_after args{};
+    args.queue = queue;
+    args.program = program;
+    args.binding_count = binding_count;
+    args.gate = gate;
+    args.value = value;
+    const std::span<const std::byte> payload(reinterpret_cast<const std::byte*>(bindings),
+                                             sizeof(vaccel_binding) * binding_count);
+    const int rc = invoke(client, VACCEL_OP_SUBMIT_AFTER, args, payload);
+    // An indeterminate acceptance returns its error together with the event.
+    if (rc == 0 || args.event != 0)
+        *event = args.event;
+    return rc;
+}
+
+int vaccel_launch(vaccel_client* client, uint64_t queue, uint64_t program, const char* entry,
+                  const struct vaccel_launch_dims* dims, const void* argv, uint32_t argv_bytes,
+                  const struct vaccel_binding* bindings, uint32_t binding_count,
+                  uint64_t deadline_ns, uint64_t* event)
+{
+    if (event == nullptr)
+        return null_argument("vaccel_launch", "event");
+    if (entry == nullptr)
+        return null_argument("vaccel_launch", "entry");
+    if (dims == nullptr)
+        return null_argument("vaccel_launch", "dims");
+    if (argv == nullptr && argv_bytes != 0)
+        return null_argument("vaccel_launch", "argv");
+    if (bindings == nullptr && binding_count != 0)
+        return null_argument("vaccel_launch", "bindings");
+    struct vaccel_launch args{};
+    const std::size_t entry_length = std::strlen(entry);
+    if (entry_length >= sizeof args.entry)
+        return lib::record_local(Errc::invalid_argument,
+                                 "vaccel_launch: the entry name is " +
+                                     std::to_string(entry_length) + " bytes; at most " +
+                                     std::to_string(sizeof args.entry - 1) + " fit");
+    // Bounded here so that the payload below is never built for a count
+    // the contract refuses anyway (the daemon and module refuse it too).
+    if (binding_count > VACCEL_MAX_BINDINGS || argv_bytes > VACCEL_MAX_KERNEL_ARGS_BYTES) {
+        args.binding_count = binding_count;
+        args.argv_bytes = argv_bytes;
+        return invoke(client, VACCEL_OP_LAUNCH, args);
+    }
+    args.queue = queue;
+    args.program = program;
+    args.binding_count = binding_count;
+    args.argv_bytes = argv_bytes;
+    args.deadline_ns = deadline_ns;
+    args.dims = *dims;
+    std::memcpy(args.entry, entry, entry_length);
+    // One payload: the bindings, then the argument bytes (uapi "Kernel
+    // launch"), so every transport carries it as one block.
+    std::vector<std::byte> payload(sizeof(vaccel_binding) * binding_count + argv_bytes);
+    if (binding_count != 0)
+        std::memcpy(payload.data(), bindings, sizeof(vaccel_binding) * binding_count);
+    if (argv_bytes != 0)
+        std::memcpy(payload.data() + sizeof(vaccel_binding) * binding_count, argv, argv_bytes);
+    const int rc = invoke(client, VACCEL_OP_LAUNCH, args, payload);
+    if (rc == 0 || args.event != 0)
         *event = args.event;
     return rc;
 }

@@ -202,13 +202,9 @@ void Server::maybe_finish(Peer& c)
     if (c.flush && !c.outbox.empty())
         return;
     const std::uint64_t id = c.id;
-    // Hand-off reactor -> the reaper of the session's first device: the
-    // session's destructor cancels what has not started and waits for its
-    // running work, so it runs neither here nor on the chores thread that
-    // serves admin commands; a device whose work hangs delays only the
-    // teardowns queued behind it on its own reaper.
-    const std::uint32_t device = c.session->first_device().value_or(0);
-    reapers_[device]->push([session = std::move(c.session)]() mutable { session.reset(); });
+    // The session's teardown (reaper.cpp) runs neither here nor on the
+    // chores thread that serves admin commands.
+    reap(id, std::move(c.session));
     spdlog::debug("vacceld: session {} closed", id);
     if (c.transport == Transport::kernel && node_)
         node_->sessions.erase(c.module_session);

@@ -27,16 +27,17 @@
 
 namespace vaccel::daemon {
 
-// Wakes one parked wait when an event it named completes: subscribed to
-// those events by each look (Session::check_wait), it posts one recheck to
-// the reactor. Any backend thread; never blocks.
-// Ownership: the wait holds it; event watches hold it until their event
-// completes, so it may outlive the wait: `active` (cleared when the wait is
-// answered) makes a late wake a no-op, and the post names the wait by ids,
-// never by pointer.
-class WaitWaker final : public engine::Waiter {
+// Wakes one piece of reactor work when an event it named completes: a
+// parked wait (subscribed by each look, Session::check_wait) or a session
+// being torn down (Session::quiesce). It posts one `recheck` to the reactor.
+// Any backend thread; never blocks.
+// Ownership: its owner (the wait, the reaping) holds it; event watches hold
+// it until their event completes, so it may outlive the owner: `active`
+// (cleared when the owner ends) makes a late wake a no-op, and `recheck`
+// names the owner by ids, never by pointer.
+class ReactorWaker final : public engine::Waiter {
 public:
-    WaitWaker(Reactor& reactor, std::function<void()> recheck)
+    ReactorWaker(Reactor& reactor, std::function<void()> recheck)
         : reactor_(reactor), recheck_(std::move(recheck))
     {
     }
@@ -66,12 +67,23 @@ struct Server::ParkedWait {
     bool checking = false;
     bool expired = false;          // the timer fired: the next look is the last
     bool woken = false;            // woken while checking: look again
-    std::shared_ptr<WaitWaker> waker;
+    std::shared_ptr<ReactorWaker> waker;
 };
 
 enum class Transport : std::uint8_t { socket, kernel };
 
 inline const char* transport_name(Transport t) { return t == Transport::kernel ? "kernel" : "socket"; }
+
+// A session whose client has gone, being torn down without blocking any
+// thread on its running work (ADR 0006): looks run on the reaper of its
+// device; between looks it waits for its waker. Owned by the reactor.
+struct Server::Reaping {
+    std::shared_ptr<engine::Session> session;
+    std::uint32_t device = 0;
+    bool looking = false;  // a look is queued or running on the reaper
+    bool woken = false;    // woken while looking: look again
+    std::shared_ptr<ReactorWaker> waker;
+};
 
 struct Server::Peer {
     std::uint64_t id = 0;

@@ -170,6 +170,7 @@ Server::~Server()
     peers_.clear();
     workers_.clear();
     reapers_.clear();
+    reaping_.clear();
     chores_.reset();
     if (listen_fd_)
         ::unlink(socket_path_.c_str());

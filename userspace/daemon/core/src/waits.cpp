@@ -4,7 +4,7 @@
 //   1. a look (Session::check_wait) runs on the worker of the first event's
 //      device, or on the reactor when that worker is idle and the peer has
 //      nothing in flight (ADR 0007); the same look subscribes the wait's
-//      WaitWaker to every event still pending (peers.hpp);
+//      ReactorWaker to every event still pending (peers.hpp);
 //   2. back on the reactor: a refusal, or all/any done, is the reply; so is
 //      a timeout that has passed (DeadlineExpired / VACCEL_D_WAIT_TIMEOUT,
 //      arg0 = events not done, done_count/first_done filled in);
@@ -36,7 +36,7 @@ void Server::start_wait(Peer& c, Request request)
     std::memcpy(wait.handles.data(), request.payload.data(), wait.handles.size() * sizeof(std::uint64_t));
     wait.request = std::move(request);
     const std::uint64_t wait_id = c.next_wait++;
-    wait.waker = std::make_shared<WaitWaker>(
+    wait.waker = std::make_shared<ReactorWaker>(
         *reactor_, [this, id = c.id, wait_id] { on_wait_woken(id, wait_id); });
     c.waits.emplace(wait_id, std::move(wait));
     check_wait(c, wait_id);

@@ -3,7 +3,7 @@
  *
  * vaccel shares accelerators (GPUs and the CPU) between processes. A client
  * opens a session, creates a context on a device, allocates buffers in it,
- * loads a program (a TOSA 1.0 flatbuffer), and submits the program with its
+ * loads a program (a TOSA 1.0 flatbuffer, or a kernel program to launch), and submits the program with its
  * buffers bound to the program's slots on a queue; each submission yields an
  * event to poll or wait on. Every call maps to one operation of the contract
  * in uapi/vaccel.h (the same structs, enums and flags).
@@ -28,7 +28,8 @@
  * Objects and their lifetimes
  *    client ─┬─ context ─┬─ buffer   (bytes, domain, usage, allowed access)
  *            │           ├─ program  (slots: inputs first, then outputs)
- *            │           └─ queue ── event (one per submission)
+ *            │           ├─ gate     (a timeline the host raises)
+ *            │           └─ queue ── event (one per submission or launch)
  *  A context cannot be destroyed while it has buffers, programs, queues or
  *  events (-EBUSY, VACCEL_D_IN_USE, arg0 = how many); a queue not while its
  *  events live; a buffer or program not while a pending submission uses it;
@@ -253,12 +254,19 @@ VACCEL_API int vaccel_queue_destroy(vaccel_client *client, uint64_t queue);
  * outputs WRITE, each covering exactly the slot's bytes; all buffers of the
  * queue's context). deadline_ns: absolute CLOCK_MONOTONIC, 0 = none. Either
  * refused (nothing happened; the status names the binding and the rule) or
- * accepted: *event then reports the outcome, failures included. */
+ * accepted: *event then reports the outcome, failures included.
+ * Device loss: -ENODEV (VACCEL_D_DEVICE_STATE) once the device is lost; and
+ * -ENODEV with VACCEL_D_INDETERMINATE when the device failed while taking
+ * the work: then *event IS set (arg0 is the same handle) and reports the
+ * outcome; wait on it and destroy it. The same holds for
+ * vaccel_submit_after() and vaccel_launch(). */
 VACCEL_API int vaccel_submit(vaccel_client *client, uint64_t queue, uint64_t program,
 			     const struct vaccel_binding *bindings, uint32_t binding_count,
 			     uint64_t deadline_ns, uint64_t *event);
 /* state: enum vaccel_event_state; failure (may be NULL) says why for
- * VACCEL_EVENT_FAILED and is zero otherwise. Never blocks. */
+ * VACCEL_EVENT_FAILED and VACCEL_EVENT_CANCELLED (VACCEL_E_CANCELLED, with
+ * VACCEL_D_GATE_DESTROYED or VACCEL_D_SESSION_CLOSED) and is zero
+ * otherwise. Never blocks. */
 VACCEL_API int vaccel_event_poll(vaccel_client *client, uint64_t event, uint32_t *state,
 				 struct vaccel_status *failure);
 /* Waits until all (VACCEL_WAIT_ALL) or any (flags 0) of the `count` events
@@ -269,8 +277,60 @@ VACCEL_API int vaccel_event_poll(vaccel_client *client, uint64_t event, uint32_t
  * the first event found done whenever at least one is, also on -ETIME. */
 VACCEL_API int vaccel_event_wait(vaccel_client *client, const uint64_t *events, uint32_t count,
 				 uint32_t flags, uint64_t timeout_ns, uint32_t *first_done);
-/* -EBUSY while pending. */
+/* -EBUSY (VACCEL_D_NOT_COMPLETE, arg0 = the event) while pending. */
 VACCEL_API int vaccel_event_destroy(vaccel_client *client, uint64_t event);
+
+/* ------------------------------------------------------------------ */
+/* Host gates                                                          */
+/* ------------------------------------------------------------------ */
+
+/* A gate is a 64-bit timeline of a context, starting at 0, that only the
+ * host moves. vaccel_submit_after() work starts once its gate reaches the
+ * value it names; until then the work is accepted and holds its buffers
+ * (vaccel_buffer_write on them is -EBUSY as for any in-flight binding).
+ * Gates count against the context's `gates` limit (-EDQUOT,
+ * VACCEL_LIMIT_GATES). Requires VACCEL_CAP_GATES on the device. */
+VACCEL_API int vaccel_gate_create(vaccel_client *client, uint64_t context, uint64_t *gate);
+/* Raises the gate to `value`. A value at or below the current one changes
+ * nothing, so raises may arrive in any order. */
+VACCEL_API int vaccel_gate_raise(vaccel_client *client, uint64_t gate, uint64_t value);
+VACCEL_API int vaccel_gate_value(vaccel_client *client, uint64_t gate, uint64_t *value);
+/* Destroys the gate. Work still waiting on it is cancelled: its events end
+ * VACCEL_EVENT_CANCELLED with failure VACCEL_E_CANCELLED /
+ * VACCEL_D_GATE_DESTROYED (arg1 = the value it awaited); none waits
+ * forever. */
+VACCEL_API int vaccel_gate_destroy(vaccel_client *client, uint64_t gate);
+/* vaccel_submit() that starts once `gate` (of the queue's context) reaches
+ * `value`. The same refusals as vaccel_submit(), and -ENOEXEC
+ * (VACCEL_D_BINDING_CONTEXT, arg0 = the gate) for another context's gate. */
+VACCEL_API int vaccel_submit_after(vaccel_client *client, uint64_t queue, uint64_t program,
+				   const struct vaccel_binding *bindings, uint32_t binding_count,
+				   uint64_t gate, uint64_t value, uint64_t *event);
+
+/* ------------------------------------------------------------------ */
+/* Kernel launch                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Runs entry point `entry` of a kernel program (VACCEL_FORMAT_CUDA_PTX,
+ * _CUDA_CUBIN or the CPU's _CPU_BUILTIN, loaded with an all-zero target)
+ * over `dims`. `argv` is argv_bytes of tagged arguments (uapi/vaccel.h,
+ * "Kernel launch": tag 0x01..0x07 and the little-endian value, no padding;
+ * at most VACCEL_MAX_KERNEL_ARGS records and VACCEL_MAX_KERNEL_ARGS_BYTES
+ * bytes). A pointer record (0x07: u32 slot, u32 bytes) stands for the
+ * device address of the buffer bound at that slot plus the binding's
+ * offset; the kernel touches at most `bytes` from there. Bindings name
+ * buffers by slot, with the access the kernel needs (READ, WRITE or both).
+ * Refusals: an unknown entry is -EINVAL (VACCEL_D_KERNEL_ENTRY); malformed
+ * argv -EINVAL (VACCEL_D_KERNEL_ARG_TAG, _TRUNCATED, _TRAILING); too many
+ * records or bytes -EDQUOT (VACCEL_LIMIT_KERNEL_ARGS / _BYTES); a pointer to
+ * an unbound slot -EINVAL (VACCEL_D_KERNEL_ARG_POINTER); more bytes than its
+ * binding -ERANGE (VACCEL_D_RANGE); dims with a 0 or a product past 32 bits
+ * -EINVAL (VACCEL_D_LAUNCH_DIMS). Otherwise as vaccel_submit(). */
+VACCEL_API int vaccel_launch(vaccel_client *client, uint64_t queue, uint64_t program,
+			     const char *entry, const struct vaccel_launch_dims *dims,
+			     const void *argv, uint32_t argv_bytes,
+			     const struct vaccel_binding *bindings, uint32_t binding_count,
+			     uint64_t deadline_ns, uint64_t *event);
 
 /* Now + relative nanoseconds on CLOCK_MONOTONIC (saturating), for timeouts
  * and deadlines. */

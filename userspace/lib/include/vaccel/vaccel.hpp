@@ -192,9 +192,56 @@ private:
     std::uint32_t outputs_ = 0;
 };
 
+// A host gate: work submitted after (gate, value) starts once the gate
+// reaches value. Destroying it cancels what still waits on it.
+class Gate : public detail::Owned<vaccel_gate_destroy> {
+public:
+    using Owned::Owned;
+
+    // Raising to a value at or below the current one changes nothing.
+    Expected<void> raise(std::uint64_t value)
+    {
+        return detail::check(vaccel_gate_raise(client(), handle(), value));
+    }
+    Expected<std::uint64_t> value() const
+    {
+        std::uint64_t out = 0;
+        if (auto done = detail::check(vaccel_gate_value(client(), handle(), &out)); !done)
+            return std::unexpected(done.error());
+        return out;
+    }
+};
+
 class Queue : public detail::Owned<vaccel_queue_destroy> {
 public:
     using Owned::Owned;
+
+    Expected<Event> submit_after(const Program& program, std::span<const vaccel_binding> bindings,
+                                 const Gate& gate, std::uint64_t value)
+    {
+        std::uint64_t event = 0;
+        if (auto done = detail::check(vaccel_submit_after(
+                client(), handle(), program.handle(), bindings.data(),
+                static_cast<std::uint32_t>(bindings.size()), gate.handle(), value, &event));
+            !done)
+            return std::unexpected(done.error());
+        return Event(client(), event);
+    }
+
+    // argv: the tagged argument bytes (uapi "Kernel launch").
+    Expected<Event> launch(const Program& program, const char* entry,
+                           const vaccel_launch_dims& dims, std::span<const std::byte> argv,
+                           std::span<const vaccel_binding> bindings, std::uint64_t deadline_ns = 0)
+    {
+        std::uint64_t event = 0;
+        if (auto done = detail::check(vaccel_launch(
+                client(), handle(), program.handle(), entry, &dims, argv.data(),
+                static_cast<std::uint32_t>(argv.size()), bindings.data(),
+                static_cast<std::uint32_t>(bindings.size()), deadline_ns, &event));
+            !done)
+            return std::unexpected(done.error());
+        return Event(client(), event);
+    }
 
     // deadline_ns: absolute CLOCK_MONOTONIC, 0 = none.
     Expected<Event> submit(const Program& program, std::span<const vaccel_binding> bindings,
@@ -258,6 +305,14 @@ public:
         if (auto done = detail::check(vaccel_queue_create(client(), handle(), &queue)); !done)
             return std::unexpected(done.error());
         return Queue(client(), queue);
+    }
+
+    Expected<Gate> create_gate()
+    {
+        std::uint64_t gate = 0;
+        if (auto done = detail::check(vaccel_gate_create(client(), handle(), &gate)); !done)
+            return std::unexpected(done.error());
+        return Gate(client(), gate);
     }
 
     Expected<struct vaccel_context_limits> limits() const

@@ -12,8 +12,9 @@
 //
 // No lost wake-up: subscribe() and completed() take the same mutex, so a
 // subscriber either sees done() (and counts the event done) or is woken.
-// Locking: the watch's mutex is a leaf; wake() runs with it held and must
-// not block or call back into the engine.
+// Locking: the watch's mutex is a leaf. completed() wakes the waiters after
+// releasing it; wake() still runs on the backend's thread and must not block
+// or call back into the engine.
 #pragma once
 
 #include <chrono>

@@ -95,6 +95,13 @@ public:
     Status call(std::uint32_t opcode, std::span<std::byte> args,
                 std::span<const std::byte> in_payload, std::span<std::byte> out_payload);
 
+    // Teardown without blocking, for a daemon whose client has gone: cancels
+    // the work that has not started (CANCELLED, VACCEL_D_SESSION_CLOSED) and
+    // subscribes `waiter` to the events still running. True when nothing is
+    // pending any more: destroying the session then waits for nothing. Call
+    // again after `waiter` wakes. The client must make no more calls.
+    bool quiesce(const std::shared_ptr<Waiter>& waiter);
+
     // The lowest index of a device this session has objects on; nullopt
     // when it has none. Leaf lock only (like route()).
     std::optional<std::uint32_t> first_device() const;

@@ -131,6 +131,7 @@ public:
 private:
     struct Peer;
     struct ParkedWait;
+    struct Reaping;
     struct ServerNode;
 
     Server() = default;
@@ -186,6 +187,12 @@ private:
     void on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res);
     void answer_wait(Peer& c, std::uint64_t wait_id, Reply reply);
 
+    // Teardown of a gone client's session (reaper.cpp).
+    void reap(std::uint64_t id, std::shared_ptr<engine::Session> session);
+    void reap_look(std::uint64_t id);
+    void on_reap_looked(std::uint64_t id, bool quiet);
+    void on_reap_woken(std::uint64_t id);
+
     ServerOptions options_;
     std::string socket_path_;
     std::uint64_t started_ns_ = 0;
@@ -216,6 +223,11 @@ private:
 
     std::uint64_t next_peer_ = 1;
     std::unordered_map<std::uint64_t, std::unique_ptr<Peer>> peers_;
+    // Sessions being torn down, by peer id (reactor thread only). Cleared in
+    // ~Server after the reapers joined and before the devices go: a session
+    // still there is then destroyed on the calling thread, waiting for its
+    // running work.
+    std::unordered_map<std::uint64_t, Reaping> reaping_;
 };
 
 }  // namespace vaccel::daemon

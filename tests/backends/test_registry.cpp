@@ -1,0 +1,206 @@
+// test_registry.cpp - the backend registry: which devices a selection opens
+// and how a bad selection or setting is refused.
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+
+#include "vaccel/backend/registry.hpp"
+
+// Last: cmocka.h defines a `fail` macro that clashes with vaccel::fail.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace vaccel;
+using namespace vaccel::backend;
+
+namespace {
+
+Selection cpus(std::string count)
+{
+    Selection selection;
+    selection.settings["cpu"].emplace("threads", "1");
+    selection.settings["cpu"].emplace("count", std::move(count));
+    return selection;
+}
+
+std::string name_of(const Backend& backend) { return backend.device_info().name; }
+
+void the_build_lists_the_cpu_backend_last(void**)
+{
+    const auto all = factories();
+    assert_true(!all.empty());
+    assert_string_equal(std::string(all.back().name).c_str(), "cpu");
+}
+
+void an_empty_list_serves_every_device(void**)
+{
+    auto devices = open_devices(cpus("3"));
+    assert_true(devices.has_value());
+    assert_int_equal(devices->size(), 3);
+    assert_true(name_of(*(*devices)[0]).starts_with("cpu ("));
+    assert_true(name_of(*(*devices)[1]).starts_with("cpu:1 ("));
+    assert_true(name_of(*(*devices)[2]).starts_with("cpu:2 ("));
+}
+
+void an_index_pattern_serves_that_device_only(void**)
+{
+    Selection selection = cpus("3");
+    selection.devices = {"cpu:2"};
+    auto devices = open_devices(selection);
+    assert_true(devices.has_value());
+    assert_int_equal(devices->size(), 1);
+    assert_true(name_of(*(*devices)[0]).starts_with("cpu:2 ("));
+    selection.devices = {"cpu:*"};
+    assert_int_equal(open_devices(selection)->size(), 3);
+}
+
+void a_missing_index_is_refused(void**)
+{
+    Selection selection = cpus("2");
+    selection.devices = {"cpu:2"};
+    auto devices = open_devices(selection);
+    assert_false(devices.has_value());
+    assert_int_equal(devices.error().code, Errc::invalid_argument);
+    assert_int_equal(devices.error().detail, VACCEL_D_NO_DEVICE);
+    assert_int_equal(devices.error().arg0, 2);
+    assert_int_equal(devices.error().arg1, 2);
+}
+
+void unknown_backends_and_patterns_are_refused(void**)
+{
+    Selection selection;
+    selection.devices = {"tpu"};
+    auto devices = open_devices(selection);
+    assert_false(devices.has_value());
+    assert_true(devices.error().note.find("no backend named \"tpu\"") != std::string::npos);
+    selection.devices = {"cpu:x"};
+    assert_false(open_devices(selection).has_value());
+    selection.devices = {};
+    selection.settings["tpu"].emplace("threads", "1");
+    assert_false(open_devices(selection).has_value());
+}
+
+void unknown_or_malformed_settings_are_refused(void**)
+{
+    Selection selection;
+    selection.settings["cpu"].emplace("thread", "1");
+    auto devices = open_devices(selection);
+    assert_false(devices.has_value());
+    assert_true(devices.error().note.find("[devices.cpu] has no setting \"thread\"") !=
+                std::string::npos);
+    selection.settings["cpu"].clear();
+    selection.settings["cpu"].emplace("threads", "four");
+    devices = open_devices(selection);
+    assert_false(devices.has_value());
+    assert_true(devices.error().note.find("is not an unsigned number") != std::string::npos);
+    assert_false(open_devices(cpus("0")).has_value());
+    assert_false(open_devices(cpus("17")).has_value());
+}
+
+// An EventSink that ignores completions.
+struct Quiet final : EventSink {
+    void completed(const EventStatus&) noexcept override {}
+};
+
+// One fill_u32 launch on a backend, and everything it needed; release()
+// waits for the event and gives everything back.
+struct LaunchedOnce {
+    Backend& backend;
+    std::unique_ptr<Context> context;
+    std::unique_ptr<Program> program;
+    std::unique_ptr<Queue> queue;
+    std::unique_ptr<Buffer> buffer;
+    Result<Submitted> submitted = std::unexpected(Error{});
+
+    explicit LaunchedOnce(Backend& b) : backend(b)
+    {
+        context = std::move(*backend.create_context());
+        static constexpr char library[] = "vaccel.builtin";
+        ProgramDesc program_desc;
+        program_desc.format = VACCEL_FORMAT_CPU_BUILTIN;
+        program_desc.payload = std::as_bytes(std::span(library, sizeof library - 1));
+        program = std::move(*backend.load_program(*context, program_desc));
+        queue = std::move(*backend.create_queue(*context));
+        BufferDesc buffer_desc;
+        buffer_desc.bytes = 16;
+        BufferInfo info;
+        buffer = std::move(*backend.allocate_buffer(*context, buffer_desc, info));
+        const kernel_args::Arg args[] = {kernel_args::Arg::ptr(0, 16), kernel_args::Arg::u32(7),
+                                         kernel_args::Arg::u32(4)};
+        const Binding bindings[] = {{0, VACCEL_ACCESS_WRITE, buffer.get(), 0, 16}};
+        LaunchDesc desc;
+        desc.queue = queue.get();
+        desc.program = program.get();
+        desc.entry = "fill_u32";
+        desc.dims = vaccel_launch_dims{{1, 1, 1}, {1, 1, 1}, 0, 0};
+        desc.args = args;
+        desc.bindings = bindings;
+        desc.sink = std::make_shared<Quiet>();
+        submitted = backend.launch(desc);
+    }
+
+    EventState release()
+    {
+        assert_true(submitted.has_value());
+        // The worker finishes it within moments; 30 s is only a guard.
+        EventStatus status = backend.poll(*submitted->event);
+        for (int i = 0; i < 30000 && status.state == EventState::pending; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            status = backend.poll(*submitted->event);
+        }
+        assert_true(backend.destroy_event(submitted->event).has_value());
+        assert_true(backend.free_buffer(buffer).has_value());
+        assert_true(backend.unload_program(program).has_value());
+        assert_true(backend.destroy_queue(queue).has_value());
+        assert_true(backend.destroy_context(context).has_value());
+        return status.state;
+    }
+};
+
+void loss_is_injected_into_the_device_named_only(void**)
+{
+    Selection selection = cpus("2");
+    selection.settings["cpu"].emplace("inject_loss_after", "0");
+    selection.settings["cpu"].emplace("inject_loss_device", "1");
+    auto devices = open_devices(selection);
+    assert_true(devices.has_value());
+    assert_int_equal(devices->size(), 2);
+    LaunchedOnce kept(*(*devices)[0]);
+    assert_true(kept.submitted.has_value());
+    assert_false(kept.submitted->indeterminate.has_value());
+    assert_int_equal(kept.release(), EventState::complete);
+    assert_int_equal((*devices)[0]->state(), DeviceState::ok);
+    // Device 1 dies taking its first submission: accepted, unconfirmed, and
+    // its event fails.
+    LaunchedOnce lost(*(*devices)[1]);
+    assert_true(lost.submitted.has_value());
+    assert_true(lost.submitted->indeterminate.has_value());
+    assert_int_equal(lost.submitted->indeterminate->code, Errc::device_lost);
+    assert_int_equal(lost.submitted->indeterminate->detail, VACCEL_D_INDETERMINATE);
+    assert_int_equal(lost.release(), EventState::failed);
+    assert_int_equal((*devices)[1]->state(), DeviceState::lost);
+    assert_int_equal((*devices)[0]->state(), DeviceState::ok);
+}
+
+}  // namespace
+
+int main()
+{
+    const CMUnitTest tests[] = {
+        cmocka_unit_test(the_build_lists_the_cpu_backend_last),
+        cmocka_unit_test(an_empty_list_serves_every_device),
+        cmocka_unit_test(an_index_pattern_serves_that_device_only),
+        cmocka_unit_test(a_missing_index_is_refused),
+        cmocka_unit_test(unknown_backends_and_patterns_are_refused),
+        cmocka_unit_test(unknown_or_malformed_settings_are_refused),
+        cmocka_unit_test(loss_is_injected_into_the_device_named_only),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
