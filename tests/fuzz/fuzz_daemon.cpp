@@ -7,7 +7,8 @@
 // protocol: while the connection stays open every request gets exactly one
 // reply, which decodes as a response with the request's opcode and seq
 // (std::abort() otherwise, a finding). A datagram that makes the daemon
-// close the connection ends the input, as it would end the connection.
+// close the connection ends the input, as it would end the connection; the
+// session's teardown must then leave the device with no object of it.
 //
 // Bounded: every input starts from the same config (rewritten before each
 // one, on tmpfs where there is one) whose rule caps memory, objects and
@@ -70,6 +71,9 @@ std::optional<std::size_t> issued_handle_offset(std::uint32_t opcode)
     case VACCEL_OP_PROGRAM_LOAD: return offsetof(vaccel_program_load, program);
     case VACCEL_OP_QUEUE_CREATE: return offsetof(vaccel_queue_create, queue);
     case VACCEL_OP_SUBMIT: return offsetof(vaccel_submit, event);
+    case VACCEL_OP_GATE_CREATE: return offsetof(vaccel_gate_create, gate);
+    case VACCEL_OP_SUBMIT_AFTER: return offsetof(vaccel_submit_after, event);
+    case VACCEL_OP_LAUNCH: return offsetof(struct vaccel_launch, event);
     default: return std::nullopt;
     }
 }
@@ -154,6 +158,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (status.error == VACCEL_OK && handle != 0) issued.push_back(handle);
         }
         if (is_limits_set(datagram)) break;  // never use a limit the input raised
+    }
+    // The connection ends: its teardown must give every object back (held
+    // work cancelled, running work finished), whatever the input did.
+    const auto devices = (*endpoint)->devices();
+    endpoint->reset();
+    for (std::uint32_t i = 0; i < devices->count(); ++i) {
+        const auto live = devices->device(i)->live();
+        if (live.contexts != 0 || live.buffers != 0 || live.programs != 0 || live.queues != 0 ||
+            live.events != 0 || live.events_in_flight != 0 || live.gates != 0)
+            std::abort();  // the session's teardown leaked backend objects
     }
     return 0;
 }

@@ -403,6 +403,9 @@ private:
         return {};
     }
     Status check_deadline_and_events(const ContextState& context, std::uint64_t deadline_ns) const;
+    template <class Rules>
+    Status check_work(const CpuQueue& queue, const CpuProgram& program,
+                      std::span<const Binding> bindings, Rules&& rules) const;
     // Accepts a prepared submission: counts it, makes its event, and queues
     // it, parks it on `after`, or (fault injection) loses the device with it.
     Submitted accept(std::shared_ptr<Submission> submission, Queue& queue, Gate* after,
@@ -428,41 +431,53 @@ Status CpuBackend::check_deadline_and_events(const ContextState& context,
     return {};
 }
 
+// What submit and launch check alike: the device, that queue and program
+// share a context, then the bindings (each names a buffer; `rules`, the
+// shared validation of the one or the other; every buffer of the queue's
+// context).
+template <class Rules>
+Status CpuBackend::check_work(const CpuQueue& queue, const CpuProgram& program,
+                              std::span<const Binding> bindings, Rules&& rules) const
+{
+    if (auto ok = refuse_if_lost(); !ok) return ok;
+    if (program.context != queue.context)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
+                        .with_note("the program belongs to another context than the queue"));
+    for (std::size_t i = 0; i < bindings.size(); ++i)
+        if (bindings[i].buffer == nullptr)
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_UNKNOWN_HANDLE, 0)
+                            .with_note(fmt::format("binding {} names no buffer", i)));
+    if (auto valid = rules(binding_facts(bindings)); !valid) return valid;
+    for (std::size_t i = 0; i < bindings.size(); ++i)
+        if (static_cast<const CpuBuffer&>(*bindings[i].buffer).context != queue.context)
+            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, i)
+                            .with_note(fmt::format("binding {} names a buffer of another context",
+                                                   i)));
+    return {};
+}
+
 Result<Submitted> CpuBackend::submit(const SubmitDesc& desc)
 {
-    if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
     auto& cpu_queue = static_cast<CpuQueue&>(*desc.queue);
     auto& cpu_program = static_cast<CpuProgram&>(*desc.program);
     const auto& context = cpu_queue.context;
-    if (cpu_program.context != context)
-        return fail(Error::of(Errc::invalid_argument)
-                        .with_note("the program belongs to another context than the queue"));
     if (!cpu_program.state->plan)
         return fail(Error::of(Errc::incompatible, VACCEL_D_FORMAT, cpu_program.state->format)
                         .with_note("a kernel program is run with vaccel_launch, not submitted"));
     const Plan& plan = *cpu_program.state->plan;
-    if (desc.after != nullptr &&
-        static_cast<CpuGate&>(*desc.after).context != context)
+    if (desc.after != nullptr && static_cast<CpuGate&>(*desc.after).context != context)
         return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
                         .with_note("the gate belongs to another context than the queue"));
-
-    // The contract's binding rules, in the shared order.
     std::vector<validate::SlotSpec> slots;
     slots.reserve(plan.slots.size());
     for (const SlotInfo& slot : plan.slots) slots.push_back({slot.role, slot.bytes});
-    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
-        if (desc.bindings[i].buffer == nullptr)
-            return fail(Error::of(Errc::invalid_argument, VACCEL_D_UNKNOWN_HANDLE, 0)
-                            .with_note(fmt::format("binding {} names no buffer", i)));
-    if (auto valid = validate::bindings(slots, binding_facts(desc.bindings),
-                                        state_->info.limits.max_bindings);
-        !valid)
-        return fail(valid.error());
-    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
-        if (static_cast<const CpuBuffer&>(*desc.bindings[i].buffer).context != context)
-            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, i)
-                            .with_note(fmt::format("binding {} names a buffer of another context",
-                                                   i)));
+    if (auto ok = check_work(cpu_queue, cpu_program, desc.bindings,
+                             [&](const std::vector<validate::BindingFacts>& facts) {
+                                 return validate::bindings(slots, facts,
+                                                           state_->info.limits.max_bindings);
+                             });
+        !ok)
+        return fail(ok.error());
     if (auto ok = check_deadline_and_events(*context, desc.deadline_ns); !ok)
         return fail(ok.error());
 
@@ -481,13 +496,9 @@ Result<Submitted> CpuBackend::submit(const SubmitDesc& desc)
 
 Result<Submitted> CpuBackend::launch(const LaunchDesc& desc)
 {
-    if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
     auto& cpu_queue = static_cast<CpuQueue&>(*desc.queue);
     auto& cpu_program = static_cast<CpuProgram&>(*desc.program);
     const auto& context = cpu_queue.context;
-    if (cpu_program.context != context)
-        return fail(Error::of(Errc::invalid_argument)
-                        .with_note("the program belongs to another context than the queue"));
     if (cpu_program.state->format != VACCEL_FORMAT_CPU_BUILTIN)
         return fail(Error::of(Errc::incompatible, VACCEL_D_FORMAT, cpu_program.state->format)
                         .with_note("only kernel programs are launched; submit TOSA programs "
@@ -497,19 +508,13 @@ Result<Submitted> CpuBackend::launch(const LaunchDesc& desc)
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_KERNEL_ENTRY)
                         .with_note(fmt::format("\"{}\" is not an entry of {} (entries: {})",
                                                desc.entry, builtin_library, builtin_names())));
-    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
-        if (desc.bindings[i].buffer == nullptr)
-            return fail(Error::of(Errc::invalid_argument, VACCEL_D_UNKNOWN_HANDLE, 0)
-                            .with_note(fmt::format("binding {} names no buffer", i)));
-    if (auto valid = validate::launch_bindings(binding_facts(desc.bindings),
-                                               state_->info.limits.max_bindings);
-        !valid)
-        return fail(valid.error());
-    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
-        if (static_cast<const CpuBuffer&>(*desc.bindings[i].buffer).context != context)
-            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, i)
-                            .with_note(fmt::format("binding {} names a buffer of another context",
-                                                   i)));
+    if (auto ok = check_work(cpu_queue, cpu_program, desc.bindings,
+                             [&](const std::vector<validate::BindingFacts>& facts) {
+                                 return validate::launch_bindings(
+                                     facts, state_->info.limits.max_bindings);
+                             });
+        !ok)
+        return fail(ok.error());
     std::vector<vaccel_binding> wire(desc.bindings.size());
     for (std::size_t i = 0; i < desc.bindings.size(); ++i)
         wire[i] = vaccel_binding{desc.bindings[i].slot, desc.bindings[i].access, i,

@@ -78,10 +78,6 @@ Status launch(SessionState& state, vaccel_launch& args, std::span<const std::byt
         !valid)
         return valid;
 
-    auto charge = charge_event(state, *target);
-    if (!charge)
-        return fail(std::move(charge.error()));
-    auto watch = std::make_shared<EventWatch>(state.completion_listener);
     backend::LaunchDesc desc;
     desc.queue = target->queue->object.get();
     desc.program = target->program->object.get();
@@ -90,10 +86,10 @@ Status launch(SessionState& state, vaccel_launch& args, std::span<const std::byt
     desc.args = *parsed;
     desc.bindings = *bindings;
     desc.deadline_ns = args.deadline_ns;
-    desc.sink = watch;
-    auto submitted = target->context->device->call([&](backend::Backend& b) { return b.launch(desc); });
-    return record_event(state, *target, *charge, std::move(submitted), std::move(watch), *bindings,
-                        wire, args.event);
+    return hand_over(
+        state, *target, desc,
+        [](backend::Backend& b, const backend::LaunchDesc& d) { return b.launch(d); }, *bindings,
+        wire, args.event);
 }
 
 }  // namespace vaccel::engine::ops

@@ -43,4 +43,23 @@ Status record_event(SessionState& state, const Target& target, Charge& charge,
                     std::span<const backend::Binding> bindings,
                     std::span<const vaccel_binding> wire, __u64& event_out);
 
+// Stage 7 and the hand-over, for a SubmitDesc or LaunchDesc filled but for
+// its sink: charges the event, gives the work the event's watch, makes
+// `call` (the backend's submit or launch) under the device's serialisation
+// and records the outcome.
+template <class Desc, class Call>
+Status hand_over(SessionState& state, const Target& target, Desc& desc, Call call,
+                 std::span<const backend::Binding> bindings, std::span<const vaccel_binding> wire,
+                 __u64& event_out)
+{
+    auto charge = charge_event(state, target);
+    if (!charge)
+        return fail(std::move(charge.error()));
+    auto watch = std::make_shared<EventWatch>(state.completion_listener);
+    desc.sink = watch;
+    auto submitted = target.context->device->call([&](backend::Backend& b) { return call(b, desc); });
+    return record_event(state, target, *charge, std::move(submitted), std::move(watch), bindings,
+                        wire, event_out);
+}
+
 }  // namespace vaccel::engine::ops

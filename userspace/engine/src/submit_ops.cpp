@@ -174,10 +174,6 @@ Status submit_common(SessionState& state, std::uint64_t queue_handle, std::uint6
         !valid)
         return valid;
 
-    auto charge = charge_event(state, *target);
-    if (!charge)
-        return fail(std::move(charge.error()));
-    auto watch = std::make_shared<EventWatch>(state.completion_listener);
     backend::SubmitDesc desc;
     desc.queue = target->queue->object.get();
     desc.program = target->program->object.get();
@@ -185,10 +181,10 @@ Status submit_common(SessionState& state, std::uint64_t queue_handle, std::uint6
     desc.deadline_ns = deadline_ns;
     desc.after = gate;
     desc.after_value = gate_value;
-    desc.sink = watch;
-    auto submitted = target->context->device->call([&](backend::Backend& b) { return b.submit(desc); });
-    return record_event(state, *target, *charge, std::move(submitted), std::move(watch), *bindings,
-                        wire, event_out);
+    return hand_over(
+        state, *target, desc,
+        [](backend::Backend& b, const backend::SubmitDesc& d) { return b.submit(d); }, *bindings,
+        wire, event_out);
 }
 
 }  // namespace

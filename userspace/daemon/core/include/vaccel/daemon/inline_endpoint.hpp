@@ -41,6 +41,9 @@ public:
 
     engine::Session& session() { return *session_; }
 
+    // The devices it serves (tests check what the session left on them).
+    std::shared_ptr<engine::DeviceManager> devices() const { return devices_; }
+
 private:
     InlineEndpoint() = default;
 
