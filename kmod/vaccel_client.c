@@ -18,9 +18,11 @@
 #include <linux/compat.h>
 #include <linux/cred.h>
 #include <linux/errno.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/nospec.h>
 #include <linux/pid.h>
+#include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/stddef.h>
@@ -492,6 +494,7 @@ static int vaccel_client_open(struct inode *inode, struct file *file)
 	open_args->uid = from_kuid_munged(&init_user_ns, file->f_cred->euid);
 	open_args->gid = from_kgid_munged(&init_user_ns, file->f_cred->egid);
 	vaccel_session_cgroup(open_args);
+	open_args->notify_fd = -1;	/* an answer that echoes it names none */
 	close_args = &close->message.args.session_close;
 	close_args->session = session->id;
 
@@ -501,6 +504,8 @@ static int vaccel_client_open(struct inode *inode, struct file *file)
 		ret = vaccel_server_wait(open, &close);
 	if (ret)
 		goto fail;
+	session->notify = open->notify;	/* the session's now */
+	open->notify = NULL;
 	vaccel_request_put(open);
 	session->close = close;
 	file->private_data = session;
@@ -527,9 +532,28 @@ static int vaccel_client_release(struct inode *inode, struct file *file)
 	if (!vaccel_server_is_dead(session->server))
 		vaccel_server_submit(session->server, session->close);
 	vaccel_request_put(session->close);
+	if (session->notify)
+		fput(session->notify);
 	vaccel_server_put(session->server);
 	kfree(session);
 	return 0;
+}
+
+/*
+ * Any task: poll() of a session. Readable when the daemon's notify eventfd
+ * is (an event of the session completed since its last EVENT_POLL or
+ * EVENT_WAIT reached the daemon); error and hang-up once the daemon is gone.
+ */
+static __poll_t vaccel_client_poll(struct file *file, poll_table *wait)
+{
+	struct vaccel_session *session = file->private_data;
+
+	poll_wait(file, &vaccel_death_wq, wait);
+	if (vaccel_server_is_dead(session->server))
+		return EPOLLERR | EPOLLHUP;
+	if (!session->notify)
+		return 0;
+	return vfs_poll(session->notify, wait) & (EPOLLIN | EPOLLRDNORM);
 }
 
 const struct file_operations vaccel_client_fops = {
@@ -538,5 +562,6 @@ const struct file_operations vaccel_client_fops = {
 	.release = vaccel_client_release,
 	.unlocked_ioctl = vaccel_client_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.poll = vaccel_client_poll,
 	.llseek = noop_llseek,
 };

@@ -138,6 +138,12 @@ struct vaccel_request {
 	struct vaccel_wire message;	/* what the daemon reads */
 	union vaccel_args reply;	/* the daemon's answer */
 	struct vaccel_payload payload;
+	/*
+	 * SESSION_OPEN answered: the daemon's notify eventfd, resolved at the
+	 * commit (a counted file reference). The opener takes it; the last
+	 * reference of the request puts it otherwise.
+	 */
+	struct file *notify;
 };
 
 enum vaccel_slot_state {
@@ -190,7 +196,15 @@ struct vaccel_session {
 	u64 id;
 	struct vaccel_server *server;	/* counted; dead server = dead session */
 	struct vaccel_request *close;	/* SESSION_CLOSE, made at open */
+	/*
+	 * The daemon's notify eventfd for this session (counted), or NULL:
+	 * poll() reports it readable. Set at open, put at release.
+	 */
+	struct file *notify;
 };
+
+/* Woken when a server dies, so that pollers of its sessions see it. */
+extern wait_queue_head_t vaccel_death_wq;
 
 /* vaccel_request.c */
 struct vaccel_request *vaccel_request_alloc(struct vaccel_server *server,

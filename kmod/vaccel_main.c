@@ -62,7 +62,7 @@ static int __init vaccel_init(void)
 	BUILD_BUG_ON(sizeof(struct vaccel_cmd_pdu) >
 		     sizeof_field(struct io_uring_cmd, pdu));
 	BUILD_BUG_ON(sizeof(struct vaccel_srv_cmd) != 16);
-	BUILD_BUG_ON(sizeof(struct vaccel_srv_session_open) != 320);
+	BUILD_BUG_ON(sizeof(struct vaccel_srv_session_open) != 328);
 	BUILD_BUG_ON(sizeof(struct vaccel_srv_session_close) != 40);
 	BUILD_BUG_ON(VACCEL_MAX_BINDINGS * sizeof(struct vaccel_binding) >
 		     VACCEL_COPIED_PAYLOAD_MAX);

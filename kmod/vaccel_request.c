@@ -11,6 +11,7 @@
  * vaccel_server.c.
  */
 #include <linux/errno.h>
+#include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
@@ -120,6 +121,8 @@ static void vaccel_request_release(struct kref *ref)
 		kvfree(payload->pages);
 	}
 	kfree(payload->copy);
+	if (req->notify)
+		fput(req->notify);
 	vaccel_server_put(req->server);
 	kfree(req);
 	atomic_dec(&vaccel_requests_alive);

@@ -22,6 +22,7 @@
 
 /* attach_lock protects vaccel_attached (the one live server, counted). */
 static DEFINE_MUTEX(vaccel_attach_lock);
+DECLARE_WAIT_QUEUE_HEAD(vaccel_death_wq);
 static struct vaccel_server *vaccel_attached;
 
 /* Process context, may sleep: the last reference frees the server. */
@@ -116,6 +117,7 @@ static void vaccel_server_kill(struct vaccel_server *server)
 	for (i = 0; i < parked_count; i++)
 		vaccel_cmd_done(parked[i], -ENODEV, IO_URING_F_UNLOCKED);
 	vaccel_reap(&reap);
+	wake_up_all(&vaccel_death_wq);	/* pollers see the hang-up */
 
 	mutex_lock(&vaccel_attach_lock);
 	if (vaccel_attached == server) {

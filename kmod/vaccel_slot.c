@@ -10,6 +10,8 @@
  * protocol in uapi/vaccel_server.h.
  */
 #include <linux/errno.h>
+#include <linux/eventfd.h>
+#include <linux/file.h>
 #include <linux/nospec.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
@@ -306,6 +308,29 @@ static int vaccel_reply_check(const struct vaccel_request *req,
 }
 
 /*
+ * Daemon task (serving thread), so that the descriptor number names a file
+ * of the daemon's. An accepted SESSION_OPEN's answer names the session's
+ * notify eventfd: takes a reference to it into *notify. Returns 0, or
+ * -EINVAL when the number is no eventfd of the daemon's.
+ */
+static int vaccel_reply_notify(const struct vaccel_request *req,
+			       const struct vaccel_wire *reply,
+			       struct file **notify)
+{
+	const struct vaccel_srv_session_open *open = &reply->args.session_open;
+	struct file *file;
+
+	if (req->message.header.opcode != VACCEL_OP_SESSION_OPEN ||
+	    open->status.error != VACCEL_OK || open->notify_fd < 0)
+		return 0;
+	file = eventfd_fget(open->notify_fd);
+	if (IS_ERR(file))
+		return -EINVAL;
+	*notify = file;
+	return 0;
+}
+
+/*
  * Daemon task (serving thread). COMMIT_AND_FETCH: takes the answer of the
  * request delivered on `slot` from `buffer`. Returns 0 when the slot may
  * fetch again, or the command's error. The request is done either way.
@@ -318,6 +343,7 @@ static int vaccel_slot_commit(struct vaccel_server *server,
 	 * time, so server->scratch has one user.
 	 */
 	struct vaccel_wire *reply = &server->scratch;
+	struct file *notify = NULL;
 	struct vaccel_request *req;
 	int ret = 0;
 	LIST_HEAD(reap);
@@ -335,6 +361,8 @@ static int vaccel_slot_commit(struct vaccel_server *server,
 		ret = -EFAULT;
 	else
 		ret = vaccel_reply_check(req, reply);
+	if (!ret)
+		ret = vaccel_reply_notify(req, reply, &notify);
 
 	spin_lock(&server->queue_lock);
 	if (slot->req == req) {
@@ -349,6 +377,8 @@ static int vaccel_slot_commit(struct vaccel_server *server,
 			memcpy(&req->reply, &reply->args,
 			       req->message.header.args_bytes);
 			req->answered = true;
+			req->notify = notify;	/* the request's now */
+			notify = NULL;
 			result = vaccel_error_to_errno(reply->args.status.error);
 		}
 		vaccel_request_finish_locked(req, result, &reap);
@@ -357,6 +387,8 @@ static int vaccel_slot_commit(struct vaccel_server *server,
 	}
 	spin_unlock(&server->queue_lock);
 
+	if (notify)
+		fput(notify);	/* nobody took it: refused, or aborted */
 	vaccel_request_put(req);
 	vaccel_reap(&reap);
 	return ret;

@@ -698,6 +698,8 @@ enum vaccel_op {
 #define VACCEL_MSG_MAGIC	0x31434156U	/* "VAC1" little-endian */
 #define VACCEL_MSG_RESPONSE	(1U << 0)	/* header.flags */
 #define VACCEL_MSG_PAYLOAD_FD	(1U << 1)	/* payload in a passed memfd */
+/* SESSION_NOTIFY's answer: it passes one descriptor, not a payload */
+#define VACCEL_MSG_PASSES_FD	(1U << 2)
 #define VACCEL_MSG_INLINE_MAX	(64U * 1024U)	/* largest inline payload */
 
 struct vaccel_msg_header {
@@ -739,6 +741,24 @@ struct vaccel_admin {
 	struct vaccel_status status;
 	__u32 command;		/* in: enum vaccel_admin_command */
 	__u32 flags;		/* in: none defined, must be 0 */
+	__u64 reserved;		/* must be 0 */
+};
+
+/*
+ * VACCEL_OP_SESSION_NOTIFY is a wire opcode with no ioctl (socket transport):
+ * a successful answer passes one descriptor along (SCM_RIGHTS; header flag
+ * VACCEL_MSG_PASSES_FD, no payload), an eventfd that becomes
+ * readable when an event of this session completes (for submissions made
+ * after the request) and is cleared by the daemon when the session next
+ * sends EVENT_POLL or EVENT_WAIT. Clients poll it and never read it. On
+ * /dev/vaccel, poll() on the client's own file gives the same readiness.
+ */
+#define VACCEL_OP_SESSION_NOTIFY	0x21
+
+struct vaccel_session_notify {
+	struct vaccel_status status;
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u32 pad;
 	__u64 reserved;		/* must be 0 */
 };
 

@@ -176,6 +176,15 @@ struct vaccel_srv_session_open {
 	__u32 pad;
 	__u64 cgroup_id;
 	char cgroup[VACCEL_SRV_CGROUP_LEN];
+	/*
+	 * out: an eventfd of the daemon's (a descriptor number in the serving
+	 * thread's table, resolved by the module at the commit) that is
+	 * readable when an event of the session completed and not yet cleared
+	 * (see VACCEL_OP_SESSION_NOTIFY in vaccel.h); poll() on the client's
+	 * /dev/vaccel file reports it. -1: none (what the module sends in).
+	 */
+	__s32 notify_fd;
+	__u32 pad2;
 };
 
 struct vaccel_srv_session_close {

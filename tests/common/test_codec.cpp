@@ -362,8 +362,9 @@ void wrong_magic_is_refused(void**)
 
 void reserved_header_flag_bits_are_refused(void**)
 {
-    // Bit 0 is VACCEL_MSG_RESPONSE, bit 1 VACCEL_MSG_PAYLOAD_FD.
-    for (std::uint16_t bit = 2; bit < 16; ++bit) {
+    // Bit 0 is VACCEL_MSG_RESPONSE, bit 1 VACCEL_MSG_PAYLOAD_FD, bit 2
+    // VACCEL_MSG_PASSES_FD.
+    for (std::uint16_t bit = 3; bit < 16; ++bit) {
         auto bytes = encoded(VACCEL_OP_DEVICE_COUNT);
         vaccel_msg_header h = get_header(bytes);
         h.flags = static_cast<std::uint16_t>(1u << bit);
@@ -618,6 +619,29 @@ void payload_fd_for_a_payload_that_fits_inline_is_refused(void**)
                    VACCEL_MSG_INLINE_MAX);
 }
 
+void passes_fd_only_on_a_session_notify_answer(void**)
+{
+    const vaccel_session_notify args{};
+    std::vector<std::byte> answer;
+    append_response_passing_fd(answer, VACCEL_OP_SESSION_NOTIFY, 9, 0, bytes_of(args));
+    auto view = decode_response(answer);
+    assert_ok(view);
+    assert_int_equal(view->header.flags, VACCEL_MSG_RESPONSE | VACCEL_MSG_PASSES_FD);
+    assert_int_equal(view->payload.size(), 0);
+    // The request carries none; nor does any other op's answer.
+    auto request = encode_request(VACCEL_OP_SESSION_NOTIFY, 9, 0, bytes_of(args), {});
+    vaccel_msg_header h = get_header(request);
+    h.flags = VACCEL_MSG_PASSES_FD;
+    put_header(request, h);
+    assert_refused(decode_request(request), Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                   offsetof(vaccel_msg_header, flags), VACCEL_MSG_PASSES_FD);
+    const vaccel_device_count count{};
+    std::vector<std::byte> other;
+    append_response_passing_fd(other, VACCEL_OP_DEVICE_COUNT, 9, 0, bytes_of(count));
+    assert_refused(decode_response(other), Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                   offsetof(vaccel_msg_header, flags), VACCEL_MSG_RESPONSE | VACCEL_MSG_PASSES_FD);
+}
+
 void payload_fd_on_an_op_without_a_large_payload_is_refused(void**)
 {
     for (std::uint32_t op : {std::uint32_t{VACCEL_OP_DEVICE_COUNT}, std::uint32_t{VACCEL_OP_SUBMIT},
@@ -749,6 +773,7 @@ int main()
         cmocka_unit_test(payload_above_the_wire_maximum_is_refused),
         cmocka_unit_test(wrong_magic_is_refused),
         cmocka_unit_test(reserved_header_flag_bits_are_refused),
+        cmocka_unit_test(passes_fd_only_on_a_session_notify_answer),
         cmocka_unit_test(response_bit_must_match_the_direction),
         cmocka_unit_test(unknown_opcode_is_refused),
         cmocka_unit_test(nonzero_status_in_a_request_is_refused),

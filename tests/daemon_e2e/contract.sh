@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # contract.sh VACCELD VACCELCTL CLIENT FIXTURE MODE
 #
-# The contract's gates, launch and device loss through a real vacceld over
+# The contract's gates, launch, notify descriptor and device loss through a real vacceld over
 # the socket (vaccel-e2e-client MODE: contract_modes.cpp). For `loss` the
 # daemon serves the CPU as two devices and device 0 loses itself at its
 # fourth acceptance ([devices.cpu] fault injection); `vaccelctl devices`
@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 
 mode=$1
 case "$mode" in
-gates | launch)
+gates | launch | notify)
 	start_daemon
 	"$client" "$mode"
 	;;

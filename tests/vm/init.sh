@@ -152,6 +152,7 @@ pass_if limit limit_kernel
 #     checks as over the socket and in process (contract_modes.cpp).
 pass_if gates-kernel env VACCEL_TRANSPORT=kernel /e2e gates
 pass_if launch-kernel env VACCEL_TRANSPORT=kernel /e2e launch
+pass_if notify-kernel env VACCEL_TRANSPORT=kernel /e2e notify
 
 # 4. kill -9 of the daemon while kernel clients wait: the wait and every
 #    later call -ENODEV (PEER_GONE; the wait's delay after the kill is

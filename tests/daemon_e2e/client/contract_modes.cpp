@@ -6,6 +6,8 @@
 // Owns: the exact outcome each case expects. Decides: a pending state is
 // made certain with a gate, never hoped for from a long computation; every
 // byte a kernel writes is compared.
+#include <poll.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -400,7 +402,59 @@ void launch_refusals(vaccel_client* client)
     std::puts("launch: every malformed launch refused with its detail, nothing charged");
 }
 
+// ---- the pollable descriptor --------------------------------------------------
+
+bool readable(int fd, int timeout_ms)
+{
+    pollfd p{fd, POLLIN, 0};
+    const int n = ::poll(&p, 1, timeout_ms);
+    E2E_EXPECT(n >= 0, "poll: {}", std::strerror(errno));
+    E2E_EXPECT((p.revents & (POLLERR | POLLHUP | POLLNVAL)) == 0, "poll revents {:#x}", p.revents);
+    return n == 1 && (p.revents & POLLIN) != 0;
+}
+
+void client_fd_reports_completions(vaccel_client* client)
+{
+    const int fd = vaccel_client_fd(client);
+    E2E_EXPECT(fd >= 0, "vaccel_client_fd: {} ({})", fd, vaccel_last_error_message());
+    E2E_EXPECT(vaccel_client_fd(client) == fd, "a second call gives another descriptor");
+    AddOnce run = prepare_add_once(client, 0);
+    std::uint64_t gate = 0;
+    E2E_CALL(vaccel_gate_create(client, run.context, &gate));
+    std::uint64_t event = 0;
+    E2E_CALL(submit_after(client, run, gate, 1, &event));
+    // Held by the gate: nothing completed, nothing to report.
+    E2E_EXPECT(!readable(fd, 0), "readable before any completion");
+    E2E_CALL(vaccel_gate_raise(client, gate, 1));
+    E2E_EXPECT(readable(fd, 30000), "not readable 30 s after the work was released");
+    // The look clears it first; nothing completes after: not readable.
+    E2E_EXPECT(poll_state(client, event) == VACCEL_EVENT_COMPLETE, "complete when readable");
+    E2E_EXPECT(!readable(fd, 0), "still readable after vaccel_event_poll");
+    expect_sum(client, run);
+    E2E_CALL(vaccel_event_destroy(client, event));
+    // A cancellation is reported too.
+    E2E_CALL(submit_after(client, run, gate, 2, &event));
+    E2E_EXPECT(!readable(fd, 0), "readable with the work held");
+    E2E_CALL(vaccel_gate_destroy(client, gate));
+    E2E_EXPECT(readable(fd, 30000), "a cancellation did not make it readable");
+    std::uint32_t first = 0;
+    E2E_CALL(vaccel_event_wait(client, &event, 1, VACCEL_WAIT_ALL, 0, &first));
+    E2E_EXPECT(!readable(fd, 0), "still readable after vaccel_event_wait");
+    E2E_EXPECT(poll_state(client, event) == VACCEL_EVENT_CANCELLED, "cancelled");
+    E2E_CALL(vaccel_event_destroy(client, event));
+    std::puts("notify: the client's descriptor reports completions and cancellations, "
+              "cleared by each look");
+}
+
 }  // namespace
+
+int notify_mode()
+{
+    vaccel_client* client = open_client();
+    client_fd_reports_completions(client);
+    vaccel_client_close(client);
+    return 0;
+}
 
 int gates_mode()
 {

@@ -42,6 +42,9 @@ int malformed_mode(std::string_view kind);
 // Host gates: work held until raised, raises never lower, a destroyed gate
 // cancels what waits on it, foreign/cross-context/wrong-kind gates refused.
 int gates_mode();
+// vaccel_client_fd() becomes readable when work completes or is cancelled
+// and is cleared by the next vaccel_event_poll()/vaccel_event_wait().
+int notify_mode();
 // The CPU's built-in kernels write exact bytes; every malformed launch is
 // refused with its own detail and charges nothing.
 int launch_mode();

@@ -17,7 +17,8 @@ static_assert(sizeof(vaccel_msg_header) == 32, "the wire header is 32 bytes");
 
 namespace {
 
-constexpr std::uint16_t known_header_flags = VACCEL_MSG_RESPONSE | VACCEL_MSG_PAYLOAD_FD;
+constexpr std::uint16_t known_header_flags =
+    VACCEL_MSG_RESPONSE | VACCEL_MSG_PAYLOAD_FD | VACCEL_MSG_PASSES_FD;
 
 enum class Direction { request, response };
 
@@ -55,6 +56,12 @@ Result<MessageView> decode(std::span<const std::byte> bytes, Direction direction
         return fail(Errc::invalid_argument, VACCEL_D_UNKNOWN_FLAGS, unknown);
     const bool is_response = (h.flags & VACCEL_MSG_RESPONSE) != 0;
     if (is_response != (direction == Direction::response))
+        return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                    offsetof(vaccel_msg_header, flags), h.flags);
+    // Only SESSION_NOTIFY's answer passes a descriptor that is no payload.
+    if ((h.flags & VACCEL_MSG_PASSES_FD) != 0 &&
+        (!is_response || h.opcode != VACCEL_OP_SESSION_NOTIFY ||
+         (h.flags & VACCEL_MSG_PAYLOAD_FD) != 0))
         return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
                     offsetof(vaccel_msg_header, flags), h.flags);
 
@@ -185,6 +192,13 @@ std::size_t append_response_fd(std::vector<std::byte>& out, std::uint32_t opcode
     std::memcpy(out.data() + at + offsetof(vaccel_msg_header, payload_bytes), &payload_bytes,
                 sizeof payload_bytes);
     return total;
+}
+
+std::size_t append_response_passing_fd(std::vector<std::byte>& out, std::uint32_t opcode,
+                                       std::uint64_t seq, std::uint64_t session,
+                                       std::span<const std::byte> args)
+{
+    return append(out, opcode, VACCEL_MSG_RESPONSE | VACCEL_MSG_PASSES_FD, seq, session, args, {});
 }
 
 std::vector<std::byte> encode_request(std::uint32_t opcode, std::uint64_t seq,

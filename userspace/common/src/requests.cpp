@@ -122,6 +122,12 @@ const std::array<OpRule, VACCEL_OP_COUNT> rules = {
 const OpRule admin_rule{"ADMIN", VACCEL_SIZE(vaccel_admin), {VACCEL_FIELD(vaccel_admin, reserved)},
                         VACCEL_AT(vaccel_admin, flags), 0, none};
 
+// VACCEL_OP_SESSION_NOTIFY: a wire opcode only, like ADMIN.
+const OpRule notify_rule{"SESSION_NOTIFY", VACCEL_SIZE(vaccel_session_notify),
+                         {VACCEL_FIELD(vaccel_session_notify, pad),
+                          VACCEL_FIELD(vaccel_session_notify, reserved)},
+                         VACCEL_AT(vaccel_session_notify, flags), 0, none};
+
 #undef VACCEL_AT
 #undef VACCEL_FIELD
 #undef VACCEL_SIZE
@@ -130,6 +136,8 @@ const OpRule* rule_of(std::uint32_t opcode)
 {
     if (opcode == VACCEL_OP_ADMIN)
         return &admin_rule;
+    if (opcode == VACCEL_OP_SESSION_NOTIFY)
+        return &notify_rule;
     return opcode < rules.size() ? &rules[opcode] : nullptr;
 }
 

@@ -132,6 +132,16 @@ const char* vaccel_client_transport(const vaccel_client* client)
     return client != nullptr ? client->transport->name() : "";
 }
 
+int vaccel_client_fd(vaccel_client* client)
+{
+    if (client == nullptr)
+        return lib::record_local(Errc::invalid_argument, "vaccel_client_fd: no client");
+    vaccel_status status{};
+    const int fd = client->transport->notify_fd(status);
+    lib::record_status(status);
+    return fd;
+}
+
 uint64_t vaccel_deadline_after_ns(uint64_t relative_ns)
 {
     timespec now{};

@@ -5,11 +5,16 @@
 // another static destructor may still close a client) and one Session per
 // client. Decides: the session's identity is the calling process; limits
 // are the devices' own (there is no policy without a daemon).
-#include <cstring>
-#include <mutex>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
 #include "transport.hpp"
+#include "vaccel/engine/notify_fd.hpp"
 #include "vaccel/engine/session.hpp"
 
 namespace vaccel::lib {
@@ -44,6 +49,10 @@ public:
     int call(std::uint32_t opcode, void* args, std::size_t args_size,
              std::span<const std::byte> in, std::span<std::byte> out) override
     {
+        // The daemon's part for the notify file: cleared before the look.
+        if (opcode == VACCEL_OP_EVENT_POLL || opcode == VACCEL_OP_EVENT_WAIT)
+            if (auto notify = std::atomic_load(&notify_))
+                notify->clear();
         std::span<std::byte> bytes(static_cast<std::byte*>(args), args_size);
         Status status = session_.call(opcode, bytes, in, out);
         if (status)
@@ -55,7 +64,29 @@ public:
         return error_errno(status.error().code);
     }
 
+    int notify_fd(vaccel_status& status) override
+    {
+        std::lock_guard lock(notify_mutex_);
+        if (auto notify = std::atomic_load(&notify_))
+            return notify->fd();
+        auto notify = std::make_shared<engine::NotifyFd>();
+        if (notify->fd() < 0) {
+            const int error = errno;
+            status = Error::of(Errc::external, VACCEL_D_NONE, 1, error)
+                         .with_note("no eventfd could be made")
+                         .to_status();
+            return -error;
+        }
+        session_.set_completion_listener(notify);
+        std::atomic_store(&notify_, notify);
+        return notify->fd();
+    }
+
 private:
+    std::mutex notify_mutex_;  // serialises the first notify_fd()
+    // Set once; read by call() without the mutex (atomic shared_ptr access).
+    std::shared_ptr<engine::NotifyFd> notify_;
+
     static engine::SessionOptions options()
     {
         engine::SessionOptions options;

@@ -84,6 +84,14 @@ public:
     const char* name() const override { return VACCEL_TRANSPORT_KERNEL; }
     bool has_admin_channel() const override { return true; }
 
+    // /dev/vaccel itself: the module's poll() reports the session's notify
+    // file, which the daemon clears when EVENT_POLL or EVENT_WAIT arrives.
+    int notify_fd(vaccel_status& status) override
+    {
+        (void)status;
+        return fd_;
+    }
+
     int call(std::uint32_t opcode, void* args, std::size_t args_size,
              std::span<const std::byte> in, std::span<std::byte> out) override
     {

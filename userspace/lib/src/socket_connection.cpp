@@ -3,6 +3,8 @@
 // scheme and its invariant).
 #include "socket_connection.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -225,10 +227,21 @@ bool SocketConnection::deliver(std::uint32_t opcode, Incoming& incoming, std::si
         return false;
     const vaccel_msg_header& header = message->header;
     const bool by_file = (header.flags & VACCEL_MSG_PAYLOAD_FD) != 0;
-    // Only an admin document comes back in a file the daemon passes; a large
-    // BUFFER_READ's data is already in the requester's own file.
-    if ((by_file && opcode == VACCEL_OP_ADMIN) != (passed_fd >= 0))
+    const bool passes_fd = (header.flags & VACCEL_MSG_PASSES_FD) != 0;
+    // Only an admin document comes back in a file the daemon passes (a large
+    // BUFFER_READ's data is already in the requester's own file), and only
+    // SESSION_NOTIFY's answer passes a descriptor of another kind.
+    if (((by_file && opcode == VACCEL_OP_ADMIN) || passes_fd) != (passed_fd >= 0))
         return false;
+    if (passes_fd) {
+        if (incoming.passed_fd == nullptr)
+            return false;
+        // Ownership: a copy for the caller; the received one is closed by
+        // receive_one() with every other descriptor of the message.
+        *incoming.passed_fd = fcntl(passed_fd, F_DUPFD_CLOEXEC, 0);
+        if (*incoming.passed_fd < 0)
+            return false;
+    }
 
     if (incoming.document != nullptr) {
         incoming.document->resize(header.payload_bytes);

@@ -66,6 +66,9 @@ struct Incoming {
     // Out: the response header's flags and payload_bytes.
     std::uint16_t flags = 0;
     std::uint32_t payload_bytes = 0;
+    // SESSION_NOTIFY: receives the descriptor the answer passes (the
+    // caller owns it then); nullptr for every other op.
+    int* passed_fd = nullptr;
 };
 
 class SocketConnection {

@@ -14,7 +14,10 @@
 //    payload_bytes 0) that the daemon fills; the client reads it after the
 //    response;
 //  - the daemon gone: DeviceLost / VACCEL_D_PEER_GONE, -ENODEV.
+#include <unistd.h>
+
 #include <cstdlib>
+#include <mutex>
 #include <cstring>
 #include <optional>
 
@@ -74,7 +77,36 @@ public:
         return exchange(VACCEL_OP_ADMIN, arg_bytes, request, incoming, 0, {});
     }
 
+    int notify_fd(vaccel_status& status) override
+    {
+        std::lock_guard lock(notify_mutex_);
+        if (notify_ >= 0)
+            return notify_;
+        struct vaccel_session_notify args{};
+        const std::span<std::byte> arg_bytes(reinterpret_cast<std::byte*>(&args), sizeof args);
+        int passed = -1;
+        Incoming incoming{arg_bytes, {}, nullptr, 0, 0, &passed};
+        const int rc = exchange(VACCEL_OP_SESSION_NOTIFY, arg_bytes, {}, incoming, 0, {});
+        status = args.status;
+        if (rc != 0) {
+            if (passed >= 0)
+                close(passed);
+            return rc;
+        }
+        notify_ = passed;
+        return notify_;
+    }
+
+    ~SocketTransport() override
+    {
+        if (notify_ >= 0)
+            close(notify_);
+    }
+
 private:
+    std::mutex notify_mutex_;
+    int notify_ = -1;  // Ownership: this transport's, closed with it
+
     // One request and its response. `read_file_bytes` > 0: a large
     // BUFFER_READ whose data comes back in the passed memfd, into `out`.
     int exchange(std::uint32_t opcode, std::span<std::byte> args, std::span<const std::byte> in,

@@ -33,6 +33,12 @@ public:
     virtual int call(std::uint32_t opcode, void* args, std::size_t args_size,
                      std::span<const std::byte> in, std::span<std::byte> out) = 0;
 
+    // The session's pollable completion descriptor (vaccel_client_fd()):
+    // made on the first call, then the same one; owned by the transport.
+    // Negative errno when the transport cannot offer one, with `status`
+    // saying why.
+    virtual int notify_fd(vaccel_status& status) = 0;
+
     // Whether admin() reaches a daemon (only the daemon has sessions of
     // other processes, a policy and metrics to administer).
     virtual bool has_admin_channel() const { return false; }

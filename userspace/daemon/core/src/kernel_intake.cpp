@@ -52,7 +52,7 @@ Result<Request> take_kernel_request(std::span<const std::byte> message, ServerSl
     if (h.flags != 0)
         return fail(Errc::invalid_argument, VACCEL_D_UNKNOWN_FLAGS, h.flags);
     const std::size_t expected = args_size(h.opcode);
-    if (expected == 0 || h.opcode == VACCEL_OP_ADMIN)
+    if (expected == 0 || h.opcode == VACCEL_OP_ADMIN || h.opcode == VACCEL_OP_SESSION_NOTIFY)
         return fail(Errc::invalid_argument, VACCEL_D_UNKNOWN_OPCODE, h.opcode);
     if (h.args_bytes != expected)
         return fail(Errc::invalid_argument, VACCEL_D_BAD_SIZE, h.args_bytes, expected);

@@ -18,7 +18,12 @@
 //    job count follow exactly the worker path.
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+
+#include <cerrno>
+
 #include "peers.hpp"
+#include "vaccel/common/codec.hpp"
 
 namespace vaccel::daemon {
 
@@ -35,6 +40,14 @@ void Server::dispatch(Peer& c, Request request)
         run_admin(c, std::make_shared<Request>(std::move(request)));
         return;
     }
+    if (opcode == VACCEL_OP_SESSION_NOTIFY) {
+        queue_reply(c, notify_reply(c, request));
+        return;
+    }
+    // Clear before the look the request makes: a completion after this
+    // point makes the notify file readable again.
+    if (c.notify && (opcode == VACCEL_OP_EVENT_POLL || opcode == VACCEL_OP_EVENT_WAIT))
+        c.notify->clear();
     if (opcode == VACCEL_OP_EVENT_WAIT) {
         start_wait(c, std::move(request));
         return;
@@ -156,6 +169,27 @@ void Server::queue_reply(Peer& c, Reply reply)
         return;  // nobody to read it
     c.outbox.push_back(std::move(reply));
     pump_send(c);
+}
+
+Reply Server::notify_reply(Peer& c, const Request& request)
+{
+    if (!c.notify) {
+        auto notify = std::make_shared<engine::NotifyFd>();
+        if (notify->fd() < 0)
+            return refusal(request, Error::of(Errc::external, VACCEL_D_NONE, 1, errno)
+                                        .with_note("the daemon could not make an eventfd"));
+        c.notify = std::move(notify);
+        c.session->set_completion_listener(c.notify);
+    }
+    UniqueFd passed(::fcntl(c.notify->fd(), F_DUPFD_CLOEXEC, 0));
+    if (!passed)
+        return refusal(request, Error::of(Errc::external, VACCEL_D_NONE, 1, errno)
+                                    .with_note("the daemon could not duplicate its eventfd"));
+    Reply reply;
+    append_response_passing_fd(reply.bytes, request.opcode(), request.header.seq,
+                               request.header.session, request.args);
+    reply.fd = std::move(passed);
+    return reply;
 }
 
 void Server::close_peer(Peer& c, std::string_view reason, bool flush)

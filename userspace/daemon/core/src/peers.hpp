@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "vaccel/daemon/server.hpp"
+#include "vaccel/engine/notify_fd.hpp"
 #include "vaccel_server.h"
 
 namespace vaccel::daemon {
@@ -90,6 +91,12 @@ struct Server::Peer {
     Transport transport = Transport::socket;
     std::shared_ptr<engine::Session> session;
     std::uint32_t weight = 100;  // lane weight on the device workers
+
+    // The session's pollable completion file (notify_fd.hpp): made at a
+    // kernel session's open, or at a socket client's SESSION_NOTIFY; its
+    // listener is the session's. Cleared on the reactor when the client's
+    // EVENT_POLL or EVENT_WAIT arrives.
+    std::shared_ptr<engine::NotifyFd> notify;
 
     std::uint32_t jobs = 0;  // requests out on a worker or the chores thread
     std::unordered_map<std::uint64_t, ParkedWait> waits;

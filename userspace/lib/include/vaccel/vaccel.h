@@ -332,6 +332,17 @@ VACCEL_API int vaccel_launch(vaccel_client *client, uint64_t queue, uint64_t pro
 			     const struct vaccel_binding *bindings, uint32_t binding_count,
 			     uint64_t deadline_ns, uint64_t *event);
 
+/* A descriptor to poll (poll, epoll, an event loop) that becomes readable
+ * when an event of this client completes, fails or is cancelled, for
+ * submissions made after the first call. It stays readable until the
+ * client's next vaccel_event_poll() or vaccel_event_wait() starts, which
+ * clears it before looking: a completion after that makes it readable
+ * again, so none is missed. Poll it; never read, write or close it (the
+ * client owns it: over the socket an eventfd the daemon passed, through
+ * /dev/vaccel the client's own file, in process an eventfd). Returns the
+ * descriptor (the same one on every call) or a negative errno. */
+VACCEL_API int vaccel_client_fd(vaccel_client *client);
+
 /* Now + relative nanoseconds on CLOCK_MONOTONIC (saturating), for timeouts
  * and deadlines. */
 VACCEL_API uint64_t vaccel_deadline_after_ns(uint64_t relative_ns);

@@ -87,6 +87,12 @@ std::size_t append_response_fd(std::vector<std::byte>& out, std::uint32_t opcode
                                std::uint64_t seq, std::uint64_t session,
                                std::span<const std::byte> args, std::uint32_t payload_bytes);
 
+// SESSION_NOTIFY's answer: VACCEL_MSG_PASSES_FD, no payload; the caller
+// passes the descriptor.
+std::size_t append_response_passing_fd(std::vector<std::byte>& out, std::uint32_t opcode,
+                                       std::uint64_t seq, std::uint64_t session,
+                                       std::span<const std::byte> args);
+
 // The bytes of a uapi struct (or array of them), for encode_*().
 template <class S>
 std::span<const std::byte> bytes_of(const S& value)

@@ -187,6 +187,9 @@ private:
     void on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res);
     void answer_wait(Peer& c, std::uint64_t wait_id, Reply reply);
 
+    // SESSION_NOTIFY: the session's notify file, passed to the client.
+    Reply notify_reply(Peer& c, const Request& request);
+
     // Teardown of a gone client's session (reaper.cpp).
     void reap(std::uint64_t id, std::shared_ptr<engine::Session> session);
     void reap_look(std::uint64_t id);
