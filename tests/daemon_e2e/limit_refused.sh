@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # limit_refused.sh VACCELD VACCELCTL CLIENT FIXTURE KIND (config | vaccelctl)
 #
-# The limit KIND (contexts, memory, buffers, programs, queues, events), set
+# The limit KIND (contexts, memory, buffers, programs, queues, events, gates), set
 # for uid 0 (the tests run as root) either in the config file given to
 # vacceld or at run time with `vaccelctl limits set`, is enforced: the
 # client uses exactly up to it, and one more is refused with ResourceLimit
@@ -19,6 +19,7 @@ buffers) config_line='buffers = 5' option=(--buffers 5) key=buffers value=5 ;;
 programs) config_line='programs = 2' option=(--programs 2) key=programs value=2 ;;
 queues) config_line='queues = 2' option=(--queues 2) key=queues value=2 ;;
 events) config_line='events = 4' option=(--events 4) key=events value=4 ;;
+gates) config_line='gates = 3' option=(--gates 3) key=gates value=3 ;;
 *) fail "unknown limit kind $kind" ;;
 esac
 

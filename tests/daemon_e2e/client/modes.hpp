@@ -23,7 +23,7 @@ int hold_mode(std::int64_t n, unsigned submissions);
 // DeviceLost / PEER_GONE. The wait's delay after the kill is printed.
 int park_mode(std::int64_t n, unsigned submissions, const std::filesystem::path& kill_time_file);
 
-// The limit `kind` (contexts, memory, buffers, programs, queues, events)
+// The limit `kind` (contexts, memory, buffers, programs, queues, events, gates)
 // is `value` for this client: using up to it succeeds, one more is refused
 // with ResourceLimit naming the kind, the value and the use, and the refusal
 // changes no counter.

@@ -35,10 +35,11 @@ void expect_same_accounting(const struct vaccel_context_limits& before,
 {
     E2E_EXPECT(std::memcmp(&before, &after, sizeof before) == 0,
                "the refusal changed the context's accounting: memory {} -> {}, buffers {} -> {}, "
-               "programs {} -> {}, queues {} -> {}, events {} -> {}",
+               "programs {} -> {}, queues {} -> {}, events {} -> {}, gates {} -> {}",
                before.used_memory_bytes, after.used_memory_bytes, before.used_buffers,
                after.used_buffers, before.used_programs, after.used_programs, before.used_queues,
-               after.used_queues, before.used_events, after.used_events);
+               after.used_queues, before.used_events, after.used_events, before.used_gates,
+               after.used_gates);
 }
 
 ExpectedRefusal limit_refusal(std::uint32_t kind, std::uint64_t value, std::uint64_t use)
@@ -132,6 +133,19 @@ void queues_limit(vaccel_client* client, std::uint64_t context, std::uint64_t va
     expect_same_accounting(before, limits_of(client, context));
 }
 
+void gates_limit(vaccel_client* client, std::uint64_t context, std::uint64_t value)
+{
+    E2E_EXPECT(limits_of(client, context).limits.max_gates == value, "effective max_gates");
+    std::uint64_t gate = 0;
+    for (std::uint64_t i = 0; i < value; ++i)
+        E2E_CALL(vaccel_gate_create(client, context, &gate));
+    const auto before = limits_of(client, context);
+    E2E_EXPECT(before.used_gates == value, "{} gates counted", before.used_gates);
+    expect_refusal("gate create past the gates limit", vaccel_gate_create(client, context, &gate),
+                   limit_refusal(VACCEL_LIMIT_GATES, value, value));
+    expect_same_accounting(before, limits_of(client, context));
+}
+
 // Events count from submit until destroyed: `value` completed, undestroyed
 // events fill the limit.
 void events_limit(vaccel_client* client, std::uint64_t value)
@@ -180,6 +194,7 @@ int limit_mode(std::string_view kind, std::uint64_t value)
         else if (kind == "buffers") buffers_limit(client, context, value);
         else if (kind == "programs") programs_limit(client, context, value);
         else if (kind == "queues") queues_limit(client, context, value);
+        else if (kind == "gates") gates_limit(client, context, value);
         else fail_check(fmt::format("unknown limit kind '{}'", kind));
     }
     vaccel_client_close(client);
