@@ -20,7 +20,16 @@ done
 for i in $(seq $clients); do
 	wait_for_line "$scratch/parked.$i.out" parked
 done
-sleep 0.3  # into their waits
+# Certainly into their waits: the daemon lists one parked wait per client
+# (10 s at most).
+parked=0
+for tries in $(seq 100); do
+	parked=$("$ctl" sessions --json | python3 -c 'import json, sys
+print(sum(s["waits_parked"] for s in json.load(sys.stdin)["sessions"]))')
+	[ "$parked" -ge "$clients" ] && break
+	sleep 0.1
+done
+[ "$parked" -ge "$clients" ] || fail "the daemon holds $parked parked waits, expected $clients"
 date +%s%N >"$scratch/kill_time"
 kill_daemon
 for i in $(seq $clients); do

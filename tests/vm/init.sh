@@ -164,7 +164,15 @@ daemon_kill() {
 		pids="$pids $!"
 	done
 	for i in 1 2 3; do /vm_tools wait-line /tmp/park-$i.txt parked 60 || return 1; done
-	sleep 0.2
+	# Certainly into their waits: the daemon holds three parked waits.
+	i=0
+	while [ "$(/vaccelctl sessions --json | tr -d ' \n' | grep -o '"waits_parked":1' | wc -l)" -lt 3 ] &&
+	      [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "vm: three parked waits seen after $i polls"
+	[ $i -lt 100 ] || return 1
 	/vm_tools kill9 "$daemon" /tmp/kill-time
 	bad=0
 	for pid in $pids; do wait "$pid" || bad=$((bad + 1)); done

@@ -222,6 +222,7 @@ std::string sessions_document(const std::vector<SessionEntry>& sessions, const P
                         {"queues", stats.queues},
                         {"gates", stats.gates},
                         {"events_in_flight", stats.events_in_flight},
+                        {"waits_parked", entry.waits_parked},
                         {"submissions", stats.submissions},
                         {"errors", stats.errors}});
     }

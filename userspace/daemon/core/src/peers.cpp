@@ -131,9 +131,14 @@ std::vector<SessionEntry> Server::live_sessions() const
 {
     std::vector<SessionEntry> sessions;
     sessions.reserve(peers_.size());
-    for (const auto& [id, c] : peers_)
-        if (!c->closing)
-            sessions.push_back(SessionEntry{id, c->session, transport_name(c->transport)});
+    for (const auto& [id, c] : peers_) {
+        if (c->closing)
+            continue;
+        std::uint64_t parked = 0;
+        for (const auto& [wait_id, wait] : c->waits)
+            parked += wait.checking ? 0 : 1;
+        sessions.push_back(SessionEntry{id, c->session, transport_name(c->transport), parked});
+    }
     return sessions;
 }
 

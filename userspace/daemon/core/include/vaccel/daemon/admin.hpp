@@ -46,6 +46,7 @@ struct SessionEntry {
     std::uint64_t id = 0;
     std::shared_ptr<engine::Session> session;
     const char* transport = "socket";  // "socket" or "kernel" (a static string)
+    std::uint64_t waits_parked = 0;    // EVENT_WAITs the daemon holds for it now
 };
 
 // Documents, as functions of what they show (testable without a daemon).
