@@ -543,6 +543,9 @@ static int vaccel_client_release(struct inode *inode, struct file *file)
  * Any task: poll() of a session. Readable when the daemon's notify eventfd
  * is (an event of the session completed since its last EVENT_POLL or
  * EVENT_WAIT reached the daemon); error and hang-up once the daemon is gone.
+ * A session the daemon gave no eventfd (it had none to give) is always
+ * readable: its client polls its events more often than needed, but never
+ * sleeps through a completion.
  */
 static __poll_t vaccel_client_poll(struct file *file, poll_table *wait)
 {
@@ -552,7 +555,7 @@ static __poll_t vaccel_client_poll(struct file *file, poll_table *wait)
 	if (vaccel_server_is_dead(session->server))
 		return EPOLLERR | EPOLLHUP;
 	if (!session->notify)
-		return 0;
+		return EPOLLIN | EPOLLRDNORM;
 	return vfs_poll(session->notify, wait) & (EPOLLIN | EPOLLRDNORM);
 }
 
