@@ -96,6 +96,29 @@ std::uint64_t submit(WireClient& client, const Matmul& m, std::int64_t n)
     return r->as<vaccel_submit>().event;
 }
 
+// A submission held by a new gate of the matmul's context that nobody
+// raises: certainly pending for as long as the test needs.
+std::uint64_t submit_held(WireClient& client, const Matmul& m, std::int64_t n)
+{
+    vaccel_gate_create create{};
+    create.context = m.context;
+    Received r = client.call(VACCEL_OP_GATE_CREATE, create);
+    assert_status(r, VACCEL_OK, VACCEL_D_NONE, 0);
+    const std::uint64_t bytes = static_cast<std::uint64_t>(n * n) * 4;
+    const vaccel_binding bindings[3] = {{0, VACCEL_ACCESS_READ, m.a, 0, bytes},
+                                        {1, VACCEL_ACCESS_READ, m.b, 0, bytes},
+                                        {2, VACCEL_ACCESS_WRITE, m.c, 0, bytes}};
+    vaccel_submit_after after{};
+    after.queue = m.queue;
+    after.program = m.program;
+    after.binding_count = 3;
+    after.gate = r.as<vaccel_gate_create>().gate;
+    after.value = 1;
+    r = client.call(VACCEL_OP_SUBMIT_AFTER, after, std::as_bytes(std::span(bindings)));
+    assert_status(r, VACCEL_OK, VACCEL_D_NONE, 0);
+    return r.as<vaccel_submit_after>().event;
+}
+
 Received wait_for(WireClient& client, std::uint64_t event, std::uint64_t timeout_ns)
 {
     vaccel_event_wait wait{};
@@ -478,21 +501,33 @@ void sigterm_answers_a_parked_wait_with_peer_gone(void**)
 {
     DaemonProcess daemon;
     WireClient client(daemon.socket());
-    const std::int64_t n = slow_matmul_n;
+    const std::int64_t n = 16;
     const Matmul m = prepare_matmul(client, n);
-    const std::uint64_t event = submit(client, m, n);
+    const std::uint64_t event = submit_held(client, m, n);
     vaccel_event_wait wait{};
     wait.count = 1;
     wait.timeout_ns = UINT64_MAX;
     assert_true(client.send(VACCEL_OP_EVENT_WAIT, wait, std::as_bytes(std::span(&event, 1))));
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // parked by now
+    // Certainly parked: the event is held, and the daemon lists the wait
+    // (10 s at most).
+    WireClient admin(daemon.socket());
+    int parked = 0;
+    for (int tries = 0; tries < 1000 && parked == 0; ++tries) {
+        const json sessions = json::parse(admin.admin(VACCEL_ADMIN_SESSIONS).text())["sessions"];
+        for (const json& s : sessions)
+            parked += s["waits_parked"].get<int>();
+        if (parked == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    assert_int_equal(parked, 1);
     daemon.signal(SIGTERM);
     auto r = client.receive();
     assert_true(r.has_value());
     assert_int_equal(r->header.opcode, VACCEL_OP_EVENT_WAIT);
     assert_status(*r, VACCEL_E_DEVICE_LOST, VACCEL_D_PEER_GONE, 0);
     assert_true(client.closed_by_peer());
-    // The submission still ran to its end before the session was released.
+    // The held submission was cancelled, the session released, the daemon
+    // stopped cleanly.
     assert_int_equal(daemon.wait_exit(), 0);
 }
 
