@@ -74,6 +74,25 @@ struct LongRun {
         event = std::move(e->event);
     }
 
+    // Another submission held by the same gate (certainly in flight until
+    // the gate is raised); the event, or the refusal.
+    Result<std::unique_ptr<Event>> held_too(Rig& rig, Program& other,
+                                            std::span<const Binding> bindings,
+                                            std::uint64_t deadline_ns = 0)
+    {
+        SubmitDesc desc;
+        desc.queue = rig.queue.get();
+        desc.program = &other;
+        desc.bindings = bindings;
+        desc.deadline_ns = deadline_ns;
+        desc.after = gate.get();
+        desc.after_value = 1;
+        desc.sink = std::make_shared<CallbackSink>();
+        auto submitted = rig.backend->submit(desc);
+        if (!submitted) return std::unexpected(std::move(submitted.error()));
+        return std::move(submitted->event);
+    }
+
     // Lets it run and waits for its end.
     EventStatus run_to_end(Rig& rig)
     {
@@ -344,17 +363,8 @@ void in_flight_input_may_be_read_by_another_submission(void**)
     auto program = rig.must_load(g.finish());
     auto copy = rig.buffer(long_n * long_n * sizeof(float));
     // Held by the same gate, so both readers are certainly in flight.
-    const auto second_bindings = rig.bind(*program, {run.a.get(), copy.get()});
-    SubmitDesc desc;
-    desc.queue = rig.queue.get();
-    desc.program = program.get();
-    desc.bindings = second_bindings;
-    desc.after = run.gate.get();
-    desc.after_value = 1;
-    desc.sink = std::make_shared<CallbackSink>();
-    auto held = rig.backend->submit(desc);
-    assert_ok(held);
-    std::optional<std::unique_ptr<Event>> second{std::move(held->event)};
+    auto second = run.held_too(rig, *program, rig.bind(*program, {run.a.get(), copy.get()}));
+    assert_ok(second);
     assert_int_equal(run.a->in_flight(), 2);
     // Writing into a buffer two submissions read is still refused.
     auto other = rig.buffer(long_n * long_n * sizeof(float));
@@ -437,19 +447,10 @@ void deadline_passing_in_the_queue_fails_the_event_and_writes_nothing(void**)
     auto in = rig.buffer_with({1.0f, 2.0f, 3.0f, 4.0f});
     auto out = rig.buffer(16);
     // Held by the gate past its deadline: certainly late when it starts.
-    const auto bindings = rig.bind(*program, {in.get(), out.get()});
-    SubmitDesc desc;
-    desc.queue = rig.queue.get();
-    desc.program = program.get();
-    desc.bindings = bindings;
-    desc.deadline_ns = now_ns() + 1'000'000;
-    desc.after = run.gate.get();
-    desc.after_value = 1;
-    desc.sink = std::make_shared<CallbackSink>();
-    auto held = rig.backend->submit(desc);
-    assert_ok(held);
-    std::optional<std::unique_ptr<Event>> late{std::move(held->event)};
-    while (now_ns() <= desc.deadline_ns)
+    const std::uint64_t deadline = now_ns() + 1'000'000;
+    auto late = run.held_too(rig, *program, rig.bind(*program, {in.get(), out.get()}), deadline);
+    assert_ok(late);
+    while (now_ns() <= deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     assert_ok(rig.backend->raise_gate(*run.gate, 1));
     const EventStatus status = rig.wait(**late);
@@ -519,12 +520,13 @@ void submit_refuses_written_buffer_bound_twice(void**)
                                        rig.bind(*program, {a.get(), b.get(), b.get()}), 0),
                    Errc::incompatible, VACCEL_D_BINDING_ALIAS, 2, 1);
     // Reading one buffer through two slots is fine, and counts as one
-    // submission (queued behind a long one, so still in flight when asked).
+    // submission (held by the long run's gate, so still in flight when
+    // asked).
     LongRun run(rig);
-    auto event = cpu_test::submit(*rig.backend, *rig.queue, *program,
-                                     rig.bind(*program, {a.get(), a.get(), b.get()}), 0);
+    auto event = run.held_too(rig, *program, rig.bind(*program, {a.get(), a.get(), b.get()}));
     assert_ok(event);
     assert_int_equal(a->in_flight(), 1);
+    assert_ok(rig.backend->raise_gate(*run.gate, 1));
     assert_int_equal(rig.wait(**event).state, EventState::complete);
     assert_ok(rig.backend->destroy_event(*event));
     run.release(rig);
