@@ -13,11 +13,12 @@ BUILD ?= build
 # The VACCEL_STATIC=ON tree of the VM test's static programs.
 STATIC_BUILD ?= $(BUILD)-static
 FUZZ_BUILD ?= build-fuzz
-FUZZ_TARGETS := fuzz_codec fuzz_kernel_args fuzz_daemon
+FUZZ_TARGETS := fuzz_codec fuzz_kernel_args fuzz_daemon fuzz_tosa
 # How long each target runs; FUZZ_SECONDS, when given, overrides them all.
 FUZZ_SECONDS_fuzz_codec := 20
 FUZZ_SECONDS_fuzz_kernel_args := 20
 FUZZ_SECONDS_fuzz_daemon := 60
+FUZZ_SECONDS_fuzz_tosa := 30
 fuzz_seconds = $(or $(FUZZ_SECONDS),$(FUZZ_SECONDS_$(1)))
 CMAKE_FLAGS ?=
 SHELL := /bin/bash
