@@ -27,7 +27,7 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	liburing-dev flatbuffers-compiler libflatbuffers-dev \
 	libcmocka-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev \
 	libfmt-dev libspdlog-dev libeigen3-dev libtomlplusplus-dev \
-	python3 python3-numpy libclang-rt-14-dev binutils file \
+	python3 python3-numpy libopenblas0-pthread libclang-rt-14-dev binutils file \
 	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio
 
 .PHONY: all build deps test bench demo clean configure fuzz vm-test
@@ -86,6 +86,7 @@ bench: deps
 	$(BUILD)/benchmarks/bench_throughput
 	$(BUILD)/benchmarks/bench_transfer
 	$(BUILD)/benchmarks/bench_fairness
+	$(BUILD)/benchmarks/bench_cpu_ops benchmarks/numpy_baseline.py
 
 demo: deps
 	$(MAKE) build
