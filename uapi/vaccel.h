@@ -170,6 +170,8 @@ enum vaccel_tosa_reason {
 	VACCEL_TOSA_CYCLE = 8,		/* no execution order exists */
 	VACCEL_TOSA_EXTERNAL_DATA = 9,	/* offset/size tensors */
 	VACCEL_TOSA_ARITY = 10,		/* wrong operand count */
+	VACCEL_TOSA_CONTROL_FLOW = 11,	/* COND_IF/WHILE_LOOP not admitted */
+	VACCEL_TOSA_VARIABLES = 12,	/* variables not admitted */
 };
 
 /*

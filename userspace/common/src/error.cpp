@@ -185,6 +185,9 @@ std::string_view tosa_reason_text(std::uint64_t reason)
     case VACCEL_TOSA_CYCLE: return "its operators form a cycle, so no execution order exists";
     case VACCEL_TOSA_EXTERNAL_DATA: return "it keeps tensor data outside the file";
     case VACCEL_TOSA_ARITY: return "an operator has the wrong number of operands";
+    case VACCEL_TOSA_CONTROL_FLOW:
+        return "it uses control flow (COND_IF, WHILE_LOOP), which this device does not admit";
+    case VACCEL_TOSA_VARIABLES: return "it uses variables, which this device does not admit";
     }
     return "the reason is not known to this version";
 }
