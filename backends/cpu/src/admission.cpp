@@ -1,4 +1,12 @@
 // admission.cpp - the CPU backend's admitted TOSA set and execution order.
+//
+// Decides: which operator runs on which dtype (the table below, keyed by the
+// operator's output dtype; docs/operators.md lists it), the dtype of every
+// operand, the operand counts (CONCAT: one or more, all FP32), and that graph
+// inputs and outputs are FP32, BOOL or INT32. An operator/dtype outside the
+// table is Unsupported / D_TOSA_OPERATOR (arg0 op, arg1 dtype); an operand
+// of another dtype is Unsupported / D_TOSA_DTYPE (arg0 dtype, arg1 op); a
+// wrong operand count is InvalidArgument / D_TOSA_MALFORMED / TOSA_ARITY.
 #include "admission.hpp"
 
 #include <fmt/format.h>
@@ -26,8 +34,9 @@ namespace {
 struct Admitted {
     Op op;
     DType dtype;
-    std::vector<DType> inputs;
+    std::vector<DType> inputs;  // variadic: any number >= 1, each of inputs[0]
     std::size_t outputs;
+    bool variadic = false;
 };
 
 const std::vector<Admitted>& admitted_set()
@@ -51,6 +60,34 @@ const std::vector<Admitted>& admitted_set()
             {Op::tanh, f, {f}, 1},
             {Op::reduce_sum, f, {f}, 1},
             {Op::conv2d, f, {f, f, f, f, f}, 1},
+            {Op::const_, DType::boolean, {}, 1},
+            {Op::maximum, f, {f, f}, 1},
+            {Op::minimum, f, {f, f}, 1},
+            {Op::pow, f, {f, f}, 1},
+            {Op::equal, DType::boolean, {f, f}, 1},
+            {Op::greater, DType::boolean, {f, f}, 1},
+            {Op::greater_equal, DType::boolean, {f, f}, 1},
+            {Op::select, f, {DType::boolean, f, f}, 1},
+            {Op::abs, f, {f}, 1},
+            {Op::negate, f, {f, f, f}, 1},  // input, input_zp, output_zp
+            {Op::exp, f, {f}, 1},
+            {Op::log, f, {f}, 1},
+            {Op::reciprocal, f, {f}, 1},
+            {Op::rsqrt, f, {f}, 1},
+            {Op::ceil, f, {f}, 1},
+            {Op::floor, f, {f}, 1},
+            {Op::sin, f, {f}, 1},
+            {Op::cos, f, {f}, 1},
+            {Op::erf, f, {f}, 1},
+            {Op::reduce_max, f, {f}, 1},
+            {Op::reduce_min, f, {f}, 1},
+            {Op::reduce_product, f, {f}, 1},
+            {Op::argmax, DType::int32, {f}, 1},
+            {Op::concat, f, {f}, 1, true},
+            {Op::slice, f, {f, DType::shape, DType::shape}, 1},  // input, start, size
+            {Op::pad, f, {f, DType::shape, f}, 1},               // input, padding, pad_const
+            {Op::tile, f, {f, DType::shape}, 1},                 // input, multiples
+            {Op::reverse, f, {f}, 1},
         };
     }();
     return set;
@@ -73,6 +110,12 @@ Error unsupported_dtype(DType dtype, Op op, std::string_view where)
         .with_note(fmt::format("{} of dtype {} is not supported by the CPU backend (it runs FP32 "
                                "graphs); convert the model to FP32",
                                where, tosa::dtype_name(dtype)));
+}
+
+// The dtypes a graph input or output may have: the ones values are stored in.
+bool slot_dtype(DType dtype)
+{
+    return dtype == DType::fp32 || dtype == DType::boolean || dtype == DType::int32;
 }
 
 }  // namespace
@@ -105,17 +148,22 @@ Status admit_block(const tosa::Block& block)
                                                    "the CPU backend",
                                                    tosa::op_name(op.op),
                                                    tosa::dtype_name(dtype))));
-        if (op.inputs.size() != entry->inputs.size() || op.outputs.size() != entry->outputs)
+        const bool arity_ok = entry->variadic ? !op.inputs.empty()
+                                              : op.inputs.size() == entry->inputs.size();
+        if (!arity_ok || op.outputs.size() != entry->outputs)
             return fail(Error::of(Errc::invalid_argument, VACCEL_D_TOSA_MALFORMED,
                                   VACCEL_TOSA_ARITY)
                             .with_note(fmt::format("operator {} ({}) has {} inputs and {} "
                                                    "outputs; TOSA 1.0 defines {} and {}",
                                                    index, tosa::op_name(op.op), op.inputs.size(),
-                                                   op.outputs.size(), entry->inputs.size(),
+                                                   op.outputs.size(),
+                                                   entry->variadic
+                                                       ? std::string("one or more")
+                                                       : std::to_string(entry->inputs.size()),
                                                    entry->outputs)));
         for (std::size_t i = 0; i < op.inputs.size(); ++i) {
             const tosa::Tensor& tensor = block.tensors[op.inputs[i]];
-            if (tensor.dtype != entry->inputs[i])
+            if (tensor.dtype != entry->inputs[entry->variadic ? 0 : i])
                 return fail(unsupported_dtype(
                     tensor.dtype, op.op,
                     fmt::format("input {} ('{}') of operator {} ({})", i, tensor.name, index,
@@ -126,7 +174,7 @@ Status admit_block(const tosa::Block& block)
         if (tensor >= block.tensors.size())
             return fail(malformed(VACCEL_TOSA_UNKNOWN_TENSOR,
                                   fmt::format("block input index {} names no tensor", tensor)));
-        if (block.tensors[tensor].dtype != DType::fp32)
+        if (!slot_dtype(block.tensors[tensor].dtype))
             return fail(unsupported_dtype(block.tensors[tensor].dtype, Op::unknown,
                                           fmt::format("graph input '{}'",
                                                       block.tensors[tensor].name)));
@@ -135,7 +183,7 @@ Status admit_block(const tosa::Block& block)
         if (tensor >= block.tensors.size())
             return fail(malformed(VACCEL_TOSA_UNKNOWN_TENSOR,
                                   fmt::format("block output index {} names no tensor", tensor)));
-        if (block.tensors[tensor].dtype != DType::fp32)
+        if (!slot_dtype(block.tensors[tensor].dtype))
             return fail(unsupported_dtype(block.tensors[tensor].dtype, Op::unknown,
                                           fmt::format("graph output '{}'",
                                                       block.tensors[tensor].name)));

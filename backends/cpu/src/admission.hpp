@@ -19,7 +19,8 @@ namespace vaccel::backend::cpu {
 Error malformed(std::uint32_t reason, std::string note);
 
 // Every operator of the block in the admitted set with admitted tensor dtypes
-// and the right operand counts; every block input and output FP32.
+// and the right operand counts; every block input and output FP32, BOOL or
+// INT32.
 Status admit_block(const tosa::Block& block);
 
 struct ExecutionOrder {

@@ -6,6 +6,8 @@
 // written in one final copy after the last check, so a submission that ends
 // DeadlineExpired has written nothing to its output buffers. A failure after
 // acceptance (deadline, out of memory) ends the event failed with that error.
+// Values are addressed by byte (plan.hpp); each step views them as the
+// element type its kernel takes (float, BOOL bytes, int32).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -43,55 +45,83 @@ public:
     Status execute();
 
 private:
-    float* at(std::uint32_t value) const { return pointers_[value]; }
+    std::byte* at(std::uint32_t value) const { return pointers_[value]; }
+    float* f32(std::uint32_t value) const { return reinterpret_cast<float*>(pointers_[value]); }
+    std::uint8_t* boolean(std::uint32_t value) const
+    {
+        return reinterpret_cast<std::uint8_t*>(pointers_[value]);
+    }
+    Shape shape(std::uint32_t value) const { return plan_.values[value].shape; }
     void step(const Step& step);
 
     Submission& submission_;
     const Plan& plan_;
-    std::unique_ptr<float[]> arena_;
-    std::vector<float*> pointers_;  // per value
-    std::vector<std::unique_ptr<float[]>> realigned_;  // inputs bound at offsets not float-aligned
+    std::unique_ptr<std::byte[]> arena_;
+    std::vector<std::byte*> pointers_;  // per value
+    std::vector<std::unique_ptr<std::byte[]>> realigned_;  // inputs bound at unaligned offsets
 };
 
 void Run::step(const Step& s)
 {
     const Value& out = plan_.values[s.output];
-    float* output = at(s.output);
+    float* output = f32(s.output);
     switch (s.kind) {
-    case StepKind::add:
-    case StepKind::sub:
-    case StepKind::mul: {
-        const Binary op = s.kind == StepKind::add   ? Binary::add
-                          : s.kind == StepKind::sub ? Binary::sub
-                                                    : Binary::mul;
-        const Value& a = plan_.values[s.inputs[0]];
-        const Value& b = plan_.values[s.inputs[1]];
-        binary(op, at(s.inputs[0]), a.shape, at(s.inputs[1]), b.shape, output, out.shape);
+    case StepKind::binary:
+        binary(s.binary, f32(s.inputs[0]), shape(s.inputs[0]), f32(s.inputs[1]),
+               shape(s.inputs[1]), output, out.shape, s.nan_propagate);
         break;
-    }
+    case StepKind::compare:
+        compare(s.compare, f32(s.inputs[0]), shape(s.inputs[0]), f32(s.inputs[1]),
+                shape(s.inputs[1]), boolean(s.output), out.shape);
+        break;
+    case StepKind::select:
+        select(boolean(s.inputs[0]), shape(s.inputs[0]), f32(s.inputs[1]), shape(s.inputs[1]),
+               f32(s.inputs[2]), shape(s.inputs[2]), output, out.shape);
+        break;
+    case StepKind::unary: unary(s.unary, f32(s.inputs[0]), output, out.elements); break;
     case StepKind::matmul: {
         const Value& a = plan_.values[s.inputs[0]];
         const Value& b = plan_.values[s.inputs[1]];
-        matmul(at(s.inputs[0]), at(s.inputs[1]), output, a.shape[0], a.shape[1], a.shape[2],
+        matmul(f32(s.inputs[0]), f32(s.inputs[1]), output, a.shape[0], a.shape[1], a.shape[2],
                b.shape[2]);
         break;
     }
-    case StepKind::copy:
-        std::memcpy(output, at(s.inputs[0]), out.elements * sizeof(float));
-        break;
+    case StepKind::copy: std::memcpy(at(s.output), at(s.inputs[0]), out.bytes); break;
     case StepKind::transpose:
-        transpose(at(s.inputs[0]), plan_.values[s.inputs[0]].shape, s.perms, output);
+        transpose(f32(s.inputs[0]), shape(s.inputs[0]), s.perms, output);
         break;
     case StepKind::clamp:
-        clamp(at(s.inputs[0]), output, out.elements, s.min, s.max, s.nan_propagate);
+        clamp(f32(s.inputs[0]), output, out.elements, s.min, s.max, s.nan_propagate);
         break;
-    case StepKind::sigmoid: unary(Unary::sigmoid, at(s.inputs[0]), output, out.elements); break;
-    case StepKind::tanh: unary(Unary::tanh, at(s.inputs[0]), output, out.elements); break;
-    case StepKind::reduce_sum:
-        reduce_sum(at(s.inputs[0]), plan_.values[s.inputs[0]].shape, s.axis, output);
+    case StepKind::reduce:
+        reduce(s.reduce, f32(s.inputs[0]), shape(s.inputs[0]), s.axis, output, s.nan_propagate);
+        break;
+    case StepKind::argmax:
+        argmax(f32(s.inputs[0]), shape(s.inputs[0]), s.axis,
+               reinterpret_cast<std::int32_t*>(at(s.output)), s.nan_propagate);
         break;
     case StepKind::conv2d:
-        conv2d(at(s.inputs[0]), at(s.inputs[1]), at(s.inputs[2]), output, s.conv);
+        conv2d(f32(s.inputs[0]), f32(s.inputs[1]), f32(s.inputs[2]), output, s.conv);
+        break;
+    case StepKind::concat: {
+        std::vector<const float*> inputs;
+        std::vector<Shape> shapes;
+        for (std::uint32_t v : s.inputs) {
+            inputs.push_back(f32(v));
+            shapes.push_back(shape(v));
+        }
+        concat(inputs, shapes, s.axis, output);
+        break;
+    }
+    case StepKind::slice:
+        slice(f32(s.inputs[0]), shape(s.inputs[0]), s.start, output, out.shape);
+        break;
+    case StepKind::pad:
+        pad(f32(s.inputs[0]), shape(s.inputs[0]), s.start, s.pad_value, output, out.shape);
+        break;
+    case StepKind::tile: tile(f32(s.inputs[0]), shape(s.inputs[0]), output, out.shape); break;
+    case StepKind::reverse:
+        reverse(f32(s.inputs[0]), shape(s.inputs[0]), s.axis, output);
         break;
     }
 }
@@ -100,32 +130,33 @@ Status Run::execute()
 {
     if (deadline_passed(submission_)) return fail(deadline_error("before it started running"));
 
-    arena_.reset(new (std::nothrow) float[plan_.arena_floats == 0 ? 1 : plan_.arena_floats]);
+    // operator new[] aligns to at least 16 bytes: enough for every element type.
+    arena_.reset(new (std::nothrow) std::byte[plan_.arena_bytes == 0 ? 1 : plan_.arena_bytes]);
     if (!arena_)
         return fail(Error::of(Errc::out_of_memory, VACCEL_D_EXECUTION, 0)
                         .with_note(fmt::format("the {}-byte working arena could not be allocated",
-                                               plan_.arena_floats * sizeof(float))));
+                                               plan_.arena_bytes)));
     pointers_.resize(plan_.values.size());
     for (std::size_t v = 0; v < plan_.values.size(); ++v) {
         const Value& value = plan_.values[v];
         switch (value.home) {
         case Home::arena: pointers_[v] = arena_.get() + value.offset; break;
         case Home::constant:
-            // Kernels take float*; constants are only ever read.
-            pointers_[v] = const_cast<float*>(plan_.constants.data()) + value.offset;
+            // Kernels take mutable pointers; constants are only ever read.
+            pointers_[v] = const_cast<std::byte*>(plan_.constants.data()) + value.offset;
             break;
         case Home::slot: {
             std::byte* data = submission_.slot_data[value.slot];
-            if (reinterpret_cast<std::uintptr_t>(data) % alignof(float) == 0) {
-                pointers_[v] = reinterpret_cast<float*>(data);
+            if (reinterpret_cast<std::uintptr_t>(data) % 4 == 0) {
+                pointers_[v] = data;
                 break;
             }
-            auto& copy = realigned_.emplace_back(new (std::nothrow) float[value.elements + 1]);
+            auto& copy = realigned_.emplace_back(new (std::nothrow) std::byte[value.bytes + 4]);
             if (!copy)
                 return fail(Error::of(Errc::out_of_memory, VACCEL_D_EXECUTION, 0)
                                 .with_note("an input bound at an unaligned offset could not be "
                                            "copied"));
-            std::memcpy(copy.get(), data, value.elements * sizeof(float));
+            std::memcpy(copy.get(), data, value.bytes);
             pointers_[v] = copy.get();
             break;
         }
@@ -147,8 +178,7 @@ Status Run::execute()
 
     for (std::uint32_t slot = plan_.input_count; slot < plan_.slots.size(); ++slot) {
         const Value& value = plan_.values[plan_.slot_values[slot]];
-        std::memcpy(submission_.slot_data[slot], at(plan_.slot_values[slot]),
-                    value.elements * sizeof(float));
+        std::memcpy(submission_.slot_data[slot], at(plan_.slot_values[slot]), value.bytes);
     }
     return {};
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "vaccel.h"
 
@@ -34,32 +35,105 @@ Index broadcast_strides(Shape shape, Shape out_shape)
     return strides;
 }
 
-template <class F>
-void broadcast_apply(const float* a, Shape a_shape, const float* b, Shape b_shape, float* out,
-                     Shape out_shape, F f)
+// Calls f(out_index, offsets...) for every element of out_shape in row-major
+// order, with each operand's element offset under TOSA broadcast.
+template <std::size_t N, class F>
+void broadcast_walk(const std::array<Shape, N>& shapes, Shape out_shape, F f)
 {
     const std::uint64_t count = element_count(out_shape);
+    const std::size_t rank = out_shape.size();
+    std::array<Index, N> strides{};
+    for (std::size_t k = 0; k < N; ++k) strides[k] = broadcast_strides(shapes[k], out_shape);
+    Index index{};
+    std::array<std::int64_t, N> at{};
+    for (std::uint64_t i = 0; i < count; ++i) {
+        f(i, at);
+        // Advance the multi-index like an odometer, keeping every offset.
+        for (std::size_t d = rank; d-- > 0;) {
+            if (++index[d] < out_shape[d]) {
+                for (std::size_t k = 0; k < N; ++k) at[k] += strides[k][d];
+                break;
+            }
+            for (std::size_t k = 0; k < N; ++k) at[k] -= strides[k][d] * (out_shape[d] - 1);
+            index[d] = 0;
+        }
+    }
+}
+
+template <class T, class F>
+void broadcast_apply(const float* a, Shape a_shape, const float* b, Shape b_shape, T* out,
+                     Shape out_shape, F f)
+{
     if (std::ranges::equal(a_shape, out_shape) && std::ranges::equal(b_shape, out_shape)) {
+        const std::uint64_t count = element_count(out_shape);
         for (std::uint64_t i = 0; i < count; ++i) out[i] = f(a[i], b[i]);
         return;
     }
-    const std::size_t rank = out_shape.size();
-    const Index a_strides = broadcast_strides(a_shape, out_shape);
-    const Index b_strides = broadcast_strides(b_shape, out_shape);
+    broadcast_walk<2>({a_shape, b_shape}, out_shape,
+                      [&](std::uint64_t i, const std::array<std::int64_t, 2>& at) {
+                          out[i] = f(a[at[0]], b[at[1]]);
+                      });
+}
+
+// TOSA 1.0 apply_max_s / apply_min_s for floats. Equal operands (only +0 and
+// -0 differ while comparing equal) order -0 below +0.
+float max_of(float x, float y, bool nan_propagate)
+{
+    if (std::isnan(x) || std::isnan(y)) {
+        if (nan_propagate || (std::isnan(x) && std::isnan(y)))
+            return std::numeric_limits<float>::quiet_NaN();
+        return std::isnan(x) ? y : x;
+    }
+    if (x == y) return std::signbit(x) ? y : x;
+    return x > y ? x : y;
+}
+
+float min_of(float x, float y, bool nan_propagate)
+{
+    if (std::isnan(x) || std::isnan(y)) {
+        if (nan_propagate || (std::isnan(x) && std::isnan(y)))
+            return std::numeric_limits<float>::quiet_NaN();
+        return std::isnan(x) ? y : x;
+    }
+    if (x == y) return std::signbit(x) ? x : y;
+    return x < y ? x : y;
+}
+
+// outer x length x inner view of a shape around `axis`.
+struct AxisSplit {
+    std::int64_t outer = 1, length = 1, inner = 1;
+};
+AxisSplit split_at(Shape shape, std::int32_t axis)
+{
+    AxisSplit s;
+    const auto a = static_cast<std::size_t>(axis);
+    for (std::size_t i = 0; i < a; ++i) s.outer *= shape[i];
+    for (std::size_t i = a + 1; i < shape.size(); ++i) s.inner *= shape[i];
+    s.length = shape[a];
+    return s;
+}
+
+Index row_major_strides(Shape shape)
+{
+    Index strides{};
+    std::int64_t stride = 1;
+    for (std::size_t i = shape.size(); i-- > 0;) {
+        strides[i] = stride;
+        stride *= shape[i];
+    }
+    return strides;
+}
+
+// Calls f(out_offset, index) for every element of shape in row-major order.
+template <class F>
+void walk(Shape shape, F f)
+{
+    const std::uint64_t count = element_count(shape);
     Index index{};
-    std::int64_t a_at = 0;
-    std::int64_t b_at = 0;
     for (std::uint64_t i = 0; i < count; ++i) {
-        out[i] = f(a[a_at], b[b_at]);
-        // Advance the multi-index like an odometer, keeping both offsets.
-        for (std::size_t d = rank; d-- > 0;) {
-            if (++index[d] < out_shape[d]) {
-                a_at += a_strides[d];
-                b_at += b_strides[d];
-                break;
-            }
-            a_at -= a_strides[d] * (out_shape[d] - 1);
-            b_at -= b_strides[d] * (out_shape[d] - 1);
+        f(i, index);
+        for (std::size_t d = shape.size(); d-- > 0;) {
+            if (++index[d] < shape[d]) break;
             index[d] = 0;
         }
     }
@@ -68,7 +142,7 @@ void broadcast_apply(const float* a, Shape a_shape, const float* b, Shape b_shap
 }  // namespace
 
 void binary(Binary op, const float* a, Shape a_shape, const float* b, Shape b_shape, float* out,
-            Shape out_shape)
+            Shape out_shape, bool nan_propagate)
 {
     switch (op) {
     case Binary::add:
@@ -83,7 +157,47 @@ void binary(Binary op, const float* a, Shape a_shape, const float* b, Shape b_sh
         broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
                         [](float x, float y) { return x * y; });
         break;
+    case Binary::maximum:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [=](float x, float y) { return max_of(x, y, nan_propagate); });
+        break;
+    case Binary::minimum:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [=](float x, float y) { return min_of(x, y, nan_propagate); });
+        break;
+    case Binary::pow:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [](float x, float y) { return std::pow(x, y); });
+        break;
     }
+}
+
+void compare(Compare op, const float* a, Shape a_shape, const float* b, Shape b_shape,
+             std::uint8_t* out, Shape out_shape)
+{
+    switch (op) {
+    case Compare::equal:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [](float x, float y) { return std::uint8_t{x == y}; });
+        break;
+    case Compare::greater:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [](float x, float y) { return std::uint8_t{x > y}; });
+        break;
+    case Compare::greater_equal:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [](float x, float y) { return std::uint8_t{x >= y}; });
+        break;
+    }
+}
+
+void select(const std::uint8_t* condition, Shape c_shape, const float* a, Shape a_shape,
+            const float* b, Shape b_shape, float* out, Shape out_shape)
+{
+    broadcast_walk<3>({c_shape, a_shape, b_shape}, out_shape,
+                      [&](std::uint64_t i, const std::array<std::int64_t, 3>& at) {
+                          out[i] = condition[at[0]] != 0 ? a[at[1]] : b[at[2]];
+                      });
 }
 
 void unary(Unary op, const float* in, float* out, std::uint64_t count)
@@ -94,6 +208,39 @@ void unary(Unary op, const float* in, float* out, std::uint64_t count)
         break;
     case Unary::tanh:
         for (std::uint64_t i = 0; i < count; ++i) out[i] = std::tanh(in[i]);
+        break;
+    case Unary::abs:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::fabs(in[i]);
+        break;
+    case Unary::negate:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = -in[i];
+        break;
+    case Unary::exp:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::exp(in[i]);
+        break;
+    case Unary::log:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::log(in[i]);
+        break;
+    case Unary::reciprocal:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = 1.0f / in[i];
+        break;
+    case Unary::rsqrt:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = 1.0f / std::sqrt(in[i]);
+        break;
+    case Unary::ceil:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::ceil(in[i]);
+        break;
+    case Unary::floor:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::floor(in[i]);
+        break;
+    case Unary::sin:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::sin(in[i]);
+        break;
+    case Unary::cos:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::cos(in[i]);
+        break;
+    case Unary::erf:
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::erf(in[i]);
         break;
     }
 }
@@ -171,6 +318,126 @@ void reduce_sum(const float* in, Shape in_shape, std::int32_t axis, float* out)
             out[o * inner + i] = sum;
         }
     }
+}
+
+void reduce(Reduce op, const float* in, Shape in_shape, std::int32_t axis, float* out,
+             bool nan_propagate)
+{
+    if (op == Reduce::sum) {
+        reduce_sum(in, in_shape, axis, out);
+        return;
+    }
+    const AxisSplit s = split_at(in_shape, axis);
+    for (std::int64_t o = 0; o < s.outer; ++o) {
+        for (std::int64_t i = 0; i < s.inner; ++i) {
+            const float* line = in + o * s.length * s.inner + i;
+            // An empty axis gives the operation's identity (TOSA's initial value).
+            float acc = op == Reduce::product ? 1.0f
+                        : s.length == 0 ? (op == Reduce::max ? -1.0f : 1.0f) *
+                                              std::numeric_limits<float>::infinity()
+                                        : line[0];
+            for (std::int64_t k = op == Reduce::product ? 0 : 1; k < s.length; ++k) {
+                const float value = line[k * s.inner];
+                switch (op) {
+                case Reduce::max: acc = max_of(acc, value, nan_propagate); break;
+                case Reduce::min: acc = min_of(acc, value, nan_propagate); break;
+                default: acc *= value; break;
+                }
+            }
+            out[o * s.inner + i] = acc;
+        }
+    }
+}
+
+void argmax(const float* in, Shape in_shape, std::int32_t axis, std::int32_t* out,
+            bool nan_propagate)
+{
+    const AxisSplit s = split_at(in_shape, axis);
+    for (std::int64_t o = 0; o < s.outer; ++o) {
+        for (std::int64_t i = 0; i < s.inner; ++i) {
+            const float* line = in + o * s.length * s.inner + i;
+            float best = -std::numeric_limits<float>::infinity();
+            std::int64_t best_index = 0;
+            for (std::int64_t k = 0; k < s.length; ++k) {
+                const float value = line[k * s.inner];
+                if (std::isnan(value)) {
+                    if (nan_propagate) {
+                        best_index = k;
+                        break;
+                    }
+                    continue;
+                }
+                if (value > best) {
+                    best = value;
+                    best_index = k;
+                }
+            }
+            out[o * s.inner + i] = static_cast<std::int32_t>(best_index);
+        }
+    }
+}
+
+void concat(std::span<const float* const> inputs, std::span<const Shape> shapes,
+            std::int32_t axis, float* out)
+{
+    // Each outer row of the output is the inputs' rows one after the other.
+    const AxisSplit first = split_at(shapes[0], axis);
+    for (std::int64_t o = 0; o < first.outer; ++o) {
+        for (std::size_t k = 0; k < inputs.size(); ++k) {
+            const AxisSplit s = split_at(shapes[k], axis);
+            const std::int64_t row = s.length * s.inner;
+            std::copy_n(inputs[k] + o * row, row, out);
+            out += row;
+        }
+    }
+}
+
+void slice(const float* in, Shape in_shape, std::span<const std::int64_t> start, float* out,
+           Shape out_shape)
+{
+    const Index strides = row_major_strides(in_shape);
+    walk(out_shape, [&](std::uint64_t i, const Index& index) {
+        std::int64_t at = 0;
+        for (std::size_t d = 0; d < out_shape.size(); ++d) at += (start[d] + index[d]) * strides[d];
+        out[i] = in[at];
+    });
+}
+
+void pad(const float* in, Shape in_shape, std::span<const std::int64_t> before, float value,
+         float* out, Shape out_shape)
+{
+    const Index strides = row_major_strides(in_shape);
+    walk(out_shape, [&](std::uint64_t i, const Index& index) {
+        std::int64_t at = 0;
+        for (std::size_t d = 0; d < out_shape.size(); ++d) {
+            const std::int64_t source = index[d] - before[d];
+            if (source < 0 || source >= in_shape[d]) {
+                out[i] = value;
+                return;
+            }
+            at += source * strides[d];
+        }
+        out[i] = in[at];
+    });
+}
+
+void tile(const float* in, Shape in_shape, float* out, Shape out_shape)
+{
+    const Index strides = row_major_strides(in_shape);
+    walk(out_shape, [&](std::uint64_t i, const Index& index) {
+        std::int64_t at = 0;
+        for (std::size_t d = 0; d < out_shape.size(); ++d) at += index[d] % in_shape[d] * strides[d];
+        out[i] = in[at];
+    });
+}
+
+void reverse(const float* in, Shape in_shape, std::int32_t axis, float* out)
+{
+    const AxisSplit s = split_at(in_shape, axis);
+    for (std::int64_t o = 0; o < s.outer; ++o)
+        for (std::int64_t k = 0; k < s.length; ++k)
+            std::copy_n(in + (o * s.length + (s.length - 1 - k)) * s.inner, s.inner,
+                        out + (o * s.length + k) * s.inner);
 }
 
 void conv2d(const float* in, const float* weight, const float* bias, float* out,

@@ -1,15 +1,25 @@
-// kernels.hpp - the FP32 operator kernels of the CPU backend on raw tensors.
+// kernels.hpp - the operator kernels of the CPU backend on raw tensors.
 //
-// Owns nothing: every kernel reads and writes memory its caller owns. Decides
-// the numerics of the CPU backend, which is the reference the other backends
-// are compared with:
+// Owns nothing: every kernel reads and writes memory its caller owns. Data is
+// FP32 (float), BOOL (one byte per element, 0 or 1) or INT32 (ARGMAX's
+// output). Decides the numerics of the CPU backend, which is the reference
+// the other backends are compared with:
 //  - elementwise operators compute each element with one float expression
-//    (no reassociation), so results are bit-exact and reproducible;
-//  - MATMUL uses Eigen's GEMM per batch, REDUCE_SUM accumulates in float in
-//    index order, CONV2D accumulates in float in (ky, kx, ic) order after the
-//    bias.
-// Shapes arrive already checked by admission (admit.cpp): kernels do not
-// validate them again.
+//    (no reassociation), so results are bit-exact and reproducible; the
+//    transcendental ones (EXP, LOG, POW, SIN, COS, ERF) are the C library's
+//    float functions, RSQRT is 1/sqrt in float, RECIPROCAL is 1/x in float
+//    (docs/operators.md lists the tolerance the tests hold them to);
+//  - MAXIMUM/MINIMUM and REDUCE_MAX/MIN follow TOSA 1.0 nan_mode: PROPAGATE
+//    gives NaN when any operand is NaN, IGNORE gives the other operand (NaN
+//    only when all are NaN); -0 orders below +0 (IEEE 754-2019 maximum);
+//  - ARGMAX gives the first index of the largest value; PROPAGATE: the first
+//    NaN's index if there is one; IGNORE: NaNs are skipped, 0 if all are NaN;
+//  - MATMUL uses Eigen's GEMM per batch, REDUCE_SUM/PRODUCT accumulate in
+//    float in index order, CONV2D accumulates in float in (ky, kx, ic) order
+//    after the bias;
+//  - data layout operators (CONCAT, SLICE, PAD, TILE, REVERSE) copy values.
+// Shapes and attributes arrive already checked (admission.cpp, plan.cpp):
+// kernels do not validate them again.
 #pragma once
 
 #include <cstdint>
@@ -21,13 +31,25 @@ using Shape = std::span<const std::int64_t>;
 
 std::uint64_t element_count(Shape shape);
 
-enum class Binary { add, sub, mul };
+// maximum/minimum: nan_propagate selects TOSA nan_mode PROPAGATE, else IGNORE.
+enum class Binary { add, sub, mul, maximum, minimum, pow };
 // out = a (op) b with TOSA broadcast: equal ranks, each dimension of a and b
 // equal to out's or 1.
 void binary(Binary op, const float* a, Shape a_shape, const float* b, Shape b_shape, float* out,
-            Shape out_shape);
+            Shape out_shape, bool nan_propagate = true);
 
-enum class Unary { sigmoid, tanh };
+// out (BOOL, 0 or 1) = a (op) b, broadcast like binary(); NaN compares false.
+enum class Compare { equal, greater, greater_equal };
+void compare(Compare op, const float* a, Shape a_shape, const float* b, Shape b_shape,
+             std::uint8_t* out, Shape out_shape);
+
+// out = condition ? a : b, all three broadcast to out_shape (equal ranks).
+void select(const std::uint8_t* condition, Shape c_shape, const float* a, Shape a_shape,
+            const float* b, Shape b_shape, float* out, Shape out_shape);
+
+enum class Unary {
+    sigmoid, tanh, abs, negate, exp, log, reciprocal, rsqrt, ceil, floor, sin, cos, erf,
+};
 void unary(Unary op, const float* in, float* out, std::uint64_t count);
 
 // nan_propagate: a NaN input stays NaN; otherwise (IGNORE) it becomes min.
@@ -43,6 +65,36 @@ void transpose(const float* in, Shape in_shape, std::span<const std::int32_t> pe
 
 // Sums along `axis`; out has the same rank with dimension `axis` equal to 1.
 void reduce_sum(const float* in, Shape in_shape, std::int32_t axis, float* out);
+
+// Reduces along `axis` like reduce_sum (sum, max, min, product);
+// nan_propagate is the nan_mode of max and min.
+enum class Reduce { sum, max, min, product };
+void reduce(Reduce op, const float* in, Shape in_shape, std::int32_t axis, float* out,
+            bool nan_propagate = true);
+
+// The index of the largest value along `axis` (see the numerics above); out
+// has the input's shape without dimension `axis`.
+void argmax(const float* in, Shape in_shape, std::int32_t axis, std::int32_t* out,
+            bool nan_propagate);
+
+// Joins the inputs (equal shapes but along `axis`) along `axis`.
+void concat(std::span<const float* const> inputs, std::span<const Shape> shapes,
+            std::int32_t axis, float* out);
+
+// out[i] = in[start + i] for every index i of out_shape.
+void slice(const float* in, Shape in_shape, std::span<const std::int64_t> start, float* out,
+           Shape out_shape);
+
+// out has in's shape grown by before[d] + after[d] in each dimension d; the
+// new elements are `value`.
+void pad(const float* in, Shape in_shape, std::span<const std::int64_t> before, float value,
+         float* out, Shape out_shape);
+
+// out[i] = in[i mod in_shape] for every index i of out_shape (a multiple of in_shape).
+void tile(const float* in, Shape in_shape, float* out, Shape out_shape);
+
+// out = in with dimension `axis` reversed.
+void reverse(const float* in, Shape in_shape, std::int32_t axis, float* out);
 
 struct Conv2dGeometry {
     std::int64_t n = 0, ih = 0, iw = 0, ic = 0;  // input NHWC

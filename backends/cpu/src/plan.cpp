@@ -3,15 +3,21 @@
 // Decides: each operator's output shape is inferred from its operands with
 // TOSA 1.0 rules and must equal the declared shape; operands that were
 // attributes before TOSA 1.0 (MUL shift, MATMUL and CONV2D zero points,
-// RESHAPE shape) must be constants and are read here, once; every
+// RESHAPE shape, SLICE start/size, PAD padding and pad_const, TILE multiples,
+// NEGATE zero points) must be constants and are read here, once; every
 // intermediate gets its own arena range (no lifetime packing: simple and
-// sized once at load).
+// sized once at load). Values are stored by dtype (plan.hpp): FP32 and INT32
+// in 4 bytes, BOOL in one byte (0 or 1), each range at a multiple of 64 bytes.
 // A graph TOSA 1.0 itself forbids is InvalidArgument / D_TOSA_MALFORMED, as
 // the seed reports what its TOSA analysis pass refuses before lowering
 // (LoweringError::Analysis -> InvalidArgument): declared shapes that
 // disagree with the operator (BAD_SHAPE), a RESHAPE shape with an inferred
 // -1 dimension (BAD_SHAPE: TOSA 1.0 takes the complete output shape), a
-// nan_mode other than PROPAGATE or IGNORE (BAD_ATTRIBUTE).
+// nan_mode other than PROPAGATE or IGNORE (BAD_ATTRIBUTE), an axis outside
+// the rank, perms that are no permutation, SLICE/PAD/TILE shape operands
+// that are not constants, have the wrong length or values TOSA 1.0 forbids
+// (negative start or padding, size or multiples below 1, a slice past the
+// end) (BAD_ATTRIBUTE).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -88,6 +94,18 @@ private:
     Status check_clamp(std::uint32_t index);
     Status check_reduce(std::uint32_t index);
     Status check_conv2d(std::uint32_t index);
+    Status check_nan_mode(std::uint32_t index) const;
+    Status check_axis(std::uint32_t index, std::size_t rank) const;
+    Status check_select(std::uint32_t index);
+    Status check_argmax(std::uint32_t index);
+    Status check_concat(std::uint32_t index);
+    Status check_slice(std::uint32_t index);
+    Status check_pad(std::uint32_t index);
+    Status check_tile(std::uint32_t index);
+    // The values of a SHAPE operand, which must be a constant with `count` elements.
+    Result<std::vector<std::int64_t>> shape_operand(std::uint32_t index, std::size_t operand,
+                                                    std::string_view what,
+                                                    std::size_t count) const;
 
     std::uint32_t value_for(std::uint32_t tensor);
     std::uint32_t add_value(Value value);
@@ -97,7 +115,19 @@ private:
     std::vector<std::uint32_t> value_of_;  // tensor -> value index
     Plan plan_;
     std::vector<Conv2dGeometry> conv_;     // per operator index, filled by check_conv2d
+    // Per operator index, filled by check_slice / check_pad: SLICE start or
+    // PAD padding before each dimension, and PAD's pad_const.
+    std::vector<std::vector<std::int64_t>> start_;
+    std::vector<float> pad_value_;
 };
+
+// The first element of an FP32 constant (PAD's pad_const).
+float first_float(const tosa::Tensor& t)
+{
+    float value = 0.0f;
+    std::memcpy(&value, t.data.data(), sizeof value);
+    return value;
+}
 
 Status Compiler::expect_zero_constant(std::uint32_t index, std::size_t operand,
                                       std::string_view what) const
@@ -140,6 +170,8 @@ Status Compiler::check_broadcast(std::uint32_t index)
                                                      shape_text(a), shape_text(b), d)));
         shape[d] = a[d] == 1 ? b[d] : a[d];
     }
+    if (op.op == Op::maximum || op.op == Op::minimum)
+        if (auto mode = check_nan_mode(index); !mode) return mode;
     if (op.op == Op::mul) {
         const tosa::Tensor& shift = in(op, 2);
         if (shift.shape.size() != 1)
@@ -241,11 +273,166 @@ Status Compiler::check_clamp(std::uint32_t index)
         return fail(bad_attribute(index, fmt::format("bounds [{}, {}] must be numbers with "
                                                      "min <= max",
                                                      min, max)));
-    if (attributes.nan_mode != nan_propagate && attributes.nan_mode != nan_ignore)
+    if (auto mode = check_nan_mode(index); !mode) return mode;
+    return expect_output(index, in(op, 0).shape);
+}
+
+Status Compiler::check_nan_mode(std::uint32_t index) const
+{
+    const std::uint32_t mode = block_.operators[index].attributes.nan_mode;
+    if (mode != nan_propagate && mode != nan_ignore)
         return fail(bad_attribute(index, fmt::format("nan_mode {} is neither PROPAGATE (1) nor "
                                                      "IGNORE (2)",
-                                                     attributes.nan_mode)));
-    return expect_output(index, in(op, 0).shape);
+                                                     mode)));
+    return {};
+}
+
+Status Compiler::check_axis(std::uint32_t index, std::size_t rank) const
+{
+    const std::int32_t axis = block_.operators[index].attributes.axis;
+    if (axis < 0 || static_cast<std::size_t>(axis) >= rank)
+        return fail(bad_attribute(index, fmt::format("axis {} is outside rank {}", axis, rank)));
+    return {};
+}
+
+Status Compiler::check_select(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& c = in(op, 0).shape;
+    const auto& a = in(op, 1).shape;
+    const auto& b = in(op, 2).shape;
+    if (c.size() != a.size() || a.size() != b.size())
+        return fail(bad_shape(index, fmt::format("operands {}, {} and {} differ in rank; TOSA "
+                                                 "broadcasting needs equal ranks",
+                                                 shape_text(c), shape_text(a), shape_text(b))));
+    std::vector<std::int64_t> shape(a.size(), 1);
+    for (std::size_t d = 0; d < a.size(); ++d) {
+        for (std::int64_t dim : {c[d], a[d], b[d]}) {
+            if (dim == 1) continue;
+            if (shape[d] != 1 && shape[d] != dim)
+                return fail(bad_shape(index, fmt::format("operands {}, {} and {} do not "
+                                                         "broadcast (dimension {})",
+                                                         shape_text(c), shape_text(a),
+                                                         shape_text(b), d)));
+            shape[d] = dim;
+        }
+    }
+    return expect_output(index, shape);
+}
+
+Status Compiler::check_argmax(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    std::vector<std::int64_t> shape = in(op, 0).shape;
+    if (auto axis = check_axis(index, shape.size()); !axis) return axis;
+    if (auto mode = check_nan_mode(index); !mode) return mode;
+    shape.erase(shape.begin() + op.attributes.axis);
+    return expect_output(index, shape);
+}
+
+Status Compiler::check_concat(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    std::vector<std::int64_t> shape = in(op, 0).shape;
+    if (auto axis = check_axis(index, shape.size()); !axis) return axis;
+    const auto a = static_cast<std::size_t>(op.attributes.axis);
+    for (std::size_t i = 1; i < op.inputs.size(); ++i) {
+        const auto& other = in(op, i).shape;
+        bool fits = other.size() == shape.size();
+        for (std::size_t d = 0; fits && d < shape.size(); ++d)
+            fits = d == a || other[d] == shape[d];
+        if (!fits)
+            return fail(bad_shape(index, fmt::format("input {} {} does not match input 0 {} "
+                                                     "but along axis {}",
+                                                     i, shape_text(other),
+                                                     shape_text(in(op, 0).shape), a)));
+        shape[a] += other[a];
+    }
+    return expect_output(index, shape);
+}
+
+Result<std::vector<std::int64_t>> Compiler::shape_operand(std::uint32_t index,
+                                                          std::size_t operand,
+                                                          std::string_view what,
+                                                          std::size_t count) const
+{
+    const std::uint32_t tensor = block_.operators[index].inputs[operand];
+    const tosa::Tensor& t = block_.tensors[tensor];
+    if (!order_.constant[tensor])
+        return fail(bad_attribute(index, fmt::format("{} '{}' must be a constant (CONST_SHAPE)",
+                                                     what, t.name)));
+    if (t.element_count() != count || t.data.size() < count * 8)
+        return fail(bad_attribute(index, fmt::format("{} '{}' has {} elements; the input's rank "
+                                                     "needs {}",
+                                                     what, t.name, t.element_count(), count)));
+    std::vector<std::int64_t> values(count);
+    if (count != 0) std::memcpy(values.data(), t.data.data(), count * 8);
+    return values;
+}
+
+Status Compiler::check_slice(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& shape = in(op, 0).shape;
+    auto start = shape_operand(index, 1, "start", shape.size());
+    if (!start) return fail(start.error());
+    auto size = shape_operand(index, 2, "size", shape.size());
+    if (!size) return fail(size.error());
+    for (std::size_t d = 0; d < shape.size(); ++d)
+        if ((*start)[d] < 0 || (*size)[d] < 1 || (*start)[d] > shape[d] - (*size)[d])
+            return fail(bad_attribute(index, fmt::format("start {} and size {} do not lie "
+                                                         "within the input {} (dimension {})",
+                                                         shape_text(*start), shape_text(*size),
+                                                         shape_text(shape), d)));
+    start_[index] = std::move(*start);
+    return expect_output(index, *size);
+}
+
+Status Compiler::check_pad(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& shape = in(op, 0).shape;
+    auto padding = shape_operand(index, 1, "padding", shape.size() * 2);
+    if (!padding) return fail(padding.error());
+    if (std::ranges::any_of(*padding, [](std::int64_t v) { return v < 0; }))
+        return fail(bad_attribute(index, fmt::format("padding {} must be >= 0",
+                                                     shape_text(*padding))));
+    const std::uint32_t value_tensor = op.inputs[2];
+    const tosa::Tensor& value = block_.tensors[value_tensor];
+    if (!order_.constant[value_tensor] || value.element_count() != 1 || value.shape.size() != 1)
+        return fail(bad_attribute(index, fmt::format("pad_const '{}' must be a constant of shape "
+                                                     "[1], is {}",
+                                                     value.name, shape_text(value.shape))));
+    std::vector<std::int64_t> result(shape.size());
+    std::vector<std::int64_t> before(shape.size());
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        before[d] = (*padding)[2 * d];
+        if (__builtin_add_overflow(shape[d], (*padding)[2 * d], &result[d]) ||
+            __builtin_add_overflow(result[d], (*padding)[2 * d + 1], &result[d]))
+            return fail(bad_attribute(index, fmt::format("padding {} overflows the shape",
+                                                         shape_text(*padding))));
+    }
+    start_[index] = std::move(before);
+    pad_value_[index] = first_float(value);
+    return expect_output(index, result);
+}
+
+Status Compiler::check_tile(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& shape = in(op, 0).shape;
+    auto multiples = shape_operand(index, 1, "multiples", shape.size());
+    if (!multiples) return fail(multiples.error());
+    std::vector<std::int64_t> result(shape.size());
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        if ((*multiples)[d] < 1)
+            return fail(bad_attribute(index, fmt::format("multiples {} must each be >= 1",
+                                                         shape_text(*multiples))));
+        if (__builtin_mul_overflow(shape[d], (*multiples)[d], &result[d]))
+            return fail(bad_attribute(index, fmt::format("multiples {} overflow the shape",
+                                                         shape_text(*multiples))));
+    }
+    return expect_output(index, result);
 }
 
 Status Compiler::check_reduce(std::uint32_t index)
@@ -253,9 +440,9 @@ Status Compiler::check_reduce(std::uint32_t index)
     const tosa::Operator& op = block_.operators[index];
     std::vector<std::int64_t> shape = in(op, 0).shape;
     const std::int32_t axis = op.attributes.axis;
-    if (axis < 0 || static_cast<std::size_t>(axis) >= shape.size())
-        return fail(bad_attribute(index, fmt::format("axis {} is outside rank {}", axis,
-                                                     shape.size())));
+    if (auto checked = check_axis(index, shape.size()); !checked) return checked;
+    if (op.op == Op::reduce_max || op.op == Op::reduce_min)
+        if (auto mode = check_nan_mode(index); !mode) return mode;
     shape[static_cast<std::size_t>(axis)] = 1;
     return expect_output(index, shape);
 }
@@ -301,7 +488,11 @@ Status Compiler::check_conv2d(std::uint32_t index)
 
 Status Compiler::check_shapes(std::uint32_t index)
 {
-    if (conv_.size() != block_.operators.size()) conv_.resize(block_.operators.size());
+    if (conv_.size() != block_.operators.size()) {
+        conv_.resize(block_.operators.size());
+        start_.resize(block_.operators.size());
+        pad_value_.resize(block_.operators.size());
+    }
     const tosa::Operator& op = block_.operators[index];
     for (std::uint32_t tensor : op.inputs)
         if (block_.tensors[tensor].shape.size() > VACCEL_MAX_RANK)
@@ -313,13 +504,45 @@ Status Compiler::check_shapes(std::uint32_t index)
     switch (op.op) {
     case Op::add:
     case Op::sub:
-    case Op::mul: return check_broadcast(index);
+    case Op::mul:
+    case Op::maximum:
+    case Op::minimum:
+    case Op::pow:
+    case Op::equal:
+    case Op::greater:
+    case Op::greater_equal: return check_broadcast(index);
+    case Op::select: return check_select(index);
+    case Op::reduce_max:
+    case Op::reduce_min:
+    case Op::reduce_product: return check_reduce(index);
+    case Op::argmax: return check_argmax(index);
+    case Op::concat: return check_concat(index);
+    case Op::slice: return check_slice(index);
+    case Op::pad: return check_pad(index);
+    case Op::tile: return check_tile(index);
+    case Op::reverse:
+        if (auto axis = check_axis(index, in(op, 0).shape.size()); !axis) return axis;
+        return expect_output(index, in(op, 0).shape);
+    case Op::negate:
+        if (auto zero = expect_zero_constant(index, 1, "input1_zp"); !zero) return zero;
+        if (auto zero = expect_zero_constant(index, 2, "output_zp"); !zero) return zero;
+        return expect_output(index, in(op, 0).shape);
     case Op::matmul: return check_matmul(index);
     case Op::reshape: return check_reshape(index);
     case Op::transpose: return check_transpose(index);
     case Op::clamp: return check_clamp(index);
     case Op::reduce_sum: return check_reduce(index);
     case Op::conv2d: return check_conv2d(index);
+    case Op::abs:
+    case Op::exp:
+    case Op::log:
+    case Op::reciprocal:
+    case Op::rsqrt:
+    case Op::ceil:
+    case Op::floor:
+    case Op::sin:
+    case Op::cos:
+    case Op::erf:
     case Op::identity:
     case Op::sigmoid:
     case Op::tanh: return expect_output(index, in(op, 0).shape);
@@ -337,6 +560,7 @@ Status Compiler::check_shapes(std::uint32_t index)
 std::uint32_t Compiler::add_value(Value value)
 {
     value.elements = element_count(value.shape);
+    value.bytes = value.elements * element_bytes(value.dtype);
     plan_.values.push_back(std::move(value));
     return static_cast<std::uint32_t>(plan_.values.size() - 1);
 }
@@ -349,17 +573,20 @@ std::uint32_t Compiler::value_for(std::uint32_t tensor)
     const tosa::Tensor& t = block_.tensors[tensor];
     Value value;
     value.shape = t.shape;
-    const std::uint64_t elements = element_count(t.shape);
+    value.dtype = t.dtype;
+    const std::uint64_t bytes = element_count(t.shape) * element_bytes(t.dtype);
+    // Each range starts on a 64-byte boundary.
+    const auto aligned = [](std::uint64_t n) { return (n + 63) / 64 * 64; };
     if (order_.constant[tensor]) {
         value.home = Home::constant;
         value.offset = plan_.constants.size();
-        plan_.constants.resize(plan_.constants.size() + elements);
-        std::memcpy(plan_.constants.data() + value.offset, t.data.data(), elements * 4);
+        plan_.constants.resize(value.offset + aligned(bytes));
+        std::memcpy(plan_.constants.data() + value.offset, t.data.data(),
+                    std::min<std::uint64_t>(bytes, t.data.size()));
     } else {
         value.home = Home::arena;
-        // Each range starts on a 64-byte boundary (16 floats).
-        value.offset = plan_.arena_floats;
-        plan_.arena_floats += (elements + 15) / 16 * 16;
+        value.offset = plan_.arena_bytes;
+        plan_.arena_bytes += aligned(bytes);
     }
     value_of_[tensor] = add_value(std::move(value));
     return value_of_[tensor];
@@ -372,10 +599,12 @@ Result<std::shared_ptr<const Plan>> Compiler::build()
         const tosa::Tensor& t = block_.tensors[tensor];
         const auto slot = static_cast<std::uint32_t>(plan_.slots.size());
         plan_.slots.push_back(SlotInfo{VACCEL_SLOT_INPUT, static_cast<std::uint32_t>(t.dtype),
-                                       t.shape, element_count(t.shape) * 4, t.name});
+                                       t.shape, element_count(t.shape) * element_bytes(t.dtype),
+                                       t.name});
         if (value_of_[tensor] == none) {
             Value value;
             value.home = Home::slot;
+            value.dtype = t.dtype;
             value.slot = slot;
             value.shape = t.shape;
             value_of_[tensor] = add_value(std::move(value));
@@ -391,9 +620,47 @@ Result<std::shared_ptr<const Plan>> Compiler::build()
         switch (op.op) {
         case Op::const_:
         case Op::const_shape: continue;  // their outputs are constants of the plan
-        case Op::add: step.kind = StepKind::add; break;
-        case Op::sub: step.kind = StepKind::sub; break;
-        case Op::mul: step.kind = StepKind::mul; break;
+        case Op::add: step.kind = StepKind::binary, step.binary = Binary::add; break;
+        case Op::sub: step.kind = StepKind::binary, step.binary = Binary::sub; break;
+        case Op::mul: step.kind = StepKind::binary, step.binary = Binary::mul; break;
+        case Op::maximum: step.kind = StepKind::binary, step.binary = Binary::maximum; break;
+        case Op::minimum: step.kind = StepKind::binary, step.binary = Binary::minimum; break;
+        case Op::pow: step.kind = StepKind::binary, step.binary = Binary::pow; break;
+        case Op::equal: step.kind = StepKind::compare, step.compare = Compare::equal; break;
+        case Op::greater: step.kind = StepKind::compare, step.compare = Compare::greater; break;
+        case Op::greater_equal:
+            step.kind = StepKind::compare, step.compare = Compare::greater_equal;
+            break;
+        case Op::select: step.kind = StepKind::select; break;
+        case Op::abs: step.kind = StepKind::unary, step.unary = Unary::abs; break;
+        case Op::negate: step.kind = StepKind::unary, step.unary = Unary::negate; break;
+        case Op::exp: step.kind = StepKind::unary, step.unary = Unary::exp; break;
+        case Op::log: step.kind = StepKind::unary, step.unary = Unary::log; break;
+        case Op::reciprocal: step.kind = StepKind::unary, step.unary = Unary::reciprocal; break;
+        case Op::rsqrt: step.kind = StepKind::unary, step.unary = Unary::rsqrt; break;
+        case Op::ceil: step.kind = StepKind::unary, step.unary = Unary::ceil; break;
+        case Op::floor: step.kind = StepKind::unary, step.unary = Unary::floor; break;
+        case Op::sin: step.kind = StepKind::unary, step.unary = Unary::sin; break;
+        case Op::cos: step.kind = StepKind::unary, step.unary = Unary::cos; break;
+        case Op::erf: step.kind = StepKind::unary, step.unary = Unary::erf; break;
+        case Op::reduce_max: step.kind = StepKind::reduce, step.reduce = Reduce::max; break;
+        case Op::reduce_min: step.kind = StepKind::reduce, step.reduce = Reduce::min; break;
+        case Op::reduce_product:
+            step.kind = StepKind::reduce, step.reduce = Reduce::product;
+            break;
+        case Op::argmax: step.kind = StepKind::argmax; break;
+        case Op::concat: step.kind = StepKind::concat; break;
+        case Op::slice:
+            step.kind = StepKind::slice;
+            step.start = start_[index];
+            break;
+        case Op::pad:
+            step.kind = StepKind::pad;
+            step.start = start_[index];
+            step.pad_value = pad_value_[index];
+            break;
+        case Op::tile: step.kind = StepKind::tile; break;
+        case Op::reverse: step.kind = StepKind::reverse; break;
         case Op::matmul: step.kind = StepKind::matmul; break;
         case Op::reshape:
         case Op::identity: step.kind = StepKind::copy; break;
@@ -405,25 +672,26 @@ Result<std::shared_ptr<const Plan>> Compiler::build()
             step.kind = StepKind::clamp;
             std::memcpy(&step.min, op.attributes.min_val.data(), 4);
             std::memcpy(&step.max, op.attributes.max_val.data(), 4);
-            step.nan_propagate = op.attributes.nan_mode == nan_propagate;  // else IGNORE
             break;
-        case Op::sigmoid: step.kind = StepKind::sigmoid; break;
-        case Op::tanh: step.kind = StepKind::tanh; break;
-        case Op::reduce_sum:
-            step.kind = StepKind::reduce_sum;
-            step.axis = op.attributes.axis;
-            break;
+        case Op::sigmoid: step.kind = StepKind::unary, step.unary = Unary::sigmoid; break;
+        case Op::tanh: step.kind = StepKind::unary, step.unary = Unary::tanh; break;
+        case Op::reduce_sum: step.kind = StepKind::reduce, step.reduce = Reduce::sum; break;
         case Op::conv2d:
             step.kind = StepKind::conv2d;
             step.conv = conv_[index];
             break;
         default: continue;  // not admitted
         }
-        // Data operands: everything but shift, zero points and shapes.
+        // Attributes read by the operators that have them (checked above).
+        step.axis = op.attributes.axis;
+        step.nan_propagate = op.attributes.nan_mode != nan_ignore;
+        // Data operands: everything but shift, zero points, shapes and pad_const.
         std::size_t data_operands = op.inputs.size();
         if (op.op == Op::mul || op.op == Op::reshape) data_operands = op.inputs.size() - 1;
         if (op.op == Op::matmul) data_operands = 2;
         if (op.op == Op::conv2d) data_operands = 3;
+        if (op.op == Op::negate || op.op == Op::slice || op.op == Op::pad || op.op == Op::tile)
+            data_operands = 1;
         for (std::size_t i = 0; i < data_operands; ++i) step.inputs.push_back(value_for(op.inputs[i]));
         step.output = value_for(op.outputs[0]);
         plan_.steps.push_back(std::move(step));
@@ -432,13 +700,19 @@ Result<std::shared_ptr<const Plan>> Compiler::build()
     for (std::uint32_t tensor : block_.outputs) {
         const tosa::Tensor& t = block_.tensors[tensor];
         plan_.slots.push_back(SlotInfo{VACCEL_SLOT_OUTPUT, static_cast<std::uint32_t>(t.dtype),
-                                       t.shape, element_count(t.shape) * 4, t.name});
+                                       t.shape, element_count(t.shape) * element_bytes(t.dtype),
+                                       t.name});
         plan_.slot_values.push_back(value_for(tensor));
     }
     return std::make_shared<const Plan>(std::move(plan_));
 }
 
 }  // namespace
+
+std::uint64_t element_bytes(DType dtype)
+{
+    return tosa::dtype_bytes(dtype);  // BOOL: one byte, 0 or 1
+}
 
 Result<std::shared_ptr<const Plan>> compile(const tosa::Graph& graph)
 {

@@ -4,8 +4,13 @@
 // load time: the slots, where every tensor lives (a bound slot, the plan's
 // constants, or an offset in the per-run arena), the operator steps in
 // execution order with resolved operand indices and parameters.
-// Decides: a submission allocates only the arena (arena_floats floats) and
-// never parses or resolves anything.
+// Decides: a submission allocates only the arena (arena_bytes bytes) and
+// never parses or resolves anything. Storage is byte-based: every value
+// carries its dtype (FP32: 4-byte float, BOOL: one byte 0 or 1, INT32: 4
+// bytes) and its offset and size are in bytes, so a new dtype needs only
+// a Value::dtype the kernels understand. Every constant and arena range starts
+// at a multiple of 64 bytes from its base (which operator new aligns to at
+// least 16), so every element type is aligned.
 #pragma once
 
 #include <cstdint>
@@ -22,21 +27,41 @@
 namespace vaccel::backend::cpu {
 
 enum class Home : std::uint8_t {
-    slot,      // a bound input slot: read in place from the buffer
-    constant,  // Plan::constants at `offset` (floats)
-    arena,     // the per-run arena at `offset` (floats)
+    slot,      // a bound slot: read in place from the buffer (inputs)
+    constant,  // Plan::constants at `offset` (bytes)
+    arena,     // the per-run arena at `offset` (bytes)
 };
 
 struct Value {
     Home home = Home::arena;
+    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean or int32
     std::uint32_t slot = 0;     // Home::slot
-    std::uint64_t offset = 0;   // Home::constant / Home::arena, in floats
+    std::uint64_t offset = 0;   // Home::constant / Home::arena, in bytes
     std::vector<std::int64_t> shape;
     std::uint64_t elements = 0;
+    std::uint64_t bytes = 0;    // elements * the dtype's size
 };
 
+// The bytes one element of an executed dtype occupies (BOOL: 1).
+std::uint64_t element_bytes(tosa::DType dtype);
+
 enum class StepKind : std::uint8_t {
-    add, sub, mul, matmul, copy, transpose, clamp, sigmoid, tanh, reduce_sum, conv2d,
+    binary,     // ADD SUB MUL MAXIMUM MINIMUM POW: `binary`, nan_propagate
+    compare,    // EQUAL GREATER GREATER_EQUAL: FP32 operands, BOOL output
+    select,     // SELECT: BOOL condition, FP32 operands
+    unary,      // SIGMOID TANH ABS NEGATE EXP LOG RECIPROCAL RSQRT CEIL FLOOR SIN COS ERF
+    clamp,
+    matmul,
+    copy,       // RESHAPE IDENTITY
+    transpose,
+    reduce,     // REDUCE_SUM MAX MIN PRODUCT: `reduce`, axis, nan_propagate
+    argmax,     // FP32 input, INT32 output: axis, nan_propagate
+    conv2d,
+    concat,     // axis; every input is a data operand
+    slice,      // start
+    pad,        // start (padding before each dimension), pad_value
+    tile,
+    reverse,    // axis
 };
 
 struct Step {
@@ -44,10 +69,16 @@ struct Step {
     std::uint32_t op_index = 0;            // index of the operator in the block
     std::vector<std::uint32_t> inputs;     // value indices (data operands only)
     std::uint32_t output = 0;              // value index
+    Binary binary = Binary::add;           // binary
+    Compare compare = Compare::equal;      // compare
+    Unary unary = Unary::sigmoid;          // unary
+    Reduce reduce = Reduce::sum;           // reduce
     std::vector<std::int32_t> perms;       // transpose
-    std::int32_t axis = 0;                 // reduce_sum
+    std::int32_t axis = 0;                 // reduce, argmax, concat, reverse
+    std::vector<std::int64_t> start;       // slice: start; pad: padding before
+    float pad_value = 0.0f;                // pad
     float min = 0.0f, max = 0.0f;          // clamp
-    bool nan_propagate = true;             // clamp
+    bool nan_propagate = true;             // clamp, maximum, minimum, reduce max/min, argmax
     Conv2dGeometry conv;                   // conv2d
 };
 
@@ -57,8 +88,8 @@ struct Plan {
     std::vector<std::uint32_t> slot_values; // value index of each slot
     std::vector<Value> values;
     std::vector<Step> steps;                // execution order
-    std::vector<float> constants;
-    std::uint64_t arena_floats = 0;
+    std::vector<std::byte> constants;       // ranges at multiples of 64 bytes (see above)
+    std::uint64_t arena_bytes = 0;
 };
 
 // Admits and compiles a parsed graph: exactly one region with one block,
