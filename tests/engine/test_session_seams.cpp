@@ -246,6 +246,16 @@ struct CountingWaiter final : engine::Waiter {
     std::atomic<int> woken{0};
 };
 
+// The wakes once `expected` arrived (or after 10 s, a guard, not a bound
+// under test). An event is seen done before its watch has woken everyone:
+// the wake follows on the backend's thread.
+int wakes_once(const CountingWaiter& waiter, int expected)
+{
+    for (int i = 0; i < 10000 && waiter.woken.load() < expected; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return waiter.woken.load();
+}
+
 void completion_listener_fires_when_an_event_completes(void**)
 {
     auto devices = two_devices();
@@ -256,7 +266,7 @@ void completion_listener_fires_when_an_event_completes(void**)
     std::uint64_t event = 0;
     assert_ok(submit(session, run, event));
     wait_done(session, event);
-    assert_int_equal(heard->woken.load(), 1);
+    assert_int_equal(wakes_once(*heard, 1), 1);
     vaccel_handle_release release{};
     release.handle = event;
     assert_ok(call(session, VACCEL_OP_EVENT_DESTROY, release));
@@ -282,7 +292,7 @@ void check_wait_subscribes_the_waiter_to_pending_events(void**)
     raise.value = 1;
     assert_ok(call(session, VACCEL_OP_GATE_RAISE, raise));
     wait_done(session, event);
-    assert_int_equal(waiter->woken.load(), 1);
+    assert_int_equal(wakes_once(*waiter, 1), 1);
     vaccel_handle_release release{};
     release.handle = event;
     assert_ok(call(session, VACCEL_OP_EVENT_DESTROY, release));
