@@ -162,7 +162,7 @@ void matmul_inner_dimensions_must_agree(void**)
 }
 
 // Declared shapes that disagree with the operator are a graph TOSA 1.0
-// forbids: InvalidArgument, as the seed's TOSA analysis pass refuses them
+// forbids: InvalidArgument, as the reference design's TOSA analysis pass refuses them
 // before lowering (LoweringError::Analysis), not Unsupported.
 void add_output_that_is_not_the_broadcast_is_malformed(void**)
 {
@@ -206,7 +206,7 @@ void matmul_output_shape_must_follow_the_operands(void**)
 }
 
 // CLAMP's nan_mode must be PROPAGATE (1) or IGNORE (2): 0 is UNKNOWN in the
-// schema and TOSA 1.0 admits neither it nor anything above 2 (the seed:
+// schema and TOSA 1.0 admits neither it nor anything above 2 (the reference design:
 // InvalidArgument from its analysis pass).
 void clamp_nan_mode_other_than_propagate_or_ignore_is_malformed(void**)
 {
@@ -233,7 +233,7 @@ void clamp_nan_mode_other_than_propagate_or_ignore_is_malformed(void**)
 
 // TOSA 1.0 RESHAPE takes the complete output shape: a -1 (inferred)
 // dimension, which TOSA 0.80 allowed, is a shape that disagrees with the
-// declared output (the seed: InvalidArgument from its analysis pass).
+// declared output (the reference design: InvalidArgument from its analysis pass).
 void reshape_with_an_inferred_dimension_is_malformed(void**)
 {
     Rig rig;

@@ -1,12 +1,12 @@
 // test_cpu_submit_bindings.cpp - how submit refuses a binding list by its count.
 //
-// The seeds fold "no bindings" into their count check (1..max, else
+// The reference design fold "no bindings" into their count check (1..max, else
 // ResourceLimit). The contract keeps zero apart: a submission with no
 // bindings can never run whatever the limits, so it is InvalidArgument
 // (D_BAD_VALUE, arg0 = offsetof(vaccel_submit, binding_count), arg1 = 0),
 // as requests.cpp and the kernel module already say on the wire; above the
 // limit stays ResourceLimit (VACCEL_LIMIT_BINDINGS). Both come before the
-// per-binding rules (validate::bindings), as the count does in the seeds.
+// per-binding rules (validate::bindings), as the count does in the reference design.
 #include <cstddef>
 
 #include "cpu_test_support.hpp"

@@ -75,7 +75,7 @@ std::vector<Op> ops_of(const CapabilityDescriptor& d)
     return ops;
 }
 
-// The seed's 42, in its order.
+// The reference design's 42, in its order.
 const std::vector<Op> the_42 = {
     Op::argmax, Op::matmul, Op::max_pool2d, Op::clamp, Op::erf, Op::sigmoid, Op::tanh,
     Op::add, Op::logical_and, Op::logical_or, Op::logical_xor, Op::maximum, Op::minimum,
@@ -98,7 +98,7 @@ std::uint16_t constraints_of(const CapabilityDescriptor& d, Op op)
     return c->constraints;
 }
 
-// Whether a tier exposes the dtype at a program boundary (the seed's
+// Whether a tier exposes the dtype at a program boundary (the reference design's
 // supports_tosa_dtype: the FP16 or the FP8 tier, as input or output).
 bool boundary_dtype(DType dtype)
 {
@@ -353,7 +353,7 @@ void fixtures_add_admit_under_fp32(void**)
 
 void fixture_conv2d_is_refused_by_fp32(void**)
 {
-    // CONV2D is not among the seed's 42 (its test asserts so); the CONSTs
+    // CONV2D is not among the reference design's 42 (its test asserts so); the CONSTs
     // are skipped, the boundary is FP32, so the operator is the refusal.
     const Graph graph = parse_ok(read_fixture(conv2d));
     expect_operator(admit_graph(graph, fp32_tier()), Op::conv2d, DType::fp32,
@@ -453,7 +453,7 @@ void rejects_other_targets_first(void**)
                    "the graph is TOSA 0.80");
 }
 
-// ----- admission: the seed's cases ------------------------------------------
+// ----- admission: the reference design's cases ------------------------------------------
 
 void admits_fp32_identity_and_refuses_mistyped_ones(void**)
 {
@@ -548,7 +548,7 @@ void reshape_needs_a_constant_shape(void**)
                  u(Op::reshape), "operand 1 ('shape') is not a serialized constant");
 }
 
-void admits_the_seed_float_cases(void**)
+void admits_the_reference_float_cases(void**)
 {
     // MAX_POOL2D, ARGMAX (INT32 result), comparisons (BOOL), SELECT, POW
     // (its domain condition is not counted), CLAMP, REDUCE, TRANSPOSE.
@@ -851,7 +851,7 @@ int main()
         cmocka_unit_test(admits_mul_with_a_zero_int8_shift_only),
         cmocka_unit_test(admits_negate_with_zero_zero_points),
         cmocka_unit_test(reshape_needs_a_constant_shape),
-        cmocka_unit_test(admits_the_seed_float_cases),
+        cmocka_unit_test(admits_the_reference_float_cases),
         cmocka_unit_test(the_boundary_comes_before_the_operators),
         cmocka_unit_test(intermediates_and_constants_take_their_roles),
         cmocka_unit_test(dead_operators_and_constants_are_not_judged),

@@ -28,7 +28,7 @@ DTypeCapability parameter(DType dtype) { return {dtype, role_bit(Role::constant)
 OperatorCapability plain(Op op) { return {op, 0}; }
 OperatorCapability with(Op op, OperatorConstraint c) { return {op, constraint_bit(c)}; }
 
-// The operators shared with the Core ML and OpenVINO FP32 tiers (the seed's
+// The operators shared with the Core ML and OpenVINO FP32 tiers (the reference design's
 // order). NaN modes and pool padding are free: the kernels do both modes.
 std::vector<OperatorCapability> float_operators()
 {
@@ -79,7 +79,7 @@ std::vector<OperatorCapability> float_operators()
     };
 }
 
-// MATMUL and the data movement around it. The seed's table lists CAST,
+// MATMUL and the data movement around it. The reference design's table lists CAST,
 // MAX_POOL2D and ARGMAX although its comment calls them absent; the table is
 // what admission consults, so they are here.
 std::vector<OperatorCapability> fp8_operators()

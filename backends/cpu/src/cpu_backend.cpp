@@ -1,7 +1,7 @@
 // cpu_backend.cpp - the CPU backend: the Backend contract over host memory.
 //
 // Owns: the backend state shared with every object, and the scheduler (the
-// worker threads). Decides the order of each call's refusals (the seeds'
+// worker threads). Decides the order of each call's refusals (the reference design's
 // order: what the request is, then limits, then in-flight state) and that
 // a submission is either rejected with nothing retained or accepted with its
 // buffer gates held until its event is terminal. Host gates, cancellation

@@ -9,7 +9,7 @@
 // sized once at load). Values are stored by dtype (plan.hpp): FP32 and INT32
 // in 4 bytes, BOOL in one byte (0 or 1), each range at a multiple of 64 bytes.
 // A graph TOSA 1.0 itself forbids is InvalidArgument / D_TOSA_MALFORMED, as
-// the seed reports what its TOSA analysis pass refuses before lowering
+// the reference design reports what its TOSA analysis pass refuses before lowering
 // (LoweringError::Analysis -> InvalidArgument): declared shapes that
 // disagree with the operator (BAD_SHAPE), a RESHAPE shape with an inferred
 // -1 dimension (BAD_SHAPE: TOSA 1.0 takes the complete output shape), a

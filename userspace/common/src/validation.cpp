@@ -114,7 +114,7 @@ Status bindings(std::span<const SlotSpec> slots, std::span<const BindingFacts> b
                 std::uint32_t max_bindings)
 {
     // 1. The count. No bindings at all is a malformed submission, not a limit.
-    // The seeds refuse 0 in the same check as "above max" (ResourceLimit);
+    // The reference design refuse 0 in the same check as "above max" (ResourceLimit);
     // we keep it InvalidArgument on purpose: D_LIMIT would claim a limit was
     // hit with 0 asked, zero can never succeed whatever the limits (launch
     // even admits it), and it matches the wire checks (requests.cpp, kmod)

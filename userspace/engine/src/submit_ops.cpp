@@ -1,7 +1,7 @@
 // submit_ops.cpp - SUBMIT and SUBMIT_AFTER, and what LAUNCH shares with them.
 //
 // Owns nothing beyond the handlers. Decides the engine's share of submission
-// checking, in the seed's order, before the backend sees anything:
+// checking, in the reference design's order, before the backend sees anything:
 //  1. queue and program are this session's, and of the same context
 //     (program of another context: Incompatible, VACCEL_D_BINDING_CONTEXT,
 //     arg0 = the program handle); the device is not lost (DeviceLost); the
@@ -16,7 +16,7 @@
 //     D_UNKNOWN_HANDLE) and belongs to the queue's context (Incompatible,
 //     D_BINDING_CONTEXT, arg0 = binding index) - the backend says the same;
 //  6. the shared binding rules (validate::bindings), so that a malformed
-//     binding list is named before any limit is charged (the seed's order);
+//     binding list is named before any limit is charged (the reference design's order);
 //  7. one event is charged to the context (max_events) and a handle is
 //     certain to be available.
 // The backend then either rejects (nothing happened) or accepts. An

@@ -1,7 +1,7 @@
 // backend.hpp - the interface every device backend implements.
 //
-// Mirrors the accelerator contract (the seeds' Accelerator trait, shaped like
-// IREE's HAL); docs/adr/0008-backend-model.md gives the reasons. Decides:
+// Mirrors the accelerator contract (the reference design's backend interface, shaped like
+// a HAL; docs/reference-design.md); docs/adr/0008-backend-model.md gives the reasons. Decides:
 //  - Ownership: every object a backend creates is returned as a unique_ptr
 //    the caller (the engine) owns. Releasing takes the unique_ptr by
 //    reference: on success the backend resets it; on failure (Busy while in
@@ -173,7 +173,7 @@ struct LaunchDesc {
 };
 
 // An accepted submission. `indeterminate` is set when the device took the
-// work but its acceptance could not be confirmed (the seed's Indeterminate):
+// work but its acceptance could not be confirmed (the reference design's indeterminate outcome):
 // the event is real and will report the outcome, and the caller returns the
 // error together with the event handle.
 struct Submitted {

@@ -29,7 +29,7 @@
 //   Envelope of all three: one region, one block, no dynamic shapes, no
 //   runtime conditions (POW's domain excepted, see admit()).
 //
-//   The 42 (FP32 and FP16), in the seed's order; constraints in brackets:
+//   The 42 (FP32 and FP16), in the reference design's order; constraints in brackets:
 //     ARGMAX, MATMUL [zero zero-points], MAX_POOL2D, CLAMP, ERF, SIGMOID, TANH,
 //     ADD, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR, MAXIMUM, MINIMUM,
 //     MUL [zero shift], POW, SUB, ABS, CEIL, COS, EXP, FLOOR, LOG, LOGICAL_NOT,

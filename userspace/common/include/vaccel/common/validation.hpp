@@ -1,7 +1,7 @@
 // validation.hpp - the argument rules every backend applies the same way.
 //
 // Owns nothing; decides the order and the error of each refusal so that all
-// backends reject the same request with the same error (the seeds' order:
+// backends reject the same request with the same error (the reference design's order:
 // per-binding reasons first, then the aggregate count, then aliasing).
 #pragma once
 
