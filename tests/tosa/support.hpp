@@ -35,6 +35,49 @@ inline const std::string add_v080_tflite =
 inline const std::string add_v080_tf =
     VACCEL_FIXTURES "/v0.80-add_1x4x4x4_f32/flatbuffer-tf/test_add_1x4x4x4_f32.tosa";
 
+// COND_IF(p, x) -> y over FP32 [2] values, with two more regions "then"
+// (EXP) and "else" (LOG), one block each taking and giving an FP32 [2]:
+// the condition and result shapes are the caller's.
+inline Graph cond_if_graph(std::vector<std::int64_t> condition, std::vector<std::int64_t> result)
+{
+    GraphBuilder b;
+    const auto p = b.tensor("p", std::move(condition), DType::boolean);
+    const auto x = b.tensor("x", {2}, DType::fp32);
+    const auto y = b.tensor("y", std::move(result), DType::fp32);
+    Attributes branches;
+    branches.then_graph = "then";
+    branches.else_graph = "else";
+    b.op(Op::cond_if, {p, x}, {y}, branches);
+    b.input(p);
+    b.input(x);
+    b.output(y);
+    Graph graph = b.finish();
+    for (const char* name : {"then", "else"}) {
+        Block branch;
+        branch.name = std::string(name) + "_bb";
+        Tensor in;
+        in.name = "in";
+        in.shape = {2};
+        in.dtype = DType::fp32;
+        Tensor out = in;
+        out.name = "out";
+        branch.tensors = {in, out};
+        Operator op;
+        op.op = name[0] == 't' ? Op::exp : Op::log;
+        op.attributes.present = true;
+        op.inputs = {0};
+        op.outputs = {1};
+        branch.operators = {op};
+        branch.inputs = {0};
+        branch.outputs = {1};
+        Region region;
+        region.name = name;
+        region.blocks = {branch};
+        graph.regions.push_back(region);
+    }
+    return graph;
+}
+
 // The whole file; fails the test if it cannot be read.
 std::vector<std::uint8_t> read_fixture(const std::string& path);
 

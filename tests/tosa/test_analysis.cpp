@@ -805,30 +805,7 @@ void checks_while_loop_shapes(void**)
 
 void checks_cond_if(void**)
 {
-    const auto build = [](std::vector<std::int64_t> condition, std::vector<std::int64_t> result) {
-        GraphBuilder b;
-        const auto p = b.tensor("p", std::move(condition), DType::boolean);
-        const auto x = b.tensor("x", {2}, DType::fp32);
-        const auto y = b.tensor("y", std::move(result), DType::fp32);
-        Attributes branches;
-        branches.then_graph = "then";
-        branches.else_graph = "else";
-        b.op(Op::cond_if, {p, x}, {y}, branches);
-        b.input(p);
-        b.input(x);
-        b.output(y);
-        Graph graph = b.finish();
-        for (const char* name : {"then", "else"}) {
-            Block branch;
-            branch.name = std::string(name) + "_bb";
-            branch.tensors = {tensor_of("in", {2}), tensor_of("out", {2})};
-            branch.operators = {op_of(name[0] == 't' ? Op::exp : Op::log, {0}, {1})};
-            branch.inputs = {0};
-            branch.outputs = {1};
-            graph.regions.push_back(one_block_region(name, std::move(branch)));
-        }
-        return graph;
-    };
+    const auto build = cond_if_graph;
     const Graph good = build({}, {2});
     const Analysis analysis = analyze_ok(good);
     assert_true(analysis.regions[0].blocks[0].operators[0].blocks ==

@@ -703,40 +703,7 @@ void too_many_regions_or_blocks(void**)
 
 void control_flow_needs_its_extension(void**)
 {
-    GraphBuilder b;
-    const auto p = b.tensor("p", {1}, DType::boolean);
-    const auto x = b.tensor("x", {2}, DType::fp32);
-    const auto y = b.tensor("y", {2}, DType::fp32);
-    Attributes branches;
-    branches.then_graph = "then";
-    branches.else_graph = "else";
-    b.op(Op::cond_if, {p, x}, {y}, branches);
-    b.input(p);
-    b.input(x);
-    b.output(y);
-    Graph graph = b.finish();
-    for (const char* name : {"then", "else"}) {
-        Block branch;
-        branch.name = std::string(name) + "_bb";
-        Tensor in, out;
-        in.name = "in";
-        in.shape = {2};
-        in.dtype = DType::fp32;
-        out = in;
-        out.name = "out";
-        branch.tensors = {in, out};
-        Operator op;
-        op.op = name[0] == 't' ? Op::exp : Op::log;
-        op.inputs = {0};
-        op.outputs = {1};
-        branch.operators = {op};
-        branch.inputs = {0};
-        branch.outputs = {1};
-        Region region;
-        region.name = name;
-        region.blocks = {branch};
-        graph.regions.push_back(region);
-    }
+    const Graph graph = cond_if_graph({1}, {2});
     const Analysis analysis = analyze_ok(graph);
     expect_graph(admit(graph, analysis, fp32_tier()), VACCEL_TOSA_REGIONS, 0, "3 regions");
     CapabilityDescriptor d = fp32_tier();
