@@ -1,10 +1,16 @@
-// fuzz_tosa.cpp - libFuzzer target: a TOSA file from parse to analysis.
+// fuzz_tosa.cpp - libFuzzer target: a TOSA file through parse, analyze,
+// admit (against the three tiers) and plan (every block, both output modes).
 //
-// Property: any byte string is either refused by parse() or analyze() with
-// an Error, or analyzed; nothing crashes, reads out of bounds or hangs. An
-// analysis that succeeds is consistent with its graph: every block's order
-// lists each of its operators once, with each operator after the producers
-// of what it reads. Seeded (make fuzz) with the repository's TOSA fixtures.
+// Property: any byte string is either refused with an Error at some stage,
+// or passes it; nothing crashes, reads out of bounds or hangs. What passes is
+// consistent:
+//  - analysis: every block's order lists each of its operators once, each
+//    after the producers of what it reads;
+//  - plan: every tensor a dispatch touches has a location inside its slot or
+//    the arena, and replaying the dispatches in order never reads arena
+//    bytes that another region's writer has overwritten since they were
+//    written (lifetime packing and the constant rule are sound).
+// Seeded (make fuzz) with the repository's TOSA fixtures.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -12,7 +18,96 @@
 #include <vector>
 
 #include "vaccel/tosa/analysis.hpp"
+#include "vaccel/tosa/capability.hpp"
 #include "vaccel/tosa/graph.hpp"
+#include "vaccel/tosa/plan.hpp"
+
+namespace {
+
+using vaccel::tosa::Location;
+using vaccel::tosa::ProgramPlan;
+
+void check_location(const ProgramPlan& plan, const Location& l)
+{
+    if (l.kind == Location::Kind::none) std::abort();  // touched but placed nowhere
+    if (l.is_slot()) {
+        if (l.slot >= plan.slots.size()) std::abort();
+        return;
+    }
+    if (l.region >= plan.regions.size() || l.offset != plan.regions[l.region].offset ||
+        l.offset + l.bytes > plan.arena_bytes || l.bytes > plan.regions[l.region].bytes)
+        std::abort();
+}
+
+// Replays the dispatches: a region is valid once written (constants: at
+// load) and invalid once another region over any of its bytes is written.
+void replay(const ProgramPlan& plan)
+{
+    std::vector<bool> valid(plan.regions.size(), false);
+    auto overlap = [&](std::uint32_t a, std::uint32_t b) {
+        const auto& x = plan.regions[a];
+        const auto& y = plan.regions[b];
+        return x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
+    };
+    auto write = [&](std::uint32_t region) {
+        for (std::uint32_t other = 0; other < plan.regions.size(); ++other)
+            if (other != region && overlap(region, other)) valid[other] = false;
+        valid[region] = true;
+    };
+    for (const auto& constant : plan.constants) {
+        const Location& l = plan.locations[constant.tensor];
+        check_location(plan, l);
+        write(l.region);
+    }
+    for (const auto& dispatch : plan.dispatches) {
+        for (std::uint32_t tensor : dispatch.reads) {
+            const Location& l = plan.locations[tensor];
+            check_location(plan, l);
+            if (l.is_arena() && !valid[l.region]) std::abort();  // clobbered or never written
+        }
+        for (std::uint32_t tensor : dispatch.writes) {
+            const Location& l = plan.locations[tensor];
+            check_location(plan, l);
+            if (!l.is_arena()) continue;
+            // A dispatch never writes over bytes it reads (no kernel runs in place).
+            for (std::uint32_t input : dispatch.reads) {
+                const Location& in = plan.locations[input];
+                if (in.is_arena() && in.region != l.region && overlap(in.region, l.region))
+                    std::abort();
+            }
+        }
+        for (std::uint32_t tensor : dispatch.writes)
+            if (plan.locations[tensor].is_arena()) write(plan.locations[tensor].region);
+    }
+    // Staged outputs are read after the last dispatch.
+    for (const auto& slot : plan.slots) {
+        const Location& l = plan.locations[slot.tensor];
+        check_location(plan, l);
+        if (slot.role == vaccel::tosa::SlotRole::output && l.is_arena() && !valid[l.region])
+            std::abort();
+    }
+}
+
+void plan_everything(const vaccel::tosa::Graph& graph, const vaccel::tosa::Analysis& analysis)
+{
+    for (const auto& descriptor :
+         {vaccel::tosa::fp32_tier(), vaccel::tosa::fp16_tier(), vaccel::tosa::fp8_tier()})
+        (void)vaccel::tosa::admit(graph, analysis, descriptor);
+    for (std::uint32_t r = 0; r < graph.regions.size(); ++r)
+        for (std::uint32_t b = 0; b < graph.regions[r].blocks.size(); ++b)
+            for (bool staged : {false, true}) {
+                vaccel::tosa::PlanOptions options;
+                options.stage_outputs = staged;
+                auto plan = vaccel::tosa::plan_block(graph, analysis, {r, b}, options);
+                if (!plan) continue;
+                if (plan->slots.size() != graph.regions[r].blocks[b].inputs.size() +
+                                              graph.regions[r].blocks[b].outputs.size())
+                    std::abort();
+                replay(*plan);
+            }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
@@ -51,5 +146,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 }
         }
     }
+    plan_everything(*graph, *analysis);
     return 0;
 }

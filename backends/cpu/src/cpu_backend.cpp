@@ -271,6 +271,16 @@ public:
             auto plan = compile(*graph);
             if (!plan) return fail(plan.error());
             program->plan = std::move(*plan);
+            // The program's first arena, made now so a run never allocates one
+            // unless it runs beside another run of the same program.
+            program->arenas = std::make_unique<ArenaPool>(program->plan);
+            ArenaPool::Arena first = program->arenas->take();
+            if (!first)
+                return fail(Error::of(Errc::out_of_memory, VACCEL_D_EXECUTION, 0)
+                                .with_note(fmt::format("the program's {}-byte working arena "
+                                                       "could not be allocated",
+                                                       program->plan->arena_bytes)));
+            program->arenas->give(std::move(first));
         } else {
             const std::string_view name(reinterpret_cast<const char*>(desc.payload.data()),
                                         desc.payload.size());

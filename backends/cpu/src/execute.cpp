@@ -2,7 +2,7 @@
 //
 // Decides the deadline semantics: the deadline is checked before the first
 // operator, before every operator and once more before the outputs are
-// copied. Every operator writes only the per-run arena; output slots are
+// copied. Every operator writes only the run's arena; output slots are
 // written in one final copy after the last check, so a submission that ends
 // DeadlineExpired has written nothing to its output buffers. A failure after
 // acceptance (deadline, out of memory) ends the event failed with that error.
@@ -56,7 +56,31 @@ private:
 
     Submission& submission_;
     const Plan& plan_;
-    std::unique_ptr<std::byte[]> arena_;
+    // An arena of the program's pool, given back when the run ends.
+    class Lease {
+    public:
+        Lease() = default;
+        explicit Lease(ArenaPool& pool) : pool_(&pool), arena_(pool.take()) {}
+        Lease(Lease&& other) noexcept = default;
+        Lease& operator=(Lease&& other) noexcept
+        {
+            release();
+            pool_ = other.pool_;
+            arena_ = std::move(other.arena_);
+            return *this;
+        }
+        ~Lease() { release(); }
+        std::byte* get() const { return arena_.get(); }
+
+    private:
+        void release()
+        {
+            if (pool_ && arena_) pool_->give(std::move(arena_));
+        }
+        ArenaPool* pool_ = nullptr;
+        ArenaPool::Arena arena_;
+    };
+    Lease arena_;
     std::vector<std::byte*> pointers_;  // per value
     std::vector<std::unique_ptr<std::byte[]>> realigned_;  // inputs bound at unaligned offsets
 };
@@ -130,9 +154,8 @@ Status Run::execute()
 {
     if (deadline_passed(submission_)) return fail(deadline_error("before it started running"));
 
-    // operator new[] aligns to at least 16 bytes: enough for every element type.
-    arena_.reset(new (std::nothrow) std::byte[plan_.arena_bytes == 0 ? 1 : plan_.arena_bytes]);
-    if (!arena_)
+    arena_ = Lease(*submission_.program->arenas);
+    if (!arena_.get())
         return fail(Error::of(Errc::out_of_memory, VACCEL_D_EXECUTION, 0)
                         .with_note(fmt::format("the {}-byte working arena could not be allocated",
                                                plan_.arena_bytes)));

@@ -31,6 +31,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "arena_pool.hpp"
 #include "fair_queue.hpp"
 #include "plan.hpp"
 #include "vaccel/backend/backend.hpp"
@@ -154,6 +155,8 @@ private:
 struct ProgramState {
     std::uint32_t format = VACCEL_FORMAT_TOSA;
     std::shared_ptr<const Plan> plan;  // TOSA programs; immutable after load
+    // TOSA programs: the arenas runs compute in; the first is made at load.
+    std::unique_ptr<ArenaPool> arenas;
     // Invariant: +1 by the engine thread on accept, -1 by finish().
     std::atomic<std::uint64_t> in_flight{0};
 };

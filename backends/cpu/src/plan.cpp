@@ -26,6 +26,8 @@
 
 #include "admission.hpp"
 #include "plan.hpp"
+#include "vaccel/tosa/analysis.hpp"
+#include "vaccel/tosa/plan.hpp"
 
 namespace vaccel::backend::cpu {
 
@@ -51,7 +53,7 @@ public:
     }
 
     Status check_shapes(std::uint32_t index);
-    Result<std::shared_ptr<const Plan>> build();
+    Result<std::shared_ptr<const Plan>> build(const tosa::Graph& graph);
 
 private:
     static constexpr std::uint32_t none = UINT32_MAX;
@@ -113,6 +115,7 @@ private:
     const tosa::Block& block_;
     const ExecutionOrder& order_;
     std::vector<std::uint32_t> value_of_;  // tensor -> value index
+    const tosa::ProgramPlan* layout_ = nullptr;  // the shared plan, during build()
     Plan plan_;
     std::vector<Conv2dGeometry> conv_;     // per operator index, filled by check_conv2d
     // Per operator index, filled by check_slice / check_pad: SLICE start or
@@ -565,55 +568,70 @@ std::uint32_t Compiler::add_value(Value value)
     return static_cast<std::uint32_t>(plan_.values.size() - 1);
 }
 
-// The value of a tensor, created on first use: constants are copied into the
-// plan, everything else (written by a step) gets an arena range.
+// The value of a tensor, created on first use, where the shared plan put it
+// (tosa/plan.hpp): a bound slot, or arena bytes (intermediates packed by
+// lifetime, constants written when the arena is made, staged outputs). A
+// constant the shared plan treats as compile-time but a step reads as data
+// is copied into Plan::constants instead.
 std::uint32_t Compiler::value_for(std::uint32_t tensor)
 {
     if (value_of_[tensor] != none) return value_of_[tensor];
     const tosa::Tensor& t = block_.tensors[tensor];
+    const tosa::Location& where = layout_->locations[tensor];
     Value value;
     value.shape = t.shape;
     value.dtype = t.dtype;
     const std::uint64_t bytes = element_count(t.shape) * element_bytes(t.dtype);
-    // Each range starts on a 64-byte boundary.
-    const auto aligned = [](std::uint64_t n) { return (n + 63) / 64 * 64; };
-    if (order_.constant[tensor]) {
+    if (where.is_slot()) {
+        value.home = Home::slot;
+        value.slot = where.slot;
+    } else if (where.is_arena()) {
+        value.home = Home::arena;
+        value.offset = where.offset;
+    } else {
+        // Each range starts on a 64-byte boundary.
+        const auto aligned = [](std::uint64_t n) { return (n + 63) / 64 * 64; };
         value.home = Home::constant;
         value.offset = plan_.constants.size();
         plan_.constants.resize(value.offset + aligned(bytes));
         std::memcpy(plan_.constants.data() + value.offset, t.data.data(),
                     std::min<std::uint64_t>(bytes, t.data.size()));
-    } else {
-        value.home = Home::arena;
-        value.offset = plan_.arena_bytes;
-        plan_.arena_bytes += aligned(bytes);
     }
     value_of_[tensor] = add_value(std::move(value));
     return value_of_[tensor];
 }
 
-Result<std::shared_ptr<const Plan>> Compiler::build()
+Result<std::shared_ptr<const Plan>> Compiler::build(const tosa::Graph& graph)
 {
+    // The shared plan places every tensor and orders the operators; staged
+    // outputs keep the deadline rule (outputs are written in one final copy).
+    auto analysis = tosa::analyze(graph);
+    if (!analysis) return fail(std::move(analysis.error()));
+    tosa::PlanOptions options;
+    options.stage_outputs = true;
+    auto layout = tosa::plan_block(graph, *analysis, {0, 0}, options);
+    if (!layout) return fail(std::move(layout.error()));
+    layout_ = &*layout;
+    plan_.arena_bytes = layout->arena_bytes;
+    plan_.arena_constants = std::move(layout->constants);
+
     // Slots: graph inputs in declared order, then graph outputs.
     for (std::uint32_t tensor : block_.inputs) {
         const tosa::Tensor& t = block_.tensors[tensor];
-        const auto slot = static_cast<std::uint32_t>(plan_.slots.size());
         plan_.slots.push_back(SlotInfo{VACCEL_SLOT_INPUT, static_cast<std::uint32_t>(t.dtype),
                                        t.shape, element_count(t.shape) * element_bytes(t.dtype),
                                        t.name});
-        if (value_of_[tensor] == none) {
-            Value value;
-            value.home = Home::slot;
-            value.dtype = t.dtype;
-            value.slot = slot;
-            value.shape = t.shape;
-            value_of_[tensor] = add_value(std::move(value));
-        }
-        plan_.slot_values.push_back(value_of_[tensor]);
+        plan_.slot_values.push_back(value_for(tensor));
     }
     plan_.input_count = static_cast<std::uint32_t>(plan_.slots.size());
 
-    for (std::uint32_t index : order_.operators) {
+    // The operators the plan dispatches, in its order (views and CONST have
+    // no dispatch: a view is its source's bytes).
+    std::vector<std::uint32_t> dispatched;
+    for (const tosa::Dispatch& dispatch : layout->dispatches)
+        if (dispatched.empty() || dispatched.back() != dispatch.op_index)
+            dispatched.push_back(dispatch.op_index);
+    for (std::uint32_t index : dispatched) {
         const tosa::Operator& op = block_.operators[index];
         Step step;
         step.op_index = index;
@@ -731,7 +749,7 @@ Result<std::shared_ptr<const Plan>> compile(const tosa::Graph& graph)
     Compiler compiler(block, *order);
     for (std::uint32_t index = 0; index < block.operators.size(); ++index)
         if (auto shapes = compiler.check_shapes(index); !shapes) return fail(shapes.error());
-    return compiler.build();
+    return compiler.build(graph);
 }
 
 }  // namespace vaccel::backend::cpu

@@ -1,16 +1,19 @@
 // plan.hpp - a TOSA graph compiled for the CPU backend.
 //
 // Owns: everything a submission needs to run a program, computed once at
-// load time: the slots, where every tensor lives (a bound slot, the plan's
-// constants, or an offset in the per-run arena), the operator steps in
+// load time: the slots, where every tensor lives, the operator steps in
 // execution order with resolved operand indices and parameters.
-// Decides: a submission allocates only the arena (arena_bytes bytes) and
-// never parses or resolves anything. Storage is byte-based: every value
-// carries its dtype (FP32: 4-byte float, BOOL: one byte 0 or 1, INT32: 4
-// bytes) and its offset and size are in bytes, so a new dtype needs only
-// a Value::dtype the kernels understand. Every constant and arena range starts
-// at a multiple of 64 bytes from its base (which operator new aligns to at
-// least 16), so every element type is aligned.
+// Decides: where tensors live is the shared plan's decision (tosa/plan.hpp,
+// docs/adr/0010-shared-plan.md) with staged outputs: inputs are read in
+// place from their slots, intermediates, constants and outputs live in one
+// arena packed by lifetime, views (RESHAPE, IDENTITY) are their source's
+// bytes, and outputs are copied to their slots after the last step. The
+// arena is made per loaded program (arena_pool.hpp), never per run; its
+// constants are written when it is made and never overwritten. Storage is
+// byte-based: every value carries its dtype (FP32: 4-byte float, BOOL: one
+// byte 0 or 1, INT32: 4 bytes) and its offset and size are in bytes. Arena
+// ranges start at multiples of 256 bytes from a base aligned to at least 16,
+// so every element type is aligned.
 #pragma once
 
 #include <cstdint>
@@ -23,13 +26,14 @@
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/graph.hpp"
+#include "vaccel/tosa/plan.hpp"
 
 namespace vaccel::backend::cpu {
 
 enum class Home : std::uint8_t {
     slot,      // a bound slot: read in place from the buffer (inputs)
-    constant,  // Plan::constants at `offset` (bytes)
-    arena,     // the per-run arena at `offset` (bytes)
+    constant,  // Plan::constants at `offset` (bytes): a constant only a step reads as data
+    arena,     // the program's arena at `offset` (bytes)
 };
 
 struct Value {
@@ -90,6 +94,8 @@ struct Plan {
     std::vector<Step> steps;                // execution order
     std::vector<std::byte> constants;       // ranges at multiples of 64 bytes (see above)
     std::uint64_t arena_bytes = 0;
+    // Written into every arena when it is made, before its first run.
+    std::vector<tosa::ConstantPlan> arena_constants;
 };
 
 // Admits and compiles a parsed graph: exactly one region with one block,
