@@ -1,5 +1,6 @@
 // fuzz_tosa.cpp - libFuzzer target: a TOSA file through parse, analyze,
-// admit (against the three tiers) and plan (every block, both output modes).
+// admit (against the three tiers) and plan (every block, staged outputs or
+// not, control flow or not).
 //
 // Property: any byte string is either refused with an Error at some stage,
 // or passes it; nothing crashes, reads out of bounds or hangs. What passes is
@@ -29,10 +30,18 @@ using vaccel::tosa::ProgramPlan;
 
 void check_location(const ProgramPlan& plan, const Location& l)
 {
-    if (l.kind == Location::Kind::none) std::abort();  // touched but placed nowhere
-    if (l.is_slot()) {
+    switch (l.kind) {
+    case Location::Kind::none: std::abort();  // touched but placed nowhere
+    case Location::Kind::slot:
         if (l.slot >= plan.slots.size()) std::abort();
         return;
+    case Location::Kind::state:
+        if (l.slot >= plan.variables.size()) std::abort();
+        return;
+    case Location::Kind::captured:
+        if (l.slot >= plan.captured.size()) std::abort();
+        return;
+    case Location::Kind::arena: break;
     }
     if (l.region >= plan.regions.size() || l.offset != plan.regions[l.region].offset ||
         l.offset + l.bytes > plan.arena_bytes || l.bytes > plan.regions[l.region].bytes)
@@ -95,9 +104,10 @@ void plan_everything(const vaccel::tosa::Graph& graph, const vaccel::tosa::Analy
         (void)vaccel::tosa::admit(graph, analysis, descriptor);
     for (std::uint32_t r = 0; r < graph.regions.size(); ++r)
         for (std::uint32_t b = 0; b < graph.regions[r].blocks.size(); ++b)
-            for (bool staged : {false, true}) {
+            for (int mode = 0; mode < 4; ++mode) {
                 vaccel::tosa::PlanOptions options;
-                options.stage_outputs = staged;
+                options.stage_outputs = (mode & 1) != 0;
+                options.control_flow = (mode & 2) != 0;
                 auto plan = vaccel::tosa::plan_block(graph, analysis, {r, b}, options);
                 if (!plan) continue;
                 if (plan->slots.size() != graph.regions[r].blocks[b].inputs.size() +

@@ -2,6 +2,7 @@
 // views, output aliasing, staged outputs, byte-range hazards and refusals,
 // on built graphs and the real fixtures. Offsets are derived by hand in the
 // comments (regions are rounded to 256 bytes).
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -526,6 +527,67 @@ void plans_the_int8_maxpool_fixture(void**)
     assert_int_equal(plan.arena_bytes, 0);
 }
 
+// The LSTM fixture with control flow: the main block's WHILE_LOOP is one
+// dispatch reading its five operands and what its blocks read by name
+// (layer_19 for the condition; the body's captured constants and the
+// TRANSPOSE result layer_24); the variables live in state; IDENTITY of a
+// variable is a copy (dispatch), IDENTITY into a variable writes the state.
+void plans_the_lstm_blocks_with_control_flow(void**)
+{
+    const Graph graph = parse_ok(read_fixture(lstm));
+    auto analysis = analyze(graph);
+    assert_true(analysis.has_value());
+    PlanOptions options;
+    options.control_flow = true;
+    options.stage_outputs = true;
+    auto main = plan_block(graph, *analysis, {0, 0}, options);
+    if (!main) fail_msg("main refused: %s", main.error().note.c_str());
+    const Block& block = graph.regions[0].blocks[0];
+    assert_int_equal(main->variables.size(), 2);
+    assert_true(main->captured.empty());
+    const std::uint32_t variable_1 = tensor_index(block, "Variable_1");
+    const std::uint32_t variable_0 = tensor_index(block, "Variable_0");
+    assert_true(main->locations[variable_1].kind == Location::Kind::state);
+    assert_true(main->locations[variable_0].kind == Location::Kind::state);
+    assert_int_not_equal(main->locations[variable_1].slot, main->locations[variable_0].slot);
+
+    // IDENTITY(Variable_0), IDENTITY(Variable_1), TRANSPOSE, WHILE_LOOP, and
+    // the two IDENTITYs into the variables; the RESHAPE to the output is a view.
+    std::vector<Op> ops;
+    for (const Dispatch& d : main->dispatches) ops.push_back(d.op);
+    assert_true((ops == std::vector<Op>{Op::identity, Op::identity, Op::transpose,
+                                        Op::while_loop, Op::identity, Op::identity}));
+    const Dispatch& loop = main->dispatches[3];
+    assert_true(loop.barrier_before);  // reads what the copies and TRANSPOSE wrote
+    assert_int_equal(loop.writes.size(), 5);
+    const std::uint32_t layer_24 = tensor_index(block, "layer_24");
+    const std::uint32_t layer_19 = tensor_index(block, "layer_19");
+    assert_true(std::ranges::find(loop.reads, layer_24) != loop.reads.end());
+    assert_true(std::ranges::find(loop.reads, layer_19) != loop.reads.end());
+    // The last two write the variables' state.
+    assert_true(main->locations[main->dispatches[4].writes[0]].kind == Location::Kind::state);
+    assert_true(main->locations[main->dispatches[5].writes[0]].kind == Location::Kind::state);
+    // The copy of a variable is arena bytes of its own, not a view of state.
+    const std::uint32_t layer_22 = tensor_index(block, "layer_22");
+    assert_true(main->locations[layer_22].is_arena());
+
+    // The body reads 20 tensors of main by name; each is captured.
+    auto body = plan_block(graph, *analysis, {2, 0}, options);
+    if (!body) fail_msg("body refused: %s", body.error().note.c_str());
+    const Block& body_block = graph.regions[2].blocks[0];
+    assert_int_equal(body->captured.size(), analysis->block({2, 0}).captured.size());
+    const std::uint32_t captured_24 = tensor_index(body_block, "layer_24");
+    assert_true(body->locations[captured_24].kind == Location::Kind::captured);
+    assert_int_equal(body->slots.size(), 10);  // 5 inputs, 5 outputs
+    // The cond block: one GREATER over a captured constant and an input.
+    auto cond = plan_block(graph, *analysis, {1, 0}, options);
+    assert_true(cond.has_value());
+    assert_int_equal(cond->dispatches.size(), 1);
+    assert_true(cond->dispatches[0].op == Op::greater);
+    assert_true(cond->locations[tensor_index(graph.regions[1].blocks[0], "layer_19")].kind ==
+                Location::Kind::captured);
+}
+
 }  // namespace
 
 int main()
@@ -552,6 +614,7 @@ int main()
         cmocka_unit_test(a_tensor_past_the_arena_limit_is_refused),
         cmocka_unit_test(plans_the_conv2d_fixture),
         cmocka_unit_test(plans_the_int8_maxpool_fixture),
+        cmocka_unit_test(plans_the_lstm_blocks_with_control_flow),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -80,8 +80,8 @@ void ArenaPacker::extend(std::uint32_t region, std::uint32_t live_end)
 
 bool MemoryRange::overlaps(const MemoryRange& other) const
 {
-    if (arena != other.arena) return false;
-    if (!arena) return slot == other.slot;
+    if (space != other.space) return false;
+    if (space != Space::arena) return index == other.index;
     return offset < other.end && other.offset < end;
 }
 
@@ -139,6 +139,8 @@ Result<std::vector<DispatchRequest>> default_lowering(const OperatorView& view)
     if (!view.outputs.empty())
         request.kernel.work = view.block->tensors[view.outputs[0]].element_count();
     request.reads = view.inputs;
+    request.reads.insert(request.reads.end(), view.implicit_inputs.begin(),
+                         view.implicit_inputs.end());
     request.writes = view.outputs;
     std::vector<DispatchRequest> requests;
     requests.push_back(std::move(request));
@@ -152,7 +154,8 @@ namespace {
 constexpr std::uint32_t forever = UINT32_MAX;
 
 bool is_view_op(Op op) { return op == Op::reshape || op == Op::identity; }
-bool is_data_op(Op op) { return op == Op::const_ || op == Op::const_shape; }
+// Operators that carry data or declarations and dispatch nothing.
+bool is_data_op(Op op) { return op == Op::const_ || op == Op::const_shape || op == Op::variable; }
 
 class Planner {
 public:
@@ -189,6 +192,7 @@ private:
     }
 
     Status refuse_unplannable() const;
+    void locate_state_and_captured();
     Status lay_out_slots();
     void measure_lifetimes();
     void alias_outputs();
@@ -222,6 +226,7 @@ private:
 
 Status Planner::refuse_unplannable() const
 {
+    if (options_.control_flow) return {};
     for (std::uint32_t index : info_.live_order) {
         const Op op = block_.operators[index].op;
         if (op == Op::cond_if || op == Op::while_loop)
@@ -242,6 +247,22 @@ Status Planner::refuse_unplannable() const
                                             where_block(),
                                             block_.tensors[info_.captured.front()].name)));
     return {};
+}
+
+void Planner::locate_state_and_captured()
+{
+    if (!options_.control_flow) return;
+    for (const Variable& variable : info_.variables) {
+        const auto index = static_cast<std::uint32_t>(plan_.variables.size());
+        plan_.variables.push_back(variable.name);
+        locate(variable.tensor, {Location::Kind::state, index, 0,
+                                 info_.values[variable.tensor].bytes, 0});
+    }
+    for (std::uint32_t tensor : info_.captured) {
+        const auto index = static_cast<std::uint32_t>(plan_.captured.size());
+        plan_.captured.push_back(tensor);
+        locate(tensor, {Location::Kind::captured, index, 0, info_.values[tensor].bytes, 0});
+    }
 }
 
 Status Planner::lay_out_slots()
@@ -357,6 +378,8 @@ MemoryRange Planner::range(std::uint32_t tensor) const
 {
     const Location& l = plan_.locations[tensor];
     if (l.is_slot()) return MemoryRange::of_slot(l.slot);
+    if (l.kind == Location::Kind::state) return MemoryRange::of_state(l.slot);
+    if (l.kind == Location::Kind::captured) return MemoryRange::of_captured(l.slot);
     const ArenaRegion& r = arena_.region(l.region);
     return MemoryRange::of_arena(r.offset, r.offset + r.bytes);
 }
@@ -369,21 +392,32 @@ Status Planner::plan_operator(std::uint32_t op_index)
     view.op = &op;
     view.block = &block_;
     view.locations = &plan_.locations;
+    std::vector<std::uint32_t> written_variables;
     for (std::size_t i = 0; i < op.inputs.size(); ++i) {
         if (compile_time(op, i)) continue;
-        auto location = input_location(op.inputs[i], op_index);
+        const std::uint32_t tensor = op.inputs[i];
+        if (op.op == Op::variable_write && block_.tensors[tensor].variable) {
+            written_variables.push_back(tensor);  // the variable is what it writes
+            continue;
+        }
+        auto location = input_location(tensor, op_index);
         if (!location) return fail(std::move(location.error()));
-        view.inputs.push_back(op.inputs[i]);
+        view.inputs.push_back(tensor);
     }
-    for (std::uint32_t tensor : info_.operators[op_index].implicit_inputs)
+    for (std::uint32_t tensor : info_.operators[op_index].implicit_inputs) {
         if (auto location = input_location(tensor, op_index); !location)
             return fail(std::move(location.error()));
+        view.implicit_inputs.push_back(tensor);
+    }
 
     if (is_view_op(op.op) && !view.inputs.empty() && op.outputs.size() == 1) {
         const std::uint32_t source = view.inputs[0];
         const std::uint32_t result = op.outputs[0];
+        const Location::Kind kind = plan_.locations[source].kind;
+        // Never a view of a variable: a later write would change what it reads.
         const bool same_bytes = block_.tensors[source].dtype == block_.tensors[result].dtype &&
-                                info_.values[source].bytes == info_.values[result].bytes;
+                                info_.values[source].bytes == info_.values[result].bytes &&
+                                kind != Location::Kind::state;
         if (same_bytes && !located_[result]) {
             // A view: the result is the source's bytes under another shape.
             Location location = plan_.locations[source];
@@ -400,6 +434,7 @@ Status Planner::plan_operator(std::uint32_t op_index)
         if (auto location = output_location(tensor); !location)
             return fail(std::move(location.error()));
     view.outputs = op.outputs;
+    view.outputs.insert(view.outputs.end(), written_variables.begin(), written_variables.end());
 
     auto requests = lowerer_(view);
     if (!requests) return fail(std::move(requests.error()));
@@ -437,7 +472,8 @@ Status Planner::finish_outputs()
     if (!options_.stage_outputs)
         for (std::uint32_t tensor : block_.outputs) {
             const ValueKind kind = info_.values[tensor].kind;
-            if (kind == ValueKind::constant || kind == ValueKind::block_input)
+            if (kind == ValueKind::constant || kind == ValueKind::block_input ||
+                kind == ValueKind::variable || kind == ValueKind::captured)
                 return fail(graph_error(
                     0, fmt::format("{}: output '{}' is a {}, which only a backend that stages its "
                                    "outputs can return",
@@ -450,6 +486,7 @@ Status Planner::finish_outputs()
 Result<ProgramPlan> Planner::run()
 {
     if (auto refused = refuse_unplannable(); !refused) return fail(refused.error());
+    locate_state_and_captured();
     if (auto slots = lay_out_slots(); !slots) return fail(slots.error());
     measure_lifetimes();
     alias_outputs();

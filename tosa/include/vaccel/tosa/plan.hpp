@@ -38,12 +38,19 @@
 //  - compile-time operands (shift, zero points, SHAPE operands, PAD's
 //    pad_const...; see compile_time_operand()) that are serialized constants
 //    are read at plan time by the backend and get no location.
-// What plan_block() refuses (Unsupported, VACCEL_D_TOSA_GRAPH):
-//  COND_IF / WHILE_LOOP (arg0 = VACCEL_TOSA_CONTROL_FLOW), variables
-//  (VACCEL_TOSA_VARIABLES), captured tensors (VACCEL_TOSA_REGIONS); and a
-//  program whose arena would pass max_arena_bytes (ResourceLimit,
-//  VACCEL_D_LIMIT). Those blocks are planned by their backend's control-flow
-//  support, block by block, when it exists.
+//  - control flow (PlanOptions::control_flow, for a backend that runs it):
+//    every block is planned on its own; a COND_IF/WHILE_LOOP is one dispatch
+//    that reads its operands and every tensor its blocks read by name, and
+//    writes its results; a variable tensor lives in the backend's state
+//    (Location::Kind::state, never a view: a later write would change what
+//    the view reads), a tensor read from an enclosing block lives there
+//    (Location::Kind::captured, read-only while the block runs); VARIABLE
+//    declarations dispatch nothing, VARIABLE_WRITE writes its variable.
+// What plan_block() refuses (Unsupported, VACCEL_D_TOSA_GRAPH), without
+// control_flow: COND_IF / WHILE_LOOP (arg0 = VACCEL_TOSA_CONTROL_FLOW),
+// variables (VACCEL_TOSA_VARIABLES), captured tensors (VACCEL_TOSA_REGIONS);
+// always: a program whose arena would pass max_arena_bytes (ResourceLimit,
+// VACCEL_D_LIMIT).
 #pragma once
 
 #include <cstdint>
@@ -110,12 +117,14 @@ private:
 // Where a tensor's bytes live while the block runs.
 struct Location {
     enum class Kind : std::uint8_t {
-        none,   // nowhere: a compile-time operand, a dead or unread tensor
-        slot,   // a bound buffer: bytes [0, bytes) of slot `slot`
-        arena,  // the program's arena: [offset, offset + bytes)
+        none,      // nowhere: a compile-time operand, a dead or unread tensor
+        slot,      // a bound buffer: bytes [0, bytes) of slot `slot`
+        arena,     // the program's arena: [offset, offset + bytes)
+        state,     // variable ProgramPlan::variables[slot], kept by the backend
+        captured,  // ProgramPlan::captured[slot]: an enclosing block's tensor
     };
     Kind kind = Kind::none;
-    std::uint32_t slot = 0;
+    std::uint32_t slot = 0;    // slot, state or captured index
     std::uint64_t offset = 0;
     std::uint64_t bytes = 0;  // the tensor's own bytes (not rounded)
     std::uint32_t region = 0; // Kind::arena: the ArenaPacker region
@@ -125,17 +134,24 @@ struct Location {
     friend bool operator==(const Location&, const Location&) = default;
 };
 
-// A byte range for hazard tracking: a whole slot, or [offset, end) of the arena.
+// A byte range for hazard tracking: a whole slot, variable or captured
+// tensor, or [offset, end) of the arena.
 struct MemoryRange {
-    bool arena = false;
-    std::uint32_t slot = 0;
+    enum class Space : std::uint8_t { slot, arena, state, captured };
+    Space space = Space::slot;
+    std::uint32_t index = 0;  // slot, state, captured
     std::uint64_t offset = 0;
     std::uint64_t end = 0;
 
-    static MemoryRange of_slot(std::uint32_t slot) { return {false, slot, 0, 0}; }
+    static MemoryRange of_slot(std::uint32_t slot) { return {Space::slot, slot, 0, 0}; }
     static MemoryRange of_arena(std::uint64_t offset, std::uint64_t end)
     {
-        return {true, 0, offset, end};
+        return {Space::arena, 0, offset, end};
+    }
+    static MemoryRange of_state(std::uint32_t index) { return {Space::state, index, 0, 0}; }
+    static MemoryRange of_captured(std::uint32_t index)
+    {
+        return {Space::captured, index, 0, 0};
     }
     bool overlaps(const MemoryRange& other) const;
 
@@ -180,8 +196,11 @@ struct OperatorView {
     std::uint32_t op_index = 0;
     const Operator* op = nullptr;
     const Block* block = nullptr;
-    // Data operands (compile-time constants excluded) and results.
+    // Data operands (compile-time constants excluded; for VARIABLE_WRITE,
+    // the variable is a result), the tensors its blocks read by name
+    // (COND_IF, WHILE_LOOP), and results.
     std::vector<std::uint32_t> inputs;
+    std::vector<std::uint32_t> implicit_inputs;
     std::vector<std::uint32_t> outputs;
     const std::vector<Location>* locations = nullptr;  // per tensor
 
@@ -234,6 +253,8 @@ struct PlanOptions {
     // (the CPU backend, for its deadline rule) computes there and copies the
     // outputs at the end. Implies no output aliasing.
     bool stage_outputs = false;
+    // The backend runs COND_IF, WHILE_LOOP and variables (see above).
+    bool control_flow = false;
 };
 
 struct ProgramPlan {
@@ -247,6 +268,11 @@ struct ProgramPlan {
     // (stage_outputs), equal to `locations` otherwise.
     std::vector<Location> staged;
     std::vector<ArenaRegion> regions;   // the packer's regions, for inspection
+    // control_flow: the variables the block touches (Variable::name, the
+    // identity across blocks), and its captured tensors (indices into
+    // Block::tensors; an enclosing block's tensor of the same name).
+    std::vector<std::string> variables;
+    std::vector<std::uint32_t> captured;
 
     std::uint32_t arena_buffer_index() const { return static_cast<std::uint32_t>(slots.size()); }
     std::uint32_t buffer_count() const
@@ -264,7 +290,8 @@ struct ProgramPlan {
 // and border, TABLE's table is data (false).
 bool compile_time_operand(Op op, std::size_t index);
 
-// One dispatch per operator, reading its data operands and writing its results;
+// One dispatch per operator, reading its data operands and implicit inputs
+// and writing its results;
 // KernelSpec::kernel is the Op number, no specialization words, work = the
 // first result's element count.
 Result<std::vector<DispatchRequest>> default_lowering(const OperatorView& view);
