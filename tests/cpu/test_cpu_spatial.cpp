@@ -413,6 +413,12 @@ void max_pool2d_refuses_what_tosa_forbids(void**)
                      VACCEL_TOSA_BAD_SHAPE,
                      "operator 0 (MAX_POOL2D): along the height the kernel is larger than the "
                      "padded input");
+    // No rows: with pad 1 above and below a 2-high window would still fit.
+    assert_malformed(rig.load(max_pool_graph({1, 0, 4, 1}, {1, 1, 2, 1},
+                                             max_pool_attr({2, 2}, {2, 2}, {1, 1, 0, 0},
+                                                           propagate))),
+                     VACCEL_TOSA_BAD_SHAPE,
+                     "operator 0 (MAX_POOL2D): input [1,0,4,1] has no rows or no columns to pool");
     assert_malformed(load(max_pool_attr({2, 2}, {2, 2}, {0, 0, 0, 0}, 0), out),
                      VACCEL_TOSA_BAD_ATTRIBUTE,
                      "operator 0 (MAX_POOL2D): nan_mode 0 is neither PROPAGATE (1) nor IGNORE "

@@ -541,6 +541,10 @@ Status Compiler::check_pool2d(std::uint32_t index)
     const auto& a = op.attributes;
     if (input.size() != 4)
         return fail(bad_shape(index, fmt::format("input {} is not [N,H,W,C]", shape_text(input))));
+    // Without rows or columns every window would be padding only.
+    if (input[1] < 1 || input[2] < 1)
+        return fail(bad_shape(index, fmt::format("input {} has no rows or no columns to pool",
+                                                 shape_text(input))));
     if (a.kernel.size() != 2 || a.stride.size() != 2 || a.pad.size() != 4)
         return fail(bad_attribute(index, "kernel and stride need 2 values each, pad 4"));
     if (std::ranges::any_of(a.kernel, [](std::int32_t v) { return v < 1; }) ||
