@@ -276,8 +276,8 @@ struct Rig {
 
     // Runs a program once on raw slot contents of any dtype (one span per
     // input slot, of exactly the slot's size) and returns each output slot's bytes.
-    std::vector<std::vector<std::byte>> run_raw(Program& program,
-                                                const std::vector<std::span<const std::byte>>& inputs)
+    std::vector<std::vector<std::byte>> run_raw(
+        Program& program, const std::vector<std::span<const std::byte>>& inputs)
     {
         const auto slots = program.slots();
         std::vector<std::unique_ptr<Buffer>> owned;
@@ -286,7 +286,8 @@ struct Rig {
             owned.push_back(buffer(slots[s].bytes == 0 ? 1 : slots[s].bytes));
             if (s < program.input_count()) {
                 assert_int_equal(inputs[s].size(), slots[s].bytes);
-                if (!inputs[s].empty()) assert_ok(backend->write_buffer(*owned.back(), 0, inputs[s]));
+                if (!inputs[s].empty())
+                    assert_ok(backend->write_buffer(*owned.back(), 0, inputs[s]));
             }
             raw.push_back(owned.back().get());
         }

@@ -276,7 +276,8 @@ std::vector<float> ref_transpose_conv(const std::vector<float>& x, const Dims& s
     std::vector<float> result;
     for (std::size_t i = 0; i < out.values.size(); ++i) {
         const std::size_t oc = i % static_cast<std::size_t>(oc_count);
-        result.push_back(static_cast<float>(out.values[i] + (bias.size() == 1 ? bias[0] : bias[oc])));
+        const double b = bias.size() == 1 ? bias[0] : bias[oc];
+        result.push_back(static_cast<float>(out.values[i] + b));
     }
     return result;
 }
@@ -382,7 +383,9 @@ void max_pool2d_refuses_what_tosa_forbids(void**)
     Rig rig;
     const Dims in{1, 4, 4, 1};
     const Dims out{1, 2, 2, 1};
-    const auto load = [&](tosa::Attributes a, Dims o) { return rig.load(max_pool_graph(in, o, a)); };
+    const auto load = [&](tosa::Attributes a, Dims o) {
+        return rig.load(max_pool_graph(in, o, a));
+    };
     assert_malformed(load(max_pool_attr({0, 2}, {2, 2}, {0, 0, 0, 0}, propagate), out),
                      VACCEL_TOSA_BAD_ATTRIBUTE,
                      "operator 0 (MAX_POOL2D): kernel [0,2] and stride [2,2] must be >= 1, pad "

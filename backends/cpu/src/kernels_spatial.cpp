@@ -152,7 +152,8 @@ void conv3d(const float* in, const float* weight, const float* bias, float* out,
                     for (std::int64_t oc = 0; oc < g.oc; ++oc) {
                         float acc = 0.0f;
                         for (std::int64_t kd = 0; kd < g.kd; ++kd) {
-                            const std::int64_t d = od * g.stride_d - g.pad_front + kd * g.dilation_d;
+                            const std::int64_t d =
+                                od * g.stride_d - g.pad_front + kd * g.dilation_d;
                             if (d < 0 || d >= g.id) continue;
                             for (std::int64_t ky = 0; ky < g.kh; ++ky) {
                                 const std::int64_t y =
@@ -165,7 +166,8 @@ void conv3d(const float* in, const float* weight, const float* bias, float* out,
                                     const float* source =
                                         in + (((n * g.id + d) * g.ih + y) * g.iw + x) * g.ic;
                                     const float* taps =
-                                        weight + (((oc * g.kd + kd) * g.kh + ky) * g.kw + kx) * g.ic;
+                                        weight +
+                                        (((oc * g.kd + kd) * g.kh + ky) * g.kw + kx) * g.ic;
                                     for (std::int64_t ic = 0; ic < g.ic; ++ic)
                                         acc += source[ic] * taps[ic];
                                 }

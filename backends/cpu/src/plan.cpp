@@ -617,10 +617,12 @@ Status Compiler::check_depthwise_conv2d(std::uint32_t index)
     g.dilation_y = a.dilation[0], g.dilation_x = a.dilation[1];
     g.bias_per_channel = bias[0] == channels;
     auto oh = strided_extent(index, "height",
-                             g.ih - 1 + a.pad[0] + a.pad[1] - (g.kh - 1) * g.dilation_y, g.stride_y);
+                             g.ih - 1 + a.pad[0] + a.pad[1] - (g.kh - 1) * g.dilation_y,
+                             g.stride_y);
     if (!oh) return fail(oh.error());
     auto ow = strided_extent(index, "width",
-                             g.iw - 1 + a.pad[2] + a.pad[3] - (g.kw - 1) * g.dilation_x, g.stride_x);
+                             g.iw - 1 + a.pad[2] + a.pad[3] - (g.kw - 1) * g.dilation_x,
+                             g.stride_x);
     if (!ow) return fail(ow.error());
     g.oh = *oh, g.ow = *ow;
     conv_[index] = g;
@@ -704,13 +706,16 @@ Status Compiler::check_conv3d(std::uint32_t index)
     g.dilation_d = a.dilation[0], g.dilation_y = a.dilation[1], g.dilation_x = a.dilation[2];
     g.bias_per_channel = bias[0] == weight[0];
     auto od = strided_extent(index, "depth",
-                             g.id - 1 + a.pad[0] + a.pad[1] - (g.kd - 1) * g.dilation_d, g.stride_d);
+                             g.id - 1 + a.pad[0] + a.pad[1] - (g.kd - 1) * g.dilation_d,
+                             g.stride_d);
     if (!od) return fail(od.error());
     auto oh = strided_extent(index, "height",
-                             g.ih - 1 + a.pad[2] + a.pad[3] - (g.kh - 1) * g.dilation_y, g.stride_y);
+                             g.ih - 1 + a.pad[2] + a.pad[3] - (g.kh - 1) * g.dilation_y,
+                             g.stride_y);
     if (!oh) return fail(oh.error());
     auto ow = strided_extent(index, "width",
-                             g.iw - 1 + a.pad[4] + a.pad[5] - (g.kw - 1) * g.dilation_x, g.stride_x);
+                             g.iw - 1 + a.pad[4] + a.pad[5] - (g.kw - 1) * g.dilation_x,
+                             g.stride_x);
     if (!ow) return fail(ow.error());
     g.od = *od, g.oh = *oh, g.ow = *ow;
     conv3d_.resize(block_.operators.size());
