@@ -11,7 +11,8 @@ namespace vaccel::backend::cpu {
 namespace {
 
 // The window of output (oy, ox) clipped to the input: rows [y0, y1),
-// columns [x0, x1). Never empty, since every pad is below the kernel size.
+// columns [x0, x1). Never empty: every pad is below the kernel size and the
+// input has rows and columns (plan.cpp checks both).
 struct Window {
     std::int64_t y0, y1, x0, x1;
 };
@@ -24,27 +25,36 @@ Window window(const Pool2dGeometry& g, std::int64_t oy, std::int64_t ox)
                   std::max<std::int64_t>(left, 0), std::min(left + g.kernel_x, g.iw)};
 }
 
-// Calls visit(out_element, window, input pixel row base) for every output element.
-template <class T, class Visit>
-void each_window(const T* in, T* out, const Pool2dGeometry& g, Visit visit)
+// For every output pixel: start(pixel), then add(pixel, input pixel) for
+// each input pixel of its window in (y, x) order, then finish(pixel, count).
+// Channels are innermost, so every call walks contiguous memory.
+template <class T, class Start, class Add, class Finish>
+void each_window(const T* in, T* out, const Pool2dGeometry& g, Start start, Add add,
+                 Finish finish)
 {
     for (std::int64_t n = 0; n < g.n; ++n)
         for (std::int64_t oy = 0; oy < g.oh; ++oy)
             for (std::int64_t ox = 0; ox < g.ow; ++ox) {
                 const Window w = window(g, oy, ox);
                 T* pixel = out + ((n * g.oh + oy) * g.ow + ox) * g.c;
-                const T* image = in + n * g.ih * g.iw * g.c;
-                for (std::int64_t c = 0; c < g.c; ++c) pixel[c] = visit(image, w, c);
+                start(pixel);
+                for (std::int64_t y = w.y0; y < w.y1; ++y)
+                    for (std::int64_t x = w.x0; x < w.x1; ++x)
+                        add(pixel, in + ((n * g.ih + y) * g.iw + x) * g.c);
+                finish(pixel, (w.y1 - w.y0) * (w.x1 - w.x0));
             }
 }
 
 // TOSA's maximum of the running value and one more: see kernels_spatial.hpp.
 float max_step(float acc, float value, bool nan_propagate)
 {
+    // The common cases first: ordered and different.
+    if (value > acc) return value;
+    if (value < acc) return acc;
+    if (value == acc) return std::signbit(acc) && !std::signbit(value) ? value : acc;
+    // At least one NaN.
     if (std::isnan(acc)) return nan_propagate ? acc : value;
-    if (std::isnan(value)) return nan_propagate ? value : acc;
-    if (value > acc || (value == acc && std::signbit(acc) && !std::signbit(value))) return value;
-    return acc;
+    return nan_propagate ? value : acc;
 }
 
 }  // namespace
@@ -53,36 +63,40 @@ void max_pool2d(const float* in, float* out, const Pool2dGeometry& g, bool nan_p
 {
     // PROPAGATE starts below every number; IGNORE starts at NaN, which the
     // first non-NaN value replaces.
-    const float start = nan_propagate ? -std::numeric_limits<float>::infinity()
-                                      : std::numeric_limits<float>::quiet_NaN();
-    each_window(in, out, g, [&](const float* image, const Window& w, std::int64_t c) {
-        float acc = start;
-        for (std::int64_t y = w.y0; y < w.y1; ++y)
-            for (std::int64_t x = w.x0; x < w.x1; ++x)
-                acc = max_step(acc, image[(y * g.iw + x) * g.c + c], nan_propagate);
-        return acc;
-    });
+    const float initial = nan_propagate ? -std::numeric_limits<float>::infinity()
+                                        : std::numeric_limits<float>::quiet_NaN();
+    each_window(
+        in, out, g, [&](float* pixel) { std::fill(pixel, pixel + g.c, initial); },
+        [&](float* pixel, const float* source) {
+            for (std::int64_t c = 0; c < g.c; ++c)
+                pixel[c] = max_step(pixel[c], source[c], nan_propagate);
+        },
+        [](float*, std::int64_t) {});
 }
 
 void max_pool2d(const std::int8_t* in, std::int8_t* out, const Pool2dGeometry& g)
 {
-    each_window(in, out, g, [&](const std::int8_t* image, const Window& w, std::int64_t c) {
-        std::int8_t acc = std::numeric_limits<std::int8_t>::min();
-        for (std::int64_t y = w.y0; y < w.y1; ++y)
-            for (std::int64_t x = w.x0; x < w.x1; ++x)
-                acc = std::max(acc, image[(y * g.iw + x) * g.c + c]);
-        return acc;
-    });
+    each_window(
+        in, out, g,
+        [&](std::int8_t* pixel) {
+            std::fill(pixel, pixel + g.c, std::numeric_limits<std::int8_t>::min());
+        },
+        [&](std::int8_t* pixel, const std::int8_t* source) {
+            for (std::int64_t c = 0; c < g.c; ++c) pixel[c] = std::max(pixel[c], source[c]);
+        },
+        [](std::int8_t*, std::int64_t) {});
 }
 
 void avg_pool2d(const float* in, float* out, const Pool2dGeometry& g)
 {
-    each_window(in, out, g, [&](const float* image, const Window& w, std::int64_t c) {
-        float acc = 0.0f;
-        for (std::int64_t y = w.y0; y < w.y1; ++y)
-            for (std::int64_t x = w.x0; x < w.x1; ++x) acc += image[(y * g.iw + x) * g.c + c];
-        return acc / static_cast<float>((w.y1 - w.y0) * (w.x1 - w.x0));
-    });
+    each_window(
+        in, out, g, [&](float* pixel) { std::fill(pixel, pixel + g.c, 0.0f); },
+        [&](float* pixel, const float* source) {
+            for (std::int64_t c = 0; c < g.c; ++c) pixel[c] += source[c];
+        },
+        [&](float* pixel, std::int64_t count) {
+            for (std::int64_t c = 0; c < g.c; ++c) pixel[c] /= static_cast<float>(count);
+        });
 }
 
 void depthwise_conv2d(const float* in, const float* weight, const float* bias, float* out,
@@ -93,25 +107,25 @@ void depthwise_conv2d(const float* in, const float* weight, const float* bias, f
     for (std::int64_t n = 0; n < g.n; ++n)
         for (std::int64_t oy = 0; oy < g.oh; ++oy)
             for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+                // The output pixel accumulates all its channels at once, tap by tap.
                 float* pixel = out + ((n * g.oh + oy) * g.ow + ox) * g.oc;
-                for (std::int64_t o = 0; o < g.oc; ++o) {
-                    const std::int64_t c = o / m;
-                    float acc = 0.0f;
-                    for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                        const std::int64_t iy = oy * g.stride_y - g.pad_top + ky * g.dilation_y;
-                        if (iy < 0 || iy >= g.ih) continue;
-                        for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                            const std::int64_t ix =
-                                ox * g.stride_x - g.pad_left + kx * g.dilation_x;
-                            if (ix < 0 || ix >= g.iw) continue;
-                            // weight [kh, kw, ic, m]: element (ky, kx, c, o % m) is at
-                            // ((ky * kw + kx) * ic + c) * m + o % m = (ky * kw + kx) * oc + o.
-                            acc += in[((n * g.ih + iy) * g.iw + ix) * g.ic + c] *
-                                   weight[(ky * g.kw + kx) * g.oc + o];
-                        }
+                std::fill(pixel, pixel + g.oc, 0.0f);
+                for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                    const std::int64_t iy = oy * g.stride_y - g.pad_top + ky * g.dilation_y;
+                    if (iy < 0 || iy >= g.ih) continue;
+                    for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                        const std::int64_t ix = ox * g.stride_x - g.pad_left + kx * g.dilation_x;
+                        if (ix < 0 || ix >= g.iw) continue;
+                        const float* source = in + ((n * g.ih + iy) * g.iw + ix) * g.ic;
+                        // weight [kh, kw, ic, m]: element (ky, kx, c, j) is at
+                        // ((ky * kw + kx) * ic + c) * m + j = (ky * kw + kx) * oc + o
+                        // for output channel o = c * m + j.
+                        const float* taps = weight + (ky * g.kw + kx) * g.oc;
+                        for (std::int64_t o = 0; o < g.oc; ++o) pixel[o] += source[o / m] * taps[o];
                     }
-                    pixel[o] = acc + bias[g.bias_per_channel ? o : 0];
                 }
+                for (std::int64_t o = 0; o < g.oc; ++o)
+                    pixel[o] += bias[g.bias_per_channel ? o : 0];
             }
 }
 
