@@ -347,6 +347,16 @@ void max_pool2d_nan_modes(void**)
                 {3, nan, 5});
 }
 
+void max_pool2d_orders_negative_zero_below_zero(void**)
+{
+    // Windows {-0, +0} and {+0, -0} (kernel 1x2, stride 2): both +0, bit for bit.
+    for (const std::uint32_t mode : {propagate, ignore})
+        assert_same(run_once(max_pool_graph({1, 1, 4, 1}, {1, 1, 2, 1},
+                                            max_pool_attr({1, 2}, {1, 2}, {0, 0, 0, 0}, mode)),
+                             {{-0.0f, 0.0f, 0.0f, -0.0f}}),
+                    {0.0f, 0.0f});
+}
+
 void max_pool2d_matches_reference_with_padding_and_stride(void**)
 {
     // [2,7,6,3], kernel 3x2, stride 2, pad [1,1,0,0]:
@@ -749,6 +759,7 @@ int main()
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(max_pool2d_takes_window_maxima_never_padding),
         cmocka_unit_test(max_pool2d_nan_modes),
+        cmocka_unit_test(max_pool2d_orders_negative_zero_below_zero),
         cmocka_unit_test(max_pool2d_matches_reference_with_padding_and_stride),
         cmocka_unit_test(max_pool2d_int8),
         cmocka_unit_test(max_pool2d_refuses_what_tosa_forbids),
