@@ -274,6 +274,40 @@ struct Rig {
         return outputs;
     }
 
+    // Runs a program once on raw slot contents of any dtype (one span per
+    // input slot, of exactly the slot's size) and returns each output slot's bytes.
+    std::vector<std::vector<std::byte>> run_raw(
+        Program& program, const std::vector<std::span<const std::byte>>& inputs)
+    {
+        const auto slots = program.slots();
+        std::vector<std::unique_ptr<Buffer>> owned;
+        std::vector<Buffer*> raw;
+        for (std::uint32_t s = 0; s < slots.size(); ++s) {
+            owned.push_back(buffer(slots[s].bytes == 0 ? 1 : slots[s].bytes));
+            if (s < program.input_count()) {
+                assert_int_equal(inputs[s].size(), slots[s].bytes);
+                if (!inputs[s].empty())
+                    assert_ok(backend->write_buffer(*owned.back(), 0, inputs[s]));
+            }
+            raw.push_back(owned.back().get());
+        }
+        auto event = cpu_test::submit(*backend, *queue, program, bind(program, raw), 0);
+        assert_ok(event);
+        const EventStatus status = wait(**event);
+        if (status.state != EventState::complete)
+            fail_msg("submission ended in state %u: %s", static_cast<unsigned>(status.state),
+                     status.failure.note.c_str());
+        assert_ok(backend->destroy_event(*event));
+        std::vector<std::vector<std::byte>> outputs;
+        for (std::uint32_t s = program.input_count(); s < slots.size(); ++s) {
+            std::vector<std::byte> bytes(slots[s].bytes);
+            if (!bytes.empty()) assert_ok(backend->read_buffer(*owned[s], 0, bytes));
+            outputs.push_back(std::move(bytes));
+        }
+        for (auto& b : owned) assert_ok(backend->free_buffer(b));
+        return outputs;
+    }
+
     // Releases the program, queue and context; every counter must be zero.
     void finish(std::unique_ptr<Program>& program)
     {

@@ -1,7 +1,9 @@
-// test_cpu_fixtures.cpp - real TOSA 1.0 files from the reference model's examples.
+// test_cpu_fixtures.cpp - real TOSA 1.0 files (tests/fixtures/tosa/SOURCES.md names their sources).
 //
 // Inputs and the expected output are .npy files (little-endian float32,
-// C order); the reader below checks the header names exactly that.
+// C order); the reader below checks the header names exactly that. The
+// INT8 MAX_POOL2D file has no data: its input and expected output are made
+// in the test.
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -75,6 +77,42 @@ void conv2d_fixture_matches_tflite(void**)
     rig.finish(program);
 }
 
+// MAX_POOL2D on INT8, 2x2 kernel, stride 2, [1,16,16,16] -> [1,8,8,16]; the
+// file carries no data, so the input is made here. in(y,x,c) = 7y + 3x + c
+// - 100 (-100..65) grows with y and x, so each window's maximum is its
+// bottom-right element: out(oy,ox,c) = in(2oy+1, 2ox+1, c) = 14oy + 6ox +
+// c - 90. The negated ramp 65 - (7y + 3x + c) peaks at the top-left
+// instead: out = in(2oy, 2ox, c) = 65 - (14oy + 6ox + c).
+void maxpool2d_int8_fixture_gives_the_window_maxima(void**)
+{
+    Rig rig;
+    auto program = load_file(rig, fixtures + "/v1.0-maxpool2d_int8/simple_maxpool2d.tosa");
+    const auto slots = program->slots();
+    assert_int_equal(slots.size(), 2);
+    assert_int_equal(slots[0].dtype, static_cast<std::uint32_t>(DType::int8));
+    assert_int_equal(slots[0].bytes, 16 * 16 * 16);
+    assert_int_equal(slots[1].dtype, static_cast<std::uint32_t>(DType::int8));
+    assert_int_equal(slots[1].bytes, 8 * 8 * 16);
+    for (const bool rising : {true, false}) {
+        std::vector<std::int8_t> in;
+        for (int y = 0; y < 16; ++y)
+            for (int x = 0; x < 16; ++x)
+                for (int c = 0; c < 16; ++c)
+                    in.push_back(static_cast<std::int8_t>(rising ? 7 * y + 3 * x + c - 100
+                                                                 : 65 - (7 * y + 3 * x + c)));
+        std::vector<std::int8_t> want;
+        for (int oy = 0; oy < 8; ++oy)
+            for (int ox = 0; ox < 8; ++ox)
+                for (int c = 0; c < 16; ++c)
+                    want.push_back(static_cast<std::int8_t>(rising ? 14 * oy + 6 * ox + c - 90
+                                                                   : 65 - (14 * oy + 6 * ox + c)));
+        const auto out = rig.run_raw(*program, {std::as_bytes(std::span(in))});
+        assert_int_equal(out[0].size(), want.size());
+        assert_memory_equal(out[0].data(), want.data(), want.size());
+    }
+    rig.finish(program);
+}
+
 }  // namespace
 
 int main()
@@ -82,6 +120,7 @@ int main()
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(add_fixture_matches_tflite_exactly),
         cmocka_unit_test(conv2d_fixture_matches_tflite),
+        cmocka_unit_test(maxpool2d_int8_fixture_gives_the_window_maxima),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -3,8 +3,8 @@
 // Decides: which operator runs on which dtype (the table below, keyed by the
 // operator's output dtype; docs/operators.md lists it), the dtype of every
 // operand, the operand counts (CONCAT: one or more, all FP32), and that graph
-// inputs and outputs are FP32, BOOL or INT32. An operator/dtype outside the
-// table is Unsupported / D_TOSA_OPERATOR (arg0 op, arg1 dtype); an operand
+// inputs and outputs are FP32, BOOL, INT32 or INT8. An operator/dtype
+// outside the table is Unsupported / D_TOSA_OPERATOR (arg0 op, arg1 dtype); an operand
 // of another dtype is Unsupported / D_TOSA_DTYPE (arg0 dtype, arg1 op); a
 // wrong operand count is InvalidArgument / D_TOSA_MALFORMED / TOSA_ARITY.
 #include "admission.hpp"
@@ -88,6 +88,13 @@ const std::vector<Admitted>& admitted_set()
             {Op::pad, f, {f, DType::shape, f}, 1},               // input, padding, pad_const
             {Op::tile, f, {f, DType::shape}, 1},                 // input, multiples
             {Op::reverse, f, {f}, 1},
+            // Pools and the convolutions beyond CONV2D (kernels_spatial.hpp).
+            {Op::max_pool2d, f, {f}, 1},
+            {Op::max_pool2d, DType::int8, {DType::int8}, 1},
+            {Op::avg_pool2d, f, {f, f, f}, 1},               // input, input_zp, output_zp
+            {Op::depthwise_conv2d, f, {f, f, f, f, f}, 1},   // input, weight, bias, zero points
+            {Op::transpose_conv2d, f, {f, f, f, f, f}, 1},   // input, weight, bias, zero points
+            {Op::conv3d, f, {f, f, f, f, f}, 1},             // input, weight, bias, zero points
         };
     }();
     return set;
@@ -112,10 +119,12 @@ Error unsupported_dtype(DType dtype, Op op, std::string_view where)
                                where, tosa::dtype_name(dtype)));
 }
 
-// The dtypes a graph input or output may have: the ones values are stored in.
+// The dtypes a graph input or output may have: the ones values are stored in
+// (INT8: MAX_POOL2D's data).
 bool slot_dtype(DType dtype)
 {
-    return dtype == DType::fp32 || dtype == DType::boolean || dtype == DType::int32;
+    return dtype == DType::fp32 || dtype == DType::boolean || dtype == DType::int32 ||
+           dtype == DType::int8;
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 // DeadlineExpired has written nothing to its output buffers. A failure after
 // acceptance (deadline, out of memory) ends the event failed with that error.
 // Values are addressed by byte (plan.hpp); each step views them as the
-// element type its kernel takes (float, BOOL bytes, int32).
+// element type its kernel takes (float, BOOL bytes, int32, int8).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -146,6 +146,24 @@ void Run::step(const Step& s)
     case StepKind::tile: tile(f32(s.inputs[0]), shape(s.inputs[0]), output, out.shape); break;
     case StepKind::reverse:
         reverse(f32(s.inputs[0]), shape(s.inputs[0]), s.axis, output);
+        break;
+    // Pools and the convolutions beyond CONV2D.
+    case StepKind::max_pool2d:
+        if (out.dtype == tosa::DType::int8)
+            max_pool2d(reinterpret_cast<const std::int8_t*>(at(s.inputs[0])),
+                       reinterpret_cast<std::int8_t*>(at(s.output)), s.pool);
+        else
+            max_pool2d(f32(s.inputs[0]), output, s.pool, s.nan_propagate);
+        break;
+    case StepKind::avg_pool2d: avg_pool2d(f32(s.inputs[0]), output, s.pool); break;
+    case StepKind::depthwise_conv2d:
+        depthwise_conv2d(f32(s.inputs[0]), f32(s.inputs[1]), f32(s.inputs[2]), output, s.conv);
+        break;
+    case StepKind::transpose_conv2d:
+        transpose_conv2d(f32(s.inputs[0]), f32(s.inputs[1]), f32(s.inputs[2]), output, s.conv);
+        break;
+    case StepKind::conv3d:
+        conv3d(f32(s.inputs[0]), f32(s.inputs[1]), f32(s.inputs[2]), output, s.conv3d);
         break;
     }
 }

@@ -2,12 +2,14 @@
 //
 // Decides: each operator's output shape is inferred from its operands with
 // TOSA 1.0 rules and must equal the declared shape; operands that were
-// attributes before TOSA 1.0 (MUL shift, MATMUL and CONV2D zero points,
+// attributes before TOSA 1.0 (MUL shift, MATMUL, CONV2D, DEPTHWISE_CONV2D,
+// TRANSPOSE_CONV2D, CONV3D and AVG_POOL2D zero points,
 // RESHAPE shape, SLICE start/size, PAD padding and pad_const, TILE multiples,
 // NEGATE zero points) must be constants and are read here, once; every
 // intermediate gets its own arena range (no lifetime packing: simple and
 // sized once at load). Values are stored by dtype (plan.hpp): FP32 and INT32
-// in 4 bytes, BOOL in one byte (0 or 1), each range at a multiple of 64 bytes.
+// in 4 bytes, BOOL (0 or 1) and INT8 in one byte, each range at a multiple of
+// 64 bytes.
 // A graph TOSA 1.0 itself forbids is InvalidArgument / D_TOSA_MALFORMED, as
 // the reference design reports what its TOSA analysis pass refuses before lowering
 // (LoweringError::Analysis -> InvalidArgument): declared shapes that
@@ -17,7 +19,11 @@
 // the rank, perms that are no permutation, SLICE/PAD/TILE shape operands
 // that are not constants, have the wrong length or values TOSA 1.0 forbids
 // (negative start or padding, size or multiples below 1, a slice past the
-// end) (BAD_ATTRIBUTE).
+// end) (BAD_ATTRIBUTE), and for pools and convolutions: kernel, stride,
+// dilation below 1, pads below 0 (pools: not below the kernel; TRANSPOSE_CONV2D
+// out_pad: not above minus the kernel), an acc_type other than FP32, and a
+// padded extent the stride does not divide exactly (BAD_ATTRIBUTE; a kernel
+// larger than the padded input is BAD_SHAPE).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -104,6 +110,16 @@ private:
     Status check_slice(std::uint32_t index);
     Status check_pad(std::uint32_t index);
     Status check_tile(std::uint32_t index);
+    // Pools and the convolutions beyond CONV2D (kernels_spatial.hpp).
+    Status check_pool2d(std::uint32_t index);
+    Status check_depthwise_conv2d(std::uint32_t index);
+    Status check_transpose_conv2d(std::uint32_t index);
+    Status check_conv3d(std::uint32_t index);
+    Status check_fp32_accumulator(std::uint32_t index) const;
+    // The output extent along `axis` of a pool or strided convolution:
+    // span / stride + 1, where TOSA 1.0 requires span >= 0 and an exact division.
+    Result<std::int64_t> strided_extent(std::uint32_t index, std::string_view axis,
+                                        std::int64_t span, std::int64_t stride) const;
     // The values of a SHAPE operand, which must be a constant with `count` elements.
     Result<std::vector<std::int64_t>> shape_operand(std::uint32_t index, std::size_t operand,
                                                     std::string_view what,
@@ -122,6 +138,9 @@ private:
     // PAD padding before each dimension, and PAD's pad_const.
     std::vector<std::vector<std::int64_t>> start_;
     std::vector<float> pad_value_;
+    // Per operator index, sized and filled by check_pool2d / check_conv3d.
+    std::vector<Pool2dGeometry> pool_;
+    std::vector<Conv3dGeometry> conv3d_;
 };
 
 // The first element of an FP32 constant (PAD's pad_const).
@@ -489,6 +508,224 @@ Status Compiler::check_conv2d(std::uint32_t index)
     return expect_output(index, {g.n, g.oh, g.ow, g.oc});
 }
 
+// ----- pools and the convolutions beyond CONV2D (TOSA 1.0 ERROR_IF rules)
+
+Status Compiler::check_fp32_accumulator(std::uint32_t index) const
+{
+    const DType acc = block_.operators[index].attributes.acc_type;
+    if (acc != DType::fp32)
+        return fail(bad_attribute(index, fmt::format("acc_type is {}; TOSA 1.0 allows only FP32 "
+                                                     "for FP32 data",
+                                                     tosa::dtype_name(acc))));
+    return {};
+}
+
+Result<std::int64_t> Compiler::strided_extent(std::uint32_t index, std::string_view axis,
+                                              std::int64_t span, std::int64_t stride) const
+{
+    if (span < 0)
+        return fail(bad_shape(index, fmt::format("along the {} the kernel is larger than the "
+                                                 "padded input",
+                                                 axis)));
+    if (span % stride != 0)
+        return fail(bad_attribute(index, fmt::format("along the {} the padded input less the "
+                                                     "kernel extent is {}, not a multiple of the "
+                                                     "stride {}; TOSA 1.0 requires an exact "
+                                                     "division: change the padding",
+                                                     axis, span, stride)));
+    return span / stride + 1;
+}
+
+// MAX_POOL2D and AVG_POOL2D.
+Status Compiler::check_pool2d(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& input = in(op, 0).shape;
+    const auto& a = op.attributes;
+    if (input.size() != 4)
+        return fail(bad_shape(index, fmt::format("input {} is not [N,H,W,C]", shape_text(input))));
+    // Without rows or columns every window would be padding only.
+    if (input[1] < 1 || input[2] < 1)
+        return fail(bad_shape(index, fmt::format("input {} has no rows or no columns to pool",
+                                                 shape_text(input))));
+    if (a.kernel.size() != 2 || a.stride.size() != 2 || a.pad.size() != 4)
+        return fail(bad_attribute(index, "kernel and stride need 2 values each, pad 4"));
+    if (std::ranges::any_of(a.kernel, [](std::int32_t v) { return v < 1; }) ||
+        std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
+        std::ranges::any_of(a.pad, [](std::int32_t v) { return v < 0; }))
+        return fail(bad_attribute(index, fmt::format("kernel [{}] and stride [{}] must be >= 1, "
+                                                     "pad [{}] >= 0",
+                                                     fmt::join(a.kernel, ","),
+                                                     fmt::join(a.stride, ","),
+                                                     fmt::join(a.pad, ","))));
+    // A pad as large as the kernel would make windows of padding only.
+    if (a.pad[0] >= a.kernel[0] || a.pad[1] >= a.kernel[0] || a.pad[2] >= a.kernel[1] ||
+        a.pad[3] >= a.kernel[1])
+        return fail(bad_attribute(index, fmt::format("pad [{}] must be below the kernel [{}] "
+                                                     "(top and bottom below its height, left and "
+                                                     "right below its width)",
+                                                     fmt::join(a.pad, ","),
+                                                     fmt::join(a.kernel, ","))));
+    if (op.op == Op::max_pool2d) {
+        if (auto mode = check_nan_mode(index); !mode) return mode;
+    } else {
+        if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+        if (auto zero = expect_zero_constant(index, 1, "input_zp"); !zero) return zero;
+        if (auto zero = expect_zero_constant(index, 2, "output_zp"); !zero) return zero;
+    }
+    Pool2dGeometry g;
+    g.n = input[0], g.ih = input[1], g.iw = input[2], g.c = input[3];
+    g.kernel_y = a.kernel[0], g.kernel_x = a.kernel[1];
+    g.stride_y = a.stride[0], g.stride_x = a.stride[1];
+    g.pad_top = a.pad[0], g.pad_left = a.pad[2];
+    auto oh = strided_extent(index, "height", g.ih + a.pad[0] + a.pad[1] - g.kernel_y, g.stride_y);
+    if (!oh) return fail(oh.error());
+    auto ow = strided_extent(index, "width", g.iw + a.pad[2] + a.pad[3] - g.kernel_x, g.stride_x);
+    if (!ow) return fail(ow.error());
+    g.oh = *oh, g.ow = *ow;
+    pool_.resize(block_.operators.size());
+    pool_[index] = g;
+    return expect_output(index, {g.n, g.oh, g.ow, g.c});
+}
+
+Status Compiler::check_depthwise_conv2d(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& input = in(op, 0).shape;
+    const auto& weight = in(op, 1).shape;
+    const auto& bias = in(op, 2).shape;
+    const auto& a = op.attributes;
+    if (input.size() != 4 || weight.size() != 4 || weight[2] != input[3])
+        return fail(bad_shape(index, fmt::format("input {} and weight {} are not [N,H,W,C] and "
+                                                 "[KH,KW,C,M]",
+                                                 shape_text(input), shape_text(weight))));
+    const std::int64_t channels = weight[2] * weight[3];  // C * M
+    if (bias.size() != 1 || (bias[0] != channels && bias[0] != 1))
+        return fail(bad_shape(index, fmt::format("bias {} must be [{}] (C*M) or [1]",
+                                                 shape_text(bias), channels)));
+    if (a.pad.size() != 4 || a.stride.size() != 2 || a.dilation.size() != 2)
+        return fail(bad_attribute(index, "pad needs 4 values, stride and dilation 2 each"));
+    if (std::ranges::any_of(a.pad, [](std::int32_t v) { return v < 0; }) ||
+        std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
+        std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
+        return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
+    if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+    if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
+    if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    Conv2dGeometry g;
+    g.n = input[0], g.ih = input[1], g.iw = input[2], g.ic = input[3];
+    g.oc = channels, g.kh = weight[0], g.kw = weight[1];
+    g.pad_top = a.pad[0], g.pad_left = a.pad[2];
+    g.stride_y = a.stride[0], g.stride_x = a.stride[1];
+    g.dilation_y = a.dilation[0], g.dilation_x = a.dilation[1];
+    g.bias_per_channel = bias[0] == channels;
+    auto oh = strided_extent(index, "height",
+                             g.ih - 1 + a.pad[0] + a.pad[1] - (g.kh - 1) * g.dilation_y,
+                             g.stride_y);
+    if (!oh) return fail(oh.error());
+    auto ow = strided_extent(index, "width",
+                             g.iw - 1 + a.pad[2] + a.pad[3] - (g.kw - 1) * g.dilation_x,
+                             g.stride_x);
+    if (!ow) return fail(ow.error());
+    g.oh = *oh, g.ow = *ow;
+    conv_[index] = g;
+    return expect_output(index, {g.n, g.oh, g.ow, g.oc});
+}
+
+Status Compiler::check_transpose_conv2d(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& input = in(op, 0).shape;
+    const auto& weight = in(op, 1).shape;
+    const auto& bias = in(op, 2).shape;
+    const auto& a = op.attributes;
+    if (input.size() != 4 || weight.size() != 4 || weight[3] != input[3])
+        return fail(bad_shape(index, fmt::format("input {} and weight {} are not [N,H,W,IC] and "
+                                                 "[OC,KH,KW,IC]",
+                                                 shape_text(input), shape_text(weight))));
+    if (bias.size() != 1 || (bias[0] != weight[0] && bias[0] != 1))
+        return fail(bad_shape(index, fmt::format("bias {} must be [{}] or [1]", shape_text(bias),
+                                                 weight[0])));
+    if (a.out_pad.size() != 4 || a.stride.size() != 2)
+        return fail(bad_attribute(index, "out_pad needs 4 values, stride 2"));
+    if (std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }))
+        return fail(bad_attribute(index, fmt::format("stride [{}] must be >= 1",
+                                                     fmt::join(a.stride, ","))));
+    const std::int64_t kh = weight[1];
+    const std::int64_t kw = weight[2];
+    // A negative out_pad crops the output; it may not crop a whole kernel.
+    if (a.out_pad[0] <= -kh || a.out_pad[1] <= -kh || a.out_pad[2] <= -kw || a.out_pad[3] <= -kw)
+        return fail(bad_attribute(index, fmt::format("out_pad [{}] must be above minus the "
+                                                     "kernel size [{},{}] (top and bottom "
+                                                     "against its height, left and right "
+                                                     "against its width)",
+                                                     fmt::join(a.out_pad, ","), kh, kw)));
+    if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+    if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
+    if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    Conv2dGeometry g;
+    g.n = input[0], g.ih = input[1], g.iw = input[2], g.ic = input[3];
+    g.oc = weight[0], g.kh = kh, g.kw = kw;
+    g.pad_top = a.out_pad[0], g.pad_left = a.out_pad[2];
+    g.stride_y = a.stride[0], g.stride_x = a.stride[1];
+    g.bias_per_channel = bias[0] == weight[0];
+    g.oh = (g.ih - 1) * g.stride_y + a.out_pad[0] + a.out_pad[1] + kh;
+    g.ow = (g.iw - 1) * g.stride_x + a.out_pad[2] + a.out_pad[3] + kw;
+    if (g.oh < 1 || g.ow < 1)
+        return fail(bad_shape(index, fmt::format("out_pad [{}] crops the output to {}x{}",
+                                                 fmt::join(a.out_pad, ","), g.oh, g.ow)));
+    conv_[index] = g;
+    return expect_output(index, {g.n, g.oh, g.ow, g.oc});
+}
+
+Status Compiler::check_conv3d(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& input = in(op, 0).shape;
+    const auto& weight = in(op, 1).shape;
+    const auto& bias = in(op, 2).shape;
+    const auto& a = op.attributes;
+    if (input.size() != 5 || weight.size() != 5 || weight[4] != input[4])
+        return fail(bad_shape(index, fmt::format("input {} and weight {} are not [N,D,H,W,IC] and "
+                                                 "[OC,KD,KH,KW,IC]",
+                                                 shape_text(input), shape_text(weight))));
+    if (bias.size() != 1 || (bias[0] != weight[0] && bias[0] != 1))
+        return fail(bad_shape(index, fmt::format("bias {} must be [{}] or [1]", shape_text(bias),
+                                                 weight[0])));
+    if (a.pad.size() != 6 || a.stride.size() != 3 || a.dilation.size() != 3)
+        return fail(bad_attribute(index, "pad needs 6 values, stride and dilation 3 each"));
+    if (std::ranges::any_of(a.pad, [](std::int32_t v) { return v < 0; }) ||
+        std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
+        std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
+        return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
+    if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+    if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
+    if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    Conv3dGeometry g;
+    g.n = input[0], g.id = input[1], g.ih = input[2], g.iw = input[3], g.ic = input[4];
+    g.oc = weight[0], g.kd = weight[1], g.kh = weight[2], g.kw = weight[3];
+    g.pad_front = a.pad[0], g.pad_top = a.pad[2], g.pad_left = a.pad[4];
+    g.stride_d = a.stride[0], g.stride_y = a.stride[1], g.stride_x = a.stride[2];
+    g.dilation_d = a.dilation[0], g.dilation_y = a.dilation[1], g.dilation_x = a.dilation[2];
+    g.bias_per_channel = bias[0] == weight[0];
+    auto od = strided_extent(index, "depth",
+                             g.id - 1 + a.pad[0] + a.pad[1] - (g.kd - 1) * g.dilation_d,
+                             g.stride_d);
+    if (!od) return fail(od.error());
+    auto oh = strided_extent(index, "height",
+                             g.ih - 1 + a.pad[2] + a.pad[3] - (g.kh - 1) * g.dilation_y,
+                             g.stride_y);
+    if (!oh) return fail(oh.error());
+    auto ow = strided_extent(index, "width",
+                             g.iw - 1 + a.pad[4] + a.pad[5] - (g.kw - 1) * g.dilation_x,
+                             g.stride_x);
+    if (!ow) return fail(ow.error());
+    g.od = *od, g.oh = *oh, g.ow = *ow;
+    conv3d_.resize(block_.operators.size());
+    conv3d_[index] = g;
+    return expect_output(index, {g.n, g.od, g.oh, g.ow, g.oc});
+}
+
 Status Compiler::check_shapes(std::uint32_t index)
 {
     if (conv_.size() != block_.operators.size()) {
@@ -536,6 +773,12 @@ Status Compiler::check_shapes(std::uint32_t index)
     case Op::clamp: return check_clamp(index);
     case Op::reduce_sum: return check_reduce(index);
     case Op::conv2d: return check_conv2d(index);
+    // Pools and the convolutions beyond CONV2D.
+    case Op::max_pool2d:
+    case Op::avg_pool2d: return check_pool2d(index);
+    case Op::depthwise_conv2d: return check_depthwise_conv2d(index);
+    case Op::transpose_conv2d: return check_transpose_conv2d(index);
+    case Op::conv3d: return check_conv3d(index);
     case Op::abs:
     case Op::exp:
     case Op::log:
@@ -698,6 +941,27 @@ Result<std::shared_ptr<const Plan>> Compiler::build(const tosa::Graph& graph)
             step.kind = StepKind::conv2d;
             step.conv = conv_[index];
             break;
+        // Pools and the convolutions beyond CONV2D.
+        case Op::max_pool2d:
+            step.kind = StepKind::max_pool2d;
+            step.pool = pool_[index];
+            break;
+        case Op::avg_pool2d:
+            step.kind = StepKind::avg_pool2d;
+            step.pool = pool_[index];
+            break;
+        case Op::depthwise_conv2d:
+            step.kind = StepKind::depthwise_conv2d;
+            step.conv = conv_[index];
+            break;
+        case Op::transpose_conv2d:
+            step.kind = StepKind::transpose_conv2d;
+            step.conv = conv_[index];
+            break;
+        case Op::conv3d:
+            step.kind = StepKind::conv3d;
+            step.conv3d = conv3d_[index];
+            break;
         default: continue;  // not admitted
         }
         // Attributes read by the operators that have them (checked above).
@@ -708,6 +972,9 @@ Result<std::shared_ptr<const Plan>> Compiler::build(const tosa::Graph& graph)
         if (op.op == Op::mul || op.op == Op::reshape) data_operands = op.inputs.size() - 1;
         if (op.op == Op::matmul) data_operands = 2;
         if (op.op == Op::conv2d) data_operands = 3;
+        if (op.op == Op::depthwise_conv2d || op.op == Op::transpose_conv2d || op.op == Op::conv3d)
+            data_operands = 3;  // input, weight, bias (not the zero points)
+        if (op.op == Op::avg_pool2d) data_operands = 1;
         if (op.op == Op::negate || op.op == Op::slice || op.op == Op::pad || op.op == Op::tile)
             data_operands = 1;
         for (std::size_t i = 0; i < data_operands; ++i) step.inputs.push_back(value_for(op.inputs[i]));

@@ -11,7 +11,7 @@
 // arena is made per loaded program (arena_pool.hpp), never per run; its
 // constants are written when it is made and never overwritten. Storage is
 // byte-based: every value carries its dtype (FP32: 4-byte float, BOOL: one
-// byte 0 or 1, INT32: 4 bytes) and its offset and size are in bytes. Arena
+// byte 0 or 1, INT32: 4 bytes, INT8: one byte) and its offset and size are in bytes. Arena
 // ranges start at multiples of 256 bytes from a base aligned to at least 16,
 // so every element type is aligned.
 #pragma once
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels.hpp"
+#include "kernels_spatial.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/graph.hpp"
@@ -38,7 +39,7 @@ enum class Home : std::uint8_t {
 
 struct Value {
     Home home = Home::arena;
-    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean or int32
+    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean, int32 or int8
     std::uint32_t slot = 0;     // Home::slot
     std::uint64_t offset = 0;   // Home::constant / Home::arena, in bytes
     std::vector<std::int64_t> shape;
@@ -66,6 +67,12 @@ enum class StepKind : std::uint8_t {
     pad,        // start (padding before each dimension), pad_value
     tile,
     reverse,    // axis
+    // Pools and the convolutions beyond CONV2D (kernels_spatial.hpp).
+    max_pool2d,        // pool, nan_propagate; FP32 or INT8 by the output's dtype
+    avg_pool2d,        // pool
+    depthwise_conv2d,  // conv
+    transpose_conv2d,  // conv (pad_top/pad_left: out_pad top/left)
+    conv3d,            // conv3d
 };
 
 struct Step {
@@ -83,7 +90,9 @@ struct Step {
     float pad_value = 0.0f;                // pad
     float min = 0.0f, max = 0.0f;          // clamp
     bool nan_propagate = true;             // clamp, maximum, minimum, reduce max/min, argmax
-    Conv2dGeometry conv;                   // conv2d
+    Conv2dGeometry conv;                   // conv2d, depthwise_conv2d, transpose_conv2d
+    Pool2dGeometry pool;                   // max_pool2d, avg_pool2d
+    Conv3dGeometry conv3d;                 // conv3d
 };
 
 struct Plan {
