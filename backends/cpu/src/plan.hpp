@@ -6,8 +6,8 @@
 // execution order with resolved operand indices and parameters.
 // Decides: a submission allocates only the arena (arena_bytes bytes) and
 // never parses or resolves anything. Storage is byte-based: every value
-// carries its dtype (FP32: 4-byte float, BOOL: one byte 0 or 1, INT32: 4
-// bytes) and its offset and size are in bytes, so a new dtype needs only
+// carries its dtype (FP32: 4-byte float, BOOL: one byte 0 or 1, INT8: 1,
+// INT16: 2 and INT32: 4 bytes) and its offset and size are in bytes, so a new dtype needs only
 // a Value::dtype the kernels understand. Every constant and arena range starts
 // at a multiple of 64 bytes from its base (which operator new aligns to at
 // least 16), so every element type is aligned.
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels.hpp"
+#include "kernels_data.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/graph.hpp"
@@ -34,7 +35,7 @@ enum class Home : std::uint8_t {
 
 struct Value {
     Home home = Home::arena;
-    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean or int32
+    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean, int8, int16 or int32
     std::uint32_t slot = 0;     // Home::slot
     std::uint64_t offset = 0;   // Home::constant / Home::arena, in bytes
     std::vector<std::int64_t> shape;
@@ -62,6 +63,17 @@ enum class StepKind : std::uint8_t {
     pad,        // start (padding before each dimension), pad_value
     tile,
     reverse,    // axis
+    // Indexing, conversion, logical, resampling and Fourier operators
+    // (kernels_data.hpp).
+    gather,       // values, indices: any stored dtype, INT32 indices
+    scatter,      // values_in, indices, input
+    cast,         // from the input's dtype to the output's
+    logical,      // LOGICAL_AND OR XOR: `logical`, BOOL broadcast
+    logical_not,
+    reduce_bool,  // REDUCE_ALL (reduce_all) or REDUCE_ANY: axis
+    resize,       // `resize`
+    fft2d,        // real, imaginary -> output, output_imag: inverse
+    rfft2d,       // real -> output, output_imag
 };
 
 struct Step {
@@ -80,6 +92,12 @@ struct Step {
     float min = 0.0f, max = 0.0f;          // clamp
     bool nan_propagate = true;             // clamp, maximum, minimum, reduce max/min, argmax
     Conv2dGeometry conv;                   // conv2d
+    // Indexing, conversion, logical, resampling and Fourier operators.
+    Logical logical = Logical::land;       // logical
+    bool reduce_all = true;                // reduce_bool: ALL, else ANY
+    ResizeGeometry resize;                 // resize
+    bool inverse = false;                  // fft2d
+    std::uint32_t output_imag = 0;         // fft2d, rfft2d: the second output's value index
 };
 
 struct Plan {
