@@ -134,6 +134,38 @@ void gather_of_the_lstm_fixture_form(void**)
     rig.finish(program);
 }
 
+// Constant INT32 indices (a CONST operator); RESHAPE and IDENTITY on INT32
+// and BOOL values copy them.
+void gather_with_constant_indices_and_integer_copies(void**)
+{
+    Rig rig;
+    tosa::GraphBuilder g;
+    const auto values = f32(g, "values", {1, 4, 1});
+    const auto indices =
+        g.tensor("indices", {1, 3}, DType::int32, to_bytes(std::vector<std::int32_t>{3, 3, 0}));
+    g.op(Op::const_, {}, {indices});
+    const auto copied = g.tensor("copied", {1, 3}, DType::int32);
+    g.op(Op::identity, {indices}, {copied});
+    const auto out = f32(g, "out", {1, 3, 1});
+    g.op(Op::gather, {values, copied}, {out});
+    const auto flags = g.tensor("flags", {2, 2}, DType::boolean);
+    const auto flat_shape = shape_const(g, "flat_shape", {4});
+    const auto flat = g.tensor("flat", {4}, DType::boolean);
+    g.op(Op::reshape, {flags, flat_shape}, {flat});
+    const auto same = g.tensor("same", {4}, DType::boolean);
+    g.op(Op::identity, {flat}, {same});
+    g.input(values);
+    g.input(flags);
+    g.output(out);
+    g.output(same);
+    auto program = rig.must_load(g.finish());
+    const auto outputs =
+        run_ok(rig, *program, {to_bytes(std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f}), Bytes{1, 0, 0, 1}});
+    assert_exactly(from_bytes<float>(outputs[0]), {3.5f, 3.5f, 0.5f});
+    assert_true(outputs[1] == (Bytes{1, 0, 0, 1}));
+    rig.finish(program);
+}
+
 void gather_index_out_of_range_fails_the_submission(void**)
 {
     Rig rig;
@@ -173,8 +205,12 @@ void gather_refusals(void**)
                      "operator 0 (GATHER): output 'out' is declared [2,3,2] but the operands "
                      "give [2,2,2]");
     // FP32 indices: refused by their dtype.
-    assert_refused(rig.load(gather_graph({2, 3, 2}, DType::fp32, {2, 2}, {2, 2, 2}, DType::fp32)),
-                   Errc::unsupported, VACCEL_D_TOSA_DTYPE, DType::fp32, Op::gather);
+    auto fp32_indices =
+        rig.load(gather_graph({2, 3, 2}, DType::fp32, {2, 2}, {2, 2, 2}, DType::fp32));
+    assert_refused(fp32_indices, Errc::unsupported, VACCEL_D_TOSA_DTYPE, DType::fp32, Op::gather);
+    assert_string_equal(fp32_indices.error().note.c_str(),
+                        "input 1 ('indices') of operator 0 (GATHER) has dtype FP32; the CPU "
+                        "backend runs GATHER with INT32 there");
     // BOOL values: not in the table.
     assert_refused(rig.load(gather_graph({2, 3, 2}, DType::boolean, {2, 2}, {2, 2, 2})),
                    Errc::unsupported, VACCEL_D_TOSA_OPERATOR, Op::gather, DType::boolean);
@@ -360,6 +396,22 @@ void cast_to_and_from_bool(void**)
     expect_cast<std::uint8_t, std::int8_t>(DType::boolean, DType::int8, {0, 1}, {0, 1});
 }
 
+// A CONST INT16 tensor cast to INT32 (sign-extended).
+void cast_of_an_int16_constant(void**)
+{
+    Rig rig;
+    tosa::GraphBuilder g;
+    const auto in = g.tensor("in", {3}, DType::int16, to_bytes(std::vector<std::int16_t>{-2, 0, 300}));
+    g.op(Op::const_, {}, {in});
+    const auto out = g.tensor("out", {3}, DType::int32);
+    g.op(Op::cast, {in}, {out});
+    g.output(out);
+    auto program = rig.must_load(g.finish());
+    assert_true(from_bytes<std::int32_t>(run_ok(rig, *program, {})[0]) ==
+                (std::vector<std::int32_t>{-2, 0, 300}));
+    rig.finish(program);
+}
+
 void cast_of_a_pair_outside_tosa_is_refused(void**)
 {
     Rig rig;
@@ -498,6 +550,7 @@ int main()
         cmocka_unit_test(gather_fp32_picks_rows_per_batch),
         cmocka_unit_test(gather_int32_values_and_size_one_axes),
         cmocka_unit_test(gather_of_the_lstm_fixture_form),
+        cmocka_unit_test(gather_with_constant_indices_and_integer_copies),
         cmocka_unit_test(gather_index_out_of_range_fails_the_submission),
         cmocka_unit_test(gather_refusals),
         cmocka_unit_test(scatter_fp32_replaces_the_indexed_rows),
@@ -508,6 +561,7 @@ int main()
         cmocka_unit_test(cast_integers_to_fp32_round_to_nearest),
         cmocka_unit_test(cast_integer_narrowing_wraps_and_widening_sign_extends),
         cmocka_unit_test(cast_to_and_from_bool),
+        cmocka_unit_test(cast_of_an_int16_constant),
         cmocka_unit_test(cast_of_a_pair_outside_tosa_is_refused),
         cmocka_unit_test(logical_and_or_xor_truth_tables_with_broadcast),
         cmocka_unit_test(logical_not_flips),

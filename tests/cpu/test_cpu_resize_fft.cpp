@@ -5,11 +5,14 @@
 // float64 (numpy 1.24, python3 on the development machine) on the same
 // float32 inputs, written here as literals: np.fft.fft2, np.fft.ifft2 times
 // H * W (TOSA's inverse is not scaled) and np.fft.rfft2; for RESIZE the TOSA
-// 1.0 formula evaluated in float64. The inputs are cpu_test::sample(count,
+// 1.0 formula evaluated in float64; for larger FFTs TOSA 1.0's defining sum
+// evaluated directly in double here (direct_dft). The inputs are cpu_test::sample(count,
 // seed), reproduced bit for bit by the generator. Tolerances
 // (docs/operators.md): RESIZE NEAREST_NEIGHBOR exact; BILINEAR and the FFTs
 // |got - want| <= 1e-6 * (1 + |want|) (the kernels accumulate in float, or in
 // double and round once, so the bound covers the float rounding only).
+#include <cmath>
+
 #include "raw_run_support.hpp"
 
 using namespace cpu_test;
@@ -267,6 +270,63 @@ void fft2d_forward_and_inverse_match_numpy(void**)
     rig.finish(inverse);
 }
 
+// TOSA 1.0's definition evaluated directly in double: out[ky][kx] = sum over
+// y, x of in[y][x] e^(-+2 pi i ((ky y mod H) / H + (kx x mod W) / W)), for
+// the first out_w frequencies along W.
+void direct_dft(const std::vector<float>& re, const std::vector<float>& im, std::int64_t h,
+                std::int64_t w, std::int64_t out_w, bool inverse, std::vector<double>& out_re,
+                std::vector<double>& out_im)
+{
+    const double sign = inverse ? -1.0 : 1.0;
+    const double pi = 3.14159265358979323846;
+    for (std::int64_t ky = 0; ky < h; ++ky)
+        for (std::int64_t kx = 0; kx < out_w; ++kx) {
+            double sum_re = 0.0;
+            double sum_im = 0.0;
+            for (std::int64_t y = 0; y < h; ++y)
+                for (std::int64_t x = 0; x < w; ++x) {
+                    const double a = sign * 2.0 * pi *
+                                     (static_cast<double>(ky * y % h) / static_cast<double>(h) +
+                                      static_cast<double>(kx * x % w) / static_cast<double>(w));
+                    const double vr = re[static_cast<std::size_t>(y * w + x)];
+                    const double vi = im.empty() ? 0.0 : im[static_cast<std::size_t>(y * w + x)];
+                    sum_re += vr * std::cos(a) + vi * std::sin(a);
+                    sum_im += -vr * std::sin(a) + vi * std::cos(a);
+                }
+            out_re.push_back(sum_re);
+            out_im.push_back(sum_im);
+        }
+}
+
+// 16 x 32 (FFT2D, both directions) and 8 x 16 (RFFT2D) planes against the
+// direct evaluation above. The direct sums' own rounding (about 1e-13 here)
+// is far inside the bound.
+void larger_transforms_match_the_direct_definition(void**)
+{
+    Rig rig;
+    const std::vector<float> re = sample(512, 31);
+    const std::vector<float> im = sample(512, 32);
+    for (const bool inverse : {false, true}) {
+        auto program = rig.must_load(fft_graph({1, 16, 32}, inverse));
+        const auto out = rig.run(*program, {re, im});
+        std::vector<double> want_re;
+        std::vector<double> want_im;
+        direct_dft(re, im, 16, 32, 32, inverse, want_re, want_im);
+        assert_near(out[0], want_re, 1e-6);
+        assert_near(out[1], want_im, 1e-6);
+        assert_ok(rig.backend->unload_program(program));
+    }
+    auto program = rig.must_load(rfft_graph({1, 8, 16}, {1, 8, 9}));
+    const std::vector<float> real(re.begin(), re.begin() + 128);
+    const auto out = rig.run(*program, {real});
+    std::vector<double> want_re;
+    std::vector<double> want_im;
+    direct_dft(real, {}, 8, 16, 9, false, want_re, want_im);
+    assert_near(out[0], want_re, 1e-6);
+    assert_near(out[1], want_im, 1e-6);
+    rig.finish(program);
+}
+
 // Size-1 axes by hand: a 1x1 transform is the identity; a 1x2 one gives
 // (a + b, a - b) on both parts.
 void fft2d_of_size_one_axes(void**)
@@ -332,6 +392,7 @@ int main()
         cmocka_unit_test(resize_of_a_single_pixel),
         cmocka_unit_test(resize_refusals),
         cmocka_unit_test(fft2d_forward_and_inverse_match_numpy),
+        cmocka_unit_test(larger_transforms_match_the_direct_definition),
         cmocka_unit_test(fft2d_of_size_one_axes),
         cmocka_unit_test(rfft2d_matches_numpy),
         cmocka_unit_test(fft_refusals),

@@ -238,7 +238,22 @@ Status admit_block(const tosa::Block& block)
                                                    entry->outputs)));
         for (std::size_t i = 0; i < op.inputs.size(); ++i) {
             const tosa::Tensor& tensor = block.tensors[op.inputs[i]];
-            if (tensor.dtype != entry->inputs[entry->variadic ? 0 : i])
+            const DType expected = entry->inputs[entry->variadic ? 0 : i];
+            // An operand that is not data (indices, a condition, a shape):
+            // name the dtype it needs rather than suggesting FP32.
+            if (tensor.dtype != expected && expected != DType::fp32)
+                return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_DTYPE,
+                                      static_cast<std::uint32_t>(tensor.dtype),
+                                      static_cast<std::uint32_t>(op.op))
+                                .with_note(fmt::format("input {} ('{}') of operator {} ({}) has "
+                                                       "dtype {}; the CPU backend runs {} with "
+                                                       "{} there",
+                                                       i, tensor.name, index,
+                                                       tosa::op_name(op.op),
+                                                       tosa::dtype_name(tensor.dtype),
+                                                       tosa::op_name(op.op),
+                                                       tosa::dtype_name(expected))));
+            if (tensor.dtype != expected)
                 return fail(unsupported_dtype(
                     tensor.dtype, op.op,
                     fmt::format("input {} ('{}') of operator {} ({})", i, tensor.name, index,

@@ -255,44 +255,63 @@ namespace {
 
 using Complex = std::complex<double>;
 
-// e^(sign * 2 pi i m / length) for m in [0, length): indexed by the exact
-// product modulo the length, so no large angle is ever rounded.
-std::vector<Complex> twiddles(std::int64_t length, double sign)
+// e^(sign * 2 pi i m / length) for m in [0, length / 2): the twiddle
+// factors of a radix-2 transform of `length` points.
+std::vector<Complex> twiddles(std::size_t length, double sign)
 {
-    std::vector<Complex> table(static_cast<std::size_t>(length));
-    for (std::int64_t m = 0; m < length; ++m) {
+    std::vector<Complex> table(std::max<std::size_t>(length / 2, 1));
+    for (std::size_t m = 0; m < table.size(); ++m) {
         const double angle = 2.0 * std::numbers::pi * static_cast<double>(m) /
                              static_cast<double>(length);
-        table[static_cast<std::size_t>(m)] = {std::cos(angle), sign * std::sin(angle)};
+        table[m] = {std::cos(angle), sign * std::sin(angle)};
     }
     return table;
 }
 
-// data [h, w] -> [h, out_w] (the first out_w frequencies along each row),
-// then each column of that transformed along h.
-void transform(std::vector<Complex>& data, std::int64_t h, std::int64_t w, std::int64_t out_w,
-               double sign, std::vector<Complex>& result)
+// In-place iterative radix-2 transform; a.size() is a power of two (checked
+// at load) and `table` its twiddles().
+void fft_in_place(std::vector<Complex>& a, const std::vector<Complex>& table)
+{
+    const std::size_t n = a.size();
+    for (std::size_t i = 1, j = 0; i < n; ++i) {  // bit-reversed order
+        std::size_t bit = n >> 1;
+        for (; (j & bit) != 0; bit >>= 1) j ^= bit;
+        j ^= bit;
+        if (i < j) std::swap(a[i], a[j]);
+    }
+    for (std::size_t length = 2; length <= n; length <<= 1) {
+        const std::size_t half = length / 2;
+        const std::size_t stride = n / length;  // into the table of n points
+        for (std::size_t i = 0; i < n; i += length)
+            for (std::size_t k = 0; k < half; ++k) {
+                const Complex u = a[i + k];
+                const Complex v = a[i + k + half] * table[k * stride];
+                a[i + k] = u + v;
+                a[i + k + half] = u - v;
+            }
+    }
+}
+
+// data [h, w] -> result [h, out_w]: every row transformed (keeping its first
+// out_w frequencies), then every kept column.
+void transform(const std::vector<Complex>& data, std::size_t h, std::size_t w,
+               std::size_t out_w, double sign, std::vector<Complex>& result)
 {
     const std::vector<Complex> along_w = twiddles(w, sign);
     const std::vector<Complex> along_h = twiddles(h, sign);
-    std::vector<Complex> rows(static_cast<std::size_t>(h * out_w));
-    for (std::int64_t y = 0; y < h; ++y)
-        for (std::int64_t kx = 0; kx < out_w; ++kx) {
-            Complex sum = 0.0;
-            for (std::int64_t x = 0; x < w; ++x)
-                sum += data[static_cast<std::size_t>(y * w + x)] *
-                       along_w[static_cast<std::size_t>((x * kx) % w)];
-            rows[static_cast<std::size_t>(y * out_w + kx)] = sum;
-        }
-    result.assign(static_cast<std::size_t>(h * out_w), 0.0);
-    for (std::int64_t ky = 0; ky < h; ++ky)
-        for (std::int64_t kx = 0; kx < out_w; ++kx) {
-            Complex sum = 0.0;
-            for (std::int64_t y = 0; y < h; ++y)
-                sum += rows[static_cast<std::size_t>(y * out_w + kx)] *
-                       along_h[static_cast<std::size_t>((y * ky) % h)];
-            result[static_cast<std::size_t>(ky * out_w + kx)] = sum;
-        }
+    result.assign(h * out_w, 0.0);
+    std::vector<Complex> line(w);
+    for (std::size_t y = 0; y < h; ++y) {
+        std::copy_n(data.begin() + static_cast<std::ptrdiff_t>(y * w), w, line.begin());
+        fft_in_place(line, along_w);
+        std::copy_n(line.begin(), out_w, result.begin() + static_cast<std::ptrdiff_t>(y * out_w));
+    }
+    line.resize(h);
+    for (std::size_t x = 0; x < out_w; ++x) {
+        for (std::size_t y = 0; y < h; ++y) line[y] = result[y * out_w + x];
+        fft_in_place(line, along_h);
+        for (std::size_t y = 0; y < h; ++y) result[y * out_w + x] = line[y];
+    }
 }
 
 }  // namespace
@@ -300,13 +319,14 @@ void transform(std::vector<Complex>& data, std::int64_t h, std::int64_t w, std::
 void fft2d(const float* in_real, const float* in_imag, float* out_real, float* out_imag,
            std::int64_t n, std::int64_t h, std::int64_t w, bool inverse)
 {
-    const std::size_t plane = static_cast<std::size_t>(h * w);
+    const auto rows = static_cast<std::size_t>(h);
+    const auto columns = static_cast<std::size_t>(w);
+    const std::size_t plane = rows * columns;
     std::vector<Complex> data(plane);
     std::vector<Complex> result;
-    for (std::int64_t b = 0; b < n; ++b) {
-        const std::size_t base = static_cast<std::size_t>(b) * plane;
+    for (std::size_t base = 0; base < static_cast<std::size_t>(n) * plane; base += plane) {
         for (std::size_t i = 0; i < plane; ++i) data[i] = {in_real[base + i], in_imag[base + i]};
-        transform(data, h, w, w, inverse ? 1.0 : -1.0, result);
+        transform(data, rows, columns, columns, inverse ? 1.0 : -1.0, result);
         for (std::size_t i = 0; i < plane; ++i) {
             out_real[base + i] = static_cast<float>(result[i].real());
             out_imag[base + i] = static_cast<float>(result[i].imag());
@@ -317,14 +337,16 @@ void fft2d(const float* in_real, const float* in_imag, float* out_real, float* o
 void rfft2d(const float* in, float* out_real, float* out_imag, std::int64_t n, std::int64_t h,
             std::int64_t w)
 {
-    const std::int64_t out_w = w / 2 + 1;
-    const std::size_t plane = static_cast<std::size_t>(h * w);
-    const std::size_t out_plane = static_cast<std::size_t>(h * out_w);
+    const auto rows = static_cast<std::size_t>(h);
+    const auto columns = static_cast<std::size_t>(w);
+    const std::size_t kept = columns / 2 + 1;  // the other half is the conjugate mirror
+    const std::size_t plane = rows * columns;
+    const std::size_t out_plane = rows * kept;
     std::vector<Complex> data(plane);
     std::vector<Complex> result;
-    for (std::int64_t b = 0; b < n; ++b) {
+    for (std::size_t b = 0; b < static_cast<std::size_t>(n); ++b) {
         for (std::size_t i = 0; i < plane; ++i) data[i] = {in[b * plane + i], 0.0};
-        transform(data, h, w, out_w, -1.0, result);
+        transform(data, rows, columns, kept, -1.0, result);
         for (std::size_t i = 0; i < out_plane; ++i) {
             out_real[b * out_plane + i] = static_cast<float>(result[i].real());
             out_imag[b * out_plane + i] = static_cast<float>(result[i].imag());

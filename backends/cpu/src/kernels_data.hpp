@@ -17,9 +17,9 @@
 //  - RESIZE computes in float with the TOSA 1.0 formula (the fraction dy is
 //    the remainder over scale_n; BILINEAR sums the four weighted corners in
 //    the order v00, v01, v10, v11);
-//  - FFT2D and RFFT2D accumulate in double (row transforms, then column
-//    transforms, twiddles from the exact integer product modulo the length)
-//    and round each result to float once; the inverse is not scaled.
+//  - FFT2D and RFFT2D compute in double (radix-2 transforms of every row,
+//    then of every column) and round each result to float once; the inverse
+//    is not scaled.
 // Shapes and attributes arrive already checked (plan.cpp).
 #pragma once
 
