@@ -5,6 +5,9 @@
 // rounding and wrapping agree with NumPy: np.rint, then np.clip for the
 // saturating float conversions, astype for the wrapping integer ones).
 // Everything here is exact: these operators copy, convert or compare.
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 #include "raw_run_support.hpp"
@@ -15,6 +18,7 @@ namespace {
 
 constexpr float nan = std::numeric_limits<float>::quiet_NaN();
 constexpr float inf = std::numeric_limits<float>::infinity();
+using Shape = std::vector<std::int64_t>;
 
 // values [N,K,C] (dtype) and indices [N,W] INT32 graph inputs -> GATHER.
 tosa::Graph gather_graph(std::vector<std::int64_t> values_shape, DType dtype,
@@ -96,23 +100,57 @@ void gather_int32_values_and_size_one_axes(void**)
     rig.finish(program);
 }
 
-// The form the LSTM fixture (tests/fixtures/tosa/v1.0-lstm_stateful_13x21x3_f32)
-// uses: an INT32 scalar RESHAPEd to indices [1,1], values FP32 [1,21,39],
-// output [1,1,39].
+// The GATHER of the LSTM fixture (tests/fixtures/tosa/v1.0-lstm_stateful_13x21x3_f32),
+// whose graph as a whole (WHILE_LOOP, variables) the CPU backend does not
+// run: the GATHER and the RESHAPE that writes its indices, copied with their
+// tensors' names, shapes, dtypes and the SHAPE constant into a one-block
+// graph whose inputs are the values and the RESHAPE's INT32 scalar.
 tosa::Graph lstm_gather_graph()
 {
-    tosa::GraphBuilder g;
-    const auto values = g.tensor("values", {1, 21, 39}, DType::fp32);
-    const auto step = g.tensor("step", {}, DType::int32);
-    const auto shape = shape_const(g, "shape", {1, 1});
-    const auto indices = g.tensor("indices", {1, 1}, DType::int32);
-    const auto out = g.tensor("out", {1, 1, 39}, DType::fp32);
-    g.op(Op::reshape, {step, shape}, {indices});
-    g.op(Op::gather, {values, indices}, {out});
-    g.input(values);
-    g.input(step);
-    g.output(out);
-    return g.finish();
+    const std::string path = std::string(VACCEL_TOSA_FIXTURES) +
+                             "/v1.0-lstm_stateful_13x21x3_f32/flatbuffer-tflite/"
+                             "test_lstm_stateful_13x21x3_f32.tosa";
+    std::ifstream file(path, std::ios::binary);
+    if (!file) fail_msg("cannot open %s", path.c_str());
+    const std::vector<char> bytes{std::istreambuf_iterator<char>(file),
+                                  std::istreambuf_iterator<char>()};
+    auto parsed = tosa::parse(std::as_bytes(std::span(bytes)));
+    assert_ok(parsed);
+    for (const tosa::Region& region : parsed->regions)
+        for (const tosa::Block& block : region.blocks)
+            for (const tosa::Operator& gather : block.operators) {
+                if (gather.op != Op::gather) continue;
+                const auto writer = std::ranges::find_if(block.operators, [&](const auto& op) {
+                    return op.outputs.size() == 1 && op.outputs[0] == gather.inputs[1];
+                });
+                assert_true(writer != block.operators.end() && writer->op == Op::reshape);
+                const tosa::Tensor& values = block.tensors[gather.inputs[0]];
+                const tosa::Tensor& indices = block.tensors[gather.inputs[1]];
+                const tosa::Tensor& out = block.tensors[gather.outputs[0]];
+                const tosa::Tensor& scalar = block.tensors[writer->inputs[0]];
+                const tosa::Tensor& shape = block.tensors[writer->inputs[1]];
+                // The form this test covers.
+                assert_true(values.dtype == DType::fp32 && values.shape == (Shape{1, 21, 39}));
+                assert_true(indices.dtype == DType::int32 && indices.shape == (Shape{1, 1}));
+                assert_true(out.dtype == DType::fp32 && out.shape == (Shape{1, 1, 39}));
+                assert_true(scalar.dtype == DType::int32 && scalar.shape.empty());
+                assert_true(shape.dtype == DType::shape && !shape.data.empty());
+                tosa::GraphBuilder g;
+                const auto v = g.tensor(values.name, values.shape, values.dtype);
+                const auto k = g.tensor(scalar.name, scalar.shape, scalar.dtype);
+                const auto sh = g.tensor(shape.name, shape.shape, shape.dtype, shape.data);
+                g.op(Op::const_shape, {}, {sh});
+                const auto i = g.tensor(indices.name, indices.shape, indices.dtype);
+                const auto o = g.tensor(out.name, out.shape, out.dtype);
+                g.op(Op::reshape, {k, sh}, {i});
+                g.op(Op::gather, {v, i}, {o});
+                g.input(v);
+                g.input(k);
+                g.output(o);
+                return g.finish();
+            }
+    fail_msg("the LSTM fixture has no GATHER");
+    return {};
 }
 
 void gather_of_the_lstm_fixture_form(void**)

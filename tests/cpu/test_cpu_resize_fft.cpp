@@ -205,6 +205,11 @@ void resize_refusals(void**)
     refused({1, 3, 4, 1}, {4, 2, 4, 2}, {-1, -1}, {1, 1}, bilinear, VACCEL_TOSA_BAD_SHAPE,
             "operator 3 (RESIZE): output 'out' is declared [1,3,4,1] but the operands give "
             "[1,4,4,1]");
+    // An image without rows: offset -4 and border 0 would give one output row.
+    assert_malformed(rig.load(resize_graph({1, 0, 2, 1}, {1, 1, 4, 1}, {4, 2, 4, 2}, {-4, -1},
+                                           {0, 1}, bilinear)),
+                     VACCEL_TOSA_BAD_SHAPE,
+                     "operator 3 (RESIZE): input [1,0,2,1] has no rows or columns to sample");
     // A scale operand of the wrong length.
     refused({1, 4, 4, 1}, {4, 2, 4}, {-1, -1}, {1, 1}, bilinear, VACCEL_TOSA_BAD_ATTRIBUTE,
             "operator 3 (RESIZE): scale 'scale' has 3 elements; the input's rank needs 4");

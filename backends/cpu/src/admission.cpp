@@ -3,11 +3,12 @@
 // Decides: which operator runs on which dtype (the table below, keyed by the
 // operator's output dtype; docs/operators.md lists it), the dtype of every
 // operand, the operand counts (CONCAT: one or more, all FP32), and that graph
-// inputs and outputs are FP32, BOOL, INT8, INT16 or INT32. CAST has one row
-// per source dtype; a pair outside them is refused like an operator/dtype. An operator/dtype outside the
-// table is Unsupported / D_TOSA_OPERATOR (arg0 op, arg1 dtype); an operand
-// of another dtype is Unsupported / D_TOSA_DTYPE (arg0 dtype, arg1 op); a
-// wrong operand count is InvalidArgument / D_TOSA_MALFORMED / TOSA_ARITY.
+// inputs and outputs are FP32, BOOL, INT8, INT16 or INT32. An operator/dtype
+// outside the table is Unsupported / D_TOSA_OPERATOR (arg0 op, arg1 dtype);
+// CAST has one row per source dtype, and a pair outside them is refused the
+// same way; an operand of another dtype is Unsupported / D_TOSA_DTYPE (arg0
+// dtype, arg1 op); a wrong operand count is InvalidArgument /
+// D_TOSA_MALFORMED / TOSA_ARITY.
 #include "admission.hpp"
 
 #include <fmt/format.h>
@@ -122,7 +123,8 @@ const std::vector<Admitted>& admitted_set()
             {Op::logical_not, b, {b}, 1},
             {Op::reduce_all, b, {b}, 1},
             {Op::reduce_any, b, {b}, 1},
-            {Op::resize, f, {f, DType::shape, DType::shape, DType::shape}, 1},  // scale, offset, border
+            // RESIZE: input, scale, offset, border.
+            {Op::resize, f, {f, DType::shape, DType::shape, DType::shape}, 1},
             {Op::fft2d, f, {f, f}, 2},                    // real, imaginary -> real, imaginary
             {Op::rfft2d, f, {f}, 2},                      // real -> real, imaginary
             {Op::const_, i32, {}, 1},

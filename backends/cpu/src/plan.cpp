@@ -493,6 +493,10 @@ Status Compiler::check_resize(std::uint32_t index)
     if (input.size() != 4 || output.size() != 4)
         return fail(bad_shape(index, fmt::format("input {} and output {} must be [N,H,W,C]",
                                                  shape_text(input), shape_text(output))));
+    // Every output samples the input: an empty image has nothing to sample.
+    if (input[1] < 1 || input[2] < 1)
+        return fail(bad_shape(index, fmt::format("input {} has no rows or columns to sample",
+                                                 shape_text(input))));
     const std::uint32_t mode = op.attributes.resize_mode;
     if (mode != 1 && mode != 2)  // ResizeMode (tosa.fbs): NEAREST 1, BILINEAR 2
         return fail(bad_attribute(index, fmt::format("mode {} is neither NEAREST_NEIGHBOR (1) "
