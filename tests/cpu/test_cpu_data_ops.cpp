@@ -286,6 +286,34 @@ void scatter_int32_with_w_equal_k(void**)
     rig.finish(program);
 }
 
+// INT8 and INT16 elements are copied at their own width.
+void gather_and_scatter_on_int8_and_int16(void**)
+{
+    Rig rig;
+    auto gather8 = rig.must_load(gather_graph({1, 3, 2}, DType::int8, {1, 2}, {1, 2, 2}));
+    const auto g8 = run_ok(rig, *gather8, {to_bytes(std::vector<std::int8_t>{1, -2, 3, -4, 5, -128}),
+                                           to_bytes(std::vector<std::int32_t>{2, 0})});
+    assert_true(from_bytes<std::int8_t>(g8[0]) == (std::vector<std::int8_t>{5, -128, 1, -2}));
+    auto gather16 = rig.must_load(gather_graph({1, 3, 1}, DType::int16, {1, 2}, {1, 2, 1}));
+    const auto g16 = run_ok(rig, *gather16, {to_bytes(std::vector<std::int16_t>{-300, 7, 32767}),
+                                             to_bytes(std::vector<std::int32_t>{2, 1})});
+    assert_true(from_bytes<std::int16_t>(g16[0]) == (std::vector<std::int16_t>{32767, 7}));
+    auto scatter16 =
+        rig.must_load(scatter_graph({1, 3, 1}, DType::int16, {1, 1}, {1, 1, 1}, {1, 3, 1}));
+    const auto s16 = run_ok(rig, *scatter16, {to_bytes(std::vector<std::int16_t>{1, 2, 3}),
+                                              to_bytes(std::vector<std::int32_t>{1}),
+                                              to_bytes(std::vector<std::int16_t>{-32768})});
+    assert_true(from_bytes<std::int16_t>(s16[0]) == (std::vector<std::int16_t>{1, -32768, 3}));
+    auto scatter8 =
+        rig.must_load(scatter_graph({1, 2, 2}, DType::int8, {1, 1}, {1, 1, 2}, {1, 2, 2}));
+    const auto s8 = run_ok(rig, *scatter8, {to_bytes(std::vector<std::int8_t>{1, 2, 3, 4}),
+                                            to_bytes(std::vector<std::int32_t>{0}),
+                                            to_bytes(std::vector<std::int8_t>{-1, 127})});
+    assert_true(from_bytes<std::int8_t>(s8[0]) == (std::vector<std::int8_t>{-1, 127, 3, 4}));
+    for (auto* p : {&gather8, &gather16, &scatter16}) assert_ok(rig.backend->unload_program(*p));
+    rig.finish(scatter8);
+}
+
 void scatter_duplicate_or_out_of_range_index_fails_the_submission(void**)
 {
     Rig rig;
@@ -593,6 +621,7 @@ int main()
         cmocka_unit_test(gather_refusals),
         cmocka_unit_test(scatter_fp32_replaces_the_indexed_rows),
         cmocka_unit_test(scatter_int32_with_w_equal_k),
+        cmocka_unit_test(gather_and_scatter_on_int8_and_int16),
         cmocka_unit_test(scatter_duplicate_or_out_of_range_index_fails_the_submission),
         cmocka_unit_test(scatter_refusals),
         cmocka_unit_test(cast_fp32_to_integers_rounds_half_to_even_and_saturates),

@@ -97,8 +97,12 @@ const std::vector<Admitted>& admitted_set()
             // Indexing, conversion, logical, resampling and Fourier operators.
             {Op::gather, f, {f, i32}, 1},                 // values, indices
             {Op::gather, i32, {i32, i32}, 1},
+            {Op::gather, i16, {i16, i32}, 1},
+            {Op::gather, i8, {i8, i32}, 1},
             {Op::scatter, f, {f, i32, f}, 1},             // values_in, indices, input
             {Op::scatter, i32, {i32, i32, i32}, 1},
+            {Op::scatter, i16, {i16, i32, i16}, 1},
+            {Op::scatter, i8, {i8, i32, i8}, 1},
             {Op::cast, b, {i8}, 1},
             {Op::cast, b, {i16}, 1},
             {Op::cast, b, {i32}, 1},
