@@ -3,10 +3,12 @@
 // Decides: which operator runs on which dtype (the table below, keyed by the
 // operator's output dtype; docs/operators.md lists it), the dtype of every
 // operand, the operand counts (CONCAT: one or more, all FP32), and that graph
-// inputs and outputs are FP32, BOOL, INT32 or INT8. An operator/dtype
-// outside the table is Unsupported / D_TOSA_OPERATOR (arg0 op, arg1 dtype); an operand
-// of another dtype is Unsupported / D_TOSA_DTYPE (arg0 dtype, arg1 op); a
-// wrong operand count is InvalidArgument / D_TOSA_MALFORMED / TOSA_ARITY.
+// inputs and outputs are FP32, BOOL, INT8, INT16 or INT32. An operator/dtype
+// outside the table is Unsupported / D_TOSA_OPERATOR (arg0 op, arg1 dtype);
+// CAST has one row per source dtype, and a pair outside them is refused the
+// same way; an operand of another dtype is Unsupported / D_TOSA_DTYPE (arg0
+// dtype, arg1 op); a wrong operand count is InvalidArgument /
+// D_TOSA_MALFORMED / TOSA_ARITY.
 #include "admission.hpp"
 
 #include <fmt/format.h>
@@ -43,6 +45,10 @@ const std::vector<Admitted>& admitted_set()
 {
     static const std::vector<Admitted> set = [] {
         const DType f = DType::fp32;
+        const DType b = DType::boolean;
+        const DType i8 = DType::int8;
+        const DType i16 = DType::int16;
+        const DType i32 = DType::int32;
         return std::vector<Admitted>{
             {Op::add, f, {f, f}, 1},
             {Op::sub, f, {f, f}, 1},
@@ -95,9 +101,76 @@ const std::vector<Admitted>& admitted_set()
             {Op::depthwise_conv2d, f, {f, f, f, f, f}, 1},   // input, weight, bias, zero points
             {Op::transpose_conv2d, f, {f, f, f, f, f}, 1},   // input, weight, bias, zero points
             {Op::conv3d, f, {f, f, f, f, f}, 1},             // input, weight, bias, zero points
+            // Indexing, conversion, logical, resampling and Fourier operators.
+            {Op::gather, f, {f, i32}, 1},                 // values, indices
+            {Op::gather, i32, {i32, i32}, 1},
+            {Op::gather, i16, {i16, i32}, 1},
+            {Op::gather, i8, {i8, i32}, 1},
+            {Op::scatter, f, {f, i32, f}, 1},             // values_in, indices, input
+            {Op::scatter, i32, {i32, i32, i32}, 1},
+            {Op::scatter, i16, {i16, i32, i16}, 1},
+            {Op::scatter, i8, {i8, i32, i8}, 1},
+            {Op::cast, b, {i8}, 1},
+            {Op::cast, b, {i16}, 1},
+            {Op::cast, b, {i32}, 1},
+            {Op::cast, i8, {b}, 1},
+            {Op::cast, i8, {i16}, 1},
+            {Op::cast, i8, {i32}, 1},
+            {Op::cast, i8, {f}, 1},
+            {Op::cast, i16, {b}, 1},
+            {Op::cast, i16, {i8}, 1},
+            {Op::cast, i16, {i32}, 1},
+            {Op::cast, i16, {f}, 1},
+            {Op::cast, i32, {b}, 1},
+            {Op::cast, i32, {i8}, 1},
+            {Op::cast, i32, {i16}, 1},
+            {Op::cast, i32, {f}, 1},
+            {Op::cast, f, {i8}, 1},
+            {Op::cast, f, {i16}, 1},
+            {Op::cast, f, {i32}, 1},
+            {Op::logical_and, b, {b, b}, 1},
+            {Op::logical_or, b, {b, b}, 1},
+            {Op::logical_xor, b, {b, b}, 1},
+            {Op::logical_not, b, {b}, 1},
+            {Op::reduce_all, b, {b}, 1},
+            {Op::reduce_any, b, {b}, 1},
+            // RESIZE: input, scale, offset, border.
+            {Op::resize, f, {f, DType::shape, DType::shape, DType::shape}, 1},
+            {Op::fft2d, f, {f, f}, 2},                    // real, imaginary -> real, imaginary
+            {Op::rfft2d, f, {f}, 2},                      // real -> real, imaginary
+            {Op::const_, i32, {}, 1},
+            {Op::const_, i16, {}, 1},
+            {Op::reshape, i32, {i32, DType::shape}, 1},
+            {Op::reshape, b, {b, DType::shape}, 1},
+            {Op::identity, i32, {i32}, 1},
+            {Op::identity, b, {b}, 1},
         };
     }();
     return set;
+}
+
+bool inputs_match(const tosa::Block& block, const tosa::Operator& op, const Admitted& entry)
+{
+    if (entry.variadic || op.inputs.size() != entry.inputs.size()) return false;
+    for (std::size_t i = 0; i < op.inputs.size(); ++i)
+        if (block.tensors[op.inputs[i]].dtype != entry.inputs[i]) return false;
+    return true;
+}
+
+// The table row an operator is admitted by. Where one operator/output dtype
+// has several rows (CAST from each source dtype), the row whose inputs match;
+// none matching is an operator/dtype pair outside the table (end()). Where it
+// has one row, that row: a mismatched input is then refused by its dtype.
+std::vector<Admitted>::const_iterator find_admitted(const tosa::Block& block,
+                                                    const tosa::Operator& op, DType dtype)
+{
+    const auto& set = admitted_set();
+    const auto same = [&](const Admitted& a) { return a.op == op.op && a.dtype == dtype; };
+    const auto first = std::ranges::find_if(set, same);
+    if (first == set.end() || std::ranges::count_if(set, same) == 1) return first;
+    const auto matching = std::ranges::find_if(
+        set, [&](const Admitted& a) { return same(a) && inputs_match(block, op, a); });
+    return matching;
 }
 
 // The dtype an operator is admitted on: its first output's, else its first input's.
@@ -123,8 +196,8 @@ Error unsupported_dtype(DType dtype, Op op, std::string_view where)
 // (INT8: MAX_POOL2D's data).
 bool slot_dtype(DType dtype)
 {
-    return dtype == DType::fp32 || dtype == DType::boolean || dtype == DType::int32 ||
-           dtype == DType::int8;
+    return dtype == DType::fp32 || dtype == DType::boolean || dtype == DType::int8 ||
+           dtype == DType::int16 || dtype == DType::int32;
 }
 
 }  // namespace
@@ -147,16 +220,23 @@ Status admit_block(const tosa::Block& block)
                                                   index, tosa::op_name(op.op), tensor)));
         const DType dtype = operator_dtype(block, op);
         const auto& set = admitted_set();
-        const auto entry = std::ranges::find_if(
-            set, [&](const Admitted& a) { return a.op == op.op && a.dtype == dtype; });
+        const auto entry = find_admitted(block, op, dtype);
         if (entry == set.end())
             return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_OPERATOR,
                                   static_cast<std::uint32_t>(op.op),
                                   static_cast<std::uint32_t>(dtype))
-                            .with_note(fmt::format("TOSA operator {} on {} is not supported by "
-                                                   "the CPU backend",
-                                                   tosa::op_name(op.op),
-                                                   tosa::dtype_name(dtype))));
+                            .with_note(
+                                op.op == Op::cast && !op.inputs.empty()
+                                    ? fmt::format("TOSA operator CAST from {} to {} is not "
+                                                  "supported by the CPU backend (docs/"
+                                                  "operators.md lists the pairs it runs)",
+                                                  tosa::dtype_name(
+                                                      block.tensors[op.inputs[0]].dtype),
+                                                  tosa::dtype_name(dtype))
+                                    : fmt::format("TOSA operator {} on {} is not supported by "
+                                                  "the CPU backend",
+                                                  tosa::op_name(op.op),
+                                                  tosa::dtype_name(dtype))));
         const bool arity_ok = entry->variadic ? !op.inputs.empty()
                                               : op.inputs.size() == entry->inputs.size();
         if (!arity_ok || op.outputs.size() != entry->outputs)
@@ -172,7 +252,22 @@ Status admit_block(const tosa::Block& block)
                                                    entry->outputs)));
         for (std::size_t i = 0; i < op.inputs.size(); ++i) {
             const tosa::Tensor& tensor = block.tensors[op.inputs[i]];
-            if (tensor.dtype != entry->inputs[entry->variadic ? 0 : i])
+            const DType expected = entry->inputs[entry->variadic ? 0 : i];
+            // An operand that is not data (indices, a condition, a shape):
+            // name the dtype it needs rather than suggesting FP32.
+            if (tensor.dtype != expected && expected != DType::fp32)
+                return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_DTYPE,
+                                      static_cast<std::uint32_t>(tensor.dtype),
+                                      static_cast<std::uint32_t>(op.op))
+                                .with_note(fmt::format("input {} ('{}') of operator {} ({}) has "
+                                                       "dtype {}; the CPU backend runs {} with "
+                                                       "{} there",
+                                                       i, tensor.name, index,
+                                                       tosa::op_name(op.op),
+                                                       tosa::dtype_name(tensor.dtype),
+                                                       tosa::op_name(op.op),
+                                                       tosa::dtype_name(expected))));
+            if (tensor.dtype != expected)
                 return fail(unsupported_dtype(
                     tensor.dtype, op.op,
                     fmt::format("input {} ('{}') of operator {} ({})", i, tensor.name, index,

@@ -5,7 +5,9 @@
 // copied. Every operator writes only the run's arena; output slots are
 // written in one final copy after the last check, so a submission that ends
 // DeadlineExpired has written nothing to its output buffers. A failure after
-// acceptance (deadline, out of memory) ends the event failed with that error.
+// acceptance (deadline, out of memory, a GATHER/SCATTER index outside the
+// tensor or repeated, which TOSA 1.0 leaves unpredictable) ends the event
+// failed with that error.
 // Values are addressed by byte (plan.hpp); each step views them as the
 // element type its kernel takes (float, BOOL bytes, int32, int8).
 #include <fmt/format.h>
@@ -52,7 +54,9 @@ private:
         return reinterpret_cast<std::uint8_t*>(pointers_[value]);
     }
     Shape shape(std::uint32_t value) const { return plan_.values[value].shape; }
-    void step(const Step& step);
+    Status step(const Step& step);
+    Status data_step(const Step& step);
+    Error index_error(const Step& step, const IndexFault& fault) const;
 
     Submission& submission_;
     const Plan& plan_;
@@ -85,7 +89,7 @@ private:
     std::vector<std::unique_ptr<std::byte[]>> realigned_;  // inputs bound at unaligned offsets
 };
 
-void Run::step(const Step& s)
+Status Run::step(const Step& s)
 {
     const Value& out = plan_.values[s.output];
     float* output = f32(s.output);
@@ -165,6 +169,93 @@ void Run::step(const Step& s)
     case StepKind::conv3d:
         conv3d(f32(s.inputs[0]), f32(s.inputs[1]), f32(s.inputs[2]), output, s.conv3d);
         break;
+    case StepKind::gather:
+    case StepKind::scatter:
+    case StepKind::cast:
+    case StepKind::logical:
+    case StepKind::logical_not:
+    case StepKind::reduce_bool:
+    case StepKind::resize:
+    case StepKind::fft2d:
+    case StepKind::rfft2d: return data_step(s);
+    }
+    return {};
+}
+
+// GATHER and SCATTER refuse an index TOSA 1.0 leaves unpredictable (REQUIRE)
+// rather than reading or writing outside the tensor.
+Error Run::index_error(const Step& s, const IndexFault& fault) const
+{
+    const bool gather = s.kind == StepKind::gather;
+    const std::int64_t k = plan_.values[s.inputs[0]].shape[1];
+    std::string why = fault.kind == IndexFault::Kind::duplicate
+                          ? fmt::format("index {} appears twice in batch {} (position {}); TOSA "
+                                        "1.0 SCATTER requires each index at most once per batch",
+                                        fault.index, fault.batch, fault.position)
+                          : fmt::format("index {} at [{}, {}] is outside [0, {}); TOSA 1.0 {} "
+                                        "requires 0 <= index < K",
+                                        fault.index, fault.batch, fault.position, k,
+                                        gather ? "GATHER" : "SCATTER");
+    return Error::of(fault.kind == IndexFault::Kind::duplicate ? Errc::invalid_argument
+                                                               : Errc::out_of_bounds,
+                     VACCEL_D_EXECUTION, s.op_index,
+                     static_cast<std::uint64_t>(static_cast<std::int64_t>(fault.index)))
+        .with_note(fmt::format("operator {} ({}): {}; nothing was written to the outputs: fix the "
+                               "indices input",
+                               s.op_index, gather ? "GATHER" : "SCATTER", why));
+}
+
+Status Run::data_step(const Step& s)
+{
+    const Value& out = plan_.values[s.output];
+    switch (s.kind) {
+    case StepKind::gather: {
+        const Value& values = plan_.values[s.inputs[0]];
+        const Value& indices = plan_.values[s.inputs[1]];
+        const IndexFault fault =
+            gather(at(s.inputs[0]), reinterpret_cast<const std::int32_t*>(at(s.inputs[1])),
+                   at(s.output), values.shape[0], values.shape[1], indices.shape[1],
+                   values.shape[2], element_bytes(values.dtype));
+        if (fault.kind != IndexFault::Kind::none) return fail(index_error(s, fault));
+        return {};
+    }
+    case StepKind::scatter: {
+        const Value& values = plan_.values[s.inputs[0]];
+        const Value& indices = plan_.values[s.inputs[1]];
+        const IndexFault fault =
+            scatter(at(s.inputs[0]), reinterpret_cast<const std::int32_t*>(at(s.inputs[1])),
+                    at(s.inputs[2]), at(s.output), values.shape[0], values.shape[1],
+                    indices.shape[1], values.shape[2], element_bytes(values.dtype));
+        if (fault.kind != IndexFault::Kind::none) return fail(index_error(s, fault));
+        return {};
+    }
+    case StepKind::cast:
+        cast(plan_.values[s.inputs[0]].dtype, at(s.inputs[0]), out.dtype, at(s.output),
+             out.elements);
+        return {};
+    case StepKind::logical:
+        logical(s.logical, boolean(s.inputs[0]), shape(s.inputs[0]), boolean(s.inputs[1]),
+                shape(s.inputs[1]), boolean(s.output), out.shape);
+        return {};
+    case StepKind::logical_not:
+        logical_not(boolean(s.inputs[0]), boolean(s.output), out.elements);
+        return {};
+    case StepKind::reduce_bool:
+        reduce_bool(s.reduce_all, boolean(s.inputs[0]), shape(s.inputs[0]), s.axis,
+                    boolean(s.output));
+        return {};
+    case StepKind::resize: resize(f32(s.inputs[0]), f32(s.output), s.resize); return {};
+    case StepKind::fft2d:
+        fft2d(f32(s.inputs[0]), f32(s.inputs[1]), f32(s.output), f32(s.output_imag),
+              out.shape[0], out.shape[1], out.shape[2], s.inverse);
+        return {};
+    case StepKind::rfft2d: {
+        const Value& in = plan_.values[s.inputs[0]];
+        rfft2d(f32(s.inputs[0]), f32(s.output), f32(s.output_imag), in.shape[0], in.shape[1],
+               in.shape[2]);
+        return {};
+    }
+    default: return {};
     }
 }
 
@@ -208,7 +299,7 @@ Status Run::execute()
         if (deadline_passed(submission_))
             return fail(deadline_error(fmt::format("before operator {}", s.op_index)));
         try {
-            step(s);
+            if (auto done = step(s); !done) return done;
         } catch (const std::bad_alloc&) {
             return fail(Error::of(Errc::out_of_memory, VACCEL_D_EXECUTION, s.op_index)
                             .with_note(fmt::format("operator {} ran out of memory", s.op_index)));

@@ -24,6 +24,12 @@
 // out_pad: not above minus the kernel), an acc_type other than FP32, and a
 // padded extent the stride does not divide exactly (BAD_ATTRIBUTE; a kernel
 // larger than the padded input is BAD_SHAPE).
+// GATHER/SCATTER need [N,K,C] values and [N,W] indices (SCATTER: W <= K,
+// since each row is written at most once; BAD_SHAPE); RESIZE reads its
+// scale/offset/border SHAPE constants here and refuses what TOSA 1.0's
+// ERROR_IF forbids (BAD_ATTRIBUTE), the output size following exactly;
+// FFT2D/RFFT2D need H and W powers of two and check both outputs' shapes
+// (BAD_SHAPE). Their index values are only known at run time (execute.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -120,6 +126,11 @@ private:
     // span / stride + 1, where TOSA 1.0 requires span >= 0 and an exact division.
     Result<std::int64_t> strided_extent(std::uint32_t index, std::string_view axis,
                                         std::int64_t span, std::int64_t stride) const;
+    // Indexing, resampling and Fourier operators.
+    Status check_gather(std::uint32_t index);
+    Status check_scatter(std::uint32_t index);
+    Status check_resize(std::uint32_t index);
+    Status check_fft(std::uint32_t index);
     // The values of a SHAPE operand, which must be a constant with `count` elements.
     Result<std::vector<std::int64_t>> shape_operand(std::uint32_t index, std::size_t operand,
                                                     std::string_view what,
@@ -141,6 +152,7 @@ private:
     // Per operator index, sized and filled by check_pool2d / check_conv3d.
     std::vector<Pool2dGeometry> pool_;
     std::vector<Conv3dGeometry> conv3d_;
+    std::vector<ResizeGeometry> resize_;  // per operator index, filled by check_resize
 };
 
 // The first element of an FP32 constant (PAD's pad_const).
@@ -457,6 +469,155 @@ Status Compiler::check_tile(std::uint32_t index)
     return expect_output(index, result);
 }
 
+// ---- Indexing, resampling and Fourier operators ---------------------------
+
+Status Compiler::check_gather(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& values = in(op, 0).shape;
+    const auto& indices = in(op, 1).shape;
+    if (values.size() != 3 || indices.size() != 2 || values[0] != indices[0])
+        return fail(bad_shape(index, fmt::format("values {} and indices {} are not [N,K,C] and "
+                                                 "[N,W]",
+                                                 shape_text(values), shape_text(indices))));
+    return expect_output(index, {values[0], indices[1], values[2]});
+}
+
+Status Compiler::check_scatter(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& values = in(op, 0).shape;
+    const auto& indices = in(op, 1).shape;
+    const auto& input = in(op, 2).shape;
+    if (values.size() != 3 || indices.size() != 2 || input.size() != 3 ||
+        values[0] != indices[0] || input != std::vector<std::int64_t>{indices[0], indices[1],
+                                                                       values[2]})
+        return fail(bad_shape(index, fmt::format("values_in {}, indices {} and input {} are not "
+                                                 "[N,K,C], [N,W] and [N,W,C]",
+                                                 shape_text(values), shape_text(indices),
+                                                 shape_text(input))));
+    // Each index may be written once per batch, so W > K cannot run.
+    if (indices[1] > values[1] && values[0] > 0)
+        return fail(bad_shape(index, fmt::format("indices {} write {} rows into {} rows per "
+                                                 "batch; TOSA 1.0 SCATTER writes each row at "
+                                                 "most once",
+                                                 shape_text(indices), indices[1], values[1])));
+    return expect_output(index, values);
+}
+
+// TOSA 1.0 RESIZE: scale [y_n, y_d, x_n, x_d], offset [y, x] and border [y, x]
+// are SHAPE constants; the output size follows from them exactly.
+Status Compiler::check_resize(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& input = in(op, 0).shape;
+    const auto& output = out(op).shape;
+    if (input.size() != 4 || output.size() != 4)
+        return fail(bad_shape(index, fmt::format("input {} and output {} must be [N,H,W,C]",
+                                                 shape_text(input), shape_text(output))));
+    // Every output samples the input: an empty image has nothing to sample.
+    if (input[1] < 1 || input[2] < 1)
+        return fail(bad_shape(index, fmt::format("input {} has no rows or columns to sample",
+                                                 shape_text(input))));
+    const std::uint32_t mode = op.attributes.resize_mode;
+    if (mode != 1 && mode != 2)  // ResizeMode (tosa.fbs): NEAREST 1, BILINEAR 2
+        return fail(bad_attribute(index, fmt::format("mode {} is neither NEAREST_NEIGHBOR (1) "
+                                                     "nor BILINEAR (2)",
+                                                     mode)));
+    auto scale = shape_operand(index, 1, "scale", 4);
+    if (!scale) return fail(scale.error());
+    auto offset = shape_operand(index, 2, "offset", 2);
+    if (!offset) return fail(offset.error());
+    auto border = shape_operand(index, 3, "border", 2);
+    if (!border) return fail(border.error());
+    ResizeGeometry g;
+    g.n = input[0], g.ih = input[1], g.iw = input[2], g.c = input[3];
+    g.scale_y_n = (*scale)[0], g.scale_y_d = (*scale)[1];
+    g.scale_x_n = (*scale)[2], g.scale_x_d = (*scale)[3];
+    g.offset_y = (*offset)[0], g.offset_x = (*offset)[1];
+    g.bilinear = mode == 2;
+    const std::int64_t border_y = (*border)[0];
+    const std::int64_t border_x = (*border)[1];
+    const std::string given = fmt::format("scale {}, offset {}, border {}", shape_text(*scale),
+                                          shape_text(*offset), shape_text(*border));
+    // The limits TOSA 1.0 sets (ERROR_IF), in its order.
+    const auto limit = [&](bool violated, std::string_view rule) -> Status {
+        if (violated)
+            return fail(bad_attribute(index, fmt::format("{}: TOSA 1.0 requires {}", given, rule)));
+        return {};
+    };
+    if (auto ok = limit(g.scale_y_n <= 0 || g.scale_y_d <= 0 || g.scale_x_n <= 0 ||
+                            g.scale_x_d <= 0,
+                        "every scale value > 0");
+        !ok)
+        return ok;
+    if (auto ok = limit(g.scale_y_n > 2048 || g.scale_x_n > 2048, "scale_y_n, scale_x_n <= 2048");
+        !ok)
+        return ok;
+    if (auto ok = limit(g.scale_y_d >= 16 * g.scale_y_n || g.scale_x_d >= 16 * g.scale_x_n,
+                        "scale_d < 16 * scale_n (at most a 1/16 downscale)");
+        !ok)
+        return ok;
+    if (auto ok = limit(g.offset_y < -g.scale_y_n || g.offset_y >= 16 * g.scale_y_n ||
+                            g.offset_x < -g.scale_x_n || g.offset_x >= 16 * g.scale_x_n,
+                        "-scale_n <= offset < 16 * scale_n");
+        !ok)
+        return ok;
+    if (auto ok = limit(border_y < -16 * g.scale_y_n || border_y >= g.scale_y_n ||
+                            border_x < -16 * g.scale_x_n || border_x >= g.scale_x_n,
+                        "-16 * scale_n <= border < scale_n");
+        !ok)
+        return ok;
+    if (std::max({g.ih, g.iw, output[1], output[2]}) >= 16384)
+        return fail(bad_shape(index, fmt::format("input {} or output {} has a height or width "
+                                                 "of 16384 or more; TOSA 1.0 allows less",
+                                                 shape_text(input), shape_text(output))));
+    const std::int64_t span_y = (g.ih - 1) * g.scale_y_n - g.offset_y + border_y;
+    const std::int64_t span_x = (g.iw - 1) * g.scale_x_n - g.offset_x + border_x;
+    if (auto ok = limit(span_y % g.scale_y_d != 0 || span_x % g.scale_x_d != 0,
+                        "(IH - 1) * scale_y_n - offset_y + border_y to be a multiple of "
+                        "scale_y_d, and likewise along x");
+        !ok)
+        return ok;
+    g.oh = span_y / g.scale_y_d + 1;
+    g.ow = span_x / g.scale_x_d + 1;
+    if (g.oh < 1 || g.ow < 1)
+        return fail(bad_attribute(index, fmt::format("{} give an output of {} x {} for input {}",
+                                                     given, g.oh, g.ow, shape_text(input))));
+    resize_[index] = g;
+    return expect_output(index, {g.n, g.oh, g.ow, g.c});
+}
+
+// FFT2D: real and imaginary [N,H,W] -> two [N,H,W]; RFFT2D: [N,H,W] -> two
+// [N,H,W/2+1]. H and W must be powers of two.
+Status Compiler::check_fft(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& input = in(op, 0).shape;
+    if (input.size() != 3)
+        return fail(bad_shape(index, fmt::format("input {} must be [N,H,W]", shape_text(input))));
+    if (op.op == Op::fft2d && in(op, 1).shape != input)
+        return fail(bad_shape(index, fmt::format("input_real {} and input_imag {} differ",
+                                                 shape_text(input),
+                                                 shape_text(in(op, 1).shape))));
+    for (const std::int64_t dim : {input[1], input[2]})
+        if (dim < 1 || (dim & (dim - 1)) != 0)
+            return fail(bad_shape(index, fmt::format("input {}: height and width must be powers "
+                                                     "of two, {} is not",
+                                                     shape_text(input), dim)));
+    const std::vector<std::int64_t> result =
+        op.op == Op::fft2d ? input
+                           : std::vector<std::int64_t>{input[0], input[1], input[2] / 2 + 1};
+    if (auto real = expect_output(index, result); !real) return real;
+    const tosa::Tensor& imag = block_.tensors[op.outputs[1]];
+    if (imag.shape != result)
+        return fail(bad_shape(index, fmt::format("output '{}' is declared {} but the operands "
+                                                 "give {}",
+                                                 imag.name, shape_text(imag.shape),
+                                                 shape_text(result))));
+    return {};
+}
+
 Status Compiler::check_reduce(std::uint32_t index)
 {
     const tosa::Operator& op = block_.operators[index];
@@ -732,6 +893,7 @@ Status Compiler::check_shapes(std::uint32_t index)
         conv_.resize(block_.operators.size());
         start_.resize(block_.operators.size());
         pad_value_.resize(block_.operators.size());
+        resize_.resize(block_.operators.size());
     }
     const tosa::Operator& op = block_.operators[index];
     for (std::uint32_t tensor : op.inputs)
@@ -763,6 +925,19 @@ Status Compiler::check_shapes(std::uint32_t index)
     case Op::reverse:
         if (auto axis = check_axis(index, in(op, 0).shape.size()); !axis) return axis;
         return expect_output(index, in(op, 0).shape);
+    // Indexing, conversion, logical, resampling and Fourier operators.
+    case Op::gather: return check_gather(index);
+    case Op::scatter: return check_scatter(index);
+    case Op::cast:
+    case Op::logical_not: return expect_output(index, in(op, 0).shape);
+    case Op::logical_and:
+    case Op::logical_or:
+    case Op::logical_xor: return check_broadcast(index);
+    case Op::reduce_all:
+    case Op::reduce_any: return check_reduce(index);
+    case Op::resize: return check_resize(index);
+    case Op::fft2d:
+    case Op::rfft2d: return check_fft(index);
     case Op::negate:
         if (auto zero = expect_zero_constant(index, 1, "input1_zp"); !zero) return zero;
         if (auto zero = expect_zero_constant(index, 2, "output_zp"); !zero) return zero;
@@ -921,6 +1096,25 @@ Result<std::shared_ptr<const Plan>> Compiler::build(const tosa::Graph& graph)
             step.pad_value = pad_value_[index];
             break;
         case Op::tile: step.kind = StepKind::tile; break;
+        // Indexing, conversion, logical, resampling and Fourier operators.
+        case Op::gather: step.kind = StepKind::gather; break;
+        case Op::scatter: step.kind = StepKind::scatter; break;
+        case Op::cast: step.kind = StepKind::cast; break;
+        case Op::logical_and: step.kind = StepKind::logical, step.logical = Logical::land; break;
+        case Op::logical_or: step.kind = StepKind::logical, step.logical = Logical::lor; break;
+        case Op::logical_xor: step.kind = StepKind::logical, step.logical = Logical::lxor; break;
+        case Op::logical_not: step.kind = StepKind::logical_not; break;
+        case Op::reduce_all: step.kind = StepKind::reduce_bool, step.reduce_all = true; break;
+        case Op::reduce_any: step.kind = StepKind::reduce_bool, step.reduce_all = false; break;
+        case Op::resize:
+            step.kind = StepKind::resize;
+            step.resize = resize_[index];
+            break;
+        case Op::fft2d:
+            step.kind = StepKind::fft2d;
+            step.inverse = op.attributes.inverse;
+            break;
+        case Op::rfft2d: step.kind = StepKind::rfft2d; break;
         case Op::reverse: step.kind = StepKind::reverse; break;
         case Op::matmul: step.kind = StepKind::matmul; break;
         case Op::reshape:
@@ -975,10 +1169,12 @@ Result<std::shared_ptr<const Plan>> Compiler::build(const tosa::Graph& graph)
         if (op.op == Op::depthwise_conv2d || op.op == Op::transpose_conv2d || op.op == Op::conv3d)
             data_operands = 3;  // input, weight, bias (not the zero points)
         if (op.op == Op::avg_pool2d) data_operands = 1;
-        if (op.op == Op::negate || op.op == Op::slice || op.op == Op::pad || op.op == Op::tile)
+        if (op.op == Op::negate || op.op == Op::slice || op.op == Op::pad || op.op == Op::tile ||
+            op.op == Op::resize)
             data_operands = 1;
         for (std::size_t i = 0; i < data_operands; ++i) step.inputs.push_back(value_for(op.inputs[i]));
         step.output = value_for(op.outputs[0]);
+        if (op.outputs.size() > 1) step.output_imag = value_for(op.outputs[1]);  // FFT2D, RFFT2D
         plan_.steps.push_back(std::move(step));
     }
 

@@ -11,7 +11,7 @@
 // arena is made per loaded program (arena_pool.hpp), never per run; its
 // constants are written when it is made and never overwritten. Storage is
 // byte-based: every value carries its dtype (FP32: 4-byte float, BOOL: one
-// byte 0 or 1, INT32: 4 bytes, INT8: one byte) and its offset and size are in bytes. Arena
+// byte 0 or 1, INT8: 1, INT16: 2 and INT32: 4 bytes) and its offset and size are in bytes. Arena
 // ranges start at multiples of 256 bytes from a base aligned to at least 16,
 // so every element type is aligned.
 #pragma once
@@ -24,6 +24,7 @@
 
 #include "kernels.hpp"
 #include "kernels_spatial.hpp"
+#include "kernels_data.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/graph.hpp"
@@ -39,7 +40,7 @@ enum class Home : std::uint8_t {
 
 struct Value {
     Home home = Home::arena;
-    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean, int32 or int8
+    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean, int8, int16 or int32
     std::uint32_t slot = 0;     // Home::slot
     std::uint64_t offset = 0;   // Home::constant / Home::arena, in bytes
     std::vector<std::int64_t> shape;
@@ -73,6 +74,17 @@ enum class StepKind : std::uint8_t {
     depthwise_conv2d,  // conv
     transpose_conv2d,  // conv (pad_top/pad_left: out_pad top/left)
     conv3d,            // conv3d
+    // Indexing, conversion, logical, resampling and Fourier operators
+    // (kernels_data.hpp).
+    gather,       // values, indices: any stored dtype, INT32 indices
+    scatter,      // values_in, indices, input
+    cast,         // from the input's dtype to the output's
+    logical,      // LOGICAL_AND OR XOR: `logical`, BOOL broadcast
+    logical_not,
+    reduce_bool,  // REDUCE_ALL (reduce_all) or REDUCE_ANY: axis
+    resize,       // `resize`
+    fft2d,        // real, imaginary -> output, output_imag: inverse
+    rfft2d,       // real -> output, output_imag
 };
 
 struct Step {
@@ -93,6 +105,12 @@ struct Step {
     Conv2dGeometry conv;                   // conv2d, depthwise_conv2d, transpose_conv2d
     Pool2dGeometry pool;                   // max_pool2d, avg_pool2d
     Conv3dGeometry conv3d;                 // conv3d
+    // Indexing, conversion, logical, resampling and Fourier operators.
+    Logical logical = Logical::land;       // logical
+    bool reduce_all = true;                // reduce_bool: ALL, else ANY
+    ResizeGeometry resize;                 // resize
+    bool inverse = false;                  // fft2d
+    std::uint32_t output_imag = 0;         // fft2d, rfft2d: the second output's value index
 };
 
 struct Plan {
