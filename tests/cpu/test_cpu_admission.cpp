@@ -77,19 +77,19 @@ void cast_is_refused_naming_the_operator(void**)
     rig.finish();
 }
 
-void add_on_int32_is_refused_naming_the_dtype(void**)
+void add_on_int16_is_refused_naming_the_dtype(void**)
 {
     Rig rig;
     tosa::GraphBuilder g;
-    const auto a = g.tensor("a", {4}, DType::int32);
-    const auto b = g.tensor("b", {4}, DType::int32);
-    const auto out = g.tensor("out", {4}, DType::int32);
+    const auto a = g.tensor("a", {4}, DType::int16);
+    const auto b = g.tensor("b", {4}, DType::int16);
+    const auto out = g.tensor("out", {4}, DType::int16);
     g.op(Op::add, {a, b}, {out});
     g.input(a);
     g.input(b);
     g.output(out);
     assert_refused(rig.load(g.finish()), Errc::unsupported, VACCEL_D_TOSA_OPERATOR, Op::add,
-                   DType::int32);
+                   DType::int16);
     rig.finish();
 }
 
@@ -422,7 +422,7 @@ int main()
         cmocka_unit_test(slots_list_inputs_then_outputs),
         cmocka_unit_test(conv3d_on_fp16_is_refused_naming_the_operator),
         cmocka_unit_test(cast_is_refused_naming_the_operator),
-        cmocka_unit_test(add_on_int32_is_refused_naming_the_dtype),
+        cmocka_unit_test(add_on_int16_is_refused_naming_the_dtype),
         cmocka_unit_test(fp16_operand_of_fp32_add_is_refused_naming_the_dtype),
         cmocka_unit_test(two_regions_are_refused),
         cmocka_unit_test(operands_that_do_not_broadcast_are_malformed),

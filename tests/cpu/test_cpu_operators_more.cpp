@@ -375,22 +375,23 @@ void select_with_a_bool_constant_condition(void**)
     rig.finish(program);
 }
 
-void comparison_on_int32_is_refused_naming_the_dtype(void**)
+void comparison_on_int16_is_refused_naming_the_dtype(void**)
 {
     Rig rig;
     tosa::GraphBuilder g;
-    const auto a = g.tensor("a", {4}, DType::int32);
-    const auto b = g.tensor("b", {4}, DType::int32);
+    const auto a = g.tensor("a", {4}, DType::int16);
+    const auto b = g.tensor("b", {4}, DType::int16);
     const auto out = g.tensor("out", {4}, DType::boolean);
     g.op(Op::equal, {a, b}, {out});
     g.input(a);
     g.input(b);
     g.output(out);
     auto refused = rig.load(g.finish());
-    assert_refused(refused, Errc::unsupported, VACCEL_D_TOSA_DTYPE, DType::int32, Op::equal);
+    assert_refused(refused, Errc::unsupported, VACCEL_D_TOSA_DTYPE, DType::int16, Op::equal);
     assert_string_equal(refused.error().note.c_str(),
-                        "input 0 ('a') of operator 0 (EQUAL) of dtype INT32 is not supported by "
-                        "the CPU backend (it runs FP32 graphs); convert the model to FP32");
+                        "input 0 ('a') of operator 0 (EQUAL) of dtype INT16 is not supported by "
+                        "the CPU backend for this operator (docs/operators.md lists the dtypes "
+                        "each operator takes); convert the model to FP32");
     // A comparison declared with an FP32 output is not the admitted form.
     assert_refused(rig.load(binary_graph(Op::greater, {2}, {2}, {2})), Errc::unsupported,
                    VACCEL_D_TOSA_OPERATOR, Op::greater, DType::fp32);
@@ -1055,7 +1056,7 @@ int main()
         cmocka_unit_test(select_broadcasts_condition_and_operands),
         cmocka_unit_test(greater_feeds_select_inside_one_graph),
         cmocka_unit_test(select_with_a_bool_constant_condition),
-        cmocka_unit_test(comparison_on_int32_is_refused_naming_the_dtype),
+        cmocka_unit_test(comparison_on_int16_is_refused_naming_the_dtype),
         cmocka_unit_test(select_with_fp32_condition_is_refused),
         cmocka_unit_test(select_with_two_operands_is_malformed),
         cmocka_unit_test(abs_ceil_floor_reciprocal_are_exact),

@@ -101,6 +101,14 @@ const std::vector<Admitted>& admitted_set()
             {Op::depthwise_conv2d, f, {f, f, f, f, f}, 1},   // input, weight, bias, zero points
             {Op::transpose_conv2d, f, {f, f, f, f, f}, 1},   // input, weight, bias, zero points
             {Op::conv3d, f, {f, f, f, f, f}, 1},             // input, weight, bias, zero points
+            // INT32 arithmetic and comparison (loop counters, indices).
+            {Op::add, i32, {i32, i32}, 1},
+            {Op::sub, i32, {i32, i32}, 1},
+            {Op::maximum, i32, {i32, i32}, 1},
+            {Op::minimum, i32, {i32, i32}, 1},
+            {Op::equal, b, {i32, i32}, 1},
+            {Op::greater, b, {i32, i32}, 1},
+            {Op::greater_equal, b, {i32, i32}, 1},
             // Indexing, conversion, logical, resampling and Fourier operators.
             {Op::gather, f, {f, i32}, 1},                 // values, indices
             {Op::gather, i32, {i32, i32}, 1},
@@ -170,7 +178,9 @@ std::vector<Admitted>::const_iterator find_admitted(const tosa::Block& block,
     if (first == set.end() || std::ranges::count_if(set, same) == 1) return first;
     const auto matching = std::ranges::find_if(
         set, [&](const Admitted& a) { return same(a) && inputs_match(block, op, a); });
-    return matching;
+    // CAST is admitted per pair; any other operator reports its first
+    // operand of a dtype no row takes.
+    return matching != set.end() || op.op == Op::cast ? matching : first;
 }
 
 // The dtype an operator is admitted on: its first output's, else its first input's.
@@ -187,8 +197,9 @@ Error unsupported_dtype(DType dtype, Op op, std::string_view where)
 {
     return Error::of(Errc::unsupported, VACCEL_D_TOSA_DTYPE, static_cast<std::uint32_t>(dtype),
                      static_cast<std::uint32_t>(op))
-        .with_note(fmt::format("{} of dtype {} is not supported by the CPU backend (it runs FP32 "
-                               "graphs); convert the model to FP32",
+        .with_note(fmt::format("{} of dtype {} is not supported by the CPU backend for this "
+                               "operator (docs/operators.md lists the dtypes each operator "
+                               "takes); convert the model to FP32",
                                where, tosa::dtype_name(dtype)));
 }
 
@@ -218,6 +229,20 @@ Status admit_block(const tosa::Block& block)
                                       fmt::format("operator {} ({}) writes tensor index {}, "
                                                   "which does not exist",
                                                   index, tosa::op_name(op.op), tensor)));
+        if (op.op == Op::cond_if || op.op == Op::while_loop || op.op == Op::variable ||
+            op.op == Op::variable_read || op.op == Op::variable_write) {
+            // Control flow and state carry values of any stored dtype; the
+            // blocks they run are admitted on their own.
+            for (const auto* operands : {&op.inputs, &op.outputs})
+                for (std::uint32_t tensor : *operands)
+                    if (!slot_dtype(block.tensors[tensor].dtype))
+                        return fail(unsupported_dtype(
+                            block.tensors[tensor].dtype, op.op,
+                            fmt::format("tensor '{}' of operator {} ({})",
+                                        block.tensors[tensor].name, index,
+                                        tosa::op_name(op.op))));
+            continue;
+        }
         const DType dtype = operator_dtype(block, op);
         const auto& set = admitted_set();
         const auto entry = find_admitted(block, op, dtype);

@@ -281,6 +281,10 @@ public:
                                                        "could not be allocated",
                                                        program->plan->arena_bytes)));
             program->arenas->give(std::move(first));
+            for (const VariableInfo& variable : program->plan->variables) {
+                const auto* initial = reinterpret_cast<const std::byte*>(variable.initial.data());
+                program->variables.emplace_back(initial, initial + variable.initial.size());
+            }
         } else {
             const std::string_view name(reinterpret_cast<const char*>(desc.payload.data()),
                                         desc.payload.size());

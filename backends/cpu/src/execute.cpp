@@ -12,7 +12,9 @@
 // element type its kernel takes (float, BOOL bytes, int32, int8).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <memory>
 #include <new>
 
@@ -37,10 +39,40 @@ Error deadline_error(std::string_view when)
                                when));
 }
 
+// An arena of the program's pool, given back when the run ends.
+class Lease {
+public:
+    explicit Lease(ArenaPool& pool) : pool_(pool), arena_(pool.take()) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease()
+    {
+        if (arena_) pool_.give(std::move(arena_));
+    }
+    std::byte* get() const { return arena_.get(); }
+
+private:
+    ArenaPool& pool_;
+    ArenaPool::Arena arena_;
+};
+
+// What every block of one run shares.
+struct RunContext {
+    Submission& submission;
+    const Plan& program;                // the main plan; nested plans inside it
+    std::byte* arena = nullptr;         // every block's range of one arena
+    std::vector<std::byte*> variables;  // per program variable: this run's copy
+};
+
+// One block of a run: the main block (top) or a block control flow runs.
 class Run {
 public:
-    explicit Run(Submission& submission)
-        : submission_(submission), plan_(*submission.program->plan)
+    // `slots`: a pointer per slot of `plan` (inputs, then outputs); top: the
+    // submission's bound buffers. `captured`: per captured index of `plan`.
+    Run(RunContext& context, const Plan& plan, std::span<std::byte* const> slots,
+        std::span<std::byte* const> captured, bool top)
+        : context_(context), submission_(context.submission), plan_(plan), slots_(slots),
+          captured_(captured), top_(top)
     {
     }
 
@@ -49,42 +81,30 @@ public:
 private:
     std::byte* at(std::uint32_t value) const { return pointers_[value]; }
     float* f32(std::uint32_t value) const { return reinterpret_cast<float*>(pointers_[value]); }
+    std::int32_t* i32(std::uint32_t value) const
+    {
+        return reinterpret_cast<std::int32_t*>(pointers_[value]);
+    }
     std::uint8_t* boolean(std::uint32_t value) const
     {
         return reinterpret_cast<std::uint8_t*>(pointers_[value]);
     }
     Shape shape(std::uint32_t value) const { return plan_.values[value].shape; }
+    Status bind_values();
     Status step(const Step& step);
     Status data_step(const Step& step);
+    Status cond_if(const Step& step);
+    Status while_loop(const Step& step);
+    Status run_block(const BlockCall& call, std::span<std::byte* const> slots);
+    void write_outputs();
     Error index_error(const Step& step, const IndexFault& fault) const;
 
+    RunContext& context_;
     Submission& submission_;
     const Plan& plan_;
-    // An arena of the program's pool, given back when the run ends.
-    class Lease {
-    public:
-        Lease() = default;
-        explicit Lease(ArenaPool& pool) : pool_(&pool), arena_(pool.take()) {}
-        Lease(Lease&& other) noexcept = default;
-        Lease& operator=(Lease&& other) noexcept
-        {
-            release();
-            pool_ = other.pool_;
-            arena_ = std::move(other.arena_);
-            return *this;
-        }
-        ~Lease() { release(); }
-        std::byte* get() const { return arena_.get(); }
-
-    private:
-        void release()
-        {
-            if (pool_ && arena_) pool_->give(std::move(arena_));
-        }
-        ArenaPool* pool_ = nullptr;
-        ArenaPool::Arena arena_;
-    };
-    Lease arena_;
+    std::span<std::byte* const> slots_;
+    std::span<std::byte* const> captured_;
+    bool top_;
     std::vector<std::byte*> pointers_;  // per value
     std::vector<std::unique_ptr<std::byte[]>> realigned_;  // inputs bound at unaligned offsets
 };
@@ -95,13 +115,23 @@ Status Run::step(const Step& s)
     float* output = f32(s.output);
     switch (s.kind) {
     case StepKind::binary:
-        binary(s.binary, f32(s.inputs[0]), shape(s.inputs[0]), f32(s.inputs[1]),
-               shape(s.inputs[1]), output, out.shape, s.nan_propagate);
+        if (out.dtype == tosa::DType::int32)
+            binary(s.binary, i32(s.inputs[0]), shape(s.inputs[0]), i32(s.inputs[1]),
+                   shape(s.inputs[1]), i32(s.output), out.shape);
+        else
+            binary(s.binary, f32(s.inputs[0]), shape(s.inputs[0]), f32(s.inputs[1]),
+                   shape(s.inputs[1]), output, out.shape, s.nan_propagate);
         break;
     case StepKind::compare:
-        compare(s.compare, f32(s.inputs[0]), shape(s.inputs[0]), f32(s.inputs[1]),
-                shape(s.inputs[1]), boolean(s.output), out.shape);
+        if (plan_.values[s.inputs[0]].dtype == tosa::DType::int32)
+            compare(s.compare, i32(s.inputs[0]), shape(s.inputs[0]), i32(s.inputs[1]),
+                    shape(s.inputs[1]), boolean(s.output), out.shape);
+        else
+            compare(s.compare, f32(s.inputs[0]), shape(s.inputs[0]), f32(s.inputs[1]),
+                    shape(s.inputs[1]), boolean(s.output), out.shape);
         break;
+    case StepKind::cond_if: return cond_if(s);
+    case StepKind::while_loop: return while_loop(s);
     case StepKind::select:
         select(boolean(s.inputs[0]), shape(s.inputs[0]), f32(s.inputs[1]), shape(s.inputs[1]),
                f32(s.inputs[2]), shape(s.inputs[2]), output, out.shape);
@@ -259,28 +289,23 @@ Status Run::data_step(const Step& s)
     }
 }
 
-Status Run::execute()
+Status Run::bind_values()
 {
-    if (deadline_passed(submission_)) return fail(deadline_error("before it started running"));
-
-    arena_ = Lease(*submission_.program->arenas);
-    if (!arena_.get())
-        return fail(Error::of(Errc::out_of_memory, VACCEL_D_EXECUTION, 0)
-                        .with_note(fmt::format("the {}-byte working arena could not be allocated",
-                                               plan_.arena_bytes)));
     pointers_.resize(plan_.values.size());
     for (std::size_t v = 0; v < plan_.values.size(); ++v) {
         const Value& value = plan_.values[v];
         switch (value.home) {
-        case Home::arena: pointers_[v] = arena_.get() + value.offset; break;
+        case Home::arena: pointers_[v] = context_.arena + value.offset; break;
         case Home::constant:
             // Kernels take mutable pointers; constants are only ever read.
             pointers_[v] = const_cast<std::byte*>(plan_.constants.data()) + value.offset;
             break;
+        case Home::state: pointers_[v] = context_.variables[value.slot]; break;
+        case Home::captured: pointers_[v] = captured_[value.slot]; break;
         case Home::slot: {
-            std::byte* data = submission_.slot_data[value.slot];
-            if (reinterpret_cast<std::uintptr_t>(data) % 4 == 0) {
-                pointers_[v] = data;
+            std::byte* data = slots_[value.slot];
+            if (!top_ || reinterpret_cast<std::uintptr_t>(data) % 4 == 0) {
+                pointers_[v] = data;  // nested blocks' slots are arena values: aligned
                 break;
             }
             auto& copy = realigned_.emplace_back(new (std::nothrow) std::byte[value.bytes + 4]);
@@ -294,7 +319,13 @@ Status Run::execute()
         }
         }
     }
+    return {};
+}
 
+Status Run::execute()
+{
+    if (deadline_passed(submission_)) return fail(deadline_error("before it started running"));
+    if (auto bound = bind_values(); !bound) return bound;
     for (const Step& s : plan_.steps) {
         if (deadline_passed(submission_))
             return fail(deadline_error(fmt::format("before operator {}", s.op_index)));
@@ -307,12 +338,115 @@ Status Run::execute()
     }
     if (deadline_passed(submission_))
         return fail(deadline_error("before its outputs were written"));
-
-    for (std::uint32_t slot = plan_.input_count; slot < plan_.slots.size(); ++slot) {
-        const Value& value = plan_.values[plan_.slot_values[slot]];
-        std::memcpy(submission_.slot_data[slot], at(plan_.slot_values[slot]), value.bytes);
-    }
+    write_outputs();
     return {};
+}
+
+// Copies the staged outputs to the output slots. A nested block's output
+// slots can be the very bytes its inputs are read from (a WHILE_LOOP body
+// gets the loop values as both), and an output may be an input passed
+// through: every source that overlaps some destination is copied aside
+// first, so no output is copied from bytes an earlier one overwrote.
+void Run::write_outputs()
+{
+    struct Copy {
+        std::byte* to;
+        const std::byte* from;
+        std::uint64_t bytes;
+    };
+    std::vector<Copy> copies;
+    for (std::uint32_t slot = plan_.input_count; slot < plan_.slots.size(); ++slot) {
+        const std::uint32_t value = plan_.slot_values[slot];
+        copies.push_back({slots_[slot], at(value), plan_.values[value].bytes});
+    }
+    std::vector<std::vector<std::byte>> aside;
+    if (!top_) {
+        const auto overlaps = [](const Copy& a, const std::byte* p, std::uint64_t n) {
+            return a.to < p + n && p < a.to + a.bytes;
+        };
+        for (Copy& copy : copies) {
+            const bool clobbered = std::ranges::any_of(copies, [&](const Copy& other) {
+                return &other != &copy && overlaps(other, copy.from, copy.bytes);
+            });
+            if (!clobbered) continue;
+            aside.emplace_back(copy.from, copy.from + copy.bytes);
+            copy.from = aside.back().data();
+        }
+    }
+    for (const Copy& copy : copies)
+        if (copy.to != copy.from) std::memcpy(copy.to, copy.from, copy.bytes);
+}
+
+Status Run::run_block(const BlockCall& call, std::span<std::byte* const> slots)
+{
+    const Plan& block = context_.program.nested[call.block];
+    std::vector<std::byte*> captured;
+    captured.reserve(call.captures.size());
+    for (std::uint32_t value : call.captures) captured.push_back(at(value));
+    return Run(context_, block, slots, captured, false).execute();
+}
+
+// COND_IF: the condition picks then (calls[0]) or else (calls[1]); the block
+// reads the other operands and writes the results.
+Status Run::cond_if(const Step& s)
+{
+    std::vector<std::byte*> slots;
+    for (std::size_t i = 1; i < s.inputs.size(); ++i) slots.push_back(at(s.inputs[i]));
+    for (std::uint32_t value : s.results) slots.push_back(at(value));
+    return run_block(s.calls[*boolean(s.inputs[0]) != 0 ? 0 : 1], slots);
+}
+
+// WHILE_LOOP: the results hold the loop values. The condition block
+// (calls[0]) reads them into one BOOL; while it is true the body (calls[1])
+// reads them and writes their next values over them. The deadline is checked
+// before every iteration: a loop that does not end is ended by it.
+Status Run::while_loop(const Step& s)
+{
+    for (std::size_t i = 0; i < s.results.size(); ++i)
+        if (at(s.results[i]) != at(s.inputs[i]))
+            std::memcpy(at(s.results[i]), at(s.inputs[i]), plan_.values[s.results[i]].bytes);
+    std::vector<std::byte*> loop;
+    for (std::uint32_t value : s.results) loop.push_back(at(value));
+    std::uint8_t more = 0;
+    std::vector<std::byte*> cond_slots = loop;
+    cond_slots.push_back(reinterpret_cast<std::byte*>(&more));
+    std::vector<std::byte*> body_slots = loop;
+    body_slots.insert(body_slots.end(), loop.begin(), loop.end());
+    for (std::uint64_t iteration = 0;; ++iteration) {
+        if (deadline_passed(submission_))
+            return fail(deadline_error(fmt::format("in iteration {} of operator {} (WHILE_LOOP)",
+                                                   iteration, s.op_index)));
+        if (auto checked = run_block(s.calls[0], cond_slots); !checked) return checked;
+        if (more == 0) return {};
+        if (auto ran = run_block(s.calls[1], body_slots); !ran) return ran;
+    }
+}
+
+// Runs a TOSA program: an arena from the program's pool, and for a program
+// with variables, this run's copy of them. Runs of one program with
+// variables are serialized on its state mutex; the copy is committed only
+// when the run succeeds, so a failed or expired run changes no state.
+Status run_program(Submission& submission)
+{
+    ProgramState& program = *submission.program;
+    const Plan& plan = *program.plan;
+    if (deadline_passed(submission)) return fail(deadline_error("before it started running"));
+    Lease arena(*program.arenas);
+    if (!arena.get())
+        return fail(Error::of(Errc::out_of_memory, VACCEL_D_EXECUTION, 0)
+                        .with_note(fmt::format("the {}-byte working arena could not be allocated",
+                                               plan.arena_bytes)));
+    RunContext context{submission, plan, arena.get(), {}};
+    std::unique_lock<std::mutex> state;
+    std::vector<std::vector<std::byte>> working;
+    if (!plan.variables.empty()) {
+        state = std::unique_lock(program.state_mutex);
+        working = program.variables;
+        for (auto& bytes : working) context.variables.push_back(bytes.data());
+    }
+    Status outcome = Run(context, plan, submission.slot_data, {}, true).execute();
+    if (outcome && !plan.variables.empty()) program.variables = std::move(working);
+    return outcome;
 }
 
 }  // namespace
@@ -327,7 +461,7 @@ void run_submission(Submission& submission)
         return;
     }
     Status outcome = submission.kernel ? run_kernel(*submission.kernel, submission.deadline_ns)
-                                       : Run(submission).execute();
+                                       : run_program(submission);
     if (outcome)
         finish(submission, EventState::complete);
     else

@@ -60,8 +60,8 @@ void broadcast_walk(const std::array<Shape, N>& shapes, Shape out_shape, F f)
     }
 }
 
-template <class T, class F>
-void broadcast_apply(const float* a, Shape a_shape, const float* b, Shape b_shape, T* out,
+template <class In, class T, class F>
+void broadcast_apply(const In* a, Shape a_shape, const In* b, Shape b_shape, T* out,
                      Shape out_shape, F f)
 {
     if (std::ranges::equal(a_shape, out_shape) && std::ranges::equal(b_shape, out_shape)) {
@@ -187,6 +187,56 @@ void compare(Compare op, const float* a, Shape a_shape, const float* b, Shape b_
     case Compare::greater_equal:
         broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
                         [](float x, float y) { return std::uint8_t{x >= y}; });
+        break;
+    }
+}
+
+// INT32: TOSA 1.0 makes overflow a REQUIRE condition (the result is
+// unpredictable); these wrap in two's complement, computed in uint32_t so
+// that no C++ signed overflow happens.
+void binary(Binary op, const std::int32_t* a, Shape a_shape, const std::int32_t* b, Shape b_shape,
+            std::int32_t* out, Shape out_shape)
+{
+    const auto wrap = [](std::uint32_t v) { return static_cast<std::int32_t>(v); };
+    switch (op) {
+    case Binary::add:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape, [&](std::int32_t x, std::int32_t y) {
+            return wrap(static_cast<std::uint32_t>(x) + static_cast<std::uint32_t>(y));
+        });
+        break;
+    case Binary::sub:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape, [&](std::int32_t x, std::int32_t y) {
+            return wrap(static_cast<std::uint32_t>(x) - static_cast<std::uint32_t>(y));
+        });
+        break;
+    case Binary::maximum:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [](std::int32_t x, std::int32_t y) { return std::max(x, y); });
+        break;
+    case Binary::minimum:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [](std::int32_t x, std::int32_t y) { return std::min(x, y); });
+        break;
+    case Binary::mul:
+    case Binary::pow: break;  // not admitted on INT32 (admission.cpp)
+    }
+}
+
+void compare(Compare op, const std::int32_t* a, Shape a_shape, const std::int32_t* b,
+             Shape b_shape, std::uint8_t* out, Shape out_shape)
+{
+    switch (op) {
+    case Compare::equal:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [](std::int32_t x, std::int32_t y) { return std::uint8_t{x == y}; });
+        break;
+    case Compare::greater:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [](std::int32_t x, std::int32_t y) { return std::uint8_t{x > y}; });
+        break;
+    case Compare::greater_equal:
+        broadcast_apply(a, a_shape, b, b_shape, out, out_shape,
+                        [](std::int32_t x, std::int32_t y) { return std::uint8_t{x >= y}; });
         break;
     }
 }

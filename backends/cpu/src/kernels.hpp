@@ -43,6 +43,13 @@ enum class Compare { equal, greater, greater_equal };
 void compare(Compare op, const float* a, Shape a_shape, const float* b, Shape b_shape,
              std::uint8_t* out, Shape out_shape);
 
+// INT32 ADD SUB MAXIMUM MINIMUM and EQUAL GREATER GREATER_EQUAL, broadcast
+// like the FP32 ones; ADD and SUB wrap on overflow (TOSA 1.0: unpredictable).
+void binary(Binary op, const std::int32_t* a, Shape a_shape, const std::int32_t* b, Shape b_shape,
+            std::int32_t* out, Shape out_shape);
+void compare(Compare op, const std::int32_t* a, Shape a_shape, const std::int32_t* b,
+             Shape b_shape, std::uint8_t* out, Shape out_shape);
+
 // out = condition ? a : b, all three broadcast to out_shape (equal ranks).
 void select(const std::uint8_t* condition, Shape c_shape, const float* a, Shape a_shape,
             const float* b, Shape b_shape, float* out, Shape out_shape);

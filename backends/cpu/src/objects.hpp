@@ -157,6 +157,11 @@ struct ProgramState {
     std::shared_ptr<const Plan> plan;  // TOSA programs; immutable after load
     // TOSA programs: the arenas runs compute in; the first is made at load.
     std::unique_ptr<ArenaPool> arenas;
+    // TOSA programs with variables: their values between runs (Plan::variables
+    // order), set from the declarations at load. Guarded by state_mutex,
+    // which a run of the program holds from start to end (execute.cpp).
+    std::mutex state_mutex;
+    std::vector<std::vector<std::byte>> variables;
     // Invariant: +1 by the engine thread on accept, -1 by finish().
     std::atomic<std::uint64_t> in_flight{0};
 };

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "admission.hpp"
 #include "plan.hpp"
@@ -57,15 +58,20 @@ std::string shape_text(std::span<const std::int64_t> shape)
     return fmt::format("[{}]", fmt::join(shape, ","));
 }
 
+class ProgramCompiler;
+
 class Compiler {
 public:
-    explicit Compiler(const tosa::Block& block, const ExecutionOrder& order)
-        : block_(block), order_(order), value_of_(block.tensors.size(), none)
+    Compiler(const tosa::Block& block, const ExecutionOrder& order, ProgramCompiler& program,
+             tosa::BlockRef ref)
+        : block_(block), order_(order), program_(program), ref_(ref),
+          value_of_(block.tensors.size(), none)
     {
     }
 
     Status check_shapes(std::uint32_t index);
-    Result<std::shared_ptr<const Plan>> build(const tosa::Graph& graph);
+    // The block's plan, arena offsets relative to the block's own arena.
+    Result<Plan> build();
 
 private:
     static constexpr std::uint32_t none = UINT32_MAX;
@@ -139,8 +145,14 @@ private:
     std::uint32_t value_for(std::uint32_t tensor);
     std::uint32_t add_value(Value value);
 
+    // COND_IF / WHILE_LOOP: the blocks the operator runs, compiled once each.
+    Status add_control_flow(std::uint32_t index, Step& step);
+
     const tosa::Block& block_;
     const ExecutionOrder& order_;
+    ProgramCompiler& program_;
+    tosa::BlockRef ref_;
+    const tosa::Analysis* analysis_ = nullptr;  // set by build()
     std::vector<std::uint32_t> value_of_;  // tensor -> value index
     const tosa::ProgramPlan* layout_ = nullptr;  // the shared plan, during build()
     Plan plan_;
@@ -153,6 +165,41 @@ private:
     std::vector<Pool2dGeometry> pool_;
     std::vector<Conv3dGeometry> conv3d_;
     std::vector<ResizeGeometry> resize_;  // per operator index, filled by check_resize
+};
+
+// Compiles one program: its first block and every block control flow runs
+// from it, each once (a block never runs itself: analyze() refuses that),
+// then lays their arenas end to end so one arena serves a whole run.
+class ProgramCompiler {
+public:
+    ProgramCompiler(const tosa::Graph& graph, bool control_flow)
+        : graph_(graph), control_flow_(control_flow)
+    {
+    }
+
+    const tosa::Graph& graph() const { return graph_; }
+    // analyze(graph), once. Run after the CPU backend's own checks of a
+    // plain block, so their refusals (the ones its users know) come first.
+    Result<const tosa::Analysis*> analysis();
+    bool control_flow() const { return control_flow_; }
+
+    // Compiles block `ref` (admission, order, shapes, plan).
+    Result<Plan> compile_block(tosa::BlockRef ref);
+    // The index in Plan::nested of block `ref`, compiled on first use.
+    Result<std::uint32_t> nested(tosa::BlockRef ref);
+    // The program-wide index of a variable, by name (the identity across blocks).
+    std::uint32_t variable(const std::string& name, const tosa::Tensor& tensor);
+    // The main plan with the nested plans and variables, arenas laid out.
+    std::shared_ptr<const Plan> finish(Plan main);
+    std::size_t block_count() const { return nested_refs_.size() + 1; }
+
+private:
+    const tosa::Graph& graph_;
+    std::optional<tosa::Analysis> analysis_;
+    bool control_flow_;  // several blocks or variables: plans with control flow
+    std::vector<tosa::BlockRef> nested_refs_;
+    std::vector<Plan> nested_;
+    std::vector<VariableInfo> variables_;
 };
 
 // The first element of an FP32 constant (PAD's pad_const).
@@ -1003,6 +1050,12 @@ std::uint32_t Compiler::value_for(std::uint32_t tensor)
     if (where.is_slot()) {
         value.home = Home::slot;
         value.slot = where.slot;
+    } else if (where.kind == tosa::Location::Kind::state) {
+        value.home = Home::state;
+        value.slot = program_.variable(layout_->variables[where.slot], t);
+    } else if (where.kind == tosa::Location::Kind::captured) {
+        value.home = Home::captured;
+        value.slot = where.slot;
     } else if (where.is_arena()) {
         value.home = Home::arena;
         value.offset = where.offset;
@@ -1019,19 +1072,23 @@ std::uint32_t Compiler::value_for(std::uint32_t tensor)
     return value_of_[tensor];
 }
 
-Result<std::shared_ptr<const Plan>> Compiler::build(const tosa::Graph& graph)
+Result<Plan> Compiler::build()
 {
     // The shared plan places every tensor and orders the operators; staged
     // outputs keep the deadline rule (outputs are written in one final copy).
-    auto analysis = tosa::analyze(graph);
-    if (!analysis) return fail(std::move(analysis.error()));
     tosa::PlanOptions options;
     options.stage_outputs = true;
-    auto layout = tosa::plan_block(graph, *analysis, {0, 0}, options);
+    options.control_flow = program_.control_flow();
+    auto analysis = program_.analysis();
+    if (!analysis) return fail(analysis.error());
+    analysis_ = *analysis;
+    auto layout = tosa::plan_block(program_.graph(), **analysis, ref_, options);
     if (!layout) return fail(std::move(layout.error()));
     layout_ = &*layout;
     plan_.arena_bytes = layout->arena_bytes;
     plan_.arena_constants = std::move(layout->constants);
+    for (std::uint32_t tensor : layout->captured)
+        plan_.captured_names.push_back(block_.tensors[tensor].name);
 
     // Slots: graph inputs in declared order, then graph outputs.
     for (std::uint32_t tensor : block_.inputs) {
@@ -1156,6 +1213,29 @@ Result<std::shared_ptr<const Plan>> Compiler::build(const tosa::Graph& graph)
             step.kind = StepKind::conv3d;
             step.conv3d = conv3d_[index];
             break;
+        // Control flow and state (a copy into or out of a variable: views
+        // of variables do not exist, so IDENTITY reaches here for them).
+        case Op::cond_if:
+        case Op::while_loop:
+            if (auto added = add_control_flow(index, step); !added) return fail(added.error());
+            plan_.steps.push_back(std::move(step));
+            continue;
+        case Op::variable_read:
+            step.kind = StepKind::copy;
+            step.inputs.push_back(value_for(op.inputs[0]));
+            step.output = value_for(op.outputs[0]);
+            plan_.steps.push_back(std::move(step));
+            continue;
+        case Op::variable_write: {
+            // Writes the variable among its operands with the other operand.
+            step.kind = StepKind::copy;
+            for (std::uint32_t tensor : op.inputs) {
+                if (block_.tensors[tensor].variable) step.output = value_for(tensor);
+                else step.inputs.push_back(value_for(tensor));
+            }
+            plan_.steps.push_back(std::move(step));
+            continue;
+        }
         default: continue;  // not admitted
         }
         // Attributes read by the operators that have them (checked above).
@@ -1185,7 +1265,40 @@ Result<std::shared_ptr<const Plan>> Compiler::build(const tosa::Graph& graph)
                                        t.name});
         plan_.slot_values.push_back(value_for(tensor));
     }
-    return std::make_shared<const Plan>(std::move(plan_));
+    return std::move(plan_);
+}
+
+Status Compiler::add_control_flow(std::uint32_t index, Step& step)
+{
+    const tosa::Operator& op = block_.operators[index];
+    step.kind = op.op == Op::cond_if ? StepKind::cond_if : StepKind::while_loop;
+    for (std::uint32_t tensor : op.inputs) step.inputs.push_back(value_for(tensor));
+    for (std::uint32_t tensor : op.outputs) step.results.push_back(value_for(tensor));
+    step.output = step.results.empty() ? 0 : step.results[0];
+    // then, else / cond, body (analyze() resolved and checked them).
+    for (const tosa::BlockRef child : analysis_->block(ref_).operators[index].blocks) {
+        auto nested = program_.nested(child);
+        if (!nested) return fail(nested.error());
+        BlockCall call;
+        call.block = *nested;
+        // Each tensor the child reads by name is this block's tensor of that
+        // name (analyze() made it an implicit input, so the plan placed it).
+        const tosa::Block& child_block = program_.graph().regions[child.region].blocks[child.block];
+        for (std::uint32_t tensor : analysis_->block(child).captured) {
+            const std::string& name = child_block.tensors[tensor].name;
+            const auto mine = std::ranges::find_if(block_.tensors, [&](const tosa::Tensor& t) {
+                return t.name == name;
+            });
+            if (mine == block_.tensors.end())
+                return fail(bad_attribute(index, fmt::format("block '{}' reads '{}', which this "
+                                                             "block does not declare",
+                                                             child_block.name, name)));
+            call.captures.push_back(
+                value_for(static_cast<std::uint32_t>(mine - block_.tensors.begin())));
+        }
+        step.calls.push_back(std::move(call));
+    }
+    return {};
 }
 
 }  // namespace
@@ -1195,24 +1308,136 @@ std::uint64_t element_bytes(DType dtype)
     return tosa::dtype_bytes(dtype);  // BOOL: one byte, 0 or 1
 }
 
+namespace {
+
+// The order and constants of a block that has variables or runs in a
+// program with control flow, from the analysis (order_block() would see a
+// variable written after it is read as a cycle): a constant is serialized
+// data nobody computes, or a captured copy of such a tensor.
+ExecutionOrder analyzed_order(const tosa::Block& block, const tosa::BlockAnalysis& info)
+{
+    ExecutionOrder order;
+    order.operators = info.live_order;
+    order.constant.resize(block.tensors.size());
+    for (std::size_t t = 0; t < block.tensors.size(); ++t)
+        order.constant[t] = info.values[t].kind == tosa::ValueKind::constant ||
+                            (info.values[t].kind == tosa::ValueKind::captured &&
+                             !block.tensors[t].data.empty() && !block.tensors[t].variable);
+    return order;
+}
+
+Result<const tosa::Analysis*> ProgramCompiler::analysis()
+{
+    if (!analysis_) {
+        auto analyzed = tosa::analyze(graph_);
+        if (!analyzed) return fail(std::move(analyzed.error()));
+        analysis_ = std::move(*analyzed);
+    }
+    return &*analysis_;
+}
+
+Result<Plan> ProgramCompiler::compile_block(tosa::BlockRef ref)
+{
+    const tosa::Block& block = graph_.regions[ref.region].blocks[ref.block];
+    if (auto admitted = admit_block(block); !admitted) return fail(admitted.error());
+    ExecutionOrder order;
+    if (control_flow_) {
+        auto analyzed = analysis();
+        if (!analyzed) return fail(analyzed.error());
+        order = analyzed_order(block, (*analyzed)->block(ref));
+    } else {
+        auto ordered = order_block(block);
+        if (!ordered) return fail(ordered.error());
+        order = std::move(*ordered);
+    }
+    Compiler compiler(block, order, *this, ref);
+    for (std::uint32_t index = 0; index < block.operators.size(); ++index)
+        if (auto shapes = compiler.check_shapes(index); !shapes) return fail(shapes.error());
+    return compiler.build();
+}
+
+Result<std::uint32_t> ProgramCompiler::nested(tosa::BlockRef ref)
+{
+    for (std::uint32_t i = 0; i < nested_refs_.size(); ++i)
+        if (nested_refs_[i] == ref) return i;
+    auto plan = compile_block(ref);
+    if (!plan) return fail(plan.error());
+    nested_refs_.push_back(ref);
+    nested_.push_back(std::move(*plan));
+    return static_cast<std::uint32_t>(nested_.size() - 1);
+}
+
+std::uint32_t ProgramCompiler::variable(const std::string& name, const tosa::Tensor& tensor)
+{
+    for (std::uint32_t i = 0; i < variables_.size(); ++i)
+        if (variables_[i].name == name) return i;
+    VariableInfo info;
+    info.name = name;
+    info.dtype = tensor.dtype;
+    info.shape = tensor.shape;
+    info.bytes = element_count(tensor.shape) * element_bytes(tensor.dtype);
+    info.initial = tensor.data;
+    info.initial.resize(info.bytes, 0);
+    variables_.push_back(std::move(info));
+    return static_cast<std::uint32_t>(variables_.size() - 1);
+}
+
+// Moves every arena offset of `plan` up by `base`.
+void relocate(Plan& plan, std::uint64_t base)
+{
+    for (Value& value : plan.values)
+        if (value.home == Home::arena) value.offset += base;
+    for (tosa::ConstantPlan& constant : plan.arena_constants) constant.offset += base;
+}
+
+std::shared_ptr<const Plan> ProgramCompiler::finish(Plan main)
+{
+    // Arenas end to end, each from a multiple of the plan's alignment.
+    const auto aligned = [](std::uint64_t n) {
+        return (n + tosa::arena_alignment - 1) / tosa::arena_alignment * tosa::arena_alignment;
+    };
+    std::uint64_t end = aligned(main.arena_bytes);
+    for (Plan& plan : nested_) {
+        relocate(plan, end);
+        end += aligned(plan.arena_bytes);
+        main.arena_constants.insert(main.arena_constants.end(), plan.arena_constants.begin(),
+                                    plan.arena_constants.end());
+    }
+    main.arena_bytes = end;
+    main.nested = std::move(nested_);
+    main.variables = std::move(variables_);
+    return std::make_shared<const Plan>(std::move(main));
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const Plan>> compile(const tosa::Graph& graph)
 {
     std::size_t blocks = 0;
     for (const tosa::Region& region : graph.regions) blocks += region.blocks.size();
-    if (graph.regions.size() != 1 || blocks != 1)
+    if (graph.regions.empty() || graph.regions[0].blocks.empty())
         return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_REGIONS)
-                        .with_note(fmt::format("the graph has {} regions and {} blocks; the CPU "
-                                               "backend runs graphs of exactly one region with "
-                                               "one block (no control flow)",
-                                               graph.regions.size(), blocks)));
-    const tosa::Block& block = graph.regions[0].blocks[0];
-    if (auto admitted = admit_block(block); !admitted) return fail(admitted.error());
-    auto order = order_block(block);
-    if (!order) return fail(order.error());
-    Compiler compiler(block, *order);
-    for (std::uint32_t index = 0; index < block.operators.size(); ++index)
-        if (auto shapes = compiler.check_shapes(index); !shapes) return fail(shapes.error());
-    return compiler.build(graph);
+                        .with_note("the graph has no block to run"));
+    // Control flow and variables take the analysis' order and the plan's
+    // state and captured locations (ProgramCompiler::compile_block).
+    bool variables = false;
+    for (const tosa::Region& region : graph.regions)
+        for (const tosa::Block& block : region.blocks)
+            variables = variables || std::ranges::any_of(block.tensors, [](const tosa::Tensor& t) {
+                            return t.variable;
+                        });
+    ProgramCompiler program(graph, blocks > 1 || variables);
+    auto main = program.compile_block({0, 0});
+    if (!main) return fail(main.error());
+    if (program.block_count() != blocks)
+        return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_REGIONS)
+                        .with_note(fmt::format("the graph has {} blocks but its first block "
+                                               "runs only {} of them (itself included); the CPU "
+                                               "backend runs the first block of the first region "
+                                               "and the blocks its COND_IF/WHILE_LOOP operators "
+                                               "run",
+                                               blocks, program.block_count())));
+    return program.finish(std::move(*main));
 }
 
 }  // namespace vaccel::backend::cpu

@@ -36,12 +36,14 @@ enum class Home : std::uint8_t {
     slot,      // a bound slot: read in place from the buffer (inputs)
     constant,  // Plan::constants at `offset` (bytes): a constant only a step reads as data
     arena,     // the program's arena at `offset` (bytes)
+    state,     // program variable `slot` (Plan::variables of the main plan)
+    captured,  // the enclosing block's value given for captured index `slot`
 };
 
 struct Value {
     Home home = Home::arena;
     tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean, int8, int16 or int32
-    std::uint32_t slot = 0;     // Home::slot
+    std::uint32_t slot = 0;     // Home::slot / state / captured
     std::uint64_t offset = 0;   // Home::constant / Home::arena, in bytes
     std::vector<std::int64_t> shape;
     std::uint64_t elements = 0;
@@ -53,12 +55,14 @@ std::uint64_t element_bytes(tosa::DType dtype);
 
 enum class StepKind : std::uint8_t {
     binary,     // ADD SUB MUL MAXIMUM MINIMUM POW: `binary`, nan_propagate
-    compare,    // EQUAL GREATER GREATER_EQUAL: FP32 operands, BOOL output
+    compare,    // EQUAL GREATER GREATER_EQUAL: FP32 or INT32 operands, BOOL output
     select,     // SELECT: BOOL condition, FP32 operands
     unary,      // SIGMOID TANH ABS NEGATE EXP LOG RECIPROCAL RSQRT CEIL FLOOR SIN COS ERF
     clamp,
     matmul,
-    copy,       // RESHAPE IDENTITY
+    copy,       // IDENTITY into a variable, VARIABLE_READ, VARIABLE_WRITE (views need no step)
+    cond_if,    // inputs: condition, operands; results; calls: then, else
+    while_loop, // inputs: initial values; results: the loop values; calls: cond, body
     transpose,
     reduce,     // REDUCE_SUM MAX MIN PRODUCT: `reduce`, axis, nan_propagate
     argmax,     // FP32 input, INT32 output: axis, nan_propagate
@@ -87,6 +91,14 @@ enum class StepKind : std::uint8_t {
     rfft2d,       // real -> output, output_imag
 };
 
+// A nested block run by a control-flow step: Plan::nested[block] of the main
+// plan, and for each of that block's captured indices the value of the
+// calling block it reads (a tensor of the same name there).
+struct BlockCall {
+    std::uint32_t block = 0;
+    std::vector<std::uint32_t> captures;
+};
+
 struct Step {
     StepKind kind = StepKind::copy;
     std::uint32_t op_index = 0;            // index of the operator in the block
@@ -111,6 +123,18 @@ struct Step {
     ResizeGeometry resize;                 // resize
     bool inverse = false;                  // fft2d
     std::uint32_t output_imag = 0;         // fft2d, rfft2d: the second output's value index
+    // cond_if / while_loop: the values the operator yields, and the blocks it runs.
+    std::vector<std::uint32_t> results;
+    std::vector<BlockCall> calls;
+};
+
+// A variable of the program: state that persists across submissions.
+struct VariableInfo {
+    std::string name;
+    tosa::DType dtype = tosa::DType::fp32;
+    std::vector<std::int64_t> shape;
+    std::uint64_t bytes = 0;
+    std::vector<std::uint8_t> initial;  // the declaration's data (zeros when it has none)
 };
 
 struct Plan {
@@ -123,11 +147,23 @@ struct Plan {
     std::uint64_t arena_bytes = 0;
     // Written into every arena when it is made, before its first run.
     std::vector<tosa::ConstantPlan> arena_constants;
+    // Control flow (the main plan only): the blocks COND_IF and WHILE_LOOP
+    // run, each planned on its own with its arena range at a distinct offset
+    // of the same arena (blocks never run themselves, so one range per block
+    // suffices: arena_bytes and arena_constants above cover them all), and
+    // the program's variables.
+    std::vector<Plan> nested;
+    std::vector<VariableInfo> variables;
+    // A nested block: the names of the tensors it reads from the block that
+    // runs it, by captured index (Home::captured values).
+    std::vector<std::string> captured_names;
 };
 
-// Admits and compiles a parsed graph: exactly one region with one block,
-// operators and dtypes of the admitted set, consistent shapes, an execution
-// order. Refusals carry the contract detail and a note naming the culprit.
+// Admits and compiles a parsed graph: the first block of the first region
+// is the program, every block a COND_IF or WHILE_LOOP runs is compiled with
+// it; operators and dtypes of the admitted set, consistent shapes, an
+// execution order. A graph of several blocks that no control flow joins is
+// refused. Refusals carry the contract detail and a note naming the culprit.
 Result<std::shared_ptr<const Plan>> compile(const tosa::Graph& graph);
 
 }  // namespace vaccel::backend::cpu
