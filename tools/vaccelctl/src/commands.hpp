@@ -23,6 +23,7 @@ Result<void> devices_command(const DevicesOptions& options);
 struct RunOptions {
     std::string model;
     std::vector<std::string> inputs;  // "NAME=FILE.npy" or "FILE.npy", as given
+    std::vector<std::string> variables;  // "NAME=FILE.npy", as given
     std::string output_dir = ".";
     std::string device = "auto";
     unsigned repeat = 1;

@@ -60,6 +60,14 @@ int main(int argc, char** argv)
         ->expected(1)
         ->allow_extra_args(false)  // one file per --input; the model may follow
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    run_cmd
+        ->add_option("--variable", run.variables,
+                     "NAME=FILE.npy sets the initial value of the model's variable NAME; every "
+                     "variable's final value is written as variable.<NAME>.npy beside the "
+                     "outputs (repeatable)")
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     run_cmd->add_option("-o,--output-dir", run.output_dir,
                         "where outputs go, as <tensor name>.npy (default: the current directory)");
     run_cmd->add_option("-d,--device", run.device,

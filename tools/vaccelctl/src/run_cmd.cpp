@@ -8,7 +8,10 @@
 // write the inputs once, then submit + wait --repeat times (each run timed),
 // read every output and write it as .npy. Decides: inputs must match their
 // slot's dtype and shape exactly (no implicit reshape or cast); every run
-// must complete, and the outputs written are those of the last run.
+// must complete, and the outputs written are those of the last run. A model
+// with variables is loaded rewritten (model_variables.hpp): --variable sets
+// initial values, and each variable's value after the last run is written
+// as variable.<NAME>.npy with the outputs.
 // Ownership: every handle belongs to the Session's client; closing the
 // client on return releases them all, so no path frees them one by one.
 #include <fmt/format.h>
@@ -23,6 +26,7 @@
 
 #include "commands.hpp"
 #include "device_spec.hpp"
+#include "model_variables.hpp"
 #include "report.hpp"
 #include "session.hpp"
 #include "tensor_files.hpp"
@@ -183,7 +187,22 @@ TensorReport tensor_report(const Slot& slot, std::string file)
 
 Result<void> run_command(const RunOptions& options)
 {
-    auto model = read_model(options.model);
+    auto file = read_model(options.model);
+    if (!file)
+        return std::unexpected(file.error());
+    std::vector<std::pair<std::string, npy::Array>> initial;
+    for (const std::string& argument : options.variables) {
+        auto named = variable_argument(argument);
+        if (!named)
+            return std::unexpected(named.error());
+        auto array = npy::read_file(named->second);
+        if (!array)
+            return refuse(fmt::format("--variable {}: {}", named->first, array.error().message));
+        initial.emplace_back(named->first, std::move(*array));
+    }
+    // A model with variables is loaded with each variable's final value as
+    // one more output (model_variables.hpp).
+    auto model = expose_variables(*file, initial);
     if (!model)
         return std::unexpected(model.error());
     auto spec = parse_device_spec(options.device);
@@ -216,8 +235,8 @@ Result<void> run_command(const RunOptions& options)
         return std::unexpected(
             call_refusal(rc, fmt::format("cannot create a queue on {}", device_text)));
     std::uint32_t input_count = 0, output_count = 0;
-    rc = vaccel_program_load(client, context, VACCEL_FORMAT_TOSA, nullptr, model->data(),
-                             model->size(), &program, &input_count, &output_count);
+    rc = vaccel_program_load(client, context, VACCEL_FORMAT_TOSA, nullptr, model->bytes.data(),
+                             model->bytes.size(), &program, &input_count, &output_count);
     if (rc < 0)
         return std::unexpected(call_refusal(
             rc, fmt::format("cannot load model {} on {}", options.model, device_text)));
