@@ -733,6 +733,28 @@ void refuses_what_tosa_forbids(void**)
     mixed.attributes.acc_type = DType::int48;
     assert_refused(rig.load(conv_graph(mixed)), Errc::unsupported, VACCEL_D_TOSA_DTYPE,
                    DType::int4, Op::conv2d);
+    // Zero points are constants of one element.
+    {
+        tosa::GraphBuilder g;
+        const auto ta = g.tensor("a", {1, 1, 1}, DType::int8);
+        const auto tb = g.tensor("b", {1, 1, 1}, DType::int8);
+        const auto tc = g.tensor("c", {1, 1, 1}, DType::int32);
+        const auto za = g.tensor("a_zp", {1}, DType::int8);
+        const auto zb = g.tensor("b_zp", {2}, DType::int8, {0, 0});
+        g.op(Op::const_, {}, {zb});
+        g.op(Op::matmul, {ta, tb, za, zb}, {tc});
+        g.input(ta);
+        g.input(tb);
+        g.input(za);
+        g.output(tc);
+        tosa::Graph graph = g.finish();
+        assert_malformed(rig.load(graph), VACCEL_TOSA_BAD_ATTRIBUTE,
+                         "operator 1 (MATMUL): A_zp 'a_zp' must be a constant");
+        graph.regions[0].blocks[0].inputs.pop_back();
+        graph.regions[0].blocks[0].tensors[za].data = {0};
+        assert_malformed(rig.load(graph), VACCEL_TOSA_BAD_ATTRIBUTE,
+                         "operator 1 (MATMUL): B_zp 'b_zp' must have one element, has shape [2]");
+    }
     // MATMUL INT8 into INT48 is no TOSA 1.0 pair either.
     assert_refused(rig.load(matmul_graph(DType::int8, DType::int48, {1, 1, 1}, {1, 1, 1},
                                          {1, 1, 1}, 0, 0)),

@@ -6,8 +6,8 @@
 // Decides the integer numerics (docs/operators.md, "Integer tensor
 // operators"):
 //  - each term is (value - input_zp) * (weight - weight_zp), summed with the
-//    bias in int64: exact, since a term is below 2^31 in magnitude and no
-//    admitted tensor has 2^32 taps per output;
+//    bias in int64: exact, since a term is below 2^31 in magnitude, unless
+//    one output sums more than 2^32 terms (an operand of over 4 G elements);
 //  - the sum is stored in the output type (INT32, or INT48: 6 bytes, little
 //    endian two's complement, as TOSA serializes it), saturated to its range.
 //    TOSA 1.0 requires that it fits (the result is unpredictable otherwise);

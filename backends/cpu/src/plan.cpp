@@ -8,8 +8,8 @@
 // NEGATE zero points) must be constants and are read here, once; every
 // intermediate gets its own arena range (no lifetime packing: simple and
 // sized once at load). Values are stored by dtype (plan.hpp): FP32 and INT32
-// in 4 bytes, BOOL (0 or 1) and INT8 in one byte, each range at a multiple of
-// 64 bytes.
+// in 4 bytes, BOOL (0 or 1) and INT8 in one byte, INT48 in 6, each range at a
+// multiple of 64 bytes; INT4 constants are unpacked here into INT8 values.
 // A graph TOSA 1.0 itself forbids is InvalidArgument / D_TOSA_MALFORMED, as
 // the reference design reports what its TOSA analysis pass refuses before lowering
 // (LoweringError::Analysis -> InvalidArgument): declared shapes that
@@ -21,7 +21,9 @@
 // (negative start or padding, size or multiples below 1, a slice past the
 // end) (BAD_ATTRIBUTE), and for pools and convolutions: kernel, stride,
 // dilation below 1, pads below 0 (pools: not below the kernel; TRANSPOSE_CONV2D
-// out_pad: not above minus the kernel), an acc_type other than FP32, and a
+// out_pad: not above minus the kernel), an acc_type other than FP32 (integer
+// data: other than the one TOSA 1.0 pairs with the dtype), a non-zero zero
+// point of an operand that is not INT8, and a
 // padded extent the stride does not divide exactly (BAD_ATTRIBUTE; a kernel
 // larger than the padded input is BAD_SHAPE).
 // GATHER/SCATTER need [N,K,C] values and [N,W] indices (SCATTER: W <= K,
