@@ -425,6 +425,11 @@ void conv2d_int8_hand_case(void**)
     c.attributes = tosa::conv_attr({0, 0, 0, 0}, {1, 1}, {1, 1}, DType::int32);
     c.input_zp = 1, c.weight_zp = 2;
     assert_values(run_conv(c, {3, -2}, {4, -1}, {10}), {23});
+    // Past the INT32 range (unpredictable in TOSA 1.0) the result saturates:
+    // 13 + (2^31 - 11) = 2^31 + 2 -> 2^31 - 1; in {-6, 1}: (-6-1)(4-2) +
+    // (1-1)(-1-2) = -14, and -14 + (-2^31 + 12) = -2^31 - 2 -> -2^31.
+    assert_values(run_conv(c, {3, -2}, {4, -1}, {2147483647 - 10}), {2147483647});
+    assert_values(run_conv(c, {-6, 1}, {4, -1}, {-2147483647 - 1 + 12}), {-2147483647 - 1});
 }
 
 void conv2d_int8_padding_stride_dilation(void**)
