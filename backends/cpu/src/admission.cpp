@@ -3,7 +3,7 @@
 // Decides: which operator runs on which dtype (the table below, keyed by the
 // operator's output dtype; docs/operators.md lists it), the dtype of every
 // operand, the operand counts (CONCAT: one or more, all FP32), and that graph
-// inputs and outputs are FP32, BOOL, INT8, INT16 or INT32. An operator/dtype
+// inputs and outputs are FP32, BOOL, INT8, INT16, INT32 or INT48. An operator/dtype
 // outside the table is Unsupported / D_TOSA_OPERATOR (arg0 op, arg1 dtype);
 // CAST has one row per source dtype, and a pair outside them is refused the
 // same way; an operand of another dtype is Unsupported / D_TOSA_DTYPE (arg0
@@ -49,6 +49,8 @@ const std::vector<Admitted>& admitted_set()
         const DType i8 = DType::int8;
         const DType i16 = DType::int16;
         const DType i32 = DType::int32;
+        const DType i4 = DType::int4;    // integer tensor operators
+        const DType i48 = DType::int48;  // integer tensor operators
         return std::vector<Admitted>{
             {Op::add, f, {f, f}, 1},
             {Op::sub, f, {f, f}, 1},
@@ -152,6 +154,30 @@ const std::vector<Admitted>& admitted_set()
             {Op::reshape, b, {b, DType::shape}, 1},
             {Op::identity, i32, {i32}, 1},
             {Op::identity, b, {b}, 1},
+            // Integer tensor operators (kernels_qconv.hpp): TOSA 1.0's integer
+            // profile combinations; zero points have the dtype of what they
+            // shift (INT4 weights: an INT4 weight_zp), bias the output's.
+            {Op::matmul, i32, {i8, i8, i8, i8}, 1},          // A, B, A_zp, B_zp
+            {Op::matmul, i48, {i16, i16, i16, i16}, 1},
+            {Op::conv2d, i32, {i8, i8, i32, i8, i8}, 1},     // input, weight, bias, zero points
+            {Op::conv2d, i32, {i8, i4, i32, i8, i4}, 1},
+            {Op::conv2d, i48, {i16, i8, i48, i16, i8}, 1},
+            {Op::depthwise_conv2d, i32, {i8, i8, i32, i8, i8}, 1},
+            {Op::depthwise_conv2d, i32, {i8, i4, i32, i8, i4}, 1},
+            {Op::depthwise_conv2d, i48, {i16, i8, i48, i16, i8}, 1},
+            {Op::transpose_conv2d, i32, {i8, i8, i32, i8, i8}, 1},
+            {Op::transpose_conv2d, i32, {i8, i4, i32, i8, i4}, 1},
+            {Op::transpose_conv2d, i48, {i16, i8, i48, i16, i8}, 1},
+            {Op::conv3d, i32, {i8, i8, i32, i8, i8}, 1},
+            {Op::conv3d, i32, {i8, i4, i32, i8, i4}, 1},
+            {Op::conv3d, i48, {i16, i8, i48, i16, i8}, 1},
+            {Op::avg_pool2d, i8, {i8, i8, i8}, 1},           // input, input_zp, output_zp
+            {Op::avg_pool2d, i16, {i16, i16, i16}, 1},
+            {Op::max_pool2d, i16, {i16}, 1},
+            {Op::const_, i4, {}, 1},
+            {Op::const_, i48, {}, 1},
+            {Op::identity, i48, {i48}, 1},
+            {Op::reshape, i48, {i48, DType::shape}, 1},
         };
     }();
     return set;
@@ -208,7 +234,8 @@ Error unsupported_dtype(DType dtype, Op op, std::string_view where)
 bool slot_dtype(DType dtype)
 {
     return dtype == DType::fp32 || dtype == DType::boolean || dtype == DType::int8 ||
-           dtype == DType::int16 || dtype == DType::int32;
+           dtype == DType::int16 || dtype == DType::int32 ||
+           dtype == DType::int48;  // 6 bytes, little endian (kernels_qconv.hpp)
 }
 
 }  // namespace

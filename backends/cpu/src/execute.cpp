@@ -93,6 +93,10 @@ private:
     Status bind_values();
     Status step(const Step& step);
     Status data_step(const Step& step);
+    // Integer tensor operators (kernels_qconv.hpp): MATMUL, the convolutions
+    // and AVG_POOL2D on INT8/INT16 data, MAX_POOL2D on INT16.
+    bool integer_tensor_step(const Step& step) const;
+    void int_tensor_step(const Step& step);
     Status cond_if(const Step& step);
     Status while_loop(const Step& step);
     Status run_block(const BlockCall& call, std::span<std::byte* const> slots);
@@ -111,6 +115,10 @@ private:
 
 Status Run::step(const Step& s)
 {
+    if (integer_tensor_step(s)) {
+        int_tensor_step(s);
+        return {};
+    }
     const Value& out = plan_.values[s.output];
     float* output = f32(s.output);
     switch (s.kind) {
@@ -210,6 +218,58 @@ Status Run::step(const Step& s)
     case StepKind::rfft2d: return data_step(s);
     }
     return {};
+}
+
+// ---- Integer tensor operators
+
+bool Run::integer_tensor_step(const Step& s) const
+{
+    switch (s.kind) {
+    case StepKind::matmul:
+    case StepKind::conv2d:
+    case StepKind::depthwise_conv2d:
+    case StepKind::transpose_conv2d:
+    case StepKind::conv3d:
+    case StepKind::avg_pool2d:
+    case StepKind::max_pool2d: {
+        const tosa::DType data = plan_.values[s.inputs[0]].dtype;
+        return data == tosa::DType::int16 ||
+               (data == tosa::DType::int8 && s.kind != StepKind::max_pool2d);
+    }
+    default: return false;
+    }
+}
+
+void Run::int_tensor_step(const Step& s)
+{
+    const std::byte* in = at(s.inputs[0]);
+    std::byte* out = at(s.output);
+    // Weights are INT8 values (INT4 ones were unpacked at load).
+    const auto* weight = s.inputs.size() > 1 ? reinterpret_cast<const std::int8_t*>(at(s.inputs[1]))
+                                             : nullptr;
+    const std::byte* bias = s.inputs.size() > 2 ? at(s.inputs[2]) : nullptr;
+    switch (s.kind) {
+    case StepKind::matmul: {
+        const Value& a = plan_.values[s.inputs[0]];
+        matmul_int(in, at(s.inputs[1]), out, a.shape[0], a.shape[1], a.shape[2],
+                   plan_.values[s.inputs[1]].shape[2], s.quant);
+        break;
+    }
+    case StepKind::conv2d: conv2d_int(in, weight, bias, out, s.conv, s.quant); break;
+    case StepKind::depthwise_conv2d:
+        depthwise_conv2d_int(in, weight, bias, out, s.conv, s.quant);
+        break;
+    case StepKind::transpose_conv2d:
+        transpose_conv2d_int(in, weight, bias, out, s.conv, s.quant);
+        break;
+    case StepKind::conv3d: conv3d_int(in, weight, bias, out, s.conv3d, s.quant); break;
+    case StepKind::avg_pool2d: avg_pool2d_int(in, out, s.pool, s.quant); break;
+    case StepKind::max_pool2d:
+        max_pool2d(reinterpret_cast<const std::int16_t*>(in), reinterpret_cast<std::int16_t*>(out),
+                   s.pool);
+        break;
+    default: break;
+    }
 }
 
 // GATHER and SCATTER refuse an index TOSA 1.0 leaves unpredictable (REQUIRE)

@@ -8,8 +8,8 @@
 // NEGATE zero points) must be constants and are read here, once; every
 // intermediate gets its own arena range (no lifetime packing: simple and
 // sized once at load). Values are stored by dtype (plan.hpp): FP32 and INT32
-// in 4 bytes, BOOL (0 or 1) and INT8 in one byte, each range at a multiple of
-// 64 bytes.
+// in 4 bytes, BOOL (0 or 1) and INT8 in one byte, INT48 in 6, each range at a
+// multiple of 64 bytes; INT4 constants are unpacked here into INT8 values.
 // A graph TOSA 1.0 itself forbids is InvalidArgument / D_TOSA_MALFORMED, as
 // the reference design reports what its TOSA analysis pass refuses before lowering
 // (LoweringError::Analysis -> InvalidArgument): declared shapes that
@@ -21,7 +21,9 @@
 // (negative start or padding, size or multiples below 1, a slice past the
 // end) (BAD_ATTRIBUTE), and for pools and convolutions: kernel, stride,
 // dilation below 1, pads below 0 (pools: not below the kernel; TRANSPOSE_CONV2D
-// out_pad: not above minus the kernel), an acc_type other than FP32, and a
+// out_pad: not above minus the kernel), an acc_type other than FP32 (integer
+// data: other than the one TOSA 1.0 pairs with the dtype), a non-zero zero
+// point of an operand that is not INT8, and a
 // padded extent the stride does not divide exactly (BAD_ATTRIBUTE; a kernel
 // larger than the padded input is BAD_SHAPE).
 // GATHER/SCATTER need [N,K,C] values and [N,W] indices (SCATTER: W <= K,
@@ -142,6 +144,18 @@ private:
                                                     std::string_view what,
                                                     std::size_t count) const;
 
+    // Integer tensor operators (kernels_qconv.hpp): MATMUL, the convolutions
+    // and AVG_POOL2D on INT8/INT16 data.
+    bool integer_data(std::uint32_t index) const;
+    // Checks acc_type and the zero points at operands `first_zp` and
+    // `second_zp` (constants of one element; non-zero only for INT8, as TOSA
+    // 1.0's ERROR_IF has it) and records them in quant_[index].
+    Status check_int_operands(std::uint32_t index, std::size_t first_zp, std::size_t second_zp);
+    Result<std::int64_t> zero_point(std::uint32_t index, std::size_t operand,
+                                    std::string_view what) const;
+    // An INT4 constant, unpacked into an INT8 value of Plan::constants.
+    std::uint32_t unpacked_int4(std::uint32_t tensor);
+
     std::uint32_t value_for(std::uint32_t tensor);
     std::uint32_t add_value(Value value);
 
@@ -165,6 +179,7 @@ private:
     std::vector<Pool2dGeometry> pool_;
     std::vector<Conv3dGeometry> conv3d_;
     std::vector<ResizeGeometry> resize_;  // per operator index, filled by check_resize
+    std::vector<IntOperands> quant_;      // per operator index, filled by check_int_operands
 };
 
 // Compiles one program: its first block and every block control flow runs
@@ -271,8 +286,12 @@ Status Compiler::check_matmul(std::uint32_t index)
     if (a.size() != 3 || b.size() != 3 || a[0] != b[0] || a[2] != b[1])
         return fail(bad_shape(index, fmt::format("A {} and B {} are not [N,H,C] and [N,C,W]",
                                                  shape_text(a), shape_text(b))));
-    if (auto zero = expect_zero_constant(index, 2, "A_zp"); !zero) return zero;
-    if (auto zero = expect_zero_constant(index, 3, "B_zp"); !zero) return zero;
+    if (integer_data(index)) {
+        if (auto q = check_int_operands(index, 2, 3); !q) return q;
+    } else {
+        if (auto zero = expect_zero_constant(index, 2, "A_zp"); !zero) return zero;
+        if (auto zero = expect_zero_constant(index, 3, "B_zp"); !zero) return zero;
+    }
     return expect_output(index, {a[0], a[1], b[2]});
 }
 
@@ -697,8 +716,12 @@ Status Compiler::check_conv2d(std::uint32_t index)
         std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
         std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
         return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
-    if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
-    if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    if (integer_data(index)) {
+        if (auto q = check_int_operands(index, 3, 4); !q) return q;
+    } else {
+        if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
+        if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    }
     Conv2dGeometry g;
     g.n = input[0], g.ih = input[1], g.iw = input[2], g.ic = input[3];
     g.oc = weight[0], g.kh = weight[1], g.kw = weight[2];
@@ -776,6 +799,8 @@ Status Compiler::check_pool2d(std::uint32_t index)
                                                      fmt::join(a.kernel, ","))));
     if (op.op == Op::max_pool2d) {
         if (auto mode = check_nan_mode(index); !mode) return mode;
+    } else if (integer_data(index)) {
+        if (auto q = check_int_operands(index, 1, 2); !q) return q;
     } else {
         if (auto acc = check_fp32_accumulator(index); !acc) return acc;
         if (auto zero = expect_zero_constant(index, 1, "input_zp"); !zero) return zero;
@@ -817,9 +842,13 @@ Status Compiler::check_depthwise_conv2d(std::uint32_t index)
         std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
         std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
         return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
-    if (auto acc = check_fp32_accumulator(index); !acc) return acc;
-    if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
-    if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    if (integer_data(index)) {
+        if (auto q = check_int_operands(index, 3, 4); !q) return q;
+    } else {
+        if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+        if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
+        if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    }
     Conv2dGeometry g;
     g.n = input[0], g.ih = input[1], g.iw = input[2], g.ic = input[3];
     g.oc = channels, g.kh = weight[0], g.kw = weight[1];
@@ -868,9 +897,13 @@ Status Compiler::check_transpose_conv2d(std::uint32_t index)
                                                      "against its height, left and right "
                                                      "against its width)",
                                                      fmt::join(a.out_pad, ","), kh, kw)));
-    if (auto acc = check_fp32_accumulator(index); !acc) return acc;
-    if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
-    if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    if (integer_data(index)) {
+        if (auto q = check_int_operands(index, 3, 4); !q) return q;
+    } else {
+        if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+        if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
+        if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    }
     Conv2dGeometry g;
     g.n = input[0], g.ih = input[1], g.iw = input[2], g.ic = input[3];
     g.oc = weight[0], g.kh = kh, g.kw = kw;
@@ -906,9 +939,13 @@ Status Compiler::check_conv3d(std::uint32_t index)
         std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
         std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
         return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
-    if (auto acc = check_fp32_accumulator(index); !acc) return acc;
-    if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
-    if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    if (integer_data(index)) {
+        if (auto q = check_int_operands(index, 3, 4); !q) return q;
+    } else {
+        if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+        if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
+        if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
+    }
     Conv3dGeometry g;
     g.n = input[0], g.id = input[1], g.ih = input[2], g.iw = input[3], g.ic = input[4];
     g.oc = weight[0], g.kd = weight[1], g.kh = weight[2], g.kw = weight[3];
@@ -932,6 +969,105 @@ Status Compiler::check_conv3d(std::uint32_t index)
     conv3d_.resize(block_.operators.size());
     conv3d_[index] = g;
     return expect_output(index, {g.n, g.od, g.oh, g.ow, g.oc});
+}
+
+// ---- Integer tensor operators (kernels_qconv.hpp; TOSA 1.0 ERROR_IF rules)
+
+bool Compiler::integer_data(std::uint32_t index) const
+{
+    const DType data = in(block_.operators[index], 0).dtype;
+    return data == DType::int8 || data == DType::int16;
+}
+
+Result<std::int64_t> Compiler::zero_point(std::uint32_t index, std::size_t operand,
+                                          std::string_view what) const
+{
+    const std::uint32_t tensor = block_.operators[index].inputs[operand];
+    const tosa::Tensor& t = block_.tensors[tensor];
+    if (!order_.constant[tensor])
+        return fail(bad_attribute(index, fmt::format("{} '{}' must be a constant", what, t.name)));
+    if (t.element_count() != 1)
+        return fail(bad_attribute(index, fmt::format("{} '{}' must have one element, has shape {}",
+                                                     what, t.name, shape_text(t.shape))));
+    // Admission gave the zero point the dtype of the operand it shifts.
+    std::int64_t value = 0;
+    if (t.dtype == DType::int16) {
+        std::int16_t v;
+        std::memcpy(&v, t.data.data(), sizeof v);
+        value = v;
+    } else if (t.dtype == DType::int4) {
+        std::int8_t v;
+        unpack_int4(t.data.data(), &v, 1);
+        value = v;
+    } else {
+        value = static_cast<std::int8_t>(t.data[0]);
+    }
+    if (value != 0 && t.dtype != DType::int8)
+        return fail(bad_attribute(index, fmt::format("{} '{}' is {}; TOSA 1.0 allows a non-zero "
+                                                     "zero point only for INT8 operands, this one "
+                                                     "is {}: set it to 0",
+                                                     what, t.name, value,
+                                                     tosa::dtype_name(t.dtype))));
+    return value;
+}
+
+Status Compiler::check_int_operands(std::uint32_t index, std::size_t first_zp,
+                                    std::size_t second_zp)
+{
+    const tosa::Operator& op = block_.operators[index];
+    IntOperands q;
+    q.input = in(op, 0).dtype;
+    q.output = out(op).dtype;
+    const bool matmul = op.op == Op::matmul;
+    const bool pool = op.op == Op::avg_pool2d;
+    if (!matmul) {
+        // TOSA 1.0 accumulates INT8 data in INT32 and INT16 data in INT48,
+        // except AVG_POOL2D, which accumulates both in INT32.
+        const DType wanted = pool || q.input == DType::int8 ? DType::int32 : DType::int48;
+        if (op.attributes.acc_type != wanted)
+            return fail(bad_attribute(index, fmt::format("acc_type is {}; TOSA 1.0 accumulates "
+                                                         "{} data of this operator in {}: set "
+                                                         "acc_type to {}",
+                                                         tosa::dtype_name(op.attributes.acc_type),
+                                                         tosa::dtype_name(q.input),
+                                                         tosa::dtype_name(wanted),
+                                                         tosa::dtype_name(wanted))));
+    }
+    // INT4 weights are unpacked once, at load: they must be known then.
+    if (!matmul && !pool && in(op, 1).dtype == DType::int4 && !order_.constant[op.inputs[1]])
+        return fail(bad_attribute(index, fmt::format("INT4 weight '{}' must be a constant",
+                                                     in(op, 1).name)));
+    const auto [first, second] =
+        matmul ? std::pair{"A_zp", "B_zp"}
+               : pool ? std::pair{"input_zp", "output_zp"} : std::pair{"input_zp", "weight_zp"};
+    auto first_value = zero_point(index, first_zp, first);
+    if (!first_value) return fail(first_value.error());
+    auto second_value = zero_point(index, second_zp, second);
+    if (!second_value) return fail(second_value.error());
+    q.input_zp = *first_value;
+    q.weight_zp = *second_value;
+    quant_.resize(block_.operators.size());
+    quant_[index] = q;
+    return {};
+}
+
+// An INT4 constant as INT8 values (low nibble first, kernels_qconv.hpp), in
+// its own 64-byte aligned range of Plan::constants.
+std::uint32_t Compiler::unpacked_int4(std::uint32_t tensor)
+{
+    const tosa::Tensor& t = block_.tensors[tensor];
+    const std::uint64_t count = element_count(t.shape);
+    Value value;
+    value.home = Home::constant;
+    value.dtype = DType::int8;
+    value.shape = t.shape;
+    value.offset = plan_.constants.size();
+    plan_.constants.resize(value.offset + (count + 63) / 64 * 64);
+    // The analysis checked that the data holds count / 2 rounded up bytes.
+    if (t.data.size() >= count / 2 + count % 2)
+        unpack_int4(t.data.data(),
+                    reinterpret_cast<std::int8_t*>(plan_.constants.data() + value.offset), count);
+    return add_value(std::move(value));
 }
 
 Status Compiler::check_shapes(std::uint32_t index)
@@ -1042,6 +1178,7 @@ std::uint32_t Compiler::value_for(std::uint32_t tensor)
 {
     if (value_of_[tensor] != none) return value_of_[tensor];
     const tosa::Tensor& t = block_.tensors[tensor];
+    if (t.dtype == DType::int4) return value_of_[tensor] = unpacked_int4(tensor);
     const tosa::Location& where = layout_->locations[tensor];
     Value value;
     value.shape = t.shape;
@@ -1239,6 +1376,7 @@ Result<Plan> Compiler::build()
         default: continue;  // not admitted
         }
         // Attributes read by the operators that have them (checked above).
+        if (index < quant_.size()) step.quant = quant_[index];  // integer tensor operators
         step.axis = op.attributes.axis;
         step.nan_propagate = op.attributes.nan_mode != nan_ignore;
         // Data operands: everything but shift, zero points, shapes and pad_const.

@@ -11,7 +11,9 @@
 // arena is made per loaded program (arena_pool.hpp), never per run; its
 // constants are written when it is made and never overwritten. Storage is
 // byte-based: every value carries its dtype (FP32: 4-byte float, BOOL: one
-// byte 0 or 1, INT8: 1, INT16: 2 and INT32: 4 bytes) and its offset and size are in bytes. Arena
+// byte 0 or 1, INT8: 1, INT16: 2 and INT32: 4 bytes, INT48: 6 bytes little
+// endian; an INT4 constant is unpacked at load into an INT8 value) and its
+// offset and size are in bytes. Arena
 // ranges start at multiples of 256 bytes from a base aligned to at least 16,
 // so every element type is aligned.
 #pragma once
@@ -25,6 +27,7 @@
 #include "kernels.hpp"
 #include "kernels_spatial.hpp"
 #include "kernels_data.hpp"
+#include "kernels_qconv.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/graph.hpp"
@@ -42,7 +45,7 @@ enum class Home : std::uint8_t {
 
 struct Value {
     Home home = Home::arena;
-    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean, int8, int16 or int32
+    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean, int8, int16, int32 or int48
     std::uint32_t slot = 0;     // Home::slot / state / captured
     std::uint64_t offset = 0;   // Home::constant / Home::arena, in bytes
     std::vector<std::int64_t> shape;
@@ -126,6 +129,9 @@ struct Step {
     // cond_if / while_loop: the values the operator yields, and the blocks it runs.
     std::vector<std::uint32_t> results;
     std::vector<BlockCall> calls;
+    // Integer tensor operators (kernels_qconv.hpp): MATMUL, the convolutions
+    // and AVG_POOL2D on INT8/INT16 data: dtypes and zero points.
+    IntOperands quant;
 };
 
 // A variable of the program: state that persists across submissions.
