@@ -209,6 +209,33 @@ void matmul_output_shape_must_follow_the_operands(void**)
 // CLAMP's nan_mode must be PROPAGATE (1) or IGNORE (2): 0 is UNKNOWN in the
 // schema and TOSA 1.0 admits neither it nor anything above 2 (the reference design:
 // InvalidArgument from its analysis pass).
+// 5x5 input, 2x2 kernel, stride 2, no padding: 5 - 1 - 1 = 3 is not a
+// multiple of 2, which TOSA 1.0 CONV2D refuses (its output size is an exact
+// division), rather than truncating to a 2x2 output.
+void conv2d_stride_that_does_not_divide_is_malformed(void**)
+{
+    Rig rig;
+    tosa::GraphBuilder g;
+    const auto x = f32(g, "x", {1, 5, 5, 1});
+    const float ones[] = {1, 1, 1, 1};
+    const auto w = g.constant_f32("w", {1, 2, 2, 1}, ones);
+    const float zero[] = {0};
+    const auto bias = g.constant_f32("bias", {1}, zero);
+    const auto out = f32(g, "out", {1, 2, 2, 1});
+    g.op(Op::conv2d, {x, w, bias, zero_point(g, "x_zp"), zero_point(g, "w_zp")}, {out},
+         tosa::conv_attr({0, 0, 0, 0}, {2, 2}, {1, 1}));
+    g.input(x);
+    g.output(out);
+    auto refused = rig.load(g.finish());
+    assert_refused(refused, Errc::invalid_argument, VACCEL_D_TOSA_MALFORMED,
+                   VACCEL_TOSA_BAD_ATTRIBUTE, 0);
+    assert_string_equal(refused.error().note.c_str(),
+                        "operator 2 (CONV2D): along the height the padded input less the kernel "
+                        "extent is 3, not a multiple of the stride 2; TOSA 1.0 requires an exact "
+                        "division: change the padding");
+    rig.finish();
+}
+
 void clamp_nan_mode_other_than_propagate_or_ignore_is_malformed(void**)
 {
     Rig rig;
@@ -430,6 +457,7 @@ int main()
         cmocka_unit_test(matmul_inner_dimensions_must_agree),
         cmocka_unit_test(add_output_that_is_not_the_broadcast_is_malformed),
         cmocka_unit_test(matmul_output_shape_must_follow_the_operands),
+        cmocka_unit_test(conv2d_stride_that_does_not_divide_is_malformed),
         cmocka_unit_test(clamp_nan_mode_other_than_propagate_or_ignore_is_malformed),
         cmocka_unit_test(reshape_with_an_inferred_dimension_is_malformed),
         cmocka_unit_test(matmul_nonzero_zero_point_is_malformed),

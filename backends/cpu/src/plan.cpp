@@ -729,12 +729,17 @@ Status Compiler::check_conv2d(std::uint32_t index)
     g.stride_y = a.stride[0], g.stride_x = a.stride[1];
     g.dilation_y = a.dilation[0], g.dilation_x = a.dilation[1];
     g.bias_per_channel = bias[0] == weight[0];
-    const std::int64_t span_y = g.ih - 1 + a.pad[0] + a.pad[1] - (g.kh - 1) * g.dilation_y;
-    const std::int64_t span_x = g.iw - 1 + a.pad[2] + a.pad[3] - (g.kw - 1) * g.dilation_x;
-    if (span_y < 0 || span_x < 0)
-        return fail(bad_shape(index, "the kernel is larger than the padded input"));
-    g.oh = span_y / g.stride_y + 1;
-    g.ow = span_x / g.stride_x + 1;
+    // TOSA 1.0 divides the padded extent by the stride exactly (idiv_check).
+    auto oh = strided_extent(index, "height",
+                             g.ih - 1 + a.pad[0] + a.pad[1] - (g.kh - 1) * g.dilation_y,
+                             g.stride_y);
+    if (!oh) return fail(oh.error());
+    auto ow = strided_extent(index, "width",
+                             g.iw - 1 + a.pad[2] + a.pad[3] - (g.kw - 1) * g.dilation_x,
+                             g.stride_x);
+    if (!ow) return fail(ow.error());
+    g.oh = *oh;
+    g.ow = *ow;
     conv_[index] = g;
     return expect_output(index, {g.n, g.oh, g.ow, g.oc});
 }
