@@ -25,6 +25,7 @@
 #include "kernels.hpp"
 #include "kernels_spatial.hpp"
 #include "kernels_data.hpp"
+#include "kernels_int.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/graph.hpp"
@@ -89,6 +90,15 @@ enum class StepKind : std::uint8_t {
     resize,       // `resize`
     fft2d,        // real, imaginary -> output, output_imag: inverse
     rfft2d,       // real -> output, output_imag
+    // Integer operators (kernels_int.hpp): parameters in Step::integer.
+    rescale,      // input -> output of another integer dtype: integer.rescale
+    table,        // input, table
+    int_binary,   // MUL (integer), INTDIV, shifts, BITWISE_AND/OR/XOR: integer.binary
+    int_unary,    // ABS, NEGATE (integer), BITWISE_NOT, CLZ: integer.unary
+    int_clamp,    // integer.min, integer.max
+    int_reduce,   // REDUCE_SUM/MAX/MIN on integers: integer.reduce, axis
+    int_argmax,   // INT8/INT16 input, INT32 output: axis
+    select_any,   // SELECT on integers and BOOL: condition, a, b
 };
 
 // A nested block run by a control-flow step: Plan::nested[block] of the main
@@ -123,6 +133,7 @@ struct Step {
     ResizeGeometry resize;                 // resize
     bool inverse = false;                  // fft2d
     std::uint32_t output_imag = 0;         // fft2d, rfft2d: the second output's value index
+    IntegerParams integer;                 // the integer operators above
     // cond_if / while_loop: the values the operator yields, and the blocks it runs.
     std::vector<std::uint32_t> results;
     std::vector<BlockCall> calls;
