@@ -863,6 +863,67 @@ void integer_reductions_and_argmax(void**)
                   {1, 0});
 }
 
+
+// ------------------------------------------------------------ data layout
+
+// TRANSPOSE, SLICE, PAD, TILE, REVERSE and CONCAT of x = [[x0, x1, x2],
+// [x3, x4, x5]] move elements of any stored dtype bit for bit.
+void data_layout_on_every_stored_dtype(void**)
+{
+    struct Case {
+        DType dtype;
+        std::vector<std::int64_t> x;
+        std::int64_t pad;
+    };
+    const Case cases[] = {
+        {DType::int8, {-128, 127, 1, -1, 0, 5}, -7},
+        {DType::int16, {-32768, 32767, 300, -300, 0, 7}, -1000},
+        {DType::int32, {int32_min, int32_max, 70000, -70000, 0, 9}, 123456789},
+        {DType::boolean, {1, 0, 1, 1, 0, 0}, 1},
+    };
+    for (const Case& c : cases) {
+        tosa::GraphBuilder g;
+        const auto x = g.tensor("x", {2, 3}, c.dtype);
+        const auto transposed = g.tensor("transposed", {3, 2}, c.dtype);
+        g.op(Op::transpose, {x}, {transposed}, tosa::transpose_attr({1, 0}));
+        const auto start = shape_const(g, "start", {0, 1});
+        const auto size = shape_const(g, "size", {2, 2});
+        const auto sliced = g.tensor("sliced", {2, 2}, c.dtype);
+        g.op(Op::slice, {x, start, size}, {sliced});
+        const auto padding = shape_const(g, "padding", {1, 0, 0, 1});
+        const auto pad_const = int_constant(g, "pad_const", {1},
+                                            c.dtype == DType::boolean ? DType::int8 : c.dtype,
+                                            {c.pad});
+        g.block().tensors[pad_const].dtype = c.dtype;  // BOOL: the same one byte
+        const auto padded = g.tensor("padded", {3, 4}, c.dtype);
+        g.op(Op::pad, {x, padding, pad_const}, {padded});
+        const auto multiples = shape_const(g, "multiples", {1, 2});
+        const auto tiled = g.tensor("tiled", {2, 6}, c.dtype);
+        g.op(Op::tile, {x, multiples}, {tiled});
+        const auto reversed = g.tensor("reversed", {2, 3}, c.dtype);
+        g.op(Op::reverse, {x}, {reversed}, tosa::axis_attr(1));
+        const auto joined = g.tensor("joined", {4, 3}, c.dtype);
+        g.op(Op::concat, {x, x}, {joined}, tosa::axis_attr(0));
+        g.input(x);
+        for (auto t : {transposed, sliced, padded, tiled, reversed, joined}) g.output(t);
+        Rig rig;
+        auto program = rig.must_load(g.finish());
+        const DType storage = c.dtype == DType::boolean ? DType::int8 : c.dtype;
+        const auto out = run_ok(rig, *program, {values_of(storage, c.x)});
+        const auto& v = c.x;
+        const std::int64_t p = c.pad;
+        assert_values(read_values(storage, out[0]), {v[0], v[3], v[1], v[4], v[2], v[5]});
+        assert_values(read_values(storage, out[1]), {v[1], v[2], v[4], v[5]});
+        assert_values(read_values(storage, out[2]),
+                      {p, p, p, p, v[0], v[1], v[2], p, v[3], v[4], v[5], p});
+        assert_values(read_values(storage, out[3]),
+                      {v[0], v[1], v[2], v[0], v[1], v[2], v[3], v[4], v[5], v[3], v[4], v[5]});
+        assert_values(read_values(storage, out[4]), {v[2], v[1], v[0], v[5], v[4], v[3]});
+        assert_values(read_values(storage, out[5]),
+                      {v[0], v[1], v[2], v[3], v[4], v[5], v[0], v[1], v[2], v[3], v[4], v[5]});
+        rig.finish(program);
+    }
+}
 }  // namespace
 
 int main()
@@ -894,6 +955,7 @@ int main()
         cmocka_unit_test(unary_refusals),
         cmocka_unit_test(select_on_integers_and_bool_with_broadcast),
         cmocka_unit_test(integer_reductions_and_argmax),
+        cmocka_unit_test(data_layout_on_every_stored_dtype),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -2,7 +2,8 @@
 //
 // Decides: which operator runs on which dtype (the table below, keyed by the
 // operator's output dtype; docs/operators.md lists it), the dtype of every
-// operand, the operand counts (CONCAT: one or more, all FP32), and that graph
+// operand, the operand counts (CONCAT: one or more, all of the output's
+// dtype), and that graph
 // inputs and outputs are FP32, BOOL, INT8, INT16 or INT32. An operator/dtype
 // outside the table is Unsupported / D_TOSA_OPERATOR (arg0 op, arg1 dtype);
 // CAST has one row per source dtype, and a pair outside them is refused the
@@ -42,8 +43,9 @@ struct Admitted {
 };
 
 // TOSA 1.0's integer profile (kernels_int.hpp): the operator/dtype pairs of
-// the specification's type tables, integer elementwise, reduction and
-// selection operators; docs/operators.md, "Integer operators".
+// the specification's type tables for the integer elementwise, reduction and
+// selection operators, and the data layout operators on every stored dtype;
+// docs/operators.md, "Integer operators".
 void add_integer_rows(std::vector<Admitted>& set)
 {
     const DType b = DType::boolean;
@@ -79,6 +81,20 @@ void add_integer_rows(std::vector<Admitted>& set)
     set.push_back({Op::argmax, i32, {i8}, 1});
     set.push_back({Op::argmax, i32, {i16}, 1});
     for (const DType t : {i8, i16, i32, b}) set.push_back({Op::select, t, {b, t, t}, 1});
+    // Data layout on every stored dtype besides FP32 (moves of elements).
+    const DType shape = DType::shape;
+    for (const DType t : {i8, i16, i32, b}) {
+        set.push_back({Op::concat, t, {t}, 1, true});
+        set.push_back({Op::slice, t, {t, shape, shape}, 1});  // input, start, size
+        set.push_back({Op::pad, t, {t, shape, t}, 1});        // input, padding, pad_const
+        set.push_back({Op::tile, t, {t, shape}, 1});          // input, multiples
+        set.push_back({Op::reverse, t, {t}, 1});
+        set.push_back({Op::transpose, t, {t}, 1});
+    }
+    for (const DType t : {i8, i16}) {
+        set.push_back({Op::reshape, t, {t, shape}, 1});
+        set.push_back({Op::identity, t, {t}, 1});
+    }
 }
 
 const std::vector<Admitted>& admitted_set()

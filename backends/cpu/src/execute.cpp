@@ -148,7 +148,8 @@ Status Run::step(const Step& s)
     }
     case StepKind::copy: std::memcpy(at(s.output), at(s.inputs[0]), out.bytes); break;
     case StepKind::transpose:
-        transpose(f32(s.inputs[0]), shape(s.inputs[0]), s.perms, output);
+        transpose(at(s.inputs[0]), shape(s.inputs[0]), s.perms, at(s.output),
+                  element_bytes(out.dtype));
         break;
     case StepKind::clamp:
         clamp(f32(s.inputs[0]), output, out.elements, s.min, s.max, s.nan_propagate);
@@ -163,25 +164,32 @@ Status Run::step(const Step& s)
     case StepKind::conv2d:
         conv2d(f32(s.inputs[0]), f32(s.inputs[1]), f32(s.inputs[2]), output, s.conv);
         break;
+    // Data layout: moves of elements of the output's dtype.
     case StepKind::concat: {
-        std::vector<const float*> inputs;
+        std::vector<const std::byte*> inputs;
         std::vector<Shape> shapes;
         for (std::uint32_t v : s.inputs) {
-            inputs.push_back(f32(v));
+            inputs.push_back(at(v));
             shapes.push_back(shape(v));
         }
-        concat(inputs, shapes, s.axis, output);
+        concat(inputs, shapes, s.axis, at(s.output), element_bytes(out.dtype));
         break;
     }
     case StepKind::slice:
-        slice(f32(s.inputs[0]), shape(s.inputs[0]), s.start, output, out.shape);
+        slice(at(s.inputs[0]), shape(s.inputs[0]), s.start, at(s.output), out.shape,
+              element_bytes(out.dtype));
         break;
     case StepKind::pad:
-        pad(f32(s.inputs[0]), shape(s.inputs[0]), s.start, s.pad_value, output, out.shape);
+        pad(at(s.inputs[0]), shape(s.inputs[0]), s.start, s.pad_value.data(), at(s.output),
+            out.shape, element_bytes(out.dtype));
         break;
-    case StepKind::tile: tile(f32(s.inputs[0]), shape(s.inputs[0]), output, out.shape); break;
+    case StepKind::tile:
+        tile(at(s.inputs[0]), shape(s.inputs[0]), at(s.output), out.shape,
+             element_bytes(out.dtype));
+        break;
     case StepKind::reverse:
-        reverse(f32(s.inputs[0]), shape(s.inputs[0]), s.axis, output);
+        reverse(at(s.inputs[0]), shape(s.inputs[0]), s.axis, at(s.output),
+                element_bytes(out.dtype));
         break;
     // Pools and the convolutions beyond CONV2D.
     case StepKind::max_pool2d:

@@ -15,10 +15,11 @@
 //    saturated;
 //  - TABLE follows TOSA 1.0: INT8 indexes 256 entries; INT16 interpolates
 //    between entries of 513 with the low 7 bits of the input (INT32 result);
-//  - arithmetic that overflows its type wraps in two's complement (ADD, SUB,
-//    MUL, INTDIV of INT32_MIN by -1, ABS and NEGATE of INT32_MIN, REDUCE_SUM,
-//    REDUCE_PRODUCT is not integer in TOSA 1.0): TOSA 1.0 leaves the result
-//    unpredictable (REQUIRE), and this is the choice ADD and SUB already made;
+//  - INT32 arithmetic that overflows wraps in two's complement (ADD, SUB,
+//    MUL, INTDIV of INT32_MIN by -1, ABS and NEGATE of INT32_MIN,
+//    REDUCE_SUM): TOSA 1.0 leaves the result unpredictable (REQUIRE), and
+//    this is the choice ADD and SUB already made; NEGATE on INT8 and INT16
+//    saturates, as TOSA 1.0 clips it;
 //  - a division by zero and a shift amount outside the type's width have no
 //    result to wrap to: the kernel stops and reports the first such element
 //    (IntFault), and the submission fails naming the operator.

@@ -30,6 +30,10 @@
 // ERROR_IF forbids (BAD_ATTRIBUTE), the output size following exactly;
 // FFT2D/RFFT2D need H and W powers of two and check both outputs' shapes
 // (BAD_SHAPE). Their index values are only known at run time (execute.cpp).
+// The integer operators (RESCALE, TABLE, integer MUL and NEGATE, ...) read
+// their constant operands here and refuse what TOSA 1.0's ERROR_IF forbids,
+// and the REQUIREs on those constants, with BAD_ATTRIBUTE (see "Integer
+// operators" below).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -173,7 +177,7 @@ private:
     // Per operator index, filled by check_slice / check_pad: SLICE start or
     // PAD padding before each dimension, and PAD's pad_const.
     std::vector<std::vector<std::int64_t>> start_;
-    std::vector<float> pad_value_;
+    std::vector<std::array<std::byte, 4>> pad_value_;
     // Per operator index, sized and filled by check_pool2d / check_conv3d.
     std::vector<Pool2dGeometry> pool_;
     std::vector<Conv3dGeometry> conv3d_;
@@ -215,14 +219,6 @@ private:
     std::vector<Plan> nested_;
     std::vector<VariableInfo> variables_;
 };
-
-// The first element of an FP32 constant (PAD's pad_const).
-float first_float(const tosa::Tensor& t)
-{
-    float value = 0.0f;
-    std::memcpy(&value, t.data.data(), sizeof value);
-    return value;
-}
 
 Status Compiler::expect_zero_constant(std::uint32_t index, std::size_t operand,
                                       std::string_view what) const
@@ -508,7 +504,7 @@ Status Compiler::check_pad(std::uint32_t index)
                                                          shape_text(*padding))));
     }
     start_[index] = std::move(before);
-    pad_value_[index] = first_float(value);
+    std::memcpy(pad_value_[index].data(), value.data.data(), element_bytes(value.dtype));
     return expect_output(index, result);
 }
 

@@ -16,6 +16,8 @@
 // so every element type is aligned.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -91,7 +93,7 @@ enum class StepKind : std::uint8_t {
     fft2d,        // real, imaginary -> output, output_imag: inverse
     rfft2d,       // real -> output, output_imag
     // Integer operators (kernels_int.hpp): parameters in Step::integer.
-    rescale,      // input -> output of another integer dtype: integer.rescale
+    rescale,      // INT8/INT16/INT32 input -> output: integer.rescale
     table,        // input, table
     int_binary,   // MUL (integer), INTDIV, shifts, BITWISE_AND/OR/XOR: integer.binary
     int_unary,    // ABS, NEGATE (integer), BITWISE_NOT, CLZ: integer.unary
@@ -121,7 +123,7 @@ struct Step {
     std::vector<std::int32_t> perms;       // transpose
     std::int32_t axis = 0;                 // reduce, argmax, concat, reverse
     std::vector<std::int64_t> start;       // slice: start; pad: padding before
-    float pad_value = 0.0f;                // pad
+    std::array<std::byte, 4> pad_value{};  // pad: pad_const's element, its dtype's bytes
     float min = 0.0f, max = 0.0f;          // clamp
     bool nan_propagate = true;             // clamp, maximum, minimum, reduce max/min, argmax
     Conv2dGeometry conv;                   // conv2d, depthwise_conv2d, transpose_conv2d
