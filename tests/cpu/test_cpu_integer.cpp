@@ -864,6 +864,44 @@ void integer_reductions_and_argmax(void**)
 }
 
 
+// Operator/dtype pairs TOSA 1.0 does not define are refused at load.
+void pairs_tosa_does_not_define_are_refused(void**)
+{
+    Rig rig;
+    const auto refused = [&](tosa::Graph graph, Op op, DType dtype) {
+        auto loaded = rig.load(std::move(graph));
+        assert_refused(loaded, Errc::unsupported, VACCEL_D_TOSA_OPERATOR,
+                       static_cast<std::uint32_t>(op), static_cast<std::uint32_t>(dtype));
+    };
+    // ADD, INTDIV and the comparisons are INT32 only.
+    refused(binary_graph(Op::add, DType::int8, {2}, {2}, {2}), Op::add, DType::int8);
+    refused(binary_graph(Op::intdiv, DType::int16, {2}, {2}, {2}), Op::intdiv, DType::int16);
+    // ABS is INT32 only; CLAMP is INT8 and INT16 only.
+    refused(unary_graph(Op::abs, DType::int16, {2}), Op::abs, DType::int16);
+    refused(unary_graph(Op::clamp, DType::int32, {2}, int_clamp_attr(DType::int32, 0, 1)),
+            Op::clamp, DType::int32);
+    // REDUCE_SUM is INT32 only; REDUCE_PRODUCT has no integer form.
+    {
+        tosa::GraphBuilder g;
+        const auto x = g.tensor("x", {2}, DType::int8);
+        const auto out = g.tensor("out", {1}, DType::int8);
+        g.op(Op::reduce_sum, {x}, {out}, tosa::axis_attr(0));
+        g.input(x);
+        g.output(out);
+        refused(g.finish(), Op::reduce_sum, DType::int8);
+    }
+    {
+        tosa::GraphBuilder g;
+        const auto x = g.tensor("x", {2}, DType::int32);
+        const auto out = g.tensor("out", {1}, DType::int32);
+        g.op(Op::reduce_product, {x}, {out}, tosa::axis_attr(0));
+        g.input(x);
+        g.output(out);
+        refused(g.finish(), Op::reduce_product, DType::int32);
+    }
+    rig.finish();
+}
+
 // ------------------------------------------------------------ data layout
 
 // TRANSPOSE, SLICE, PAD, TILE, REVERSE and CONCAT of x = [[x0, x1, x2],
@@ -956,6 +994,7 @@ int main()
         cmocka_unit_test(select_on_integers_and_bool_with_broadcast),
         cmocka_unit_test(integer_reductions_and_argmax),
         cmocka_unit_test(data_layout_on_every_stored_dtype),
+        cmocka_unit_test(pairs_tosa_does_not_define_are_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
