@@ -334,6 +334,45 @@ void rescale_sweep_matches_the_reference(void**)
     }
 }
 
+// A quantized ADD as TFLite lowers it: RESCALE both INT8 inputs to INT32,
+// ADD, RESCALE back to INT8 (intermediates in the arena).
+void rescale_add_rescale_chain(void**)
+{
+    tosa::GraphBuilder g;
+    const auto x = g.tensor("x", {4}, DType::int8);
+    const auto y = g.tensor("y", {4}, DType::int8);
+    const auto out = g.tensor("out", {4}, DType::int8);
+    const auto one = int_constant(g, "one", {1}, DType::int32, {1 << 30});
+    const auto half = int_constant(g, "half", {1}, DType::int32, {1 << 30});
+    const auto shift30 = int_constant(g, "shift30", {1}, DType::int8, {30});
+    const auto shift31 = int_constant(g, "shift31", {1}, DType::int8, {31});
+    const auto x_zp = int_constant(g, "x_zp", {1}, DType::int8, {-5});
+    const auto zero8 = int_constant(g, "zero8", {1}, DType::int8, {0});
+    const auto zero32 = int_constant(g, "zero32", {1}, DType::int32, {0});
+    const auto out_zp = int_constant(g, "out_zp", {1}, DType::int8, {3});
+    const auto x32 = g.tensor("x32", {4}, DType::int32);
+    const auto y32 = g.tensor("y32", {4}, DType::int32);
+    const auto sum = g.tensor("sum", {4}, DType::int32);
+    tosa::Attributes a;
+    a.scale32 = true;
+    a.rounding_mode = 1;
+    g.op(Op::rescale, {x, one, shift30, x_zp, zero32}, {x32}, a);
+    g.op(Op::rescale, {y, one, shift30, zero8, zero32}, {y32}, a);
+    g.op(Op::add, {x32, y32}, {sum});
+    g.op(Op::rescale, {sum, half, shift31, zero32, out_zp}, {out}, a);
+    g.input(x);
+    g.input(y);
+    g.output(out);
+    Rig rig;
+    auto program = rig.must_load(g.finish());
+    // x - (-5) = {-123, 5, 105, 132}; + y = {-113, -5, 132, 259};
+    // floor((s + 1) / 2) + 3 = {-56 + 3, -2 + 3, 66 + 3, 130 + 3 -> 127}.
+    const auto got = run_ok(rig, *program, {values_of(DType::int8, {-128, 0, 100, 127}),
+                                            values_of(DType::int8, {10, -10, 27, 127})});
+    assert_values(read_values(DType::int8, got[0]), {-53, 1, 69, 127});
+    rig.finish(program);
+}
+
 void rescale_refusals(void**)
 {
     Rig rig;
@@ -975,6 +1014,7 @@ int main()
         cmocka_unit_test(rescale_unsigned_input_and_output),
         cmocka_unit_test(rescale_int16_multiplier_without_scale32),
         cmocka_unit_test(rescale_sweep_matches_the_reference),
+        cmocka_unit_test(rescale_add_rescale_chain),
         cmocka_unit_test(rescale_refusals),
         cmocka_unit_test(table_int8_indexes_by_value_plus_128),
         cmocka_unit_test(table_int16_interpolates_513_entries),

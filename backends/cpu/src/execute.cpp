@@ -6,7 +6,8 @@
 // written in one final copy after the last check, so a submission that ends
 // DeadlineExpired has written nothing to its output buffers. A failure after
 // acceptance (deadline, out of memory, a GATHER/SCATTER index outside the
-// tensor or repeated, which TOSA 1.0 leaves unpredictable) ends the event
+// tensor or repeated, an INTDIV by zero or a shift amount outside the
+// element's width, which TOSA 1.0 leaves unpredictable) ends the event
 // failed with that error.
 // Values are addressed by byte (plan.hpp); each step views them as the
 // element type its kernel takes (float, BOOL bytes, int32, int8).

@@ -99,8 +99,9 @@ Split split(Shape shape, std::int32_t axis)
     return s;
 }
 
-// One binary operator on T operands. Returns false (with `fault` set) for an
-// element TOSA 1.0 gives no result for.
+// One binary operator on T operands. Stops at the first element TOSA 1.0
+// gives no result for (a zero divisor, a shift outside 0..width-1) and
+// returns it as the fault.
 template <class T>
 IntFault binary_of(const IntegerParams& p, const std::byte* a, Shape a_shape, const std::byte* b,
                    Shape b_shape, std::byte* out, Shape out_shape)
