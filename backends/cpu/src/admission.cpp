@@ -2,7 +2,8 @@
 //
 // Decides: which operator runs on which dtype (the table below, keyed by the
 // operator's output dtype; docs/operators.md lists it), the dtype of every
-// operand, the operand counts (CONCAT: one or more, all FP32), and that graph
+// operand, the operand counts (CONCAT: one or more, all of the output's
+// dtype), and that graph
 // inputs and outputs are FP32, BOOL, INT8, INT16, INT32 or INT48. An operator/dtype
 // outside the table is Unsupported / D_TOSA_OPERATOR (arg0 op, arg1 dtype);
 // CAST has one row per source dtype, and a pair outside them is refused the
@@ -41,6 +42,61 @@ struct Admitted {
     bool variadic = false;
 };
 
+// TOSA 1.0's integer profile (kernels_int.hpp): the operator/dtype pairs of
+// the specification's type tables for the integer elementwise, reduction and
+// selection operators, and the data layout operators on every stored dtype;
+// docs/operators.md, "Integer operators".
+void add_integer_rows(std::vector<Admitted>& set)
+{
+    const DType b = DType::boolean;
+    const DType i8 = DType::int8;
+    const DType i16 = DType::int16;
+    const DType i32 = DType::int32;
+    // RESCALE: input, multiplier (INT16 without scale32, INT32 with it),
+    // shift, input_zp (the input's dtype), output_zp (the output's).
+    for (const DType out : {i8, i16, i32})
+        for (const DType in : {i8, i16, i32})
+            for (const DType multiplier : {i16, i32})
+                set.push_back({Op::rescale, out, {in, multiplier, i8, in, out}, 1});
+    set.push_back({Op::table, i8, {i8, i8}, 1});     // input, 256 entries
+    set.push_back({Op::table, i32, {i16, i16}, 1});  // input, 513 entries
+    for (const DType in : {i8, i16, i32})
+        set.push_back({Op::mul, i32, {in, in, i8}, 1});  // input1, input2, shift
+    set.push_back({Op::intdiv, i32, {i32, i32}, 1});
+    for (const DType t : {i8, i16, i32}) {
+        for (const Op op : {Op::arithmetic_right_shift, Op::logical_left_shift,
+                            Op::logical_right_shift, Op::bitwise_and, Op::bitwise_or,
+                            Op::bitwise_xor})
+            set.push_back({op, t, {t, t}, 1});
+        set.push_back({Op::bitwise_not, t, {t}, 1});
+        set.push_back({Op::negate, t, {t, t, t}, 1});  // input1, input1_zp, output_zp
+        set.push_back({Op::reduce_max, t, {t}, 1});
+        set.push_back({Op::reduce_min, t, {t}, 1});
+    }
+    set.push_back({Op::clz, i32, {i32}, 1});
+    set.push_back({Op::abs, i32, {i32}, 1});
+    set.push_back({Op::clamp, i8, {i8}, 1});
+    set.push_back({Op::clamp, i16, {i16}, 1});
+    set.push_back({Op::reduce_sum, i32, {i32}, 1});
+    set.push_back({Op::argmax, i32, {i8}, 1});
+    set.push_back({Op::argmax, i32, {i16}, 1});
+    for (const DType t : {i8, i16, i32, b}) set.push_back({Op::select, t, {b, t, t}, 1});
+    // Data layout on every stored dtype besides FP32 (moves of elements).
+    const DType shape = DType::shape;
+    for (const DType t : {i8, i16, i32, b}) {
+        set.push_back({Op::concat, t, {t}, 1, true});
+        set.push_back({Op::slice, t, {t, shape, shape}, 1});  // input, start, size
+        set.push_back({Op::pad, t, {t, shape, t}, 1});        // input, padding, pad_const
+        set.push_back({Op::tile, t, {t, shape}, 1});          // input, multiples
+        set.push_back({Op::reverse, t, {t}, 1});
+        set.push_back({Op::transpose, t, {t}, 1});
+    }
+    for (const DType t : {i8, i16}) {
+        set.push_back({Op::reshape, t, {t, shape}, 1});
+        set.push_back({Op::identity, t, {t}, 1});
+    }
+}
+
 const std::vector<Admitted>& admitted_set()
 {
     static const std::vector<Admitted> set = [] {
@@ -51,7 +107,7 @@ const std::vector<Admitted>& admitted_set()
         const DType i32 = DType::int32;
         const DType i4 = DType::int4;    // integer tensor operators
         const DType i48 = DType::int48;  // integer tensor operators
-        return std::vector<Admitted>{
+        std::vector<Admitted> rows{
             {Op::add, f, {f, f}, 1},
             {Op::sub, f, {f, f}, 1},
             {Op::mul, f, {f, f, DType::int8}, 1},
@@ -179,6 +235,8 @@ const std::vector<Admitted>& admitted_set()
             {Op::identity, i48, {i48}, 1},
             {Op::reshape, i48, {i48, DType::shape}, 1},
         };
+        add_integer_rows(rows);
+        return rows;
     }();
     return set;
 }

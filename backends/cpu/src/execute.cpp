@@ -6,7 +6,8 @@
 // written in one final copy after the last check, so a submission that ends
 // DeadlineExpired has written nothing to its output buffers. A failure after
 // acceptance (deadline, out of memory, a GATHER/SCATTER index outside the
-// tensor or repeated, which TOSA 1.0 leaves unpredictable) ends the event
+// tensor or repeated, an INTDIV by zero or a shift amount outside the
+// element's width, which TOSA 1.0 leaves unpredictable) ends the event
 // failed with that error.
 // Values are addressed by byte (plan.hpp); each step views them as the
 // element type its kernel takes (float, BOOL bytes, int32, int8).
@@ -97,6 +98,8 @@ private:
     // and AVG_POOL2D on INT8/INT16 data, MAX_POOL2D on INT16.
     bool integer_tensor_step(const Step& step) const;
     void int_tensor_step(const Step& step);
+    Status integer_step(const Step& step);
+    Error integer_error(const Step& step, const IntFault& fault) const;
     Status cond_if(const Step& step);
     Status while_loop(const Step& step);
     Status run_block(const BlockCall& call, std::span<std::byte* const> slots);
@@ -154,7 +157,8 @@ Status Run::step(const Step& s)
     }
     case StepKind::copy: std::memcpy(at(s.output), at(s.inputs[0]), out.bytes); break;
     case StepKind::transpose:
-        transpose(f32(s.inputs[0]), shape(s.inputs[0]), s.perms, output);
+        transpose(at(s.inputs[0]), shape(s.inputs[0]), s.perms, at(s.output),
+                  element_bytes(out.dtype));
         break;
     case StepKind::clamp:
         clamp(f32(s.inputs[0]), output, out.elements, s.min, s.max, s.nan_propagate);
@@ -169,25 +173,32 @@ Status Run::step(const Step& s)
     case StepKind::conv2d:
         conv2d(f32(s.inputs[0]), f32(s.inputs[1]), f32(s.inputs[2]), output, s.conv);
         break;
+    // Data layout: moves of elements of the output's dtype.
     case StepKind::concat: {
-        std::vector<const float*> inputs;
+        std::vector<const std::byte*> inputs;
         std::vector<Shape> shapes;
         for (std::uint32_t v : s.inputs) {
-            inputs.push_back(f32(v));
+            inputs.push_back(at(v));
             shapes.push_back(shape(v));
         }
-        concat(inputs, shapes, s.axis, output);
+        concat(inputs, shapes, s.axis, at(s.output), element_bytes(out.dtype));
         break;
     }
     case StepKind::slice:
-        slice(f32(s.inputs[0]), shape(s.inputs[0]), s.start, output, out.shape);
+        slice(at(s.inputs[0]), shape(s.inputs[0]), s.start, at(s.output), out.shape,
+              element_bytes(out.dtype));
         break;
     case StepKind::pad:
-        pad(f32(s.inputs[0]), shape(s.inputs[0]), s.start, s.pad_value, output, out.shape);
+        pad(at(s.inputs[0]), shape(s.inputs[0]), s.start, s.pad_value.data(), at(s.output),
+            out.shape, element_bytes(out.dtype));
         break;
-    case StepKind::tile: tile(f32(s.inputs[0]), shape(s.inputs[0]), output, out.shape); break;
+    case StepKind::tile:
+        tile(at(s.inputs[0]), shape(s.inputs[0]), at(s.output), out.shape,
+             element_bytes(out.dtype));
+        break;
     case StepKind::reverse:
-        reverse(f32(s.inputs[0]), shape(s.inputs[0]), s.axis, output);
+        reverse(at(s.inputs[0]), shape(s.inputs[0]), s.axis, at(s.output),
+                element_bytes(out.dtype));
         break;
     // Pools and the convolutions beyond CONV2D.
     case StepKind::max_pool2d:
@@ -216,6 +227,14 @@ Status Run::step(const Step& s)
     case StepKind::resize:
     case StepKind::fft2d:
     case StepKind::rfft2d: return data_step(s);
+    case StepKind::rescale:
+    case StepKind::table:
+    case StepKind::int_binary:
+    case StepKind::int_unary:
+    case StepKind::int_clamp:
+    case StepKind::int_reduce:
+    case StepKind::int_argmax:
+    case StepKind::select_any: return integer_step(s);
     }
     return {};
 }
@@ -269,6 +288,73 @@ void Run::int_tensor_step(const Step& s)
                    s.pool);
         break;
     default: break;
+    }
+}
+
+// A division by zero or a shift amount outside the element's width: TOSA 1.0
+// leaves the result unpredictable (REQUIRE); the submission fails instead.
+Error Run::integer_error(const Step& s, const IntFault& fault) const
+{
+    const bool divide = fault.kind == IntFault::Kind::division_by_zero;
+    const tosa::DType dtype = plan_.values[s.inputs[0]].dtype;
+    const std::string what =
+        divide ? fmt::format("element {} divides by zero; TOSA 1.0 INTDIV requires a non-zero "
+                             "divisor",
+                             fault.position)
+               : fmt::format("element {} shifts by {}; TOSA 1.0 requires a shift of 0 to {} "
+                             "for {}",
+                             fault.position, fault.value, 8 * element_bytes(dtype) - 1,
+                             tosa::dtype_name(dtype));
+    const std::string_view name =
+        divide ? "INTDIV"
+        : s.integer.binary == IntBinary::arithmetic_right_shift ? "ARITHMETIC_RIGHT_SHIFT"
+        : s.integer.binary == IntBinary::logical_left_shift     ? "LOGICAL_LEFT_SHIFT"
+                                                                 : "LOGICAL_RIGHT_SHIFT";
+    return Error::of(Errc::invalid_argument, VACCEL_D_EXECUTION, s.op_index, fault.position)
+        .with_note(fmt::format("operator {} ({}): {}; nothing was written to the outputs: fix "
+                               "the operand",
+                               s.op_index, name, what));
+}
+
+Status Run::integer_step(const Step& s)
+{
+    const Value& out = plan_.values[s.output];
+    const Value& in = plan_.values[s.inputs[0]];
+    switch (s.kind) {
+    case StepKind::rescale: {
+        const std::uint64_t channels = in.shape.empty() ? 1 : in.shape.back();
+        rescale(s.integer.rescale, in.dtype, at(s.inputs[0]), out.dtype, at(s.output),
+                out.elements, channels);
+        return {};
+    }
+    case StepKind::table:
+        table(in.dtype, at(s.inputs[0]), at(s.inputs[1]), at(s.output), out.elements);
+        return {};
+    case StepKind::int_binary: {
+        const IntFault fault = int_binary(s.integer, in.dtype, at(s.inputs[0]), in.shape,
+                                          at(s.inputs[1]), shape(s.inputs[1]), at(s.output),
+                                          out.shape);
+        if (fault.kind != IntFault::Kind::none) return fail(integer_error(s, fault));
+        return {};
+    }
+    case StepKind::int_unary:
+        int_unary(s.integer, in.dtype, at(s.inputs[0]), at(s.output), out.elements);
+        return {};
+    case StepKind::int_clamp:
+        int_clamp(s.integer, in.dtype, at(s.inputs[0]), at(s.output), out.elements);
+        return {};
+    case StepKind::int_reduce:
+        int_reduce(s.integer.reduce, in.dtype, at(s.inputs[0]), in.shape, s.axis, at(s.output));
+        return {};
+    case StepKind::int_argmax:
+        int_argmax(in.dtype, at(s.inputs[0]), in.shape, s.axis, i32(s.output));
+        return {};
+    case StepKind::select_any:
+        select_elements(boolean(s.inputs[0]), in.shape, at(s.inputs[1]), shape(s.inputs[1]),
+                        at(s.inputs[2]), shape(s.inputs[2]), at(s.output), out.shape,
+                        element_bytes(out.dtype));
+        return {};
+    default: return {};
     }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "vaccel.h"
@@ -136,6 +137,94 @@ void walk(Shape shape, F f)
             if (++index[d] < shape[d]) break;
             index[d] = 0;
         }
+    }
+}
+
+template <class T>
+void transpose_of(const T* in, Shape in_shape, std::span<const std::int32_t> perms, T* out)
+{
+    const std::size_t rank = in_shape.size();
+    Index in_strides{};
+    std::int64_t stride = 1;
+    for (std::size_t i = rank; i-- > 0;) {
+        in_strides[i] = stride;
+        stride *= in_shape[i];
+    }
+    // Walking the output in order: output dimension d steps the input by
+    // the stride of input dimension perms[d].
+    Index out_dims{};
+    Index steps{};
+    for (std::size_t d = 0; d < rank; ++d) {
+        out_dims[d] = in_shape[static_cast<std::size_t>(perms[d])];
+        steps[d] = in_strides[static_cast<std::size_t>(perms[d])];
+    }
+    const std::uint64_t count = element_count(in_shape);
+    Index index{};
+    std::int64_t at = 0;
+    for (std::uint64_t i = 0; i < count; ++i) {
+        out[i] = in[at];
+        for (std::size_t d = rank; d-- > 0;) {
+            if (++index[d] < out_dims[d]) {
+                at += steps[d];
+                break;
+            }
+            at -= steps[d] * (out_dims[d] - 1);
+            index[d] = 0;
+        }
+    }
+}
+
+template <class T>
+void slice_of(const T* in, Shape in_shape, std::span<const std::int64_t> start, T* out,
+              Shape out_shape)
+{
+    const Index strides = row_major_strides(in_shape);
+    walk(out_shape, [&](std::uint64_t i, const Index& index) {
+        std::int64_t at = 0;
+        for (std::size_t d = 0; d < out_shape.size(); ++d) at += (start[d] + index[d]) * strides[d];
+        out[i] = in[at];
+    });
+}
+
+template <class T>
+void pad_of(const T* in, Shape in_shape, std::span<const std::int64_t> before, T value, T* out,
+            Shape out_shape)
+{
+    const Index strides = row_major_strides(in_shape);
+    walk(out_shape, [&](std::uint64_t i, const Index& index) {
+        std::int64_t at = 0;
+        for (std::size_t d = 0; d < out_shape.size(); ++d) {
+            const std::int64_t source = index[d] - before[d];
+            if (source < 0 || source >= in_shape[d]) {
+                out[i] = value;
+                return;
+            }
+            at += source * strides[d];
+        }
+        out[i] = in[at];
+    });
+}
+
+template <class T>
+void tile_of(const T* in, Shape in_shape, T* out, Shape out_shape)
+{
+    const Index strides = row_major_strides(in_shape);
+    walk(out_shape, [&](std::uint64_t i, const Index& index) {
+        std::int64_t at = 0;
+        for (std::size_t d = 0; d < out_shape.size(); ++d) at += index[d] % in_shape[d] * strides[d];
+        out[i] = in[at];
+    });
+}
+
+// Calls f(T{}) with an unsigned type of `element` bytes (1, 2 or 4): the
+// data layout operators move bit patterns, whatever the dtype.
+template <class F>
+void with_element(std::size_t element, F f)
+{
+    switch (element) {
+    case 1: f(std::uint8_t{}); break;
+    case 2: f(std::uint16_t{}); break;
+    default: f(std::uint32_t{}); break;
     }
 }
 
@@ -320,38 +409,6 @@ void matmul(const float* a, const float* b, float* out, std::int64_t n, std::int
     }
 }
 
-void transpose(const float* in, Shape in_shape, std::span<const std::int32_t> perms, float* out)
-{
-    const std::size_t rank = in_shape.size();
-    Index in_strides{};
-    std::int64_t stride = 1;
-    for (std::size_t i = rank; i-- > 0;) {
-        in_strides[i] = stride;
-        stride *= in_shape[i];
-    }
-    // Walking the output in order: output dimension d steps the input by
-    // the stride of input dimension perms[d].
-    Index out_dims{};
-    Index steps{};
-    for (std::size_t d = 0; d < rank; ++d) {
-        out_dims[d] = in_shape[static_cast<std::size_t>(perms[d])];
-        steps[d] = in_strides[static_cast<std::size_t>(perms[d])];
-    }
-    const std::uint64_t count = element_count(in_shape);
-    Index index{};
-    std::int64_t at = 0;
-    for (std::uint64_t i = 0; i < count; ++i) {
-        out[i] = in[at];
-        for (std::size_t d = rank; d-- > 0;) {
-            if (++index[d] < out_dims[d]) {
-                at += steps[d];
-                break;
-            }
-            at -= steps[d] * (out_dims[d] - 1);
-            index[d] = 0;
-        }
-    }
-}
 
 void reduce_sum(const float* in, Shape in_shape, std::int32_t axis, float* out)
 {
@@ -427,67 +484,73 @@ void argmax(const float* in, Shape in_shape, std::int32_t axis, std::int32_t* ou
     }
 }
 
-void concat(std::span<const float* const> inputs, std::span<const Shape> shapes,
-            std::int32_t axis, float* out)
+// ----- data layout operators: moves of `element`-byte values of any dtype
+
+void transpose(const std::byte* in, Shape in_shape, std::span<const std::int32_t> perms,
+               std::byte* out, std::size_t element)
+{
+    with_element(element, [&](auto tag) {
+        using T = decltype(tag);
+        transpose_of(reinterpret_cast<const T*>(in), in_shape, perms, reinterpret_cast<T*>(out));
+    });
+}
+
+void concat(std::span<const std::byte* const> inputs, std::span<const Shape> shapes,
+            std::int32_t axis, std::byte* out, std::size_t element)
 {
     // Each outer row of the output is the inputs' rows one after the other.
     const AxisSplit first = split_at(shapes[0], axis);
     for (std::int64_t o = 0; o < first.outer; ++o) {
         for (std::size_t k = 0; k < inputs.size(); ++k) {
             const AxisSplit s = split_at(shapes[k], axis);
-            const std::int64_t row = s.length * s.inner;
-            std::copy_n(inputs[k] + o * row, row, out);
+            const auto row = static_cast<std::size_t>(s.length * s.inner) * element;
+            std::memcpy(out, inputs[k] + static_cast<std::size_t>(o) * row, row);
             out += row;
         }
     }
 }
 
-void slice(const float* in, Shape in_shape, std::span<const std::int64_t> start, float* out,
-           Shape out_shape)
+void slice(const std::byte* in, Shape in_shape, std::span<const std::int64_t> start,
+           std::byte* out, Shape out_shape, std::size_t element)
 {
-    const Index strides = row_major_strides(in_shape);
-    walk(out_shape, [&](std::uint64_t i, const Index& index) {
-        std::int64_t at = 0;
-        for (std::size_t d = 0; d < out_shape.size(); ++d) at += (start[d] + index[d]) * strides[d];
-        out[i] = in[at];
+    with_element(element, [&](auto tag) {
+        using T = decltype(tag);
+        slice_of(reinterpret_cast<const T*>(in), in_shape, start, reinterpret_cast<T*>(out),
+                 out_shape);
     });
 }
 
-void pad(const float* in, Shape in_shape, std::span<const std::int64_t> before, float value,
-         float* out, Shape out_shape)
+void pad(const std::byte* in, Shape in_shape, std::span<const std::int64_t> before,
+         const std::byte* value, std::byte* out, Shape out_shape, std::size_t element)
 {
-    const Index strides = row_major_strides(in_shape);
-    walk(out_shape, [&](std::uint64_t i, const Index& index) {
-        std::int64_t at = 0;
-        for (std::size_t d = 0; d < out_shape.size(); ++d) {
-            const std::int64_t source = index[d] - before[d];
-            if (source < 0 || source >= in_shape[d]) {
-                out[i] = value;
-                return;
-            }
-            at += source * strides[d];
-        }
-        out[i] = in[at];
+    with_element(element, [&](auto tag) {
+        using T = decltype(tag);
+        T fill;
+        std::memcpy(&fill, value, sizeof fill);
+        pad_of(reinterpret_cast<const T*>(in), in_shape, before, fill, reinterpret_cast<T*>(out),
+               out_shape);
     });
 }
 
-void tile(const float* in, Shape in_shape, float* out, Shape out_shape)
+void tile(const std::byte* in, Shape in_shape, std::byte* out, Shape out_shape,
+          std::size_t element)
 {
-    const Index strides = row_major_strides(in_shape);
-    walk(out_shape, [&](std::uint64_t i, const Index& index) {
-        std::int64_t at = 0;
-        for (std::size_t d = 0; d < out_shape.size(); ++d) at += index[d] % in_shape[d] * strides[d];
-        out[i] = in[at];
+    with_element(element, [&](auto tag) {
+        using T = decltype(tag);
+        tile_of(reinterpret_cast<const T*>(in), in_shape, reinterpret_cast<T*>(out), out_shape);
     });
 }
 
-void reverse(const float* in, Shape in_shape, std::int32_t axis, float* out)
+void reverse(const std::byte* in, Shape in_shape, std::int32_t axis, std::byte* out,
+             std::size_t element)
 {
     const AxisSplit s = split_at(in_shape, axis);
+    const auto block = static_cast<std::size_t>(s.inner) * element;
     for (std::int64_t o = 0; o < s.outer; ++o)
         for (std::int64_t k = 0; k < s.length; ++k)
-            std::copy_n(in + (o * s.length + (s.length - 1 - k)) * s.inner, s.inner,
-                        out + (o * s.length + k) * s.inner);
+            std::memcpy(out + static_cast<std::size_t>(o * s.length + k) * block,
+                        in + static_cast<std::size_t>(o * s.length + (s.length - 1 - k)) * block,
+                        block);
 }
 
 void conv2d(const float* in, const float* weight, const float* bias, float* out,

@@ -17,11 +17,13 @@
 //  - MATMUL uses Eigen's GEMM per batch, REDUCE_SUM/PRODUCT accumulate in
 //    float in index order, CONV2D accumulates in float in (ky, kx, ic) order
 //    after the bias;
-//  - data layout operators (CONCAT, SLICE, PAD, TILE, REVERSE) copy values.
+//  - data layout operators (TRANSPOSE, CONCAT, SLICE, PAD, TILE, REVERSE) copy
+//    values of any stored dtype bit for bit.
 // Shapes and attributes arrive already checked (admission.cpp, plan.cpp):
 // kernels do not validate them again.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -67,9 +69,6 @@ void clamp(const float* in, float* out, std::uint64_t count, float min, float ma
 void matmul(const float* a, const float* b, float* out, std::int64_t n, std::int64_t h,
             std::int64_t c, std::int64_t w);
 
-// out[perm-permuted index] = in[index]: out dimension i is in dimension perms[i].
-void transpose(const float* in, Shape in_shape, std::span<const std::int32_t> perms, float* out);
-
 // Sums along `axis`; out has the same rank with dimension `axis` equal to 1.
 void reduce_sum(const float* in, Shape in_shape, std::int32_t axis, float* out);
 
@@ -84,24 +83,33 @@ void reduce(Reduce op, const float* in, Shape in_shape, std::int32_t axis, float
 void argmax(const float* in, Shape in_shape, std::int32_t axis, std::int32_t* out,
             bool nan_propagate);
 
+// Data layout operators on values of any stored dtype: they move elements of
+// `element` bytes (1, 2 or 4) as bit patterns.
+//
+// out[perm-permuted index] = in[index]: out dimension i is in dimension perms[i].
+void transpose(const std::byte* in, Shape in_shape, std::span<const std::int32_t> perms,
+               std::byte* out, std::size_t element);
+
 // Joins the inputs (equal shapes but along `axis`) along `axis`.
-void concat(std::span<const float* const> inputs, std::span<const Shape> shapes,
-            std::int32_t axis, float* out);
+void concat(std::span<const std::byte* const> inputs, std::span<const Shape> shapes,
+            std::int32_t axis, std::byte* out, std::size_t element);
 
 // out[i] = in[start + i] for every index i of out_shape.
-void slice(const float* in, Shape in_shape, std::span<const std::int64_t> start, float* out,
-           Shape out_shape);
+void slice(const std::byte* in, Shape in_shape, std::span<const std::int64_t> start,
+           std::byte* out, Shape out_shape, std::size_t element);
 
 // out has in's shape grown by before[d] + after[d] in each dimension d; the
-// new elements are `value`.
-void pad(const float* in, Shape in_shape, std::span<const std::int64_t> before, float value,
-         float* out, Shape out_shape);
+// new elements are the element at `value`.
+void pad(const std::byte* in, Shape in_shape, std::span<const std::int64_t> before,
+         const std::byte* value, std::byte* out, Shape out_shape, std::size_t element);
 
 // out[i] = in[i mod in_shape] for every index i of out_shape (a multiple of in_shape).
-void tile(const float* in, Shape in_shape, float* out, Shape out_shape);
+void tile(const std::byte* in, Shape in_shape, std::byte* out, Shape out_shape,
+          std::size_t element);
 
 // out = in with dimension `axis` reversed.
-void reverse(const float* in, Shape in_shape, std::int32_t axis, float* out);
+void reverse(const std::byte* in, Shape in_shape, std::int32_t axis, std::byte* out,
+             std::size_t element);
 
 struct Conv2dGeometry {
     std::int64_t n = 0, ih = 0, iw = 0, ic = 0;  // input NHWC

@@ -32,6 +32,10 @@
 // ERROR_IF forbids (BAD_ATTRIBUTE), the output size following exactly;
 // FFT2D/RFFT2D need H and W powers of two and check both outputs' shapes
 // (BAD_SHAPE). Their index values are only known at run time (execute.cpp).
+// The integer operators (RESCALE, TABLE, integer MUL and NEGATE, ...) read
+// their constant operands here and refuse what TOSA 1.0's ERROR_IF forbids,
+// and the REQUIREs on those constants, with BAD_ATTRIBUTE (see "Integer
+// operators" below).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -139,6 +143,19 @@ private:
     Status check_scatter(std::uint32_t index);
     Status check_resize(std::uint32_t index);
     Status check_fft(std::uint32_t index);
+    // Integer operators (kernels_int.hpp): which operators take the integer
+    // path, their checks, and their steps.
+    bool integer_operator(const tosa::Operator& op) const;
+    Status check_integer(std::uint32_t index);
+    Status check_rescale(std::uint32_t index);
+    Status check_table(std::uint32_t index);
+    Status check_int_mul(std::uint32_t index);
+    Status check_int_negate(std::uint32_t index);
+    Status check_int_clamp(std::uint32_t index);
+    // The values of an integer constant operand, sign-extended.
+    Result<std::vector<std::int64_t>> integer_constant(std::uint32_t index, std::size_t operand,
+                                                       std::string_view what) const;
+    void build_integer_step(std::uint32_t index, Step& step);
     // The values of a SHAPE operand, which must be a constant with `count` elements.
     Result<std::vector<std::int64_t>> shape_operand(std::uint32_t index, std::size_t operand,
                                                     std::string_view what,
@@ -174,12 +191,13 @@ private:
     // Per operator index, filled by check_slice / check_pad: SLICE start or
     // PAD padding before each dimension, and PAD's pad_const.
     std::vector<std::vector<std::int64_t>> start_;
-    std::vector<float> pad_value_;
+    std::vector<std::array<std::byte, 4>> pad_value_;
     // Per operator index, sized and filled by check_pool2d / check_conv3d.
     std::vector<Pool2dGeometry> pool_;
     std::vector<Conv3dGeometry> conv3d_;
     std::vector<ResizeGeometry> resize_;  // per operator index, filled by check_resize
     std::vector<IntOperands> quant_;      // per operator index, filled by check_int_operands
+    std::vector<IntegerParams> integer_;  // per operator index, filled by check_integer
 };
 
 // Compiles one program: its first block and every block control flow runs
@@ -216,14 +234,6 @@ private:
     std::vector<Plan> nested_;
     std::vector<VariableInfo> variables_;
 };
-
-// The first element of an FP32 constant (PAD's pad_const).
-float first_float(const tosa::Tensor& t)
-{
-    float value = 0.0f;
-    std::memcpy(&value, t.data.data(), sizeof value);
-    return value;
-}
 
 Status Compiler::expect_zero_constant(std::uint32_t index, std::size_t operand,
                                       std::string_view what) const
@@ -268,7 +278,7 @@ Status Compiler::check_broadcast(std::uint32_t index)
     }
     if (op.op == Op::maximum || op.op == Op::minimum)
         if (auto mode = check_nan_mode(index); !mode) return mode;
-    if (op.op == Op::mul) {
+    if (op.op == Op::mul && in(op, 0).dtype == DType::fp32) {  // integer MUL: check_int_mul
         const tosa::Tensor& shift = in(op, 2);
         if (shift.shape.size() != 1)
             return fail(bad_shape(index, fmt::format("shift '{}' must have rank 1, has shape {}",
@@ -513,7 +523,7 @@ Status Compiler::check_pad(std::uint32_t index)
                                                          shape_text(*padding))));
     }
     start_[index] = std::move(before);
-    pad_value_[index] = first_float(value);
+    std::memcpy(pad_value_[index].data(), value.data.data(), element_bytes(value.dtype));
     return expect_output(index, result);
 }
 
@@ -682,6 +692,337 @@ Status Compiler::check_fft(std::uint32_t index)
                                                  imag.name, shape_text(imag.shape),
                                                  shape_text(result))));
     return {};
+}
+
+// ---- Integer operators (kernels_int.hpp) -----------------------------------
+//
+// TOSA 1.0's ERROR_IF rules, and the REQUIREs on constant operands (RESCALE's
+// shift and multiplier, MUL's shift), are refused here with BAD_ATTRIBUTE;
+// the REQUIREs on data are decided by the kernels (docs/operators.md).
+
+bool is_integer(DType dtype)
+{
+    return dtype == DType::int8 || dtype == DType::int16 || dtype == DType::int32;
+}
+
+// Operators TOSA 1.0 defines only on integers, and those whose FP32 form has
+// its own path, when their data is integer (SELECT: integer or BOOL).
+bool Compiler::integer_operator(const tosa::Operator& op) const
+{
+    switch (op.op) {
+    case Op::rescale:
+    case Op::table:
+    case Op::intdiv:
+    case Op::arithmetic_right_shift:
+    case Op::logical_left_shift:
+    case Op::logical_right_shift:
+    case Op::bitwise_and:
+    case Op::bitwise_or:
+    case Op::bitwise_xor:
+    case Op::bitwise_not:
+    case Op::clz: return true;
+    case Op::mul:
+    case Op::abs:
+    case Op::negate:
+    case Op::clamp:
+    case Op::reduce_sum:
+    case Op::reduce_max:
+    case Op::reduce_min:
+    case Op::argmax: return is_integer(in(op, 0).dtype);
+    case Op::select: return out(op).dtype != DType::fp32;
+    default: return false;
+    }
+}
+
+Result<std::vector<std::int64_t>> Compiler::integer_constant(std::uint32_t index,
+                                                             std::size_t operand,
+                                                             std::string_view what) const
+{
+    const std::uint32_t tensor = block_.operators[index].inputs[operand];
+    const tosa::Tensor& t = block_.tensors[tensor];
+    if (!order_.constant[tensor])
+        return fail(bad_attribute(index, fmt::format("{} '{}' must be a constant", what, t.name)));
+    const std::size_t size = tosa::dtype_bytes(t.dtype);
+    const std::uint64_t count = t.element_count();
+    std::vector<std::int64_t> values(count);
+    for (std::uint64_t i = 0; i < count; ++i) {
+        // Little-endian bytes, sign-extended from the dtype's width.
+        std::uint64_t bits = 0;
+        for (std::size_t k = 0; k < size; ++k)
+            bits |= static_cast<std::uint64_t>(t.data[i * size + k]) << (8 * k);
+        const unsigned spare = 64 - 8 * static_cast<unsigned>(size);
+        values[i] = static_cast<std::int64_t>(bits << spare) >> spare;
+    }
+    return values;
+}
+
+Status Compiler::check_integer(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    IntegerParams& p = integer_[index];
+    switch (op.op) {
+    case Op::rescale: return check_rescale(index);
+    case Op::table: return check_table(index);
+    case Op::mul: return check_int_mul(index);
+    case Op::negate: return check_int_negate(index);
+    case Op::clamp: return check_int_clamp(index);
+    case Op::reduce_sum:
+    case Op::reduce_max:
+    case Op::reduce_min:
+        p.reduce = op.op == Op::reduce_sum ? Reduce::sum
+                   : op.op == Op::reduce_max ? Reduce::max
+                                             : Reduce::min;
+        return check_reduce(index);
+    case Op::argmax: return check_argmax(index);
+    case Op::select: return check_select(index);
+    case Op::abs:
+    case Op::bitwise_not:
+    case Op::clz:
+        p.unary = op.op == Op::abs ? IntUnary::abs
+                  : op.op == Op::clz ? IntUnary::clz
+                                     : IntUnary::bitwise_not;
+        return expect_output(index, in(op, 0).shape);
+    default:
+        break;
+    }
+    switch (op.op) {
+    case Op::intdiv: p.binary = IntBinary::intdiv; break;
+    case Op::arithmetic_right_shift:
+        p.binary = IntBinary::arithmetic_right_shift;
+        p.round = op.attributes.round;
+        break;
+    case Op::logical_left_shift: p.binary = IntBinary::logical_left_shift; break;
+    case Op::logical_right_shift: p.binary = IntBinary::logical_right_shift; break;
+    case Op::bitwise_and: p.binary = IntBinary::bitwise_and; break;
+    case Op::bitwise_or: p.binary = IntBinary::bitwise_or; break;
+    default: p.binary = IntBinary::bitwise_xor; break;
+    }
+    return check_broadcast(index);
+}
+
+// MUL on INT8/INT16/INT32: shift is an INT8 constant [1]; TOSA 1.0 requires
+// 0..63 for INT32 and 0 otherwise (REQUIRE on a constant: refused here).
+Status Compiler::check_int_mul(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const tosa::Tensor& shift = in(op, 2);
+    if (shift.shape.size() != 1 || shift.element_count() != 1)
+        return fail(bad_shape(index, fmt::format("shift '{}' must have shape [1], has {}",
+                                                 shift.name, shape_text(shift.shape))));
+    auto value = integer_constant(index, 2, "shift");
+    if (!value) return fail(value.error());
+    const std::int64_t amount = (*value)[0];
+    const bool wide = in(op, 0).dtype == DType::int32;
+    if (wide ? (amount < 0 || amount > 63) : amount != 0)
+        return fail(bad_attribute(index, fmt::format("shift '{}' is {}; TOSA 1.0 requires {} "
+                                                     "for {} operands",
+                                                     shift.name, amount,
+                                                     wide ? "0..63" : "0",
+                                                     tosa::dtype_name(in(op, 0).dtype))));
+    integer_[index].binary = IntBinary::mul;
+    integer_[index].shift = static_cast<std::int32_t>(amount);
+    return check_broadcast(index);
+}
+
+// NEGATE on integers: input1_zp and output_zp are constants [1] of the data's
+// dtype; TOSA 1.0 allows them to be non-zero only for INT8 (ERROR_IF).
+Status Compiler::check_int_negate(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const DType dtype = in(op, 0).dtype;
+    std::int64_t zero_points[2] = {0, 0};
+    for (std::size_t operand : {1, 2}) {
+        const char* what = operand == 1 ? "input1_zp" : "output_zp";
+        const tosa::Tensor& zp = in(op, operand);
+        if (zp.element_count() != 1)
+            return fail(bad_attribute(index, fmt::format("{} '{}' must have one element, has "
+                                                         "shape {}",
+                                                         what, zp.name, shape_text(zp.shape))));
+        auto value = integer_constant(index, operand, what);
+        if (!value) return fail(value.error());
+        if (dtype != DType::int8 && (*value)[0] != 0)
+            return fail(bad_attribute(index, fmt::format("{} '{}' is {}; TOSA 1.0 allows a "
+                                                         "non-zero zero point only for INT8",
+                                                         what, zp.name, (*value)[0])));
+        zero_points[operand - 1] = (*value)[0];
+    }
+    integer_[index].unary = IntUnary::negate;
+    integer_[index].input_zp = zero_points[0];
+    integer_[index].output_zp = zero_points[1];
+    return expect_output(index, in(op, 0).shape);
+}
+
+// CLAMP on INT8/INT16: min_val and max_val are the dtype's raw bytes.
+Status Compiler::check_int_clamp(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const std::size_t size = tosa::dtype_bytes(in(op, 0).dtype);
+    const auto& a = op.attributes;
+    if (a.min_val.size() < size || a.max_val.size() < size)
+        return fail(bad_attribute(index, fmt::format("min_val and max_val must each hold one {} "
+                                                     "value",
+                                                     tosa::dtype_name(in(op, 0).dtype))));
+    const auto read = [size](const std::vector<std::uint8_t>& bytes) {
+        std::int64_t value = size == 1 ? static_cast<std::int8_t>(bytes[0]) : 0;
+        if (size == 2) {
+            std::int16_t v;
+            std::memcpy(&v, bytes.data(), 2);
+            value = v;
+        }
+        return value;
+    };
+    IntegerParams& p = integer_[index];
+    p.min = read(a.min_val);
+    p.max = read(a.max_val);
+    if (p.min > p.max)
+        return fail(bad_attribute(index, fmt::format("bounds [{}, {}] need min <= max", p.min,
+                                                     p.max)));
+    return expect_output(index, in(op, 0).shape);
+}
+
+// TABLE: INT8 input with a [256] INT8 table, INT16 input with a [513] INT16
+// table (TOSA 1.0 REQUIRE on the table's length: refused as a shape).
+Status Compiler::check_table(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const tosa::Tensor& entries = in(op, 1);
+    const std::int64_t length = in(op, 0).dtype == DType::int8 ? 256 : 513;
+    if (entries.shape != std::vector<std::int64_t>{length})
+        return fail(bad_shape(index, fmt::format("table '{}' is {}; an {} input needs [{}]",
+                                                 entries.name, shape_text(entries.shape),
+                                                 tosa::dtype_name(in(op, 0).dtype), length)));
+    return expect_output(index, in(op, 0).shape);
+}
+
+// RESCALE: the attribute and zero-point rules of TOSA 1.0 (ERROR_IF), and
+// its REQUIREs on the constant multiplier (>= 0) and shift (2..62).
+Status Compiler::check_rescale(std::uint32_t index)
+{
+    const tosa::Operator& op = block_.operators[index];
+    const auto& a = op.attributes;
+    const DType from = in(op, 0).dtype;
+    const DType to = out(op).dtype;
+    const auto& shape = in(op, 0).shape;
+    // RoundingMode (tosa.fbs): SINGLE_ROUND 1, INEXACT_ROUND 2, DOUBLE_ROUND 3.
+    if (a.rounding_mode == 2)
+        return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_OPERATOR,
+                              static_cast<std::uint32_t>(op.op), static_cast<std::uint32_t>(to))
+                        .with_note(fmt::format("operator {} (RESCALE): rounding_mode "
+                                               "INEXACT_ROUND (TOSA 1.0 extension "
+                                               "EXT-INEXACTROUND) is not supported by the CPU "
+                                               "backend; use SINGLE_ROUND or DOUBLE_ROUND",
+                                               index)));
+    if (a.rounding_mode != 1 && a.rounding_mode != 3)
+        return fail(bad_attribute(index, fmt::format("rounding_mode {} is none of SINGLE_ROUND "
+                                                     "(1), INEXACT_ROUND (2), DOUBLE_ROUND (3)",
+                                                     a.rounding_mode)));
+    const DType multiplier_dtype = in(op, 1).dtype;
+    if ((multiplier_dtype == DType::int32) != a.scale32)
+        return fail(bad_attribute(index, fmt::format("multiplier '{}' is {}; TOSA 1.0 takes "
+                                                     "INT32 with scale32 and INT16 without",
+                                                     in(op, 1).name,
+                                                     tosa::dtype_name(multiplier_dtype))));
+    const auto refuse = [&](bool violated, std::string_view rule) -> Status {
+        if (violated)
+            return fail(bad_attribute(index, fmt::format("TOSA 1.0 forbids {}", rule)));
+        return {};
+    };
+    if (auto ok = refuse(!a.scale32 && a.rounding_mode == 3, "DOUBLE_ROUND without scale32");
+        !ok)
+        return ok;
+    if (auto ok = refuse(a.input_unsigned && a.output_unsigned,
+                         "input_unsigned and output_unsigned together");
+        !ok)
+        return ok;
+    if (auto ok = refuse((a.input_unsigned || a.output_unsigned) &&
+                             (from == DType::int32 || to == DType::int32),
+                         "input_unsigned or output_unsigned with an INT32 input or output");
+        !ok)
+        return ok;
+    if (auto ok = refuse(a.per_channel && shape.empty(), "per_channel on a rank-0 input"); !ok)
+        return ok;
+    // One multiplier and shift, or one per channel of the last dimension.
+    const std::int64_t channels = a.per_channel ? shape.back() : 1;
+    for (std::size_t operand : {1, 2})
+        if (in(op, operand).shape != std::vector<std::int64_t>{channels})
+            return fail(bad_shape(index, fmt::format("{} '{}' is {}; {} needs [{}]",
+                                                     operand == 1 ? "multiplier" : "shift",
+                                                     in(op, operand).name,
+                                                     shape_text(in(op, operand).shape),
+                                                     a.per_channel ? "per_channel"
+                                                                   : "a per-tensor scale",
+                                                     channels)));
+    auto multiplier = integer_constant(index, 1, "multiplier");
+    if (!multiplier) return fail(multiplier.error());
+    auto shift = integer_constant(index, 2, "shift");
+    if (!shift) return fail(shift.error());
+    RescaleParams& p = integer_[index].rescale;
+    for (std::size_t c = 0; c < multiplier->size(); ++c) {
+        if ((*multiplier)[c] < 0 || (*shift)[c] < 2 || (*shift)[c] > 62)
+            return fail(bad_attribute(index, fmt::format("channel {} has multiplier {} and "
+                                                         "shift {}; TOSA 1.0 requires "
+                                                         "multiplier >= 0 and 2 <= shift <= 62",
+                                                         c, (*multiplier)[c], (*shift)[c])));
+        p.multiplier.push_back(static_cast<std::int32_t>((*multiplier)[c]));
+        p.shift.push_back(static_cast<std::int32_t>((*shift)[c]));
+    }
+    // Zero points: one element each; non-zero only for INT8 (either
+    // signedness) and unsigned INT16 (32768 only).
+    for (std::size_t operand : {3, 4}) {
+        const bool input = operand == 3;
+        const char* what = input ? "input_zp" : "output_zp";
+        const DType dtype = input ? from : to;
+        const bool is_unsigned = input ? a.input_unsigned : a.output_unsigned;
+        if (in(op, operand).element_count() != 1)
+            return fail(bad_attribute(index, fmt::format("{} '{}' must have one element, has "
+                                                         "shape {}",
+                                                         what, in(op, operand).name,
+                                                         shape_text(in(op, operand).shape))));
+        auto zp = integer_constant(index, operand, what);
+        if (!zp) return fail(zp.error());
+        std::int64_t value = (*zp)[0];
+        // An unsigned zero point is the element's bits read unsigned.
+        if (is_unsigned && value < 0)
+            value += std::int64_t{1} << (8 * tosa::dtype_bytes(dtype));
+        const bool allowed = value == 0 || dtype == DType::int8 ||
+                             (dtype == DType::int16 && is_unsigned && value == 32768);
+        if (!allowed)
+            return fail(bad_attribute(index, fmt::format("{} '{}' is {}; TOSA 1.0 allows a "
+                                                         "non-zero zero point only for INT8, "
+                                                         "and 32768 for unsigned INT16",
+                                                         what, in(op, operand).name, value)));
+        (input ? p.input_zp : p.output_zp) = value;
+    }
+    p.double_round = a.rounding_mode == 3;
+    p.input_unsigned = a.input_unsigned;
+    p.output_unsigned = a.output_unsigned;
+    return expect_output(index, shape);
+}
+
+void Compiler::build_integer_step(std::uint32_t index, Step& step)
+{
+    const tosa::Operator& op = block_.operators[index];
+    step.integer = integer_[index];
+    step.axis = op.attributes.axis;
+    std::size_t data_operands = op.inputs.size();
+    switch (op.op) {
+    case Op::rescale: step.kind = StepKind::rescale, data_operands = 1; break;
+    case Op::table: step.kind = StepKind::table; break;
+    case Op::mul: step.kind = StepKind::int_binary, data_operands = 2; break;
+    case Op::negate: step.kind = StepKind::int_unary, data_operands = 1; break;
+    case Op::abs:
+    case Op::bitwise_not:
+    case Op::clz: step.kind = StepKind::int_unary; break;
+    case Op::clamp: step.kind = StepKind::int_clamp; break;
+    case Op::reduce_sum:
+    case Op::reduce_max:
+    case Op::reduce_min: step.kind = StepKind::int_reduce; break;
+    case Op::argmax: step.kind = StepKind::int_argmax; break;
+    case Op::select: step.kind = StepKind::select_any; break;
+    default: step.kind = StepKind::int_binary; break;  // INTDIV, shifts, BITWISE_AND/OR/XOR
+    }
+    for (std::size_t i = 0; i < data_operands; ++i) step.inputs.push_back(value_for(op.inputs[i]));
+    step.output = value_for(op.outputs[0]);
 }
 
 Status Compiler::check_reduce(std::uint32_t index)
@@ -1082,6 +1423,7 @@ Status Compiler::check_shapes(std::uint32_t index)
         start_.resize(block_.operators.size());
         pad_value_.resize(block_.operators.size());
         resize_.resize(block_.operators.size());
+        integer_.resize(block_.operators.size());
     }
     const tosa::Operator& op = block_.operators[index];
     for (std::uint32_t tensor : op.inputs)
@@ -1091,6 +1433,7 @@ Status Compiler::check_shapes(std::uint32_t index)
                                                      block_.tensors[tensor].name,
                                                      block_.tensors[tensor].shape.size(),
                                                      VACCEL_MAX_RANK)));
+    if (integer_operator(op)) return check_integer(index);
     switch (op.op) {
     case Op::add:
     case Op::sub:
@@ -1252,6 +1595,11 @@ Result<Plan> Compiler::build()
         const tosa::Operator& op = block_.operators[index];
         Step step;
         step.op_index = index;
+        if (integer_operator(op)) {
+            build_integer_step(index, step);
+            plan_.steps.push_back(std::move(step));
+            continue;
+        }
         switch (op.op) {
         case Op::const_:
         case Op::const_shape: continue;  // their outputs are constants of the plan

@@ -18,6 +18,8 @@
 // so every element type is aligned.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -28,6 +30,7 @@
 #include "kernels_spatial.hpp"
 #include "kernels_data.hpp"
 #include "kernels_qconv.hpp"
+#include "kernels_int.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/graph.hpp"
@@ -92,6 +95,15 @@ enum class StepKind : std::uint8_t {
     resize,       // `resize`
     fft2d,        // real, imaginary -> output, output_imag: inverse
     rfft2d,       // real -> output, output_imag
+    // Integer operators (kernels_int.hpp): parameters in Step::integer.
+    rescale,      // INT8/INT16/INT32 input -> output: integer.rescale
+    table,        // input, table
+    int_binary,   // MUL (integer), INTDIV, shifts, BITWISE_AND/OR/XOR: integer.binary
+    int_unary,    // ABS, NEGATE (integer), BITWISE_NOT, CLZ: integer.unary
+    int_clamp,    // integer.min, integer.max
+    int_reduce,   // REDUCE_SUM/MAX/MIN on integers: integer.reduce, axis
+    int_argmax,   // INT8/INT16 input, INT32 output: axis
+    select_any,   // SELECT on integers and BOOL: condition, a, b
 };
 
 // A nested block run by a control-flow step: Plan::nested[block] of the main
@@ -114,7 +126,7 @@ struct Step {
     std::vector<std::int32_t> perms;       // transpose
     std::int32_t axis = 0;                 // reduce, argmax, concat, reverse
     std::vector<std::int64_t> start;       // slice: start; pad: padding before
-    float pad_value = 0.0f;                // pad
+    std::array<std::byte, 4> pad_value{};  // pad: pad_const's element, its dtype's bytes
     float min = 0.0f, max = 0.0f;          // clamp
     bool nan_propagate = true;             // clamp, maximum, minimum, reduce max/min, argmax
     Conv2dGeometry conv;                   // conv2d, depthwise_conv2d, transpose_conv2d
@@ -126,6 +138,7 @@ struct Step {
     ResizeGeometry resize;                 // resize
     bool inverse = false;                  // fft2d
     std::uint32_t output_imag = 0;         // fft2d, rfft2d: the second output's value index
+    IntegerParams integer;                 // the integer operators above
     // cond_if / while_loop: the values the operator yields, and the blocks it runs.
     std::vector<std::uint32_t> results;
     std::vector<BlockCall> calls;
