@@ -11,7 +11,8 @@
 // arena is made per loaded program (arena_pool.hpp), never per run; its
 // constants are written when it is made and never overwritten. Storage is
 // byte-based: every value carries its dtype (FP32: 4-byte float, BOOL: one
-// byte 0 or 1, INT8: 1, INT16: 2 and INT32: 4 bytes) and its offset and size are in bytes. Arena
+// byte 0 or 1, INT8: 1, INT16: 2 and INT32: 4 bytes; FP16 and BF16: 2, FP8: 1,
+// in their own encoding) and its offset and size are in bytes. Arena
 // ranges start at multiples of 256 bytes from a base aligned to at least 16,
 // so every element type is aligned.
 #pragma once
@@ -42,7 +43,7 @@ enum class Home : std::uint8_t {
 
 struct Value {
     Home home = Home::arena;
-    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean, int8, int16 or int32
+    tosa::DType dtype = tosa::DType::fp32;  // a stored dtype (admission.cpp)
     std::uint32_t slot = 0;     // Home::slot / state / captured
     std::uint64_t offset = 0;   // Home::constant / Home::arena, in bytes
     std::vector<std::int64_t> shape;
@@ -111,8 +112,8 @@ struct Step {
     std::vector<std::int32_t> perms;       // transpose
     std::int32_t axis = 0;                 // reduce, argmax, concat, reverse
     std::vector<std::int64_t> start;       // slice: start; pad: padding before
-    float pad_value = 0.0f;                // pad
-    float min = 0.0f, max = 0.0f;          // clamp
+    float pad_value = 0.0f;                // pad (narrow floats: widened exactly)
+    float min = 0.0f, max = 0.0f;          // clamp (narrow floats: widened exactly)
     bool nan_propagate = true;             // clamp, maximum, minimum, reduce max/min, argmax
     Conv2dGeometry conv;                   // conv2d, depthwise_conv2d, transpose_conv2d
     Pool2dGeometry pool;                   // max_pool2d, avg_pool2d
@@ -126,6 +127,9 @@ struct Step {
     // cond_if / while_loop: the values the operator yields, and the blocks it runs.
     std::vector<std::uint32_t> results;
     std::vector<BlockCall> calls;
+    // An operand or result is FP16, BF16 or FP8: the step runs on FP32
+    // copies and narrows its result (execute.cpp; CAST converts directly).
+    bool narrow_float = false;
 };
 
 // A variable of the program: state that persists across submissions.
