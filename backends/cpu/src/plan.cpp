@@ -21,7 +21,8 @@
 // (negative start or padding, size or multiples below 1, a slice past the
 // end) (BAD_ATTRIBUTE), and for pools and convolutions: kernel, stride,
 // dilation below 1, pads below 0 (pools: not below the kernel; TRANSPOSE_CONV2D
-// out_pad: not above minus the kernel), an acc_type other than FP32, and a
+// out_pad: not above minus the kernel), an acc_type TOSA 1.0 does not define
+// for the data (FP32 data: FP32; FP16: FP16 or FP32; BF16: FP32; FP8: FP16), and a
 // padded extent the stride does not divide exactly (BAD_ATTRIBUTE; a kernel
 // larger than the padded input is BAD_SHAPE).
 // GATHER/SCATTER need [N,K,C] values and [N,W] indices (SCATTER: W <= K,
@@ -30,6 +31,9 @@
 // ERROR_IF forbids (BAD_ATTRIBUTE), the output size following exactly;
 // FFT2D/RFFT2D need H and W powers of two and check both outputs' shapes
 // (BAD_SHAPE). Their index values are only known at run time (execute.cpp).
+// FP16, BF16 and FP8 constant operands and CLAMP bounds are read in their own
+// encoding and widened to FP32 exactly (float_formats.hpp); a step that
+// touches a narrow value is marked to run widened (Step::narrow_float).
 #include <fmt/format.h>
 
 #include <algorithm>
