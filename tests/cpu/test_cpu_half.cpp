@@ -58,7 +58,8 @@ void assert_halves(const Bytes& got_bytes, const Halves& want)
 std::uint32_t constant(tosa::GraphBuilder& g, const char* name, DType dtype, std::uint32_t bits)
 {
     std::vector<std::uint8_t> data(tosa::dtype_bytes(dtype));
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(bits >> (8 * i));
+    for (std::size_t i = 0; i < data.size(); ++i)
+        data[i] = static_cast<std::uint8_t>(bits >> (8 * i));
     const std::uint32_t t = g.tensor(name, {1}, dtype, data);
     g.op(Op::const_, {}, {t});
     return t;
@@ -325,7 +326,8 @@ void fp16_clamp_reads_fp16_bounds(void**)
 {
     Rig rig;
     // Bounds -0.5 (0xB800) and 1.0 (0x3C00): -2 -> -0.5, 0.25 stays, 3 -> 1, NaN stays NaN.
-    auto program = rig.must_load(unary_graph(Op::clamp, DType::fp16, {4}, fp16_clamp(0xB800, 0x3C00)));
+    auto program =
+        rig.must_load(unary_graph(Op::clamp, DType::fp16, {4}, fp16_clamp(0xB800, 0x3C00)));
     const Halves got = from_bytes<std::uint16_t>(
         run_ok(rig, *program, {to_bytes(Halves{0xC000, 0x3400, 0x4200, 0x7E00})})[0]);
     assert_int_equal(got[0], 0xB800);
@@ -411,16 +413,21 @@ void matmul_accumulates_in_fp32(void**)
     // TOSA 1.0 allows for an FP16 accumulator, is the correctly rounded one.
     const Bytes a = to_bytes(Halves{0x6800, 0x3C00, 0x3800});
     const Bytes b = to_bytes(Halves{0x3C00, 0x3C00, 0x3C00});
-    auto fp16_out = rig.must_load(matmul_graph(DType::fp16, DType::fp16, {1, 1, 3}, {1, 3, 1}, {1, 1, 1}));
+    const Shape a_shape{1, 1, 3}, b_shape{1, 3, 1}, c_shape{1, 1, 1};
+    auto fp16_out =
+        rig.must_load(matmul_graph(DType::fp16, DType::fp16, a_shape, b_shape, c_shape));
     assert_halves(run_ok(rig, *fp16_out, {a, b})[0], {0x6801});
-    auto fp32_out = rig.must_load(matmul_graph(DType::fp16, DType::fp32, {1, 1, 3}, {1, 3, 1}, {1, 1, 1}));
+    auto fp32_out =
+        rig.must_load(matmul_graph(DType::fp16, DType::fp32, a_shape, b_shape, c_shape));
     assert_exactly(from_bytes<float>(run_ok(rig, *fp32_out, {a, b})[0]), {2049.5f});
     // FP8E4M3 [1, 448] . [2, 0.5] = 226 in FP16: 1.765625 * 2^7 = 22 << 10 | 784.
-    auto fp8 = rig.must_load(matmul_graph(DType::fp8e4m3, DType::fp16, {1, 1, 2}, {1, 2, 1}, {1, 1, 1}));
+    const Shape a2{1, 1, 2}, b2{1, 2, 1};
+    auto fp8 = rig.must_load(matmul_graph(DType::fp8e4m3, DType::fp16, a2, b2, c_shape));
     assert_halves(run_ok(rig, *fp8, {Bytes{0x38, 0x7E}, Bytes{0x40, 0x30}})[0], {0x5B10});
     // BF16 MATMUL yields FP32 only.
-    assert_refused(rig.load(matmul_graph(DType::bf16, DType::bf16, {1, 1, 2}, {1, 2, 1}, {1, 1, 1})),
-                   Errc::unsupported, VACCEL_D_TOSA_OPERATOR, static_cast<std::uint32_t>(Op::matmul),
+    assert_refused(rig.load(matmul_graph(DType::bf16, DType::bf16, a2, b2, c_shape)),
+                   Errc::unsupported, VACCEL_D_TOSA_OPERATOR,
+                   static_cast<std::uint32_t>(Op::matmul),
                    static_cast<std::uint32_t>(DType::bf16));
     assert_ok(rig.backend->unload_program(fp16_out));
     assert_ok(rig.backend->unload_program(fp32_out));

@@ -19,7 +19,8 @@ bool write(const std::string& path, const vaccel::tosa::Graph& graph)
 {
     const std::vector<std::uint8_t> bytes = vaccel::tosa::serialize(graph);
     std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
     return static_cast<bool>(out);
 }
 

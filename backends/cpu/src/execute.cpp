@@ -250,8 +250,8 @@ Status Run::narrow_step(const Step& s)
     scratch.values.clear();
     scratch.homes.clear();
     const auto take = [&](std::uint32_t v) {
-        if (is_narrow_float(plan_.values[v].dtype) && std::ranges::find(scratch.values, v) == scratch.values.end())
-            scratch.values.push_back(v);
+        const bool seen = std::ranges::find(scratch.values, v) != scratch.values.end();
+        if (is_narrow_float(plan_.values[v].dtype) && !seen) scratch.values.push_back(v);
     };
     for (std::uint32_t v : s.inputs) take(v);
     take(s.output);

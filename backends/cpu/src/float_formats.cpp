@@ -52,8 +52,8 @@ float decode(const Format& f, std::uint32_t bits)
     const std::uint32_t all_ones = (1u << f.exponent_bits) - 1;
     const std::uint32_t exponent = (bits >> f.mantissa_bits) & all_ones;
     const std::uint32_t mantissa = bits & ((1u << f.mantissa_bits) - 1);
-    const bool special = f.infinities ? exponent == all_ones
-                                      : exponent == all_ones && mantissa == (1u << f.mantissa_bits) - 1;
+    const std::uint32_t all_mantissa = (1u << f.mantissa_bits) - 1;
+    const bool special = exponent == all_ones && (f.infinities || mantissa == all_mantissa);
     if (special) {
         // Infinity, or a NaN keeping its payload in the top mantissa bits
         // (the quiet bit lands on FP32's quiet bit; E4M3's one NaN is quiet).
@@ -80,7 +80,8 @@ std::uint32_t encode(const Format& f, double value)
         if (!f.infinities) return sign | nan;
         // Keep the payload's top bits (FP32 and double keep theirs on top).
         std::uint64_t bits = std::bit_cast<std::uint64_t>(value);
-        const auto payload = static_cast<std::uint32_t>((bits >> (52 - f.mantissa_bits)) & (unit - 1));
+        const auto payload =
+            static_cast<std::uint32_t>((bits >> (52 - f.mantissa_bits)) & (unit - 1));
         return sign | nan | payload;
     }
     const std::uint32_t overflow = f.infinities ? sign | all_ones << f.mantissa_bits : sign | nan;
@@ -186,7 +187,8 @@ void widen(DType dtype, const std::byte* in, float* out, std::uint64_t count)
 {
     const Format& f = format_of(dtype);
     if (dtype == DType::bf16) {
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = from_f32_bits(load_bits(f, in, i) << 16);
+        for (std::uint64_t i = 0; i < count; ++i)
+            out[i] = from_f32_bits(load_bits(f, in, i) << 16);
         return;
     }
     for (std::uint64_t i = 0; i < count; ++i) out[i] = decode(f, load_bits(f, in, i));
@@ -210,7 +212,9 @@ float read_float(DType dtype, const std::uint8_t* bytes)
         return value;
     }
     const Format& f = format_of(dtype);
-    return widen_bits(dtype, f.bytes == 1 ? bytes[0] : static_cast<std::uint32_t>(bytes[0] | bytes[1] << 8));
+    const std::uint32_t bits =
+        f.bytes == 1 ? bytes[0] : static_cast<std::uint32_t>(bytes[0] | bytes[1] << 8);
+    return widen_bits(dtype, bits);
 }
 
 void cast_narrow(DType from, const std::byte* in, DType to, std::byte* out, std::uint64_t count)

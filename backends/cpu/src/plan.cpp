@@ -22,7 +22,7 @@
 // end) (BAD_ATTRIBUTE), and for pools and convolutions: kernel, stride,
 // dilation below 1, pads below 0 (pools: not below the kernel; TRANSPOSE_CONV2D
 // out_pad: not above minus the kernel), an acc_type TOSA 1.0 does not define
-// for the data (FP32 data: FP32; FP16: FP16 or FP32; BF16: FP32; FP8: FP16), and a
+// for the data (FP32: FP32; FP16: FP16 or FP32; BF16: FP32; FP8: FP16), and a
 // padded extent the stride does not divide exactly (BAD_ATTRIBUTE; a kernel
 // larger than the padded input is BAD_SHAPE).
 // GATHER/SCATTER need [N,K,C] values and [N,W] indices (SCATTER: W <= K,
@@ -132,7 +132,7 @@ private:
     Status check_depthwise_conv2d(std::uint32_t index);
     Status check_transpose_conv2d(std::uint32_t index);
     Status check_conv3d(std::uint32_t index);
-    Status check_fp32_accumulator(std::uint32_t index) const;
+    Status check_accumulator(std::uint32_t index) const;
     // The output extent along `axis` of a pool or strided convolution:
     // span / stride + 1, where TOSA 1.0 requires span >= 0 and an exact division.
     Result<std::int64_t> strided_extent(std::uint32_t index, std::string_view axis,
@@ -232,7 +232,8 @@ Status Compiler::expect_zero_constant(std::uint32_t index, std::size_t operand,
     // (FP16, BF16, FP8 included); INT8 by its byte.
     bool zero = false;
     if (is_float(t.dtype)) {
-        zero = t.data.size() >= element_bytes(t.dtype) && read_float(t.dtype, t.data.data()) == 0.0f;
+        zero = t.data.size() >= element_bytes(t.dtype) &&
+               read_float(t.dtype, t.data.data()) == 0.0f;
     } else {
         zero = t.data[0] == 0;
     }
@@ -711,7 +712,7 @@ Status Compiler::check_conv2d(std::uint32_t index)
         std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
         return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
     if (is_narrow_float(in(op, 0).dtype))  // FP32 CONV2D has always run whatever acc_type says
-        if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+        if (auto acc = check_accumulator(index); !acc) return acc;
     if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
     if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
     Conv2dGeometry g;
@@ -733,7 +734,7 @@ Status Compiler::check_conv2d(std::uint32_t index)
 
 // ----- pools and the convolutions beyond CONV2D (TOSA 1.0 ERROR_IF rules)
 
-Status Compiler::check_fp32_accumulator(std::uint32_t index) const
+Status Compiler::check_accumulator(std::uint32_t index) const
 {
     const DType acc = block_.operators[index].attributes.acc_type;
     // The accumulators TOSA 1.0 defines per input dtype. The kernels always
@@ -809,7 +810,7 @@ Status Compiler::check_pool2d(std::uint32_t index)
     if (op.op == Op::max_pool2d) {
         if (auto mode = check_nan_mode(index); !mode) return mode;
     } else {
-        if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+        if (auto acc = check_accumulator(index); !acc) return acc;
         if (auto zero = expect_zero_constant(index, 1, "input_zp"); !zero) return zero;
         if (auto zero = expect_zero_constant(index, 2, "output_zp"); !zero) return zero;
     }
@@ -849,7 +850,7 @@ Status Compiler::check_depthwise_conv2d(std::uint32_t index)
         std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
         std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
         return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
-    if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+    if (auto acc = check_accumulator(index); !acc) return acc;
     if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
     if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
     Conv2dGeometry g;
@@ -900,7 +901,7 @@ Status Compiler::check_transpose_conv2d(std::uint32_t index)
                                                      "against its height, left and right "
                                                      "against its width)",
                                                      fmt::join(a.out_pad, ","), kh, kw)));
-    if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+    if (auto acc = check_accumulator(index); !acc) return acc;
     if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
     if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
     Conv2dGeometry g;
@@ -938,7 +939,7 @@ Status Compiler::check_conv3d(std::uint32_t index)
         std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
         std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
         return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
-    if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+    if (auto acc = check_accumulator(index); !acc) return acc;
     if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
     if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
     Conv3dGeometry g;
