@@ -131,6 +131,56 @@ void fp16_widening_is_exact_and_round_trips(void**)
     }
 }
 
+// The bulk conversions steps use (bit-level FP16, FP8 tables) against the
+// generic encoder and against the FP16 definition evaluated here.
+void bulk_conversions_agree_with_the_definitions(void**)
+{
+    // Every FP16 pattern: (-1)^s * mantissa * 2^-24 (exponent 0), else
+    // (-1)^s * (1024 + mantissa) * 2^(exponent - 25); exponent 31: inf / NaN.
+    std::vector<std::uint16_t> all(65536);
+    for (std::uint32_t bits = 0; bits <= 0xFFFF; ++bits)
+        all[bits] = static_cast<std::uint16_t>(bits);
+    std::vector<float> wide(65536);
+    vaccel::backend::cpu::widen(DType::fp16, reinterpret_cast<const std::byte*>(all.data()),
+                                wide.data(), 65536);
+    for (std::uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
+        const std::uint32_t exponent = (bits >> 10) & 0x1F;
+        const std::uint32_t mantissa = bits & 0x3FF;
+        double want = exponent == 0    ? std::ldexp(mantissa, -24)
+                      : exponent == 31 ? (mantissa == 0 ? inf : std::nan(""))
+                                       : std::ldexp(1024.0 + mantissa,
+                                                    static_cast<int>(exponent) - 25);
+        if (bits & 0x8000) want = -want;
+        const float got = wide[bits];
+        const float want_f32 = static_cast<float>(want);  // exact: FP16 fits in FP32
+        if (std::isnan(want) ? !std::isnan(got) : std::memcmp(&got, &want_f32, 4) != 0)
+            fail_msg("FP16 0x%04X widened to %.9g, want %.17g", bits, static_cast<double>(got),
+                     want);
+    }
+    // FP32 -> FP16 and FP8 on a sweep of FP32 patterns (every 4099th, both
+    // signs, every exponent, NaNs and infinities) and the boundaries.
+    std::vector<float> sweep;
+    for (std::uint64_t bits = 0; bits <= 0xFFFFFFFFull; bits += 4099)
+        sweep.push_back(f32_of(static_cast<std::uint32_t>(bits)));
+    for (std::uint32_t bits : {0x477FEFFFu, 0x477FF000u, 0x38800000u, 0x387FFFFFu, 0x33000000u,
+                               0x33000001u, 0x7F800000u, 0x7F800001u, 0xFFC00001u})
+        sweep.push_back(f32_of(bits));
+    for (DType dtype : {DType::fp16, DType::fp8e4m3, DType::fp8e5m2}) {
+        const std::size_t size = tosa::dtype_bytes(dtype);
+        std::vector<std::uint8_t> out(sweep.size() * size);
+        vaccel::backend::cpu::narrow(dtype, sweep.data(), reinterpret_cast<std::byte*>(out.data()),
+                                     sweep.size());
+        for (std::size_t i = 0; i < sweep.size(); ++i) {
+            const std::uint32_t got = size == 1 ? out[i] : out[2 * i] | out[2 * i + 1] << 8;
+            const std::uint32_t want = narrow_bits(dtype, sweep[i]);
+            if (got != want)
+                fail_msg("%s of 0x%08X: bulk 0x%X, generic 0x%X",
+                         std::string(tosa::dtype_name(dtype)).c_str(),
+                         std::bit_cast<std::uint32_t>(sweep[i]), got, want);
+        }
+    }
+}
+
 void bf16_keeps_the_upper_half_rounded_to_even(void**)
 {
     assert_bits(DType::bf16, 1.0, 0x3F80);
@@ -561,6 +611,7 @@ int main()
         cmocka_unit_test(fp16_narrowing_rounds_to_nearest_even),
         cmocka_unit_test(fp16_narrowing_matches_numpy),
         cmocka_unit_test(fp16_widening_is_exact_and_round_trips),
+        cmocka_unit_test(bulk_conversions_agree_with_the_definitions),
         cmocka_unit_test(bf16_keeps_the_upper_half_rounded_to_even),
         cmocka_unit_test(fp8e4m3_has_no_infinity),
         cmocka_unit_test(fp8e5m2_overflows_to_infinity),

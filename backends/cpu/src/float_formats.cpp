@@ -5,10 +5,13 @@
 // target's quantum in its binade and rounds that to an integer with
 // nearbyint (the default rounding mode, ties to even, which the backend
 // never changes): a single rounding, so results are correctly rounded from
-// FP32 and from any integer (a double holds every INT32 exactly).
+// FP32 and from any integer (a double holds every INT32 exactly). The bulk
+// paths that steps run use bit-level FP16 and BF16 conversions and decoded
+// FP8 tables instead; they give the generic results bit for bit (tested).
 #include "float_formats.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -140,6 +143,57 @@ std::uint16_t bf16_of(float value)
     return static_cast<std::uint16_t>(rounded >> 16);
 }
 
+// FP16 from its bits without the generic decoder: the exponent and mantissa
+// moved to FP32's places are the value times 2^-112 (subnormals included, as
+// FP32 subnormals), so one exact multiplication by 2^112 rebiases them;
+// exponent 31 (infinity, NaN) maps to FP32's 255 directly. No branches.
+float fp16_to_float(std::uint32_t half)
+{
+    const std::uint32_t sign = (half & 0x8000u) << 16;
+    const std::uint32_t moved = (half & 0x7FFFu) << 13;
+    const float rebiased = std::bit_cast<float>(moved) * 0x1p112f;
+    const std::uint32_t magnitude =
+        moved >= 0x0F800000u ? moved + 0x70000000u : std::bit_cast<std::uint32_t>(rebiased);
+    return from_f32_bits(sign | magnitude);
+}
+
+// FP16 from FP32, rounded to nearest even, the generic encoder's result for
+// every input (tests/cpu/test_cpu_half.cpp compares them). Normals: rebias
+// and add just under half an FP16 unit plus the kept lowest bit, so the
+// carry rounds ties to even. Below 2^-14: adding 0.5 makes the FP32 unit
+// 2^-24, the FP16 subnormal quantum, so the FPU rounds to it (to nearest
+// even, the default mode); the count of quanta above 0.5 is the encoding,
+// 0x400 being the smallest normal.
+std::uint16_t fp16_of(float value)
+{
+    std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+    const auto sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
+    bits &= 0x7FFFFFFFu;
+    if (bits > 0x7F800000u)  // NaN: quiet, the payload's top bits kept
+        return static_cast<std::uint16_t>(sign | 0x7E00u | ((bits >> 13) & 0x3FFu));
+    if (bits >= 0x477FF000u) return sign | 0x7C00u;  // 65520 and up (infinity included)
+    if (bits < 0x38800000u) {
+        const float shifted = std::bit_cast<float>(bits) + 0.5f;
+        const std::uint32_t quanta = std::bit_cast<std::uint32_t>(shifted) - 0x3F000000u;
+        return static_cast<std::uint16_t>(sign | quanta);
+    }
+    const std::uint32_t odd = (bits >> 13) & 1u;
+    return static_cast<std::uint16_t>(sign | ((bits + 0xC8000FFFu + odd) >> 13));
+}
+
+// The 256 values of an FP8 format, decoded once.
+const float* fp8_table(DType dtype)
+{
+    static const auto build = [](const Format& f) {
+        std::array<float, 256> table{};
+        for (std::uint32_t bits = 0; bits < 256; ++bits) table[bits] = decode(f, bits);
+        return table;
+    };
+    static const std::array<float, 256> e4m3 = build(e4m3_format);
+    static const std::array<float, 256> e5m2 = build(e5m2_format);
+    return dtype == DType::fp8e4m3 ? e4m3.data() : e5m2.data();
+}
+
 bool is_integer(DType dtype)
 {
     return dtype == DType::int8 || dtype == DType::int16 || dtype == DType::int32;
@@ -175,7 +229,8 @@ bool is_float(DType dtype) { return dtype == DType::fp32 || is_narrow_float(dtyp
 float widen_bits(DType dtype, std::uint32_t bits)
 {
     if (dtype == DType::bf16) return from_f32_bits((bits & 0xFFFFu) << 16);
-    return decode(format_of(dtype), bits);
+    if (dtype == DType::fp16) return fp16_to_float(bits & 0xFFFFu);
+    return fp8_table(dtype)[bits & 0xFFu];
 }
 
 std::uint32_t narrow_bits(DType dtype, double value)
@@ -191,7 +246,12 @@ void widen(DType dtype, const std::byte* in, float* out, std::uint64_t count)
             out[i] = from_f32_bits(load_bits(f, in, i) << 16);
         return;
     }
-    for (std::uint64_t i = 0; i < count; ++i) out[i] = decode(f, load_bits(f, in, i));
+    if (dtype == DType::fp16) {
+        for (std::uint64_t i = 0; i < count; ++i) out[i] = fp16_to_float(load_bits(f, in, i));
+        return;
+    }
+    const float* table = fp8_table(dtype);
+    for (std::uint64_t i = 0; i < count; ++i) out[i] = table[load_bits(f, in, i)];
 }
 
 void narrow(DType dtype, const float* in, std::byte* out, std::uint64_t count)
@@ -199,6 +259,10 @@ void narrow(DType dtype, const float* in, std::byte* out, std::uint64_t count)
     const Format& f = format_of(dtype);
     if (dtype == DType::bf16) {
         for (std::uint64_t i = 0; i < count; ++i) store_bits(f, out, i, bf16_of(in[i]));
+        return;
+    }
+    if (dtype == DType::fp16) {
+        for (std::uint64_t i = 0; i < count; ++i) store_bits(f, out, i, fp16_of(in[i]));
         return;
     }
     for (std::uint64_t i = 0; i < count; ++i) store_bits(f, out, i, encode(f, in[i]));
