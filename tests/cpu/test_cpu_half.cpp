@@ -523,6 +523,92 @@ void fp16_conv2d_takes_either_accumulator(void**)
     rig.finish();
 }
 
+void fp8_conv2d_yields_fp16(void**)
+{
+    Rig rig;
+    // FP8E5M2 input and weight, FP16 bias, FP16 accumulator and output:
+    // pixels [1, 2] and [3, 4] (0x3C 0x40 0x42 0x44), weights [0.5, 0.25]
+    // (0x38 0x34), bias 1 (0x3C00): 1*0.5 + 2*0.25 + 1 = 2 (0x4000) and
+    // 3*0.5 + 4*0.25 + 1 = 3.5 (0x4300).
+    tosa::GraphBuilder g;
+    const DType e = DType::fp8e5m2;
+    const auto input = g.tensor("input", {1, 1, 2, 2}, e);
+    const auto weight = g.tensor("weight", {1, 1, 1, 2}, e);
+    const auto bias = g.tensor("bias", {1}, DType::fp16);
+    const auto izp = constant(g, "input_zp", e, 0x80);  // -0 is a zero
+    const auto wzp = constant(g, "weight_zp", e, 0);
+    const auto out = g.tensor("out", {1, 1, 2, 1}, DType::fp16);
+    g.op(Op::conv2d, {input, weight, bias, izp, wzp}, {out},
+         tosa::conv_attr({0, 0, 0, 0}, {1, 1}, {1, 1}, DType::fp16));
+    g.input(input);
+    g.input(weight);
+    g.input(bias);
+    g.output(out);
+    auto program = rig.must_load(g.finish());
+    assert_halves(run_ok(rig, *program,
+                         {Bytes{0x3C, 0x40, 0x42, 0x44}, Bytes{0x38, 0x34},
+                          to_bytes(Halves{0x3C00})})[0],
+                  {0x4000, 0x4300});
+    rig.finish(program);
+}
+
+tosa::Graph avg_pool_graph(DType dtype, DType acc)
+{
+    tosa::GraphBuilder g;
+    const auto x = g.tensor("x", {1, 2, 2, 1}, dtype);
+    const auto izp = constant(g, "input_zp", dtype, 0);
+    const auto ozp = constant(g, "output_zp", dtype, 0);
+    const auto out = g.tensor("out", {1, 1, 1, 1}, dtype);
+    g.op(Op::avg_pool2d, {x, izp, ozp}, {out},
+         tosa::pool_attr({2, 2}, {1, 1}, {0, 0, 0, 0}, acc));
+    g.input(x);
+    g.output(out);
+    return g.finish();
+}
+
+void avg_pool2d_on_fp16_and_fp8(void**)
+{
+    Rig rig;
+    // FP16 (1 + 2 + 4 + 2050) / 4 = 514.25: FP16 steps by 0.5 from 512, so it
+    // ties between 514 (mantissa 4, even) and 514.5: 514, 0x6004 (24 << 10 | 4).
+    auto fp16 = rig.must_load(avg_pool_graph(DType::fp16, DType::fp16));
+    assert_halves(run_ok(rig, *fp16, {to_bytes(Halves{0x3C00, 0x4000, 0x4400, 0x6801})})[0],
+                  {0x6004});
+    // FP8E4M3 (1 + 2 + 4 + 448) / 4 = 113.75 -> 112 (E4M3 steps by 8 from 64,
+    // 113.75 is nearer 112 than 120): 1.75 * 2^6 = 0 1101 110 = 0x6E.
+    auto fp8 = rig.must_load(avg_pool_graph(DType::fp8e4m3, DType::fp16));
+    assert_true(run_ok(rig, *fp8, {Bytes{0x38, 0x40, 0x48, 0x7E}})[0] == Bytes{0x6E});
+    assert_malformed(rig.load(avg_pool_graph(DType::fp8e4m3, DType::fp32)),
+                     VACCEL_TOSA_BAD_ATTRIBUTE,
+                     "operator 2 (AVG_POOL2D): acc_type is FP32; TOSA 1.0 allows only FP16 for "
+                     "FP8E4M3 data");
+    assert_ok(rig.backend->unload_program(fp16));
+    rig.finish(fp8);
+}
+
+void bf16_compare_and_select(void**)
+{
+    Rig rig;
+    tosa::GraphBuilder g;
+    const auto a = g.tensor("a", {3}, DType::bf16);
+    const auto b = g.tensor("b", {3}, DType::bf16);
+    const auto greater = g.tensor("greater", {3}, DType::boolean);
+    const auto larger = g.tensor("larger", {3}, DType::bf16);
+    g.op(Op::greater, {a, b}, {greater});
+    g.op(Op::select, {greater, a, b}, {larger});
+    g.input(a);
+    g.input(b);
+    g.output(larger);
+    auto program = rig.must_load(g.finish());
+    // a = [1, -2.5, NaN], b = [1.0078125, -3, 0]: a > b is [no, yes, no]
+    // (NaN compares false), so the larger is [b, a, b].
+    assert_halves(run_ok(rig, *program,
+                         {to_bytes(Halves{0x3F80, 0xC020, 0x7FC0}),
+                          to_bytes(Halves{0x3F81, 0xC040, 0x0000})})[0],
+                  {0x3F81, 0xC020, 0x0000});
+    rig.finish(program);
+}
+
 tosa::Graph cast_graph(DType from, DType to, Shape shape)
 {
     tosa::GraphBuilder g;
@@ -625,6 +711,9 @@ int main()
         cmocka_unit_test(fp16_zero_points_are_read_as_fp16),
         cmocka_unit_test(matmul_accumulates_in_fp32),
         cmocka_unit_test(fp16_conv2d_takes_either_accumulator),
+        cmocka_unit_test(fp8_conv2d_yields_fp16),
+        cmocka_unit_test(avg_pool2d_on_fp16_and_fp8),
+        cmocka_unit_test(bf16_compare_and_select),
         cmocka_unit_test(cast_runs_the_tosa_float_pairs),
         cmocka_unit_test(fp8_transpose_keeps_every_pattern),
         cmocka_unit_test(fp16_argmax_and_max_pool),
