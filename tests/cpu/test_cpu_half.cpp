@@ -7,12 +7,33 @@
 // reference for EXP). FP16 layout: sign, 5 exponent bits (bias 15), 10
 // mantissa bits; BF16: sign, 8 (bias 127), 7; FP8E4M3: sign, 4 (bias 7), 3,
 // S.1111.111 the only NaN, no infinity; FP8E5M2: sign, 5 (bias 15), 2.
+#include <atomic>
 #include <bit>
+#include <cstdlib>
+#include <new>
 #include <cmath>
 #include <limits>
 
 #include "float_formats.hpp"
 #include "raw_run_support.hpp"
+
+// Every allocation through the global operator new, from any thread (the
+// backend's workers included), for the no-allocation-after-warm-up test.
+// The replacements pair malloc with free; GCC 12 sees free() under the name
+// operator delete where it inlines a std::allocator and warns wrongly.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+namespace {
+std::atomic<std::uint64_t> allocations{0};
+}  // namespace
+
+void* operator new(std::size_t bytes)
+{
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 using namespace cpu_test;
 using vaccel::backend::cpu::cast_narrow;
@@ -609,6 +630,30 @@ void bf16_compare_and_select(void**)
     rig.finish(program);
 }
 
+// The FP32 working copies of narrow steps come from per-worker scratch that
+// only grows: once warm, an FP16 run allocates exactly what the same graph
+// on FP32 allocates (the submission machinery's own allocations).
+void narrow_steps_allocate_nothing_once_warm(void**)
+{
+    Rig rig(1);  // one worker thread, so the warm-up warms the thread that runs
+    const auto allocations_of_a_run = [&](DType dtype) {
+        auto program = rig.must_load(binary_graph(Op::add, dtype, {4096}));
+        const Bytes input(4096 * tosa::dtype_bytes(dtype), 0);
+        for (int warm_up = 0; warm_up < 2; ++warm_up) run_ok(rig, *program, {input, input});
+        const std::uint64_t before = allocations.load();
+        run_ok(rig, *program, {input, input});
+        const std::uint64_t used = allocations.load() - before;
+        assert_ok(rig.backend->unload_program(program));
+        return used;
+    };
+    const std::uint64_t fp32 = allocations_of_a_run(DType::fp32);
+    const std::uint64_t fp16 = allocations_of_a_run(DType::fp16);
+    if (fp16 != fp32)
+        fail_msg("a warm FP16 run made %llu allocations, the FP32 run %llu",
+                 static_cast<unsigned long long>(fp16), static_cast<unsigned long long>(fp32));
+    rig.finish();
+}
+
 tosa::Graph cast_graph(DType from, DType to, Shape shape)
 {
     tosa::GraphBuilder g;
@@ -714,6 +759,7 @@ int main()
         cmocka_unit_test(fp8_conv2d_yields_fp16),
         cmocka_unit_test(avg_pool2d_on_fp16_and_fp8),
         cmocka_unit_test(bf16_compare_and_select),
+        cmocka_unit_test(narrow_steps_allocate_nothing_once_warm),
         cmocka_unit_test(cast_runs_the_tosa_float_pairs),
         cmocka_unit_test(fp8_transpose_keeps_every_pattern),
         cmocka_unit_test(fp16_argmax_and_max_pool),
