@@ -97,6 +97,81 @@ void add_integer_rows(std::vector<Admitted>& set)
     }
 }
 
+// ---- Narrow floats: FP16, BF16, FP8E4M3, FP8E5M2 ------------------------
+// The rows TOSA 1.0 defines for them (PRO-FP, EXT-BF16, EXT-FP8E4M3,
+// EXT-FP8E5M2) among the operators the backend runs on FP32. Each runs on FP32
+// copies of its operands and narrows its result
+// (docs/adr/0011-narrow-floats-on-the-cpu.md).
+void add_narrow_float_rows(std::vector<Admitted>& set)
+{
+    const DType f = DType::fp32;
+    const DType b = DType::boolean;
+    const DType i8 = DType::int8;
+    const DType i16 = DType::int16;
+    const DType i32 = DType::int32;
+    const DType fp8[] = {DType::fp8e4m3, DType::fp8e5m2};
+    const DType fp16 = DType::fp16;
+    // Every float operator of the FP32 set but FFT2D and RFFT2D, on FP16 and BF16.
+    for (const DType h : {DType::fp16, DType::bf16}) {
+        for (const Op op : {Op::add, Op::sub, Op::maximum, Op::minimum, Op::pow})
+            set.push_back({op, h, {h, h}, 1});
+        set.push_back({Op::mul, h, {h, h, i8}, 1});  // shift: a zero INT8 constant
+        for (const Op op : {Op::equal, Op::greater, Op::greater_equal})
+            set.push_back({op, b, {h, h}, 1});
+        set.push_back({Op::select, h, {b, h, h}, 1});
+        for (const Op op : {Op::abs, Op::ceil, Op::floor, Op::exp, Op::log, Op::reciprocal,
+                            Op::rsqrt, Op::sin, Op::cos, Op::erf, Op::sigmoid, Op::tanh,
+                            Op::clamp, Op::reduce_sum, Op::reduce_max, Op::reduce_min,
+                            Op::reduce_product})
+            set.push_back({op, h, {h}, 1});
+        set.push_back({Op::negate, h, {h, h, h}, 1});  // input, input_zp, output_zp
+        set.push_back({Op::resize, h, {h, DType::shape, DType::shape, DType::shape}, 1});
+        // MATMUL: BF16 accumulates in FP32 and yields FP32; FP16 yields FP16
+        // (FP16 accumulator) or FP32 (FP32 accumulator).
+        set.push_back({Op::matmul, f, {h, h, h, h}, 1});
+        if (h == fp16) set.push_back({Op::matmul, h, {h, h, h, h}, 1});
+        // Convolutions: input, weight, bias, input_zp, weight_zp.
+        for (const Op op : {Op::conv2d, Op::depthwise_conv2d, Op::transpose_conv2d, Op::conv3d})
+            set.push_back({op, h, {h, h, h, h, h}, 1});
+        set.push_back({Op::avg_pool2d, h, {h, h, h}, 1});
+        // CAST between FP32 and each integer type (TOSA 1.0 has no FP16 <-> BF16).
+        set.push_back({Op::cast, h, {f}, 1});
+        set.push_back({Op::cast, f, {h}, 1});
+        for (const DType i : {i8, i16, i32}) {
+            set.push_back({Op::cast, h, {i}, 1});
+            set.push_back({Op::cast, i, {h}, 1});
+        }
+    }
+    // FP8: MATMUL and the convolutions yield FP16 (FP16 accumulator);
+    // AVG_POOL2D keeps FP8 (FP16 accumulator); CAST to and from the floats.
+    for (const DType e : fp8) {
+        set.push_back({Op::matmul, fp16, {e, e, e, e}, 1});
+        for (const Op op : {Op::conv2d, Op::depthwise_conv2d, Op::transpose_conv2d, Op::conv3d})
+            set.push_back({op, fp16, {e, e, fp16, e, e}, 1});
+        set.push_back({Op::avg_pool2d, e, {e, e, e}, 1});
+        for (const DType wide : {f, DType::fp16, DType::bf16}) {
+            set.push_back({Op::cast, e, {wide}, 1});
+            set.push_back({Op::cast, wide, {e}, 1});
+        }
+    }
+    // Data layout and the operators every float type has.
+    for (const DType n : {DType::fp16, DType::bf16, DType::fp8e4m3, DType::fp8e5m2}) {
+        set.push_back({Op::const_, n, {}, 1});
+        set.push_back({Op::identity, n, {n}, 1});
+        set.push_back({Op::reshape, n, {n, DType::shape}, 1});
+        set.push_back({Op::transpose, n, {n}, 1});
+        set.push_back({Op::reverse, n, {n}, 1});
+        set.push_back({Op::tile, n, {n, DType::shape}, 1});
+        set.push_back({Op::slice, n, {n, DType::shape, DType::shape}, 1});
+        set.push_back({Op::pad, n, {n, DType::shape, n}, 1});
+        set.push_back({Op::concat, n, {n}, 1, true});
+        set.push_back({Op::gather, n, {n, i32}, 1});
+        set.push_back({Op::scatter, n, {n, i32, n}, 1});
+        set.push_back({Op::max_pool2d, n, {n}, 1});
+        set.push_back({Op::argmax, i32, {n}, 1});
+    }
+}
+
 const std::vector<Admitted>& admitted_set()
 {
     static const std::vector<Admitted> set = [] {
@@ -236,6 +311,7 @@ const std::vector<Admitted>& admitted_set()
             {Op::reshape, i48, {i48, DType::shape}, 1},
         };
         add_integer_rows(rows);
+        add_narrow_float_rows(rows);
         return rows;
     }();
     return set;
@@ -288,12 +364,14 @@ Error unsupported_dtype(DType dtype, Op op, std::string_view where)
 }
 
 // The dtypes a graph input or output may have: the ones values are stored in
-// (INT8: MAX_POOL2D's data).
+// (INT8: MAX_POOL2D's data; FP16, BF16 and FP8 in their own encoding).
 bool slot_dtype(DType dtype)
 {
     return dtype == DType::fp32 || dtype == DType::boolean || dtype == DType::int8 ||
            dtype == DType::int16 || dtype == DType::int32 ||
-           dtype == DType::int48;  // 6 bytes, little endian (kernels_qconv.hpp)
+           dtype == DType::int48 ||  // 6 bytes, little endian (kernels_qconv.hpp)
+           dtype == DType::fp16 || dtype == DType::bf16 || dtype == DType::fp8e4m3 ||
+           dtype == DType::fp8e5m2;
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 // element's width, which TOSA 1.0 leaves unpredictable) ends the event
 // failed with that error.
 // Values are addressed by byte (plan.hpp); each step views them as the
-// element type its kernel takes (float, BOOL bytes, int32, int8).
+// element type its kernel takes (float, BOOL bytes, int32, int8). A step on
+// FP16, BF16 or FP8 values runs the FP32 kernel on widened copies and
+// narrows its result (narrow_step below).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <new>
 
 #include "builtin_kernels.hpp"
+#include "float_formats.hpp"
 #include "scheduler.hpp"
 #include "submission.hpp"
 
@@ -93,6 +96,7 @@ private:
     Shape shape(std::uint32_t value) const { return plan_.values[value].shape; }
     Status bind_values();
     Status step(const Step& step);
+    Status narrow_step(const Step& step);
     Status data_step(const Step& step);
     // Integer tensor operators (kernels_qconv.hpp): MATMUL, the convolutions
     // and AVG_POOL2D on INT8/INT16 data, MAX_POOL2D on INT16.
@@ -358,6 +362,67 @@ Status Run::integer_step(const Step& s)
     }
 }
 
+// ---- Narrow floats (docs/adr/0011-narrow-floats-on-the-cpu.md) ---------
+
+// FP32 working copies for steps on FP16, BF16 and FP8 values, one set per
+// worker thread. The vectors only grow (to the largest step the thread has
+// run), so after warm-up a run allocates nothing for them.
+struct NarrowScratch {
+    std::vector<float> floats;
+    std::vector<std::uint32_t> values;  // the narrow values of the current step
+    std::vector<std::byte*> homes;      // their own bytes, while redirected
+};
+
+NarrowScratch& narrow_scratch()
+{
+    thread_local NarrowScratch scratch;
+    return scratch;
+}
+
+// Points every narrow operand at an FP32 copy of it and a narrow result at
+// FP32 scratch, runs the FP32 step, narrows the result into its own bytes
+// (round to nearest even, float_formats.hpp) and restores the pointers.
+// Widening is exact, so data movement (TRANSPOSE, PAD, ...) keeps every
+// value; the result of arithmetic is rounded once from its FP32 value.
+Status Run::narrow_step(const Step& s)
+{
+    const Value& out = plan_.values[s.output];
+    if (s.kind == StepKind::cast) {
+        cast_narrow(plan_.values[s.inputs[0]].dtype, at(s.inputs[0]), out.dtype, at(s.output),
+                    out.elements);
+        return {};
+    }
+    NarrowScratch& scratch = narrow_scratch();
+    scratch.values.clear();
+    scratch.homes.clear();
+    const auto take = [&](std::uint32_t v) {
+        const bool seen = std::ranges::find(scratch.values, v) != scratch.values.end();
+        if (is_narrow_float(plan_.values[v].dtype) && !seen) scratch.values.push_back(v);
+    };
+    for (std::uint32_t v : s.inputs) take(v);
+    take(s.output);
+    // One range per value, each from a multiple of 16 floats (64 bytes).
+    const auto rounded = [](std::uint64_t n) { return (n + 15) / 16 * 16; };
+    std::uint64_t total = 0;
+    for (std::uint32_t v : scratch.values) total += rounded(plan_.values[v].elements);
+    if (scratch.floats.size() < total) scratch.floats.resize(total);
+    std::uint64_t offset = 0;
+    for (std::uint32_t v : scratch.values) {
+        float* wide = scratch.floats.data() + offset;
+        offset += rounded(plan_.values[v].elements);
+        if (v != s.output) widen(plan_.values[v].dtype, at(v), wide, plan_.values[v].elements);
+        scratch.homes.push_back(pointers_[v]);
+        pointers_[v] = reinterpret_cast<std::byte*>(wide);
+    }
+    Status done = step(s);
+    for (std::size_t i = 0; i < scratch.values.size(); ++i) {
+        const std::uint32_t v = scratch.values[i];
+        if (v == s.output && done) narrow(out.dtype, f32(v), scratch.homes[i], out.elements);
+        pointers_[v] = scratch.homes[i];
+    }
+    return done;
+}
+
 // GATHER and SCATTER refuse an index TOSA 1.0 leaves unpredictable (REQUIRE)
 // rather than reading or writing outside the tensor.
 Error Run::index_error(const Step& s, const IndexFault& fault) const
@@ -476,7 +541,7 @@ Status Run::execute()
         if (deadline_passed(submission_))
             return fail(deadline_error(fmt::format("before operator {}", s.op_index)));
         try {
-            if (auto done = step(s); !done) return done;
+            if (auto done = s.narrow_float ? narrow_step(s) : step(s); !done) return done;
         } catch (const std::bad_alloc&) {
             return fail(Error::of(Errc::out_of_memory, VACCEL_D_EXECUTION, s.op_index)
                             .with_note(fmt::format("operator {} ran out of memory", s.op_index)));

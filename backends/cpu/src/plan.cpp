@@ -21,9 +21,10 @@
 // (negative start or padding, size or multiples below 1, a slice past the
 // end) (BAD_ATTRIBUTE), and for pools and convolutions: kernel, stride,
 // dilation below 1, pads below 0 (pools: not below the kernel; TRANSPOSE_CONV2D
-// out_pad: not above minus the kernel), an acc_type other than FP32 (integer
-// data: other than the one TOSA 1.0 pairs with the dtype), a non-zero zero
-// point of an operand that is not INT8, and a
+// out_pad: not above minus the kernel), an acc_type TOSA 1.0 does not define
+// for the data (FP32: FP32; FP16: FP16 or FP32; BF16: FP32; FP8: FP16; integer
+// data: the one TOSA 1.0 pairs with the dtype), a non-zero zero point of an
+// operand that is not INT8, and a
 // padded extent the stride does not divide exactly (BAD_ATTRIBUTE; a kernel
 // larger than the padded input is BAD_SHAPE).
 // GATHER/SCATTER need [N,K,C] values and [N,W] indices (SCATTER: W <= K,
@@ -36,6 +37,9 @@
 // their constant operands here and refuse what TOSA 1.0's ERROR_IF forbids,
 // and the REQUIREs on those constants, with BAD_ATTRIBUTE (see "Integer
 // operators" below).
+// FP16, BF16 and FP8 constant operands and CLAMP bounds are read in their own
+// encoding and widened to FP32 exactly (float_formats.hpp); a step that
+// touches a narrow value is marked to run widened (Step::narrow_float).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,6 +48,7 @@
 #include <optional>
 
 #include "admission.hpp"
+#include "float_formats.hpp"
 #include "plan.hpp"
 #include "vaccel/tosa/analysis.hpp"
 #include "vaccel/tosa/plan.hpp"
@@ -133,7 +138,7 @@ private:
     Status check_depthwise_conv2d(std::uint32_t index);
     Status check_transpose_conv2d(std::uint32_t index);
     Status check_conv3d(std::uint32_t index);
-    Status check_fp32_accumulator(std::uint32_t index) const;
+    Status check_accumulator(std::uint32_t index) const;
     // The output extent along `axis` of a pool or strided convolution:
     // span / stride + 1, where TOSA 1.0 requires span >= 0 and an exact division.
     Result<std::int64_t> strided_extent(std::uint32_t index, std::string_view axis,
@@ -175,6 +180,9 @@ private:
 
     std::uint32_t value_for(std::uint32_t tensor);
     std::uint32_t add_value(Value value);
+    // Whether a step touches an FP16, BF16 or FP8 value and so runs widened
+    // to FP32 (execute.cpp); steps that move bytes of any dtype do not.
+    bool runs_widened(const Step& step) const;
 
     // COND_IF / WHILE_LOOP: the blocks the operator runs, compiled once each.
     Status add_control_flow(std::uint32_t index, Step& step);
@@ -245,17 +253,20 @@ Status Compiler::expect_zero_constant(std::uint32_t index, std::size_t operand,
     if (t.element_count() != 1)
         return fail(bad_attribute(index, fmt::format("{} '{}' must have one element, has shape {}",
                                                      what, t.name, shape_text(t.shape))));
-    // FP32 compares as a number (so -0.0 is zero); INT8 by its byte.
+    // Floats compare as a number (so -0.0 is zero), in their own encoding
+    // (FP16, BF16, FP8 included); INT8 by its byte.
     bool zero = false;
-    if (t.dtype == DType::fp32) {
-        float value;
-        std::memcpy(&value, t.data.data(), sizeof value);
-        zero = value == 0.0f;
+    if (is_float(t.dtype)) {
+        zero = t.data.size() >= element_bytes(t.dtype) &&
+               read_float(t.dtype, t.data.data()) == 0.0f;
     } else {
         zero = t.data[0] == 0;
     }
     if (!zero)
-        return fail(bad_attribute(index, fmt::format("{} '{}' must be zero for FP32", what, t.name)));
+        return fail(bad_attribute(index, fmt::format("{} '{}' must be zero for {}", what, t.name,
+                                                     is_narrow_float(t.dtype)
+                                                         ? tosa::dtype_name(t.dtype)
+                                                         : "FP32")));
     return {};
 }
 
@@ -373,12 +384,15 @@ Status Compiler::check_clamp(std::uint32_t index)
 {
     const tosa::Operator& op = block_.operators[index];
     const auto& attributes = op.attributes;
-    if (attributes.min_val.size() < 4 || attributes.max_val.size() < 4)
-        return fail(bad_attribute(index, "min_val and max_val must each hold one FP32 value"));
-    float min;
-    float max;
-    std::memcpy(&min, attributes.min_val.data(), 4);
-    std::memcpy(&max, attributes.max_val.data(), 4);
+    // The bounds are raw bytes of one element of the operator's dtype.
+    const DType dtype = in(op, 0).dtype;
+    if (attributes.min_val.size() < element_bytes(dtype) ||
+        attributes.max_val.size() < element_bytes(dtype))
+        return fail(bad_attribute(index, fmt::format("min_val and max_val must each hold one {} "
+                                                     "value",
+                                                     tosa::dtype_name(dtype))));
+    const float min = read_float(dtype, attributes.min_val.data());
+    const float max = read_float(dtype, attributes.max_val.data());
     if (std::isnan(min) || std::isnan(max) || min > max)
         return fail(bad_attribute(index, fmt::format("bounds [{}, {}] must be numbers with "
                                                      "min <= max",
@@ -1060,6 +1074,8 @@ Status Compiler::check_conv2d(std::uint32_t index)
     if (integer_data(index)) {
         if (auto q = check_int_operands(index, 3, 4); !q) return q;
     } else {
+        if (is_narrow_float(in(op, 0).dtype))  // FP32 CONV2D has always run whatever acc_type says
+            if (auto acc = check_accumulator(index); !acc) return acc;
         if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
         if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
     }
@@ -1087,9 +1103,26 @@ Status Compiler::check_conv2d(std::uint32_t index)
 
 // ----- pools and the convolutions beyond CONV2D (TOSA 1.0 ERROR_IF rules)
 
-Status Compiler::check_fp32_accumulator(std::uint32_t index) const
+Status Compiler::check_accumulator(std::uint32_t index) const
 {
     const DType acc = block_.operators[index].attributes.acc_type;
+    // The accumulators TOSA 1.0 defines per input dtype. The kernels always
+    // accumulate in FP32; FP16 accumulation is allowed that higher precision
+    // (docs/adr/0011-narrow-floats-on-the-cpu.md).
+    const DType data = in(block_.operators[index], 0).dtype;
+    if (is_narrow_float(data)) {
+        const bool fp16_allowed = data != DType::bf16;
+        const bool fp32_allowed = data == DType::fp16 || data == DType::bf16;
+        if ((acc == DType::fp16 && fp16_allowed) || (acc == DType::fp32 && fp32_allowed))
+            return {};
+        return fail(bad_attribute(index, fmt::format("acc_type is {}; TOSA 1.0 allows {} for {} "
+                                                     "data",
+                                                     tosa::dtype_name(acc),
+                                                     data == DType::fp16 ? "FP16 or FP32"
+                                                     : fp32_allowed      ? "only FP32"
+                                                                         : "only FP16",
+                                                     tosa::dtype_name(data))));
+    }
     if (acc != DType::fp32)
         return fail(bad_attribute(index, fmt::format("acc_type is {}; TOSA 1.0 allows only FP32 "
                                                      "for FP32 data",
@@ -1148,7 +1181,7 @@ Status Compiler::check_pool2d(std::uint32_t index)
     } else if (integer_data(index)) {
         if (auto q = check_int_operands(index, 1, 2); !q) return q;
     } else {
-        if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+        if (auto acc = check_accumulator(index); !acc) return acc;
         if (auto zero = expect_zero_constant(index, 1, "input_zp"); !zero) return zero;
         if (auto zero = expect_zero_constant(index, 2, "output_zp"); !zero) return zero;
     }
@@ -1191,7 +1224,7 @@ Status Compiler::check_depthwise_conv2d(std::uint32_t index)
     if (integer_data(index)) {
         if (auto q = check_int_operands(index, 3, 4); !q) return q;
     } else {
-        if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+        if (auto acc = check_accumulator(index); !acc) return acc;
         if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
         if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
     }
@@ -1246,7 +1279,7 @@ Status Compiler::check_transpose_conv2d(std::uint32_t index)
     if (integer_data(index)) {
         if (auto q = check_int_operands(index, 3, 4); !q) return q;
     } else {
-        if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+        if (auto acc = check_accumulator(index); !acc) return acc;
         if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
         if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
     }
@@ -1288,7 +1321,7 @@ Status Compiler::check_conv3d(std::uint32_t index)
     if (integer_data(index)) {
         if (auto q = check_int_operands(index, 3, 4); !q) return q;
     } else {
-        if (auto acc = check_fp32_accumulator(index); !acc) return acc;
+        if (auto acc = check_accumulator(index); !acc) return acc;
         if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
         if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
     }
@@ -1509,6 +1542,26 @@ Status Compiler::check_shapes(std::uint32_t index)
     }
 }
 
+bool Compiler::runs_widened(const Step& step) const
+{
+    // Steps that move whole elements by their size run on the narrow bytes.
+    switch (step.kind) {
+    case StepKind::copy:
+    case StepKind::gather:
+    case StepKind::scatter:
+    case StepKind::transpose:
+    case StepKind::concat:
+    case StepKind::slice:
+    case StepKind::pad:
+    case StepKind::tile:
+    case StepKind::reverse:
+    case StepKind::select_any: return false;
+    default: break;
+    }
+    const auto narrow = [&](std::uint32_t v) { return is_narrow_float(plan_.values[v].dtype); };
+    return narrow(step.output) || std::ranges::any_of(step.inputs, narrow);
+}
+
 std::uint32_t Compiler::add_value(Value value)
 {
     value.elements = element_count(value.shape);
@@ -1672,8 +1725,8 @@ Result<Plan> Compiler::build()
             break;
         case Op::clamp:
             step.kind = StepKind::clamp;
-            std::memcpy(&step.min, op.attributes.min_val.data(), 4);
-            std::memcpy(&step.max, op.attributes.max_val.data(), 4);
+            step.min = read_float(in(op, 0).dtype, op.attributes.min_val.data());
+            step.max = read_float(in(op, 0).dtype, op.attributes.max_val.data());
             break;
         case Op::sigmoid: step.kind = StepKind::unary, step.unary = Unary::sigmoid; break;
         case Op::tanh: step.kind = StepKind::unary, step.unary = Unary::tanh; break;
@@ -1746,6 +1799,7 @@ Result<Plan> Compiler::build()
         for (std::size_t i = 0; i < data_operands; ++i) step.inputs.push_back(value_for(op.inputs[i]));
         step.output = value_for(op.outputs[0]);
         if (op.outputs.size() > 1) step.output_imag = value_for(op.outputs[1]);  // FFT2D, RFFT2D
+        step.narrow_float = runs_widened(step);
         plan_.steps.push_back(std::move(step));
     }
 

@@ -12,8 +12,9 @@
 // constants are written when it is made and never overwritten. Storage is
 // byte-based: every value carries its dtype (FP32: 4-byte float, BOOL: one
 // byte 0 or 1, INT8: 1, INT16: 2 and INT32: 4 bytes, INT48: 6 bytes little
-// endian; an INT4 constant is unpacked at load into an INT8 value) and its
-// offset and size are in bytes. Arena
+// endian; an INT4 constant is unpacked at load into an INT8 value; FP16 and
+// BF16: 2, FP8: 1, in their own encoding) and its offset and size are in
+// bytes. Arena
 // ranges start at multiples of 256 bytes from a base aligned to at least 16,
 // so every element type is aligned.
 #pragma once
@@ -48,7 +49,7 @@ enum class Home : std::uint8_t {
 
 struct Value {
     Home home = Home::arena;
-    tosa::DType dtype = tosa::DType::fp32;  // fp32, boolean, int8, int16, int32 or int48
+    tosa::DType dtype = tosa::DType::fp32;  // a stored dtype (admission.cpp)
     std::uint32_t slot = 0;     // Home::slot / state / captured
     std::uint64_t offset = 0;   // Home::constant / Home::arena, in bytes
     std::vector<std::int64_t> shape;
@@ -127,7 +128,7 @@ struct Step {
     std::int32_t axis = 0;                 // reduce, argmax, concat, reverse
     std::vector<std::int64_t> start;       // slice: start; pad: padding before
     std::array<std::byte, 4> pad_value{};  // pad: pad_const's element, its dtype's bytes
-    float min = 0.0f, max = 0.0f;          // clamp
+    float min = 0.0f, max = 0.0f;          // clamp (narrow floats: widened exactly)
     bool nan_propagate = true;             // clamp, maximum, minimum, reduce max/min, argmax
     Conv2dGeometry conv;                   // conv2d, depthwise_conv2d, transpose_conv2d
     Pool2dGeometry pool;                   // max_pool2d, avg_pool2d
@@ -145,6 +146,9 @@ struct Step {
     // Integer tensor operators (kernels_qconv.hpp): MATMUL, the convolutions
     // and AVG_POOL2D on INT8/INT16 data: dtypes and zero points.
     IntOperands quant;
+    // An operand or result is FP16, BF16 or FP8: the step runs on FP32
+    // copies and narrows its result (execute.cpp; CAST converts directly).
+    bool narrow_float = false;
 };
 
 // A variable of the program: state that persists across submissions.
