@@ -120,6 +120,18 @@ bool slot_dtype(DType dtype)
 
 }  // namespace
 
+std::vector<AdmittedOperator> admitted_operators()
+{
+    std::vector<AdmittedOperator> rows;
+    for (const Admitted& a : admitted_set()) rows.push_back({a.op, a.dtype, a.inputs, a.variadic});
+    return rows;
+}
+
+bool admitted_slot_dtype(DType dtype)
+{
+    return slot_dtype(dtype);
+}
+
 Status admit_block(const tosa::Block& block)
 {
     for (std::size_t index = 0; index < block.operators.size(); ++index) {
