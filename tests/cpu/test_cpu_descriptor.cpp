@@ -185,7 +185,8 @@ void load_program_agrees_with_the_descriptor_on_every_operator(void**)
 void fp16_add_is_refused_naming_operator_and_dtype(void**)
 {
     // The descriptor's ADD does not take FP16 ...
-    const tosa::OperatorCapability* add = backend::cpu::cpu_descriptor().operator_capability(Op::add);
+    const tosa::OperatorCapability* add =
+        backend::cpu::cpu_descriptor().operator_capability(Op::add);
     assert_non_null(add);
     assert_true(std::ranges::find(add->dtypes, DType::fp16) == add->dtypes.end());
     // ... and a graph of one FP16 ADD is refused with both named.

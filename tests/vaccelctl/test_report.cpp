@@ -172,9 +172,8 @@ void devices_keep_their_fields_and_add_descriptors(void**)
     auto doc = devices_json(devices, version);
     assert_string_equal(doc["devices"][0]["capabilities"].dump().c_str(),
                         "[\"tosa\",\"deadlines\"]");
-    assert_string_equal(
-        doc["devices"][0]["tosa_descriptors"][0]["operators"][0]["operator"].get<std::string>().c_str(),
-        "ADD");
+    const auto& descriptor = doc["devices"][0]["tosa_descriptors"][0];
+    assert_string_equal(descriptor["operators"][0]["operator"].get<std::string>().c_str(), "ADD");
 }
 
 void run_summary_is_one_line_with_tensors_and_timing(void**)

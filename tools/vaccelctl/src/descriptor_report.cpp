@@ -90,8 +90,8 @@ std::string operator_table(const tosa::CapabilityDescriptor& d, std::string_view
             }
         }
         const auto constraints = constraint_list(op);
-        line += fmt::format("  {}", constraints.empty() ? std::string("-")
-                                                        : fmt::format("{}", fmt::join(constraints, ", ")));
+        line += constraints.empty() ? std::string("  -")
+                                    : fmt::format("  {}", fmt::join(constraints, ", "));
         out += line + "\n";
     }
     return out;
