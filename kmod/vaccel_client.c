@@ -170,6 +170,14 @@ static const struct vaccel_op_rule vaccel_op_rules[VACCEL_OP_COUNT] = {
 		VACCEL_FLAGS(vaccel_launch),
 		VACCEL_POINTER(vaccel_launch, payload),
 	},
+	[VACCEL_OP_DEVICE_TOSA] = {
+		.size = sizeof(struct vaccel_device_tosa),
+		/* pad and reserved are adjacent: one range */
+		.reserved_at = offsetof(struct vaccel_device_tosa, pad),
+		.reserved_bytes = sizeof_field(struct vaccel_device_tosa, pad) +
+				  sizeof_field(struct vaccel_device_tosa, reserved),
+		VACCEL_FLAGS(vaccel_device_tosa), VACCEL_NO_POINTER,
+	},
 };
 
 static atomic64_t vaccel_next_session = ATOMIC64_INIT(0);

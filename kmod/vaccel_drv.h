@@ -60,6 +60,7 @@ union vaccel_args {
 	struct vaccel_gate_value gate_value;
 	struct vaccel_submit_after submit_after;
 	struct vaccel_launch launch;
+	struct vaccel_device_tosa device_tosa;
 	struct vaccel_srv_session_open session_open;
 	struct vaccel_srv_session_close session_close;
 };

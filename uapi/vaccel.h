@@ -32,13 +32,15 @@ extern "C" {
 #endif
 
 /*
- * 1.1 (this header): host gates, kernel launch, device state and loss,
+ * 1.1: host gates, kernel launch, device state and loss,
  * VACCEL_LIMIT_GATES. vaccel_device_limits and vaccel_context_limits grew
  * by 8 bytes each, so the ioctls that carry them changed number; 1.0 was
  * never released outside this repository (docs/adr/0009).
+ * 1.2 (this header): VACCEL_IOCTL_DEVICE_TOSA, a device's TOSA capability
+ * descriptors (docs/adr/0014-tosa-descriptors.md). Nothing of 1.1 moved.
  */
 #define VACCEL_ABI_MAJOR 1
-#define VACCEL_ABI_MINOR 1
+#define VACCEL_ABI_MINOR 2
 
 /* Capabilities reported by VACCEL_IOCTL_GET_VERSION. */
 #define VACCEL_CAP_TOSA		(1ULL << 0)	/* TOSA 1.0 programs */
@@ -46,7 +48,9 @@ extern "C" {
 #define VACCEL_CAP_DEADLINES	(1ULL << 2)	/* submit deadlines (per device) */
 #define VACCEL_CAP_GATES	(1ULL << 3)	/* host gates, submit_after */
 #define VACCEL_CAP_LAUNCH	(1ULL << 4)	/* raw kernel launch */
-#define VACCEL_CAP_ALL		((1ULL << 5) - 1)
+/* VACCEL_IOCTL_DEVICE_TOSA: TOSA capability descriptors (ABI 1.2) */
+#define VACCEL_CAP_TOSA_DESCRIPTORS	(1ULL << 5)
+#define VACCEL_CAP_ALL		((1ULL << 6) - 1)
 
 /* ------------------------------------------------------------------ */
 /* Errors                                                              */
@@ -136,7 +140,9 @@ enum vaccel_detail {
 	 * the entry expects
 	 */
 	VACCEL_D_KERNEL_SIGNATURE = 45,
-	VACCEL_D_COUNT = 46,
+	/* arg0 = descriptor index, arg1 = the device's descriptor count */
+	VACCEL_D_NO_TOSA_DESCRIPTOR = 46,
+	VACCEL_D_COUNT = 47,
 };
 
 /* vaccel_status.limit: which limit a VACCEL_D_LIMIT refusal hit. */
@@ -272,6 +278,74 @@ struct vaccel_tosa_target {
 };
 
 #define VACCEL_MAX_TOSA_TARGETS	4
+
+/*
+ * A TOSA capability descriptor: what one exact target of a device admits
+ * (VACCEL_IOCTL_DEVICE_TOSA). Arrays are indexed by the TOSA 1.0 enum
+ * value (DType of tosa.fbs, Op of tosa.fbs: 0 .. 75), with room for later
+ * TOSA versions; entries past the values TOSA defines are zero.
+ */
+#define VACCEL_TOSA_MAX_DTYPES	32
+#define VACCEL_TOSA_MAX_OPS	96
+
+/* Roles a dtype may take in a block (vaccel_tosa_dtype_caps.roles). */
+#define VACCEL_TOSA_ROLE_INPUT		(1U << 0)	/* a block input */
+#define VACCEL_TOSA_ROLE_OUTPUT		(1U << 1)	/* a block output */
+#define VACCEL_TOSA_ROLE_CONSTANT	(1U << 2)	/* serialized data */
+#define VACCEL_TOSA_ROLE_INTERMEDIATE	(1U << 3)	/* inside the block */
+#define VACCEL_TOSA_ROLE_ALL		((1U << 4) - 1)
+
+/* Restrictions on an admitted operator (vaccel_tosa_op_caps.constraints). */
+#define VACCEL_TOSA_OPC_PROPAGATING_NAN		(1U << 0) /* nan_mode PROPAGATE */
+#define VACCEL_TOSA_OPC_ZERO_PADDING		(1U << 1) /* pool padding 0 */
+#define VACCEL_TOSA_OPC_CONSTANT_PARAMETERS	(1U << 2) /* shape operands */
+#define VACCEL_TOSA_OPC_ZERO_ZERO_POINTS	(1U << 3) /* serialized zeros */
+#define VACCEL_TOSA_OPC_ZERO_SHIFT		(1U << 4) /* MUL's shift 0 */
+#define VACCEL_TOSA_OPC_ALL			((1U << 5) - 1)
+
+/* vaccel_tosa_envelope.runtime_conditions. */
+enum vaccel_tosa_runtime_conditions {
+	/* a graph with a condition TOSA leaves to run time is refused */
+	VACCEL_TOSA_RUNTIME_NONE = 0,
+	/* REQUIRE conditions may stay; mandated error checks may not */
+	VACCEL_TOSA_RUNTIME_ADVISORY = 1,
+};
+
+struct vaccel_tosa_dtype_caps {
+	__u32 roles;		/* VACCEL_TOSA_ROLE_*; 0 = not admitted */
+	/* 1: only as a constant an operator takes as a compile-time
+	 * parameter (e.g. MUL's shift), never as a computed tensor
+	 */
+	__u32 parameter_only;
+};
+
+struct vaccel_tosa_op_caps {
+	__u8 present;		/* 1: the operator is admitted, 0: it is not */
+	__u8 pad;
+	__u16 constraints;	/* VACCEL_TOSA_OPC_* */
+	/* bit n: the operator takes TOSA DType n as an operand or result;
+	 * 0 = the descriptor does not say (any dtype admitted in its role)
+	 */
+	__u32 dtypes;
+};
+
+/* The whole-graph boundary no operator entry expresses. */
+struct vaccel_tosa_envelope {
+	__u32 max_regions;
+	__u32 max_blocks;	/* over all regions */
+	__u32 dynamic_shapes;	/* 0 or 1 */
+	__u32 runtime_conditions; /* enum vaccel_tosa_runtime_conditions */
+};
+
+struct vaccel_tosa_descriptor {
+	struct vaccel_tosa_target target;
+	__u32 descriptor_count;	/* how many descriptors the device has */
+	__u32 pad;
+	struct vaccel_tosa_envelope envelope;
+	struct vaccel_tosa_dtype_caps dtypes[VACCEL_TOSA_MAX_DTYPES];
+	struct vaccel_tosa_op_caps operators[VACCEL_TOSA_MAX_OPS];
+	__u64 reserved[2];
+};
 #define VACCEL_NAME_LEN		64
 
 /* A device's own limits (per context unless said otherwise). */
@@ -342,6 +416,17 @@ struct vaccel_device_query {
 	__u32 index;		/* in: 0 .. count - 1 */
 	__u32 pad;
 	struct vaccel_device_info info;	/* out */
+};
+
+/* Descriptor `index` of device `device` (0 .. descriptor_count - 1). */
+struct vaccel_device_tosa {
+	struct vaccel_status status;
+	__u32 device;		/* in: device index */
+	__u32 index;		/* in: descriptor index */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u32 pad;
+	__u64 reserved;		/* must be 0 */
+	struct vaccel_tosa_descriptor descriptor;	/* out */
 };
 
 struct vaccel_context_create {
@@ -615,7 +700,8 @@ enum vaccel_op {
 	VACCEL_OP_GATE_DESTROY = 0x16,
 	VACCEL_OP_SUBMIT_AFTER = 0x17,
 	VACCEL_OP_LAUNCH = 0x18,
-	VACCEL_OP_COUNT = 0x19,
+	VACCEL_OP_DEVICE_TOSA = 0x19,
+	VACCEL_OP_COUNT = 0x1a,
 };
 
 #define VACCEL_IOCTL_GET_VERSION \
@@ -668,6 +754,8 @@ enum vaccel_op {
 	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_SUBMIT_AFTER, struct vaccel_submit_after)
 #define VACCEL_IOCTL_LAUNCH \
 	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_LAUNCH, struct vaccel_launch)
+#define VACCEL_IOCTL_DEVICE_TOSA \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_DEVICE_TOSA, struct vaccel_device_tosa)
 
 /* ------------------------------------------------------------------ */
 /* Wire protocol (socket transport and daemon side of the module)      */

@@ -348,6 +348,76 @@ void payload_above_the_wire_maximum_is_refused(void**)
                      max_payload_bytes);
 }
 
+// ---- DEVICE_TOSA -------------------------------------------------------------
+
+// A response as the engine writes it: a descriptor with a few entries set.
+vaccel_device_tosa device_tosa_answer()
+{
+    vaccel_device_tosa a{};
+    a.device = 1;
+    a.index = 0;
+    a.descriptor.target = {1, 0, VACCEL_TOSA_PRO_FP, VACCEL_TOSA_LEVEL_8K, 0, 0};
+    a.descriptor.descriptor_count = 3;
+    a.descriptor.envelope = {1, 1, 0, VACCEL_TOSA_RUNTIME_NONE};
+    a.descriptor.dtypes[7] = {VACCEL_TOSA_ROLE_ALL, 0};    // FP32
+    a.descriptor.operators[15] = {1, 0, 0, 1u << 7};      // ADD on FP32
+    a.descriptor.operators[28] = {1, 0, VACCEL_TOSA_OPC_ZERO_SHIFT, (1u << 3) | (1u << 7)};
+    return a;
+}
+
+void device_tosa_response_round_trips_byte_for_byte(void**)
+{
+    const vaccel_device_tosa a = device_tosa_answer();
+    assert_int_equal(args_size(VACCEL_OP_DEVICE_TOSA), 1144);  // layout.def
+    assert_string_equal(op_name(VACCEL_OP_DEVICE_TOSA).data(), "DEVICE_TOSA");
+    auto bytes = encode_response(VACCEL_OP_DEVICE_TOSA, 9, 0, bytes_of(a), {});
+    assert_int_equal(bytes.size(), header_bytes + sizeof a);
+    auto view = decode_response(bytes);
+    assert_ok(view);
+    assert_int_equal(view->args.size(), sizeof a);
+    assert_memory_equal(view->args.data(), &a, sizeof a);
+    // The descriptor is output only: a request may carry anything there.
+    vaccel_device_tosa q = a;
+    assert_ok(check_request(VACCEL_OP_DEVICE_TOSA, bytes_of(q)));
+}
+
+void device_tosa_hostile_requests_are_refused(void**)
+{
+    vaccel_device_tosa q{};
+    q.device = 0;
+    q.index = 0;
+    assert_ok(decode_request(encode_request(VACCEL_OP_DEVICE_TOSA, 1, 0, bytes_of(q), {})));
+    // Truncated: 8 bytes short of the struct.
+    const auto whole = to_bytes(q);
+    const std::span<const std::byte> truncated(whole.data(), whole.size() - 8);
+    assert_refused(decode_request(encode_request(VACCEL_OP_DEVICE_TOSA, 1, 0, truncated, {})),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, 1136, 1144);
+    // A payload the op does not take.
+    assert_refused(decode_request(encode_request(VACCEL_OP_DEVICE_TOSA, 1, 0, bytes_of(q),
+                                                 pattern(8, 1))),
+                   Errc::invalid_argument, VACCEL_D_BAD_SIZE, 8, 0);
+    q.pad = 1;  // byte 44
+    assert_refused(check_request(VACCEL_OP_DEVICE_TOSA, bytes_of(q)), Errc::invalid_argument,
+                   VACCEL_D_RESERVED_NONZERO, 44, 0);
+    q.pad = 0;
+    q.reserved = 1ull << 56;  // the last byte of reserved: 48 + 7
+    assert_refused(check_request(VACCEL_OP_DEVICE_TOSA, bytes_of(q)), Errc::invalid_argument,
+                   VACCEL_D_RESERVED_NONZERO, 55, 0);
+    q.reserved = 0;
+    q.flags = 0x2;
+    assert_refused(check_request(VACCEL_OP_DEVICE_TOSA, bytes_of(q)), Errc::invalid_argument,
+                   VACCEL_D_UNKNOWN_FLAGS, 0x2, 0);
+    q.flags = 0;
+    q.status.detail = VACCEL_D_NO_TOSA_DESCRIPTOR;  // a status on entry
+    assert_refused(check_request(VACCEL_OP_DEVICE_TOSA, bytes_of(q)), Errc::invalid_argument,
+                   VACCEL_D_RESERVED_NONZERO, offsetof(vaccel_status, detail), 0);
+    // A response whose reserved bytes are not zero is refused too.
+    vaccel_device_tosa a = device_tosa_answer();
+    a.reserved = 3;
+    assert_refused(decode_response(encode_response(VACCEL_OP_DEVICE_TOSA, 1, 0, bytes_of(a), {})),
+                   Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO, 48, 0);
+}
+
 // ---- header fields ----------------------------------------------------------
 
 void wrong_magic_is_refused(void**)
@@ -793,6 +863,8 @@ int main()
         cmocka_unit_test(payload_fd_read_request_names_the_length_the_file_receives),
         cmocka_unit_test(payload_fd_admin_document_above_the_wire_maximum_is_refused),
         cmocka_unit_test(random_bytes_never_crash_and_accepted_bytes_reencode_exactly),
+        cmocka_unit_test(device_tosa_response_round_trips_byte_for_byte),
+        cmocka_unit_test(device_tosa_hostile_requests_are_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

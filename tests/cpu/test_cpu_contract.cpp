@@ -133,7 +133,7 @@ void device_info_describes_the_cpu(void**)
     assert_int_equal(info.tosa_target_count, 1);
     assert_int_equal(info.tosa_targets[0].major, 1);
     assert_int_equal(info.tosa_targets[0].minor, 0);
-    assert_int_equal(info.tosa_targets[0].profiles, VACCEL_TOSA_PRO_FP);
+    assert_int_equal(info.tosa_targets[0].profiles, VACCEL_TOSA_PRO_INT | VACCEL_TOSA_PRO_FP);
     assert_int_equal(info.tosa_targets[0].level, VACCEL_TOSA_LEVEL_8K);
     assert_int_equal(info.limits.max_events, 1024);
     assert_true(info.limits.max_bindings >= 1 && info.limits.max_bindings <= VACCEL_MAX_BINDINGS);

@@ -203,6 +203,9 @@ void route_sends_device_less_ops_nowhere(void**)
     vaccel_device_query query{};
     query.index = 1;
     assert_false(route(session, VACCEL_OP_DEVICE_QUERY, query).has_value());
+    vaccel_device_tosa tosa{};
+    tosa.device = 1;
+    assert_false(route(session, VACCEL_OP_DEVICE_TOSA, tosa).has_value());
     vaccel_context_create create{};
     create.device = 9;  // past the devices: device 0 refuses it
     assert_int_equal(*route(session, VACCEL_OP_CONTEXT_CREATE, create), 0);

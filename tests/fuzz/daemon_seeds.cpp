@@ -77,6 +77,8 @@ Conversation version_and_devices()
     c.request(VACCEL_OP_DEVICE_COUNT, vaccel_device_count{});
     vaccel_device_query query{};
     c.request(VACCEL_OP_DEVICE_QUERY, query);
+    vaccel_device_tosa tosa{};
+    c.request(VACCEL_OP_DEVICE_TOSA, tosa);
     return c;
 }
 

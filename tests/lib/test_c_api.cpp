@@ -194,6 +194,51 @@ void kernel_transport_without_the_node_is_device_lost_naming_it(void**)
     unsetenv("VACCEL_DEVICE");
 }
 
+// The CPU device's descriptor over the embedded transport, and the two
+// refusals (no such descriptor, no such device) with their sentences.
+void device_tosa_answers_the_cpu_descriptor_and_refuses_past_it(void**)
+{
+    vaccel_client* client = nullptr;
+    assert_call(vaccel_client_open(VACCEL_TRANSPORT_EMBEDDED, &client));
+    struct vaccel_get_version version = {};
+    assert_call(vaccel_get_version(client, &version));
+    assert_true(version.capabilities & VACCEL_CAP_TOSA_DESCRIPTORS);
+    uint32_t count = 0;
+    assert_call(vaccel_device_count(client, &count));
+    uint32_t cpu = count;
+    for (uint32_t i = 0; i < count; ++i) {
+        struct vaccel_device_info info = {};
+        assert_call(vaccel_device_info(client, i, &info));
+        if (std::strcmp(info.driver, "vaccel-cpu") == 0) cpu = i;
+    }
+    assert_true(cpu < count);
+
+    struct vaccel_tosa_descriptor d = {};
+    assert_call(vaccel_device_tosa(client, cpu, 0, &d));
+    assert_int_equal(d.descriptor_count, 1);
+    assert_int_equal(d.target.major, 1);
+    assert_int_equal(d.target.level, VACCEL_TOSA_LEVEL_8K);
+    // ADD is Op 15, FP32 is DType 7, FP8E4M3 DType 11 (TOSA 1.0 has no FP8
+    // ADD); SHAPE (DType 10) is no tensor to a descriptor.
+    assert_int_equal(d.operators[15].present, 1);
+    assert_int_equal(d.operators[15].dtypes & (1u << 7), 1u << 7);
+    assert_int_equal(d.operators[15].dtypes & (1u << 11), 0);
+    assert_int_equal(d.dtypes[10].roles, 0);
+
+    assert_int_equal(vaccel_device_tosa(client, cpu, 1, &d), -EINVAL);
+    assert_int_equal(vaccel_last_status()->detail, VACCEL_D_NO_TOSA_DESCRIPTOR);
+    assert_int_equal(vaccel_last_status()->arg0, 1);
+    assert_int_equal(vaccel_last_status()->arg1, 1);
+    const std::string message = vaccel_last_error_message();
+    assert_true(message.find("TOSA descriptor index 1 does not exist (the device has 1); pick "
+                             "an index below 1") != std::string::npos);
+    assert_int_equal(vaccel_device_tosa(client, count, 0, &d), -EINVAL);
+    assert_int_equal(vaccel_last_status()->detail, VACCEL_D_NO_DEVICE);
+    assert_int_equal(vaccel_last_status()->arg0, count);
+    assert_int_equal(vaccel_device_tosa(client, cpu, 0, nullptr), -EINVAL);
+    vaccel_client_close(client);
+}
+
 // /dev/null opens but knows no vaccel ioctl: the kernel's -ENOTTY comes back
 // as it is, with a status made from it (the kernel wrote none).
 void kernel_transport_refusal_without_status_gets_one_from_the_errno(void**)
@@ -307,6 +352,7 @@ int main()
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(full_flow_reads_back_the_exact_sum),
+        cmocka_unit_test(device_tosa_answers_the_cpu_descriptor_and_refuses_past_it),
         cmocka_unit_test(busy_context_message_names_its_children),
         cmocka_unit_test(resource_limit_message_names_the_limit_and_the_numbers),
         cmocka_unit_test(status_message_describes_any_status_and_truncates_safely),

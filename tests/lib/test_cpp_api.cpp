@@ -3,6 +3,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "test_programs.hpp"
 #include "vaccel/vaccel.hpp"
@@ -98,6 +99,37 @@ void admin_over_embedded_is_an_unsupported_client_error(void**)
         fail_msg("unexpected message: \"%s\"", answer.error().message.c_str());
 }
 
+void device_tosa_all_lists_every_descriptor_and_refuses_an_unknown_device(void**)
+{
+    auto client = vaccel::Client::open(VACCEL_TRANSPORT_EMBEDDED);
+    assert_true(client.has_value());
+    auto count = client->device_count();
+    assert_true(count.has_value());
+    std::uint32_t cpus = 0;
+    for (std::uint32_t device = 0; device < *count; ++device) {
+        auto all = client->device_tosa_all(device);
+        assert_true(all.has_value());
+        for (std::uint32_t i = 0; i < all->size(); ++i) {
+            assert_int_equal((*all)[i].descriptor_count, all->size());
+            auto one = client->device_tosa(device, i);
+            assert_true(one.has_value());
+            assert_memory_equal(&*one, &(*all)[i], sizeof *one);
+        }
+        auto info = client->device_info(device);
+        assert_true(info.has_value());
+        if (std::string(info->driver) != "vaccel-cpu") continue;
+        // A CPU: one descriptor, ADD (Op 15) in it.
+        ++cpus;
+        assert_int_equal(all->size(), 1);
+        assert_int_equal((*all)[0].operators[15].present, 1);
+    }
+    assert_true(cpus >= 1);
+    auto none = client->device_tosa_all(*count);
+    assert_false(none.has_value());
+    assert_int_equal(none.error().code, -EINVAL);
+    assert_int_equal(none.error().status.detail, VACCEL_D_NO_DEVICE);
+}
+
 }  // namespace
 
 int main()
@@ -107,6 +139,7 @@ int main()
         cmocka_unit_test(refused_call_carries_code_status_and_message),
         cmocka_unit_test(explicit_release_reports_busy_and_keeps_the_context),
         cmocka_unit_test(admin_over_embedded_is_an_unsupported_client_error),
+        cmocka_unit_test(device_tosa_all_lists_every_descriptor_and_refuses_an_unknown_device),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

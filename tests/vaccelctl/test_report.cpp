@@ -101,6 +101,81 @@ void devices_text_aligns_labels_under_each_device(void**)
                     "    tosa targets   1.0  profiles fp  level 8K  extensions int16, bit 40\n");
 }
 
+// A descriptor as the daemon answers it: TOSA 1.0 FP 8K; FP32 (DType 7) in
+// every role, INT8 (3) constant and parameter-only; ADD (Op 15) on FP32, MUL
+// (28) on INT8 and FP32 with a zero shift, IDENTITY (68) with its dtypes
+// not stated.
+vaccel_tosa_descriptor small_descriptor()
+{
+    vaccel_tosa_descriptor d{};
+    d.target = {1, 0, VACCEL_TOSA_PRO_FP, VACCEL_TOSA_LEVEL_8K, 0, 0};
+    d.descriptor_count = 1;
+    d.envelope = {1, 1, 0, VACCEL_TOSA_RUNTIME_NONE};
+    d.dtypes[3] = {VACCEL_TOSA_ROLE_CONSTANT, 1};
+    d.dtypes[7] = {VACCEL_TOSA_ROLE_ALL, 0};
+    d.operators[15] = {1, 0, 0, 1u << 7};
+    d.operators[28] = {1, 0, VACCEL_TOSA_OPC_ZERO_SHIFT, (1u << 3) | (1u << 7)};
+    d.operators[68] = {1, 0, 0, 0};
+    return d;
+}
+
+void descriptors_print_target_dtypes_and_an_operator_table(void**)
+{
+    const std::vector<vaccel_tosa_descriptor> descriptors{small_descriptor()};
+    assert_string_equal(descriptors_text(descriptors).c_str(),
+                        "    tosa descriptor 0 of 1: TOSA 1.0 FP level 8K\n"
+                        "      envelope  1 region, 1 block, static shapes, no runtime conditions\n"
+                        "      dtypes    INT8 (constant; parameter only), FP32 (input, output, "
+                        "constant, intermediate)\n"
+                        "      operator  INT8  FP32  constraints\n"
+                        "      ADD             x     -\n"
+                        "      MUL       x     x     zero-shift\n"
+                        "      IDENTITY  any admitted dtype  -\n");
+    assert_string_equal(descriptors_text({}).c_str(), "    tosa descriptors  none\n");
+    auto doc = descriptors_json(descriptors);
+    assert_string_equal(doc.dump().c_str(),
+                        "[{\"index\":0,\"target\":\"TOSA 1.0 FP level 8K\",\"envelope\":"
+                        "{\"max_regions\":1,\"max_blocks\":1,\"dynamic_shapes\":false,"
+                        "\"runtime_conditions\":\"none\"},\"dtypes\":[{\"dtype\":\"INT8\","
+                        "\"roles\":[\"constant\"],\"parameter_only\":true},{\"dtype\":"
+                        "\"FP32\",\"roles\":[\"input\",\"output\",\"constant\","
+                        "\"intermediate\"],\"parameter_only\":false}],\"operators\":["
+                        "{\"operator\":\"ADD\",\"dtypes\":[\"FP32\"],\"constraints\":[]},"
+                        "{\"operator\":\"MUL\",\"dtypes\":[\"INT8\",\"FP32\"],"
+                        "\"constraints\":[\"zero-shift\"]},{\"operator\":\"IDENTITY\","
+                        "\"dtypes\":null,\"constraints\":[]}]}]");
+}
+
+void an_unreadable_descriptor_is_reported_not_guessed(void**)
+{
+    vaccel_tosa_descriptor d = small_descriptor();
+    d.operators[15].constraints = 0x40;  // a constraint bit this build does not define
+    const std::vector<vaccel_tosa_descriptor> descriptors{d};
+    assert_contains(descriptors_text(descriptors),
+                    "    tosa descriptor 0 of 1: unreadable (InvalidArgument: ");
+    auto doc = descriptors_json(descriptors);
+    assert_true(doc[0]["error"].get<std::string>().find("constraint bits holds 64") !=
+                std::string::npos);
+}
+
+void devices_keep_their_fields_and_add_descriptors(void**)
+{
+    DeviceRecord device = cpu_device();
+    device.tosa.push_back(small_descriptor());
+    std::vector<DeviceRecord> devices{device};
+    struct vaccel_get_version version {};
+    version.major = 1;
+    version.minor = 2;
+    const std::string text = devices_text(devices, version);
+    assert_contains(text, "    capabilities   tosa, deadlines\n"
+                          "    tosa descriptor 0 of 1: TOSA 1.0 FP level 8K\n");
+    auto doc = devices_json(devices, version);
+    assert_string_equal(doc["devices"][0]["capabilities"].dump().c_str(),
+                        "[\"tosa\",\"deadlines\"]");
+    const auto& descriptor = doc["devices"][0]["tosa_descriptors"][0];
+    assert_string_equal(descriptor["operators"][0]["operator"].get<std::string>().c_str(), "ADD");
+}
+
 void run_summary_is_one_line_with_tensors_and_timing(void**)
 {
     RunReport report;
@@ -126,6 +201,9 @@ int main()
 {
     const CMUnitTest tests[] = {
         cmocka_unit_test(timing_median_of_odd_count_is_the_middle_sample),
+        cmocka_unit_test(descriptors_print_target_dtypes_and_an_operator_table),
+        cmocka_unit_test(an_unreadable_descriptor_is_reported_not_guessed),
+        cmocka_unit_test(devices_keep_their_fields_and_add_descriptors),
         cmocka_unit_test(timing_median_of_even_count_is_the_mean_of_the_middle_two),
         cmocka_unit_test(durations_and_sizes_read_in_units),
         cmocka_unit_test(devices_json_names_fields_and_flags_in_words),

@@ -98,6 +98,8 @@ pass_if daemon-attach start_daemon
 /vaccelctl -v devices >/tmp/devices.txt 2>&1
 cat /tmp/devices.txt
 pass_if devices-kernel grep -q '^vaccelctl: transport kernel' /tmp/devices.txt
+# The CPU's TOSA descriptor came through the module (DEVICE_TOSA, ABI 1.2).
+pass_if devices-tosa-descriptor grep -q '^    tosa descriptor 0 of 1: TOSA 1.0 ' /tmp/devices.txt
 
 # 2. vaccelctl run through /dev/vaccel: the ADD fixture exactly, the MLP
 #    within 1e-5.

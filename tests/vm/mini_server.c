@@ -8,6 +8,8 @@
  * one VACCEL_SRV_FETCH per slot on an io_uring ring and answers:
  *  - SESSION_OPEN / SESSION_CLOSE: OK (each logged);
  *  - GET_VERSION: this ABI, no capabilities; DEVICE_COUNT: 1;
+ *  - DEVICE_TOSA: a descriptor with ADD on FP32 and the last operator
+ *    entry set, count 1;
  *  - BUFFER_WRITE: preads the payload from the server node and answers OK
  *    with status.arg0 = FNV-1a 64 of the bytes, arg1 = bytes read;
  *  - BUFFER_READ: pwrites byte i = (offset + i) * 7 + 1 into the client's
@@ -225,6 +227,20 @@ static int slot_serve(unsigned int index, int res)
 		struct vaccel_device_count *count = args_of(slot);
 
 		count->count = 1;
+		slot_answer(index, VACCEL_OK, 0, 0, 0, 0);
+		break;
+	}
+	case VACCEL_OP_DEVICE_TOSA: {
+		struct vaccel_device_tosa *tosa = args_of(slot);
+
+		/* ADD (15) on FP32 (bit 7), and the last operator entry: the
+		 * whole struct crosses the module both ways.
+		 */
+		tosa->descriptor.target.major = 1;
+		tosa->descriptor.descriptor_count = 1;
+		tosa->descriptor.operators[15].present = 1;
+		tosa->descriptor.operators[15].dtypes = 1U << 7;
+		tosa->descriptor.operators[VACCEL_TOSA_MAX_OPS - 1].present = 1;
 		slot_answer(index, VACCEL_OK, 0, 0, 0, 0);
 		break;
 	}

@@ -28,7 +28,7 @@ TIMEOUT=${VACCEL_VM_TIMEOUT:-170}
 JOBS=${VACCEL_BUILD_JOBS:-2}
 SMP=${VACCEL_VM_SMP:-2}
 STEPS="insmod smoke-basic smoke-client-kill smoke-daemon-death
-	daemon-attach devices-kernel run-add run-mlp bench concurrent limit
+	daemon-attach devices-kernel devices-tosa-descriptor run-add run-mlp bench concurrent limit
 	gates-kernel launch-kernel notify-kernel daemon-kill daemon-restart daemon-restart-serves client-kill
 	hostile hostile-kernel-log hostile-then-serving unprivileged
 	container-identity container-limit loss-kernel rmmod kernel-log"

@@ -107,6 +107,7 @@ static int step_basic(void)
 {
 	struct vaccel_get_version version = { 0 };
 	struct vaccel_device_count count = { 0 };
+	struct vaccel_device_tosa tosa;
 	struct vaccel_buffer_transfer xfer;
 	size_t write_bytes = (1 << 20) + 123, read_bytes = 100000;
 	unsigned char *data;
@@ -123,6 +124,26 @@ static int step_basic(void)
 	ret = call(fd, VACCEL_IOCTL_DEVICE_COUNT, &count);
 	CHECK(ret == 0 && count.count == 1, "DEVICE_COUNT: %d %u", ret,
 	      count.count);
+
+	/* DEVICE_TOSA: 1144 bytes each way; mini_server's descriptor. */
+	memset(&tosa, 0, sizeof(tosa));
+	tosa.index = 0;
+	ret = call(fd, VACCEL_IOCTL_DEVICE_TOSA, &tosa);
+	CHECK(ret == 0 && tosa.descriptor.descriptor_count == 1 &&
+	      tosa.descriptor.target.major == 1 &&
+	      tosa.descriptor.operators[15].present == 1 &&
+	      tosa.descriptor.operators[15].dtypes == (1U << 7) &&
+	      tosa.descriptor.operators[VACCEL_TOSA_MAX_OPS - 1].present == 1,
+	      "DEVICE_TOSA: %d count %u", ret,
+	      tosa.descriptor.descriptor_count);
+	memset(&tosa, 0, sizeof(tosa));
+	tosa.reserved = 1;	/* refused by the module itself */
+	ret = call(fd, VACCEL_IOCTL_DEVICE_TOSA, &tosa);
+	CHECK(ret == -EINVAL &&
+	      tosa.status.detail == VACCEL_D_RESERVED_NONZERO &&
+	      tosa.status.arg0 == offsetof(struct vaccel_device_tosa, reserved),
+	      "DEVICE_TOSA with reserved set: %d detail %u arg0 %llu", ret,
+	      tosa.status.detail, (unsigned long long)tosa.status.arg0);
 
 	/* Odd start and length: the pinned range crosses page edges. */
 	data = malloc(write_bytes + 7);
@@ -207,7 +228,7 @@ static const unsigned long known_cmds[] = {
 	VACCEL_IOCTL_CONTEXT_LIMITS, VACCEL_IOCTL_GATE_CREATE,
 	VACCEL_IOCTL_GATE_RAISE, VACCEL_IOCTL_GATE_VALUE,
 	VACCEL_IOCTL_GATE_DESTROY, VACCEL_IOCTL_SUBMIT_AFTER,
-	VACCEL_IOCTL_LAUNCH,
+	VACCEL_IOCTL_LAUNCH, VACCEL_IOCTL_DEVICE_TOSA,
 };
 
 #define KNOWN_CMDS (sizeof(known_cmds) / sizeof(known_cmds[0]))

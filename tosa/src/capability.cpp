@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <span>
 #include <string>
 
@@ -25,8 +27,8 @@ constexpr std::uint64_t u(DType dtype) { return static_cast<std::uint64_t>(dtype
 DTypeCapability any_role(DType dtype) { return {dtype, all_roles, false}; }
 DTypeCapability parameter(DType dtype) { return {dtype, role_bit(Role::constant), true}; }
 
-OperatorCapability plain(Op op) { return {op, 0}; }
-OperatorCapability with(Op op, OperatorConstraint c) { return {op, constraint_bit(c)}; }
+OperatorCapability plain(Op op) { return {op, 0, {}}; }
+OperatorCapability with(Op op, OperatorConstraint c) { return {op, constraint_bit(c), {}}; }
 
 // The operators shared with the Core ML and OpenVINO FP32 tiers (the reference design's
 // order). NaN modes and pool padding are free: the kernels do both modes.
@@ -699,6 +701,135 @@ Status admit(const Graph& graph, const Analysis& analysis, const CapabilityDescr
                                                target_text(requested),
                                                target_text(descriptor.target))));
     return admit(graph, analysis, descriptor);
+}
+
+// ----- the uapi form (VACCEL_IOCTL_DEVICE_TOSA) -----------------------------
+
+// The uapi numbers are the value type's own bits: one conversion, no table.
+static_assert(role_bit(Role::input) == VACCEL_TOSA_ROLE_INPUT);
+static_assert(role_bit(Role::output) == VACCEL_TOSA_ROLE_OUTPUT);
+static_assert(role_bit(Role::constant) == VACCEL_TOSA_ROLE_CONSTANT);
+static_assert(role_bit(Role::intermediate) == VACCEL_TOSA_ROLE_INTERMEDIATE);
+static_assert(all_roles == VACCEL_TOSA_ROLE_ALL);
+static_assert(constraint_bit(OperatorConstraint::propagating_nan) ==
+              VACCEL_TOSA_OPC_PROPAGATING_NAN);
+static_assert(constraint_bit(OperatorConstraint::zero_padding) == VACCEL_TOSA_OPC_ZERO_PADDING);
+static_assert(constraint_bit(OperatorConstraint::constant_parameters) ==
+              VACCEL_TOSA_OPC_CONSTANT_PARAMETERS);
+static_assert(constraint_bit(OperatorConstraint::zero_zero_points) ==
+              VACCEL_TOSA_OPC_ZERO_ZERO_POINTS);
+static_assert(constraint_bit(OperatorConstraint::zero_shift) == VACCEL_TOSA_OPC_ZERO_SHIFT);
+static_assert(op_count <= VACCEL_TOSA_MAX_OPS);
+
+namespace {
+
+// The last DType value TOSA 1.0 defines (tosa.fbs): FP8E5M2.
+constexpr std::uint32_t dtype_count = u(DType::fp8e5m2) + 1;
+static_assert(dtype_count <= VACCEL_TOSA_MAX_DTYPES);
+static_assert(VACCEL_TOSA_MAX_DTYPES <= 32, "vaccel_tosa_op_caps.dtypes is a 32-bit mask");
+
+Error bad_descriptor_field(std::size_t offset, std::uint64_t value, std::string_view what)
+{
+    return Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, offset, value)
+        .with_note(fmt::format("the TOSA descriptor's {} holds {} ({:#x}), which this build "
+                               "does not define; update the library to the daemon's ABI "
+                               "version",
+                               what, value, value));
+}
+
+}  // namespace
+
+vaccel_tosa_descriptor to_uapi(const CapabilityDescriptor& d)
+{
+    vaccel_tosa_descriptor out{};
+    out.target = d.target.to_uapi();
+    out.envelope.max_regions = d.graph.max_regions;
+    out.envelope.max_blocks = d.graph.max_blocks;
+    out.envelope.dynamic_shapes = d.graph.dynamic_shapes ? 1 : 0;
+    out.envelope.runtime_conditions = d.graph.runtime_conditions ==
+                                              RuntimeConditionSupport::advisory_only
+                                          ? VACCEL_TOSA_RUNTIME_ADVISORY
+                                          : VACCEL_TOSA_RUNTIME_NONE;
+    for (const DTypeCapability& c : d.dtypes) {
+        if (u(c.dtype) >= VACCEL_TOSA_MAX_DTYPES) continue;  // the enum never gets there
+        out.dtypes[u(c.dtype)].roles = c.roles;
+        out.dtypes[u(c.dtype)].parameter_only = c.parameter_only ? 1 : 0;
+    }
+    for (const OperatorCapability& c : d.operators) {
+        if (u(c.op) >= VACCEL_TOSA_MAX_OPS) continue;
+        vaccel_tosa_op_caps& entry = out.operators[u(c.op)];
+        entry.present = 1;
+        entry.constraints = c.constraints;
+        for (DType dtype : c.dtypes)
+            if (u(dtype) < VACCEL_TOSA_MAX_DTYPES) entry.dtypes |= 1u << u(dtype);
+    }
+    return out;
+}
+
+Result<CapabilityDescriptor> descriptor_from_uapi(const vaccel_tosa_descriptor& in)
+{
+    using D = vaccel_tosa_descriptor;
+    CapabilityDescriptor d;
+    auto target = target_from_uapi(in.target);
+    if (!target) return fail(std::move(target.error()));
+    d.target = *target;
+    if (in.pad != 0) return fail(bad_descriptor_field(offsetof(D, pad), in.pad, "pad"));
+    for (std::size_t i = 0; i < std::size(in.reserved); ++i)
+        if (in.reserved[i] != 0)
+            return fail(bad_descriptor_field(offsetof(D, reserved) + i * sizeof in.reserved[0],
+                                             in.reserved[i], "reserved field"));
+    const vaccel_tosa_envelope& e = in.envelope;
+    if (e.dynamic_shapes > 1)
+        return fail(bad_descriptor_field(offsetof(D, envelope.dynamic_shapes), e.dynamic_shapes,
+                                         "dynamic_shapes"));
+    if (e.runtime_conditions > VACCEL_TOSA_RUNTIME_ADVISORY)
+        return fail(bad_descriptor_field(offsetof(D, envelope.runtime_conditions),
+                                         e.runtime_conditions, "runtime_conditions"));
+    d.graph = GraphEnvelope{e.max_regions, e.max_blocks, e.dynamic_shapes == 1,
+                            e.runtime_conditions == VACCEL_TOSA_RUNTIME_ADVISORY
+                                ? RuntimeConditionSupport::advisory_only
+                                : RuntimeConditionSupport::none};
+
+    for (std::uint32_t v = 0; v < VACCEL_TOSA_MAX_DTYPES; ++v) {
+        const vaccel_tosa_dtype_caps& c = in.dtypes[v];
+        const std::size_t at = offsetof(D, dtypes) + v * sizeof c;
+        if (c.roles == 0 && c.parameter_only == 0) continue;
+        if (v == 0 || v >= dtype_count)
+            return fail(bad_descriptor_field(at, v, "dtype entry (no such TOSA 1.0 dtype)"));
+        if ((c.roles & ~std::uint32_t{VACCEL_TOSA_ROLE_ALL}) != 0)
+            return fail(bad_descriptor_field(at + offsetof(vaccel_tosa_dtype_caps, roles),
+                                             c.roles, "role bits"));
+        if (c.parameter_only > 1)
+            return fail(bad_descriptor_field(at + offsetof(vaccel_tosa_dtype_caps, parameter_only),
+                                             c.parameter_only, "parameter_only"));
+        d.dtypes.push_back({static_cast<DType>(v), static_cast<std::uint8_t>(c.roles),
+                            c.parameter_only == 1});
+    }
+
+    for (std::uint32_t v = 0; v < VACCEL_TOSA_MAX_OPS; ++v) {
+        const vaccel_tosa_op_caps& c = in.operators[v];
+        const std::size_t at = offsetof(D, operators) + v * sizeof c;
+        if (c.present == 0 && c.pad == 0 && c.constraints == 0 && c.dtypes == 0) continue;
+        if (c.present != 1)
+            return fail(bad_descriptor_field(at + offsetof(vaccel_tosa_op_caps, present),
+                                             c.present, "operator present flag"));
+        if (v == 0 || v >= op_count)
+            return fail(bad_descriptor_field(at, v, "operator entry (no such TOSA 1.0 operator)"));
+        if (c.pad != 0)
+            return fail(bad_descriptor_field(at + offsetof(vaccel_tosa_op_caps, pad), c.pad,
+                                             "operator pad"));
+        if ((c.constraints & ~std::uint32_t{VACCEL_TOSA_OPC_ALL}) != 0)
+            return fail(bad_descriptor_field(at + offsetof(vaccel_tosa_op_caps, constraints),
+                                             c.constraints, "constraint bits"));
+        if ((c.dtypes & ~((std::uint32_t{1} << dtype_count) - 1)) != 0 || (c.dtypes & 1u) != 0)
+            return fail(bad_descriptor_field(at + offsetof(vaccel_tosa_op_caps, dtypes), c.dtypes,
+                                             "operator dtype bits"));
+        OperatorCapability op{static_cast<Op>(v), c.constraints, {}};
+        for (std::uint32_t t = 1; t < dtype_count; ++t)
+            if (c.dtypes & (1u << t)) op.dtypes.push_back(static_cast<DType>(t));
+        d.operators.push_back(std::move(op));
+    }
+    return d;
 }
 
 }  // namespace vaccel::tosa

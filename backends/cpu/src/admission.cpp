@@ -376,6 +376,30 @@ bool slot_dtype(DType dtype)
 
 }  // namespace
 
+std::vector<AdmittedOperator> admitted_operators()
+{
+    std::vector<AdmittedOperator> rows;
+    for (const Admitted& a : admitted_set()) rows.push_back({a.op, a.dtype, a.inputs, a.variadic});
+    // Control flow and state carry values of every stored dtype: admit_block()
+    // takes them before the table, and these rows say so to the descriptor.
+    for (const DType d : {DType::boolean, DType::int8, DType::int16, DType::int32, DType::int48,
+                          DType::fp16, DType::bf16, DType::fp32, DType::fp8e4m3,
+                          DType::fp8e5m2}) {
+        if (!slot_dtype(d)) continue;
+        rows.push_back({Op::cond_if, d, {DType::boolean, d}, true});
+        rows.push_back({Op::while_loop, d, {d}, true});
+        rows.push_back({Op::variable, d, {}, false});
+        rows.push_back({Op::variable_read, d, {d}, false});
+        rows.push_back({Op::variable_write, d, {d}, false});
+    }
+    return rows;
+}
+
+bool admitted_slot_dtype(DType dtype)
+{
+    return slot_dtype(dtype);
+}
+
 Status admit_block(const tosa::Block& block)
 {
     for (std::size_t index = 0; index < block.operators.size(); ++index) {

@@ -15,6 +15,22 @@
 
 namespace vaccel::backend::cpu {
 
+// One row of the admitted set (admission.cpp): `op` with its output of
+// `dtype` and its inputs of `inputs` (variadic: one or more, each inputs[0]).
+struct AdmittedOperator {
+    tosa::Op op = tosa::Op::unknown;
+    tosa::DType dtype = tosa::DType::unknown;
+    std::vector<tosa::DType> inputs;
+    bool variadic = false;
+};
+
+// The admitted set, row by row in table order: the one source of what the
+// CPU runs (its capability descriptor is derived from it, descriptor.cpp).
+std::vector<AdmittedOperator> admitted_operators();
+
+// Whether a block input or output may have `dtype` (FP32, BOOL, INT32).
+bool admitted_slot_dtype(tosa::DType dtype);
+
 // InvalidArgument / VACCEL_D_TOSA_MALFORMED, arg0 = reason, with a note.
 Error malformed(std::uint32_t reason, std::string note);
 

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "builtin_kernels.hpp"
+#include "descriptor.hpp"
 #include "device_info.hpp"
 #include "objects.hpp"
 #include "scheduler.hpp"
@@ -125,6 +126,10 @@ public:
     }
 
     const vaccel_device_info& device_info() const override { return state_->info; }
+    std::vector<tosa::CapabilityDescriptor> tosa_descriptors() const override
+    {
+        return {cpu_descriptor()};
+    }
 
     DeviceState state() const override
     {
@@ -244,16 +249,17 @@ public:
                             .with_note("the CPU device loads TOSA 1.0 programs and its built-in "
                                        "kernels (VACCEL_FORMAT_CPU_BUILTIN) only"));
         const bool tosa = desc.format == VACCEL_FORMAT_TOSA;
-        if (!is_zero(desc.target) && (!tosa || !same_target(desc.target, cpu_tosa_target)))
+        if (!is_zero(desc.target) && (!tosa || !same_target(desc.target, device.tosa_targets[0])))
             return fail(Error::of(Errc::incompatible, VACCEL_D_TARGET)
                             .with_note(tosa ? fmt::format("TOSA target {}.{} profiles {:#x} "
                                                           "level {} extensions {:#x} is not the "
-                                                          "CPU's (1.0, PRO_FP, level 8K, no "
-                                                          "extensions); pass an all-zero target "
+                                                          "CPU's ({}); pass an all-zero target "
                                                           "for the device default",
                                                           desc.target.major, desc.target.minor,
                                                           desc.target.profiles, desc.target.level,
-                                                          desc.target.extensions)
+                                                          desc.target.extensions,
+                                                          tosa::target_text(
+                                                              cpu_descriptor().target))
                                             : std::string("kernel programs take no TOSA target; "
                                                           "pass an all-zero target")));
         if (desc.payload.size() > device.limits.max_artifact_bytes)

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "descriptor.hpp"
+
 namespace vaccel::backend::cpu {
 
 namespace {
@@ -82,7 +84,7 @@ vaccel_device_info describe_cpu(unsigned threads, unsigned instance)
     info.limits.max_gates = 256;
     info.formats = VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA) | VACCEL_FORMAT_BIT(VACCEL_FORMAT_CPU_BUILTIN);
     info.tosa_target_count = 1;
-    info.tosa_targets[0] = cpu_tosa_target;
+    info.tosa_targets[0] = cpu_descriptor().target.to_uapi();
     info.flags = VACCEL_CAP_TOSA | VACCEL_CAP_DEADLINES | VACCEL_CAP_GATES | VACCEL_CAP_LAUNCH;
     return info;
 }

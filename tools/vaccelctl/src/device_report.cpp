@@ -42,12 +42,13 @@ constexpr std::array<std::pair<std::uint64_t, std::string_view>, 11> extension_w
     {VACCEL_TOSA_EXT_INEXACTROUND, "inexactround"},
     {VACCEL_TOSA_EXT_DYNAMIC, "dynamic"},
 }};
-constexpr std::array<std::pair<std::uint64_t, std::string_view>, 5> capability_words{{
+constexpr std::array<std::pair<std::uint64_t, std::string_view>, 6> capability_words{{
     {VACCEL_CAP_TOSA, "tosa"},
     {VACCEL_CAP_CUDA_PTX, "cuda-ptx"},
     {VACCEL_CAP_DEADLINES, "deadlines"},
     {VACCEL_CAP_GATES, "gates"},
     {VACCEL_CAP_LAUNCH, "launch"},
+    {VACCEL_CAP_TOSA_DESCRIPTORS, "tosa-descriptors"},
 }};
 
 // enum vaccel_device_state.
@@ -203,6 +204,7 @@ std::string devices_text(std::span<const DeviceRecord> devices,
         out += fmt::format("\n[{}] {}\n", device.index, bounded(info.name));
         for (const auto& [label, value] : rows)
             out += fmt::format("    {:<{}}  {}\n", label, width, value);
+        out += descriptors_text(device.tosa);
     }
     return out;
 }
@@ -253,6 +255,7 @@ nlohmann::ordered_json devices_json(std::span<const DeviceRecord> devices,
         entry["formats"] = words_of(info.formats, format_words);
         entry["tosa_targets"] = std::move(targets);
         entry["capabilities"] = words_of(info.flags, capability_words);
+        entry["tosa_descriptors"] = descriptors_json(device.tosa);
         doc["devices"].push_back(std::move(entry));
     }
     return doc;

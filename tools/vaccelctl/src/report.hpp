@@ -7,7 +7,12 @@
 //   devices: {"abi": {...}, "devices": [{"index", "name", "class", "kind",
 //             "driver", "uuid", "vendor_id", "device_id", "pci", "memory_bytes",
 //             "memory_caps", "limits": {...}, "formats", "tosa_targets":
-//             [{"version", "profiles", "level", "extensions"}], "capabilities"}]}
+//             [{"version", "profiles", "level", "extensions"}], "capabilities",
+//             "tosa_descriptors": [{"index", "target", "envelope": {"max_regions",
+//             "max_blocks", "dynamic_shapes", "runtime_conditions"}, "dtypes":
+//             [{"dtype", "roles", "parameter_only"}], "operators": [{"operator",
+//             "dtypes" (null: not stated), "constraints"}]} (or {"index",
+//             "error"} for one this build cannot read)]}]}
 //   run:     {"model", "device": {"index", "name", "kind", "driver"},
 //             "inputs"/"outputs": [{"slot", "name", "dtype", "tosa_dtype",
 //             "shape", "bytes", "file"}], "timing": {"repeat", "median_ns",
@@ -30,6 +35,7 @@ namespace vaccel::ctl {
 struct DeviceRecord {
     std::uint32_t index = 0;
     vaccel_device_info info{};
+    std::vector<vaccel_tosa_descriptor> tosa;  // its TOSA capability descriptors, in order
 };
 
 // A fixed char array the device filled in; stops at NUL or the array's end.
@@ -49,6 +55,12 @@ std::string devices_text(std::span<const DeviceRecord> devices,
                          const struct vaccel_get_version& version);
 nlohmann::ordered_json devices_json(std::span<const DeviceRecord> devices,
                                     const struct vaccel_get_version& version);
+
+// A device's TOSA capability descriptors: per descriptor its target, its
+// envelope, its dtypes with their roles, and an operators x dtypes table
+// (text, indented under the device), or the JSON array "tosa_descriptors".
+std::string descriptors_text(std::span<const vaccel_tosa_descriptor> descriptors);
+nlohmann::ordered_json descriptors_json(std::span<const vaccel_tosa_descriptor> descriptors);
 
 struct TensorReport {
     std::uint32_t slot = 0;

@@ -93,6 +93,31 @@ Result<struct vaccel_get_version> Session::version() const
     return version;
 }
 
+Result<std::vector<vaccel_tosa_descriptor>> Session::tosa_descriptors(std::uint32_t device) const
+{
+    std::vector<vaccel_tosa_descriptor> all;
+    // A daemon before ABI 1.2 does not know the query: it has nothing to say.
+    auto version = this->version();
+    if (!version)
+        return std::unexpected(version.error());
+    if ((version->capabilities & VACCEL_CAP_TOSA_DESCRIPTORS) == 0)
+        return all;
+    for (std::uint32_t index = 0;; ++index) {
+        vaccel_tosa_descriptor descriptor{};
+        const int rc = vaccel_device_tosa(client(), device, index, &descriptor);
+        // The first index past the last: the device has no more (none at all
+        // for a device that runs no TOSA programs).
+        if (rc == -EINVAL && vaccel_last_status()->detail == VACCEL_D_NO_TOSA_DESCRIPTOR)
+            return all;
+        if (rc < 0)
+            return std::unexpected(call_refusal(
+                rc, fmt::format("cannot query TOSA descriptor {} of device {}", index, device)));
+        all.push_back(descriptor);
+        if (all.size() >= descriptor.descriptor_count)
+            return all;
+    }
+}
+
 Result<std::vector<DeviceRecord>> Session::devices() const
 {
     std::uint32_t count = 0;
@@ -106,6 +131,10 @@ Result<std::vector<DeviceRecord>> Session::devices() const
         rc = vaccel_device_info(client(), index, &record.info);
         if (rc < 0)
             return std::unexpected(call_refusal(rc, fmt::format("cannot query device {}", index)));
+        if (auto tosa = tosa_descriptors(index); tosa)
+            record.tosa = std::move(*tosa);
+        else
+            return std::unexpected(tosa.error());
         devices.push_back(record);
     }
     return devices;

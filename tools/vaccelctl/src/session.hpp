@@ -45,7 +45,10 @@ public:
     vaccel_client* client() const { return client_.get(); }
 
     Result<struct vaccel_get_version> version() const;
+    // Each device with its TOSA descriptors (none from a daemon before ABI
+    // 1.2, which lacks VACCEL_CAP_TOSA_DESCRIPTORS).
     Result<std::vector<DeviceRecord>> devices() const;
+    Result<std::vector<vaccel_tosa_descriptor>> tosa_descriptors(std::uint32_t device) const;
     // One admin command (enum vaccel_admin_command) with its request
     // document; the daemon's answer as text. `what` names it in refusals.
     Result<std::string> admin(std::uint32_t command, const std::string& request,

@@ -402,6 +402,15 @@ std::string detail_sentence(const Error& e)
         return fmt::format("the kernel arguments do not match the entry's parameters (argument "
                            "{}, expected {}); pass exactly the parameters it declares, in order",
                            a0, a1);
+    case VACCEL_D_NO_TOSA_DESCRIPTOR:
+        if (a1 == 0)
+            return fmt::format("the device offers no TOSA capability descriptor (descriptor {} "
+                               "was asked); it runs no TOSA programs, pick a device whose "
+                               "formats include tosa",
+                               a0);
+        return fmt::format("TOSA descriptor index {} does not exist (the device has {}); pick "
+                           "an index below {}",
+                           a0, a1, a1);
     case VACCEL_D_LAUNCH_DIMS:
         return fmt::format("the launch dimensions at byte {} are invalid ({}): every grid and "
                            "block dimension is at least 1 and each product fits in 32 bits",

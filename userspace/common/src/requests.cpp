@@ -114,6 +114,13 @@ const std::array<OpRule, VACCEL_OP_COUNT> rules = {
                   static_cast<std::uint16_t>(sizeof(vaccel_launch::pad) +
                                              sizeof(vaccel_launch::reserved))}},
            VACCEL_AT(vaccel_launch, flags), 0, VACCEL_AT(vaccel_launch, payload)},
+    // pad and reserved are adjacent: one range. The descriptor is output
+    // only and not looked at in a request.
+    OpRule{"DEVICE_TOSA", VACCEL_SIZE(vaccel_device_tosa),
+           {Field{VACCEL_AT(vaccel_device_tosa, pad),
+                  static_cast<std::uint16_t>(sizeof(vaccel_device_tosa::pad) +
+                                             sizeof(vaccel_device_tosa::reserved))}},
+           VACCEL_AT(vaccel_device_tosa, flags), 0, none},
 };
 
 // VACCEL_OP_ADMIN sits apart from the ioctl ops (a wire opcode only). Its

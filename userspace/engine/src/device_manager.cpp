@@ -13,6 +13,11 @@ Device::Device(std::uint32_t index, std::unique_ptr<backend::Backend> backend)
       info_(backend_->device_info()),
       contexts_(info_.limits)
 {
+    const auto descriptors = backend_->tosa_descriptors();
+    for (const tosa::CapabilityDescriptor& descriptor : descriptors) {
+        vaccel_tosa_descriptor& uapi = descriptors_.emplace_back(tosa::to_uapi(descriptor));
+        uapi.descriptor_count = static_cast<std::uint32_t>(descriptors.size());
+    }
 }
 
 Status Device::usable() const
@@ -78,6 +83,8 @@ std::uint64_t DeviceManager::capabilities() const
         if (device->info().formats & VACCEL_FORMAT_BIT(VACCEL_FORMAT_CUDA_PTX))
             caps |= VACCEL_CAP_CUDA_PTX;
     }
+    // The engine serves VACCEL_IOCTL_DEVICE_TOSA for every device.
+    caps |= VACCEL_CAP_TOSA_DESCRIPTORS;
     return caps & VACCEL_CAP_ALL;
 }
 

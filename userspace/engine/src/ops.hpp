@@ -25,6 +25,7 @@ namespace vaccel::engine::ops {
 Status get_version(SessionState& state, vaccel_get_version& args);
 Status device_count(SessionState& state, vaccel_device_count& args);
 Status device_query(SessionState& state, vaccel_device_query& args);
+Status device_tosa(SessionState& state, vaccel_device_tosa& args);
 
 // context_ops.cpp
 Status context_create(SessionState& state, vaccel_context_create& args);

@@ -117,6 +117,8 @@ Status Session::dispatch(std::uint32_t opcode, std::span<std::byte> args,
         return run<vaccel_device_count>(args, [&](auto& a) { return ops::device_count(s, a); });
     case VACCEL_OP_DEVICE_QUERY:
         return run<vaccel_device_query>(args, [&](auto& a) { return ops::device_query(s, a); });
+    case VACCEL_OP_DEVICE_TOSA:
+        return run<vaccel_device_tosa>(args, [&](auto& a) { return ops::device_tosa(s, a); });
     case VACCEL_OP_CONTEXT_CREATE:
         return locked<vaccel_context_create>(s, args,
                                              [&](auto& a) { return ops::context_create(s, a); });

@@ -88,6 +88,7 @@ std::optional<std::uint32_t> Session::route(std::uint32_t opcode, std::span<cons
     case VACCEL_OP_GET_VERSION:
     case VACCEL_OP_DEVICE_COUNT:
     case VACCEL_OP_DEVICE_QUERY:
+    case VACCEL_OP_DEVICE_TOSA:
         return std::nullopt;
     default:
         break;

@@ -64,6 +64,20 @@ int vaccel_device_info(vaccel_client* client, uint32_t index, struct vaccel_devi
     return rc;
 }
 
+int vaccel_device_tosa(vaccel_client* client, uint32_t device, uint32_t index,
+                       struct vaccel_tosa_descriptor* descriptor)
+{
+    if (descriptor == nullptr)
+        return null_argument("vaccel_device_tosa", "descriptor");
+    struct vaccel_device_tosa args{};
+    args.device = device;
+    args.index = index;
+    const int rc = invoke(client, VACCEL_OP_DEVICE_TOSA, args);
+    if (rc == 0)
+        *descriptor = args.descriptor;
+    return rc;
+}
+
 int vaccel_context_create(vaccel_client* client, uint32_t device, uint64_t* context)
 {
     if (context == nullptr)

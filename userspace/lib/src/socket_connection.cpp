@@ -19,10 +19,11 @@ namespace vaccel::lib {
 
 namespace {
 
-// The largest struct of any op (DEVICE_QUERY) with room to spare: a response
+// The largest struct of any op (DEVICE_TOSA) with room to spare: a response
 // larger than header + this + VACCEL_MSG_INLINE_MAX breaks the wire rules.
-constexpr std::size_t args_room = 1024;
+constexpr std::size_t args_room = 2048;
 static_assert(sizeof(vaccel_device_query) <= args_room);
+static_assert(sizeof(vaccel_device_tosa) <= args_room);
 constexpr std::size_t receive_capacity =
     sizeof(vaccel_msg_header) + args_room + VACCEL_MSG_INLINE_MAX;
 

@@ -23,6 +23,9 @@
 //  - Handles: backends know none. A refusal that names a buffer carries its
 //    Buffer::identity() (a serial number, never an address), which the
 //    engine turns into the client's handle.
+//  - TOSA capability: a device lists the descriptors (capability.hpp) of
+//    the TOSA targets it admits, fixed for its life; the engine reads them
+//    once when it opens the device (docs/adr/0014-tosa-descriptors.md).
 //  - Loss: a backend that loses its device (fault, reset) poisons itself:
 //    state() says lost, pending events fail with DeviceLost and every later
 //    call may be refused; the engine refuses calls on a lost device itself.
@@ -40,6 +43,7 @@
 #include "vaccel.h"
 #include "vaccel/common/error.hpp"
 #include "vaccel/common/kernel_args.hpp"
+#include "vaccel/tosa/capability.hpp"
 
 namespace vaccel::backend {
 
@@ -203,6 +207,11 @@ public:
     virtual ~Backend() = default;
 
     virtual const vaccel_device_info& device_info() const = 0;
+    // The TOSA capability descriptors of the device, one per target it
+    // admits (e.g. a GPU's FP32, FP16 and FP8 tiers), in the order of
+    // device_info().tosa_targets. Fixed for the backend's life and safe to
+    // call from any thread. Empty for a device that runs no TOSA programs.
+    virtual std::vector<tosa::CapabilityDescriptor> tosa_descriptors() const { return {}; }
 
     virtual Result<std::unique_ptr<Context>> create_context() = 0;
     virtual Status destroy_context(std::unique_ptr<Context>& context) = 0;

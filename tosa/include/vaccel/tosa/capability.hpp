@@ -7,9 +7,12 @@
 // analyzed graph lies inside a descriptor. Decides:
 //  - descriptors are plain values (vectors, no static slices), compared
 //    field by field; list order is part of the value;
-//  - a descriptor does not express which dtype each operator takes (the
-//    backend's lowering decides that); it only says which dtypes may appear
-//    in which role and which operators may appear at all;
+//  - admission does not use which dtype each operator takes (the backend's
+//    lowering decides that); it only checks which dtypes may appear in which
+//    role and which operators may appear at all. A backend whose table says
+//    which dtypes each operator takes may state them in
+//    OperatorCapability::dtypes, for people and tools to read (the tiers
+//    leave it empty; docs/adr/0014-tosa-descriptors.md);
 //  - SHAPE values (DType::shape, the operands of RESHAPE/PAD/SLICE/TILE...)
 //    are not tensors to a descriptor: no role check applies to them;
 //  - control flow (COND_IF, WHILE_LOOP) is admitted only when the target
@@ -124,6 +127,10 @@ inline constexpr std::uint16_t constraint_bit(OperatorConstraint c)
 struct OperatorCapability {
     Op op = Op::unknown;
     std::uint16_t constraints = 0;  // constraint_bit() values
+    // The dtypes the operator takes as an operand or result, ascending and
+    // without repeats, where the backend states them; empty = not stated.
+    // Informational: admit() does not consult it.
+    std::vector<DType> dtypes{};
 
     bool has(OperatorConstraint c) const { return (constraints & constraint_bit(c)) != 0; }
 
@@ -167,6 +174,23 @@ struct CapabilityDescriptor {
 
     friend bool operator==(const CapabilityDescriptor&, const CapabilityDescriptor&) = default;
 };
+
+// The uapi form, struct vaccel_tosa_descriptor (VACCEL_IOCTL_DEVICE_TOSA):
+// arrays indexed by the DType / Op value, descriptor_count left 0 (the
+// device's count is the engine's to fill). Role and constraint bits are the
+// same numbers as VACCEL_TOSA_ROLE_* / VACCEL_TOSA_OPC_*.
+vaccel_tosa_descriptor to_uapi(const CapabilityDescriptor& descriptor);
+
+// Reads a uapi descriptor back: dtypes and operators in ascending enum
+// order (the uapi arrays carry no other order), descriptor_count ignored.
+// Refused (InvalidArgument, VACCEL_D_BAD_VALUE, arg0 = the byte offset of
+// the field in struct vaccel_tosa_descriptor, arg1 = its value) when a
+// field holds what this build does not define: unknown role, constraint or
+// dtype bits, a present flag or parameter_only other than 0/1, an entry
+// past the DType/Op values TOSA 1.0 defines, an unknown runtime-condition
+// value, a non-zero pad or reserved field; an unknown target is refused as
+// target_from_uapi() refuses it.
+Result<CapabilityDescriptor> descriptor_from_uapi(const vaccel_tosa_descriptor& descriptor);
 
 // The tiers' targets.
 Target fp32_target();     // TOSA 1.0, PRO_FP, level 8K, no extensions (FP16 shares it)

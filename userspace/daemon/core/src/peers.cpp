@@ -5,9 +5,9 @@
 // Decides where each request runs:
 //  - ADMIN: the chores thread (user database, fsync, session locks);
 //  - EVENT_WAIT: parked waits (waits.cpp);
-//  - device-less ops (GET_VERSION, DEVICE_COUNT, DEVICE_QUERY): inline on
-//    the reactor - they read immutable device data and take no lock that a
-//    device call holds, and carry no payload;
+//  - device-less ops (GET_VERSION, DEVICE_COUNT, DEVICE_QUERY,
+//    DEVICE_TOSA): inline on the reactor - they read immutable device data
+//    and take no lock that a device call holds, and carry no payload;
 //  - everything else: the worker of the device Session::route() names, in
 //    the peer's lane. Payloads (a memfd's or a server slot's) are read
 //    there, never on the reactor.

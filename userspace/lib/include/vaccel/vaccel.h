@@ -176,6 +176,15 @@ VACCEL_API int vaccel_device_count(vaccel_client *client, uint32_t *count);
  * arg1 = count). */
 VACCEL_API int vaccel_device_info(vaccel_client *client, uint32_t index,
 				  struct vaccel_device_info *info);
+/* TOSA capability descriptor `index` of device `device` (ABI 1.2,
+ * VACCEL_CAP_TOSA_DESCRIPTORS): the target, per TOSA dtype its roles, per
+ * TOSA operator whether it is admitted with its constraints and dtypes, and
+ * the graph envelope; descriptor->descriptor_count says how many the device
+ * has. An unknown device is -EINVAL (VACCEL_D_NO_DEVICE); an index past the
+ * descriptors is -EINVAL (VACCEL_D_NO_TOSA_DESCRIPTOR, arg0 = index,
+ * arg1 = count; a device that runs no TOSA programs has none). */
+VACCEL_API int vaccel_device_tosa(vaccel_client *client, uint32_t device, uint32_t index,
+				  struct vaccel_tosa_descriptor *descriptor);
 
 /* ------------------------------------------------------------------ */
 /* Contexts                                                            */

@@ -387,6 +387,34 @@ public:
             return std::unexpected(done.error());
         return info;
     }
+    Expected<struct vaccel_tosa_descriptor> device_tosa(std::uint32_t device,
+                                                        std::uint32_t index) const
+    {
+        struct vaccel_tosa_descriptor descriptor{};
+        if (auto done = detail::check(vaccel_device_tosa(client_, device, index, &descriptor));
+            !done)
+            return std::unexpected(done.error());
+        return descriptor;
+    }
+    // Every TOSA descriptor of `device`, in order (none for a device that
+    // runs no TOSA programs).
+    Expected<std::vector<struct vaccel_tosa_descriptor>> device_tosa_all(std::uint32_t device) const
+    {
+        std::vector<struct vaccel_tosa_descriptor> all;
+        auto first = device_tosa(device, 0);
+        if (!first && first.error().status.detail == VACCEL_D_NO_TOSA_DESCRIPTOR)
+            return all;  // the device has none
+        if (!first)
+            return std::unexpected(first.error());
+        all.push_back(*first);
+        for (std::uint32_t i = 1; i < first->descriptor_count; ++i) {
+            auto next = device_tosa(device, i);
+            if (!next)
+                return std::unexpected(next.error());
+            all.push_back(*next);
+        }
+        return all;
+    }
     Expected<Context> create_context(std::uint32_t device = 0)
     {
         std::uint64_t context = 0;

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <mutex>
 #include <vector>
 
@@ -54,6 +55,9 @@ public:
     // Immutable after opening: readable without the device mutex. `state`
     // in it is what it was at opening; state() is current.
     const vaccel_device_info& info() const { return info_; }
+    // The backend's TOSA capability descriptors in their uapi form, read
+    // once at opening (descriptor_count filled in): immutable like info().
+    std::span<const vaccel_tosa_descriptor> tosa_descriptors() const { return descriptors_; }
     backend::DeviceState state() const { return backend_->state(); }
     // DeviceLost (VACCEL_D_DEVICE_STATE, arg0 = index) once the device is lost.
     Status usable() const;
@@ -93,6 +97,7 @@ private:
     std::mutex mutex_;  // guards every call into backend_
     std::unique_ptr<backend::Backend> backend_;
     vaccel_device_info info_;
+    std::vector<vaccel_tosa_descriptor> descriptors_;
     Accounting contexts_;
     std::atomic<std::uint64_t> sessions_{0};
     std::atomic<std::uint64_t> submissions_{0};

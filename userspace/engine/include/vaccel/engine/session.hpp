@@ -137,8 +137,8 @@ public:
     // Which device a request (already passed check_request_wire and its
     // payload size) is for: the device its handle's object lives on, or the
     // index a CONTEXT_CREATE names. nullopt for the device-less ops
-    // (GET_VERSION, DEVICE_COUNT, DEVICE_QUERY), which never take the session
-    // lock and may run on any thread. A handle this session does not know
+    // (GET_VERSION, DEVICE_COUNT, DEVICE_QUERY, DEVICE_TOSA), which never
+    // take the session lock and may run on any thread. A handle this session does not know
     // (or an index past the devices) routes to device 0, where call() then
     // refuses it as usual. Takes only a leaf lock that is never held across
     // a backend call: safe on a thread that must never block on a device.
