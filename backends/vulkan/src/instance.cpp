@@ -186,6 +186,7 @@ Probe probe_devices()
     std::vector<PhysicalRecord> usable;
     for (VkPhysicalDevice handle : handles) {
         PhysicalRecord record = read_device(handle);
+        record.probe_line = probe.lines.size();
         std::string why = refusal(record.facts);
         probe.lines.push_back({fmt::format("{} ({})", record.facts.name,
                                            type_word(record.facts.type)),

@@ -32,6 +32,7 @@ struct Instance {
 // Everything read about one served physical device before it is opened.
 struct PhysicalRecord {
     VkPhysicalDevice handle = VK_NULL_HANDLE;
+    std::size_t probe_line = 0;  // its line in Probe::lines
     DeviceFacts facts;
     std::uint32_t vendor_id = 0;
     std::uint32_t device_id = 0;

@@ -2,7 +2,7 @@
 //
 // Pure: decided from the device's memory type list and the memoryTypeBits a
 // buffer of this backend reports, so it is tested on fixtures without a
-// device. Decides (docs/adr/0013-vulkan-backend.md, docs/reference-design.md):
+// device. Decides (docs/adr/0013-vulkan-backend.md, after the reference design):
 //  - Host: HOST_VISIBLE | HOST_COHERENT, preferring memory that is not
 //    device-local, then host-cached;
 //  - Device: DEVICE_LOCAL, preferring a type the host cannot see; on a

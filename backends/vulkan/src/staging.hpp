@@ -1,7 +1,7 @@
 // staging.hpp - host transfers into memory the host cannot map, by words.
 //
 // Pure: the algorithm talks to a WordCopier (the device's copy commands in
-// vulkan_backend.cpp, a vector in the tests). Decides (docs/reference-design.md):
+// vulkan_backend.cpp, a vector in the tests). Decides (docs/adr/0013-vulkan-backend.md):
 //  - every device copy starts and ends on a 4-byte word: buffers are
 //    allocated in whole words, so the word holding any logical byte exists;
 //  - a write that starts or ends inside a word reads that word into staging,

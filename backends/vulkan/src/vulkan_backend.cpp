@@ -443,11 +443,8 @@ VulkanDevices open_vulkan_devices(const VulkanOptions& options)
     for (const auto& record : probe.served) {
         auto core = vulkan::open_device(probe.instance, record, options);
         if (!core) {
-            for (auto& line : out.probe)
-                if (line.name.starts_with(record.facts.name + " (")) {
-                    line.served = false;
-                    line.reason = core.error();
-                }
+            out.probe[record.probe_line].served = false;
+            out.probe[record.probe_line].reason = core.error();
             continue;
         }
         out.devices.push_back(std::make_unique<vulkan::VulkanBackend>(std::move(*core)));
