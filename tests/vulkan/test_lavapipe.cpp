@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "device_info.hpp"
+#include "drm_node.hpp"
 #include "vaccel/backend/registry.hpp"
 #include "vaccel/backend/vulkan.hpp"
 
@@ -265,6 +267,21 @@ void limits_hold_and_counters_return_to_zero(void**)
     assert_int_equal(live.queues, 0);
 }
 
+void identity_helpers_degrade_and_decode(void**)
+{
+    using namespace vaccel::backend::vulkan;
+    // PCI 0000:00:00.0 is the host bridge, never a DRM device; with no
+    // /dev/dri (this machine) libdrm lists nothing at all. Either way: no node.
+    assert_false(render_node_for(PciLocation{0, 0, 0, 0}).has_value());
+    assert_false(render_node_for_minor(100000).has_value());
+    // NVIDIA packs 10.8.8.6 bits: 535.104.5 = 535<<22 | 104<<14 | 5<<6.
+    assert_string_equal(driver_version_text(0x10de, (535u << 22) | (104u << 14) | (5u << 6)).c_str(),
+                        "535.104.5");
+    // Everyone else uses VK_MAKE_API_VERSION: 22.3.6 = 22<<22 | 3<<12 | 6.
+    assert_string_equal(driver_version_text(0x1002, (22u << 22) | (3u << 12) | 6u).c_str(),
+                        "22.3.6");
+}
+
 }  // namespace
 
 int main()
@@ -277,6 +294,7 @@ int main()
         cmocka_unit_test(bad_transfers_and_allocations_are_refused),
         cmocka_unit_test(programs_are_refused_with_the_reason),
         cmocka_unit_test(limits_hold_and_counters_return_to_zero),
+        cmocka_unit_test(identity_helpers_degrade_and_decode),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
