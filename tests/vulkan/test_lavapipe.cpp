@@ -86,6 +86,21 @@ void the_registry_serves_it_as_vulkan_0(void**)
     assert_int_equal(missing.error().arg0, 1);
     assert_int_equal(missing.error().arg1, 1);
     selection.devices = {"vulkan"};
+    selection.settings["vulkan"]["unified_memory"] = "2";
+    auto bad = open_devices(selection);
+    assert_false(bad.has_value());
+    assert_int_equal(bad.error().code, Errc::invalid_argument);
+    assert_true(bad.error().note.find("[devices.vulkan] unified_memory is 0 or 1") !=
+                std::string::npos);
+    // The discrete-GPU preference on lavapipe: its one type still serves
+    // every domain (device-local and host-visible alike).
+    selection.settings["vulkan"]["unified_memory"] = "0";
+    auto discrete_plan = open_devices(selection);
+    assert_true(discrete_plan.has_value());
+    assert_int_equal(discrete_plan->size(), 1);
+    assert_int_equal((*discrete_plan)[0]->device_info().memory_caps,
+                     VACCEL_MEM_HOST_VISIBLE | VACCEL_MEM_DEVICE_LOCAL | VACCEL_MEM_SHARED);
+    selection.settings["vulkan"].clear();
     selection.settings["vulkan"].emplace("unified", "1");
     auto unknown = open_devices(selection);
     assert_false(unknown.has_value());
