@@ -75,8 +75,11 @@ public:
         config_ = dir_ / "vacceld.toml";
         if (config_text)
             write_text(config_, *config_text);
+        // The CPU alone: these tests are about the daemon, not about which
+        // devices the machine has (a Vulkan device would be served too).
         std::vector<std::string> args = {VACCELD_PATH, "--socket", socket_, "--config",
-                                         config_.string(), "--log-level", "debug"};
+                                         config_.string(), "--log-level", "debug",
+                                         "--devices", "cpu"};
         args.insert(args.end(), extra.begin(), extra.end());
         const std::string log = (dir_ / "vacceld.log").string();
         pid_ = ::fork();

@@ -352,6 +352,7 @@ void server_serves_the_socket_alone_when_the_node_refuses_the_handshake(void**)
     options.socket_path = (dir / "s.sock").string();
     options.config_path = dir / "vacceld.toml";
     options.cpu_threads = 1;
+    options.devices = std::vector<std::string>{"cpu"};  // the CPU alone, whatever else is here
     options.server_node = (dir / "node").string();
     auto server = Server::create(options);
     if (!server)

@@ -11,6 +11,9 @@
 #ifdef VACCEL_REGISTRY_HAS_CPU
 #include "vaccel/backend/cpu.hpp"
 #endif
+#ifdef VACCEL_REGISTRY_HAS_VULKAN
+#include "vaccel/backend/vulkan.hpp"
+#endif
 
 namespace vaccel::backend {
 
@@ -51,9 +54,37 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
 }
 #endif
 
+#ifdef VACCEL_REGISTRY_HAS_VULKAN
+// [devices.vulkan]: unified_memory (1 = on a single-heap device the Device
+// domain takes host-visible memory and transfers are mapped copies; 0 =
+// staged as on a discrete GPU). Every Vulkan 1.3 device with
+// synchronization2, timeline semaphores and a compute queue is found; the
+// others are named in the log with the reason (docs/adr/0013-vulkan-backend.md).
+Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& settings)
+{
+    static constexpr std::array<std::string_view, 1> known{"unified_memory"};
+    if (auto ok = settings_known(settings, "vulkan", known); !ok)
+        return fail(ok.error());
+    auto unified = setting_number(settings, "vulkan", "unified_memory", 1);
+    if (!unified) return fail(unified.error());
+    if (*unified > 1)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *unified)
+                        .with_note("[devices.vulkan] unified_memory is 0 or 1"));
+    VulkanOptions options;
+    options.unified_memory = *unified == 1;
+    return std::move(open_vulkan_devices(options).devices);
+}
+#endif
+
+// The CPU comes first while the Vulkan backend runs no programs, so device 0
+// stays a device that runs them (docs/adr/0013-vulkan-backend.md); accelerator
+// backends move ahead of it once they do.
 constexpr std::array builtin_factories{
 #ifdef VACCEL_REGISTRY_HAS_CPU
     Factory{"cpu", enumerate_cpu},
+#endif
+#ifdef VACCEL_REGISTRY_HAS_VULKAN
+    Factory{"vulkan", enumerate_vulkan},
 #endif
 };
 

@@ -12,7 +12,9 @@ std::expected<std::unique_ptr<InlineEndpoint>, std::string> InlineEndpoint::crea
     auto config = ConfigFile::open(config_path);
     if (!config)
         return std::unexpected(config.error().message());
+    // A CPU device (inline_endpoint.hpp), whatever other devices the machine has.
     backend::Selection selection;
+    selection.devices = {"cpu"};
     selection.settings["cpu"].emplace("threads", "1");
     auto devices = engine::DeviceManager::open(selection);
     if (!devices)

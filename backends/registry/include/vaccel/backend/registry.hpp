@@ -3,8 +3,10 @@
 // Owns the list of backend factories compiled into this build (registry.cpp
 // is the only file that names a backend) and the device selection rules.
 // Decides:
-//  - order: accelerator backends first, the CPU last, so that device 0 is
-//    the best device present;
+//  - order: device 0 is the best device present that runs programs:
+//    accelerator backends that run programs first, the CPU next, backends
+//    that do not run programs yet (Vulkan, docs/adr/0013-vulkan-backend.md)
+//    after it;
 //  - selection: `devices` lists patterns, "NAME" or "NAME:*" (every device
 //    of that backend) and "NAME:N" (its N-th device); empty = every device
 //    every backend finds. Devices are served in registry order, each once.

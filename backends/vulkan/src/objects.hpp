@@ -1,0 +1,98 @@
+// objects.hpp - the Vulkan backend's device, context, buffer and queue objects.
+//
+// Owns: every Vulkan handle, each with exactly one owner that destroys it.
+// Decides:
+//  - destruction order: buffers and contexts hold their DeviceCore, the
+//    DeviceCore holds the Instance, so a VkBuffer dies before its VkDevice
+//    and the VkDevice before the VkInstance;
+//  - counters: each object counts itself in its constructor and uncounts in
+//    its destructor, so live() is exact and returns to zero;
+//  - device loss: a VK_ERROR_DEVICE_LOST (or a transfer that never
+//    completes) sets `lost` for good; later calls are refused.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "instance.hpp"
+#include "memory_plan.hpp"
+#include "vaccel/backend/backend.hpp"
+#include "vaccel/backend/vulkan.hpp"
+
+namespace vaccel::backend::vulkan {
+
+struct Counters {
+    std::atomic<std::uint64_t> contexts{0};
+    std::atomic<std::uint64_t> buffers{0};
+    std::atomic<std::uint64_t> buffer_bytes{0};
+    std::atomic<std::uint64_t> queues{0};
+};
+
+struct DeviceCore {
+    std::shared_ptr<Instance> instance;  // outlives the device
+    PhysicalRecord physical;
+    VulkanOptions options;
+    VkDevice device = VK_NULL_HANDLE;
+    VkQueue queue = VK_NULL_HANDLE;
+    MemoryPlan plan;
+    vaccel_device_info info{};  // Invariant: written once at open, then read-only.
+    Counters counters;
+    std::atomic<bool> lost{false};
+    std::uint64_t next_identity = 1;  // buffers' serial numbers (device-serialised calls)
+
+    DeviceCore() = default;
+    DeviceCore(const DeviceCore&) = delete;
+    DeviceCore& operator=(const DeviceCore&) = delete;
+    ~DeviceCore();
+};
+
+// One context: the command pool, command buffer and fence of its blocking
+// transfers, and its share of the limits.
+struct ContextState {
+    std::shared_ptr<DeviceCore> device;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer transfer = VK_NULL_HANDLE;
+    VkFence transfer_done = VK_NULL_HANDLE;
+    std::uint64_t buffers = 0;
+    std::uint64_t memory_bytes = 0;
+    std::uint64_t queues = 0;
+
+    explicit ContextState(std::shared_ptr<DeviceCore> owner);
+    ContextState(const ContextState&) = delete;
+    ContextState& operator=(const ContextState&) = delete;
+    ~ContextState();
+};
+
+struct VulkanContext final : Context {
+    std::shared_ptr<ContextState> state;
+    explicit VulkanContext(std::shared_ptr<ContextState> s) : state(std::move(s)) {}
+};
+
+// A buffer, its memory and (when host-visible) its persistent mapping.
+// Allocated and bound before construction; the object then owns them.
+struct VulkanBuffer final : Buffer {
+    std::shared_ptr<ContextState> owner;
+    BufferDesc described;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    std::byte* mapped = nullptr;
+    std::uint64_t allocation_bytes = 0;
+    std::uint64_t serial = 0;
+
+    VulkanBuffer(std::shared_ptr<ContextState> context, const BufferDesc& desc);
+    ~VulkanBuffer() override;
+    const BufferDesc& desc() const override { return described; }
+    std::uint64_t in_flight() const override { return 0; }  // nothing is submitted yet
+    std::uint64_t identity() const override { return serial; }
+};
+
+struct VulkanQueue final : Queue {
+    std::shared_ptr<ContextState> owner;
+    explicit VulkanQueue(std::shared_ptr<ContextState> context);
+    ~VulkanQueue() override;
+};
+
+}  // namespace vaccel::backend::vulkan

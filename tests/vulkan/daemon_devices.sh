@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# daemon_devices.sh VACCELD VACCELCTL FIXTURES
+#
+# A vacceld configured with devices = ["cpu", "vulkan:0"] (lavapipe, the
+# loader pointed at it by ctest) serves both: `vaccelctl devices` lists the
+# CPU as [0] and lavapipe as [1] with its identity, no program format and
+# its memory domains; `run --device auto` still runs the ADD fixture on the
+# CPU, and `run --device vulkan:0` is refused because the device admits no
+# TOSA program. Fails when lavapipe is missing.
+e2e=$(cd "$(dirname "$0")/../e2e" && pwd)
+source "$e2e/lib.sh"
+source "$e2e/daemon.sh"
+vacceld=$1 ctl=$2 fixtures=$3
+
+printf '[daemon]\ndevices = ["cpu", "vulkan:0"]\n' >"$daemon_config"
+start_daemon "$vacceld"
+
+"$ctl" devices >"$scratch/devices.txt" || fail "vaccelctl devices failed"
+cat "$scratch/devices.txt"
+grep -q "^vaccel ABI .*, 2 devices$" "$scratch/devices.txt" ||
+	fail "the daemon does not serve exactly two devices"
+grep -q "^\[0\] cpu " "$scratch/devices.txt" || fail "device [0] is not the CPU"
+grep -q "^\[1\] llvmpipe " "$scratch/devices.txt" || fail "device [1] is not lavapipe (llvmpipe)"
+
+"$ctl" devices --json >"$scratch/devices.json" || fail "vaccelctl devices --json failed"
+"$PY" - "$scratch/devices.json" <<'PY' || fail "devices --json does not describe lavapipe as expected"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+devices = doc["devices"]
+assert [d["kind"] for d in devices] == ["cpu", "vulkan"], [d["kind"] for d in devices]
+vk = devices[1]
+assert vk["index"] == 1, vk
+assert vk["name"].startswith("llvmpipe"), vk["name"]
+assert vk["driver"].startswith("vaccel-vulkan llvmpipe Mesa "), vk["driver"]
+# Mesa's vendor id (VK_VENDOR_ID_MESA = 0x10005) and lavapipe's device id 0;
+# the UUID begins with the bytes of "mesa" (6d 65 73 61).
+assert vk["vendor_id"] == 0x10005 and vk["device_id"] == 0, vk
+assert vk["uuid"].replace("-", "").startswith("6d657361"), vk["uuid"]
+assert vk["formats"] == [], vk["formats"]
+assert vk["capabilities"] == [], vk["capabilities"]
+assert vk["pci"] is None, vk["pci"]
+assert vk["class"] == "other", vk["class"]  # a CPU-type Vulkan device
+assert vk["tosa_targets"] == [], vk["tosa_targets"]
+print("vulkan device:", vk["name"], "|", vk["driver"])
+PY
+
+add=$fixtures/v1.0-add_1x4x4x4_f32
+model=$add/flatbuffer-tflite/test_add_1x4x4x4_f32.tosa
+"$ctl" --verbose run "$model" --input "$add/placeholder_0.npy" --input "$add/placeholder_1.npy" \
+	--device auto --output-dir "$scratch/out" >"$scratch/run.txt" 2>&1 ||
+	{ cat "$scratch/run.txt"; fail "run --device auto failed"; }
+grep -q " on \[0\] cpu " "$scratch/run.txt" || { cat "$scratch/run.txt"; fail "run --device auto did not choose the CPU [0]"; }
+compare "$scratch/out/TosaOutput_0.npy" "$add/tflite_result.npy" --exact
+
+expect_refusal "does not admit TOSA programs" \
+	"$ctl" run "$model" --input "$add/placeholder_0.npy" --input "$add/placeholder_1.npy" \
+	--device vulkan:0 --output-dir "$scratch/out2"
+echo "PASS: cpu and vulkan:0 served; programs go to the CPU"
