@@ -1,7 +1,12 @@
-// gemm.cpp - cblas_sgemm and the BLAS thread policy (see gemm.hpp).
+// gemm.cpp - the GEMM (OpenBLAS's cblas_sgemm, or Eigen's product when built
+// with VACCEL_CPU_GEMM=EIGEN) and the BLAS thread policy (see gemm.hpp).
 #include "gemm.hpp"
 
+#if VACCEL_CPU_GEMM_OPENBLAS
 #include <cblas.h>
+#else
+#include <Eigen/Core>
+#endif
 
 #include <algorithm>
 #include <climits>
@@ -10,6 +15,40 @@
 #include <thread>
 
 namespace vaccel::backend::cpu {
+
+namespace {
+
+#if VACCEL_CPU_GEMM_OPENBLAS
+void gemm_block(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                bool b_transposed, float* c, int ldc, bool accumulate)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans, m, n, k,
+                1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
+}
+#else
+void gemm_block(int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                bool b_transposed, float* c, int ldc, bool accumulate)
+{
+    using Stride = Eigen::OuterStride<>;
+    using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    using ColMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+    Eigen::Map<const RowMajor, 0, Stride> lhs(a, m, k, Stride(lda));
+    Eigen::Map<RowMajor, 0, Stride> result(c, m, n, Stride(ldc));
+    auto product = [&](const auto& rhs) {
+        if (accumulate)
+            result.noalias() += lhs * rhs;
+        else
+            result.noalias() = lhs * rhs;
+    };
+    // A row-major [n, k] B is, read column-major, its own transpose [k, n].
+    if (b_transposed)
+        product(Eigen::Map<const ColMajor, 0, Stride>(b, k, n, Stride(ldb)));
+    else
+        product(Eigen::Map<const RowMajor, 0, Stride>(b, k, n, Stride(ldb)));
+}
+#endif
+
+}  // namespace
 
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
           const float* b, std::int64_t ldb, bool b_transposed, float* c, std::int64_t ldc,
@@ -25,15 +64,15 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::i
     // INT_MAX rows, each a GEMM of its own.
     for (std::int64_t row = 0; row < m; row += INT_MAX) {
         const std::int64_t rows = std::min<std::int64_t>(m - row, INT_MAX);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans,
-                    static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0f,
-                    a + row * lda, static_cast<int>(lda), b, static_cast<int>(ldb),
-                    accumulate ? 1.0f : 0.0f, c + row * ldc, static_cast<int>(ldc));
+        gemm_block(static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k),
+                   a + row * lda, static_cast<int>(lda), b, static_cast<int>(ldb), b_transposed,
+                   c + row * ldc, static_cast<int>(ldc), accumulate);
     }
 }
 
 void size_blas_threads(unsigned workers)
 {
+#if VACCEL_CPU_GEMM_OPENBLAS
     if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
     // Process-wide: several CPU devices (the registry's `count`) share the
     // one OpenBLAS thread pool; the count only grows.
@@ -45,6 +84,9 @@ void size_blas_threads(unsigned workers)
     if (wanted == largest) return;
     largest = wanted;
     openblas_set_num_threads(static_cast<int>(wanted));
+#else
+    (void)workers;  // Eigen's product runs on the calling worker alone
+#endif
 }
 
 }  // namespace vaccel::backend::cpu

@@ -1,8 +1,10 @@
 // gemm.hpp - the single-precision GEMM under MATMUL and CONV2D.
 //
 // Owns nothing: a thin layer over OpenBLAS's cblas_sgemm (Debian's
-// libopenblas-dev, pthread variant), which chooses its own blocking, kernels
-// and summation order. Decides the BLAS thread policy of the process
+// libopenblas-dev, pthread variant) or, when built with
+// VACCEL_CPU_GEMM=EIGEN (the default of VACCEL_STATIC trees), Eigen's
+// single-threaded product; either chooses its own blocking, kernels and
+// summation order. Decides the BLAS thread policy of the process
 // (docs/adr/0010-openblas-gemm.md): one GEMM may use as many threads as the
 // largest CPU device's worker count, never more than the host's cores.
 #pragma once
@@ -25,7 +27,8 @@ inline constexpr std::int64_t gemm_max_dimension = INT32_MAX;
 
 // Called when a CPU device opens with `workers` worker threads: raises the
 // process-wide BLAS thread count to min(largest workers seen, cores) unless
-// OPENBLAS_NUM_THREADS is set in the environment, which then decides.
+// OPENBLAS_NUM_THREADS is set in the environment, which then decides. Does
+// nothing with Eigen.
 void size_blas_threads(unsigned workers);
 
 }  // namespace vaccel::backend::cpu

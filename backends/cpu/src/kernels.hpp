@@ -15,12 +15,13 @@
 //  - ARGMAX gives the first index of the largest value; PROPAGATE: the first
 //    NaN's index if there is one; IGNORE: NaNs are skipped, 0 if all are NaN;
 //  - REDUCE_SUM/PRODUCT accumulate in float in index order;
-//  - MATMUL is one OpenBLAS sgemm per batch, CONV2D the bias plus one sgemm
+//  - MATMUL is one GEMM per batch (gemm.hpp: OpenBLAS's sgemm, or Eigen's
+//    product in VACCEL_CPU_GEMM=EIGEN builds), CONV2D the bias plus one GEMM
 //    of the im2col patches (conv2d.cpp): each output is a float dot product
-//    of length K (C, or KH*KW*IC plus the bias) whose summation order,
-//    blocking and FMA use are the BLAS's and may differ between machines
-//    (its kernels are chosen by CPU) and thread counts; the tests hold
-//    them to the bound of any order, |got - exact| <= gamma(K+1) *
+//    of n terms (C, or KH*KW*IC plus the bias) whose summation order,
+//    blocking and FMA use are the GEMM's and may differ between machines
+//    (OpenBLAS picks its kernels by CPU), thread counts and builds; the
+//    tests hold them to the bound of any order, |got - exact| <= gamma(n) *
 //    sum |terms|, gamma(n) = n*u / (1 - n*u), u = 2^-24 (docs/operators.md);
 //  - data layout operators (CONCAT, SLICE, PAD, TILE, REVERSE) copy values.
 // Shapes and attributes arrive already checked (admission.cpp, plan.cpp):
