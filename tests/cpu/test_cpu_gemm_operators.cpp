@@ -49,9 +49,9 @@ Reference matmul_reference(const std::vector<float>& a, const std::vector<float>
             for (std::int64_t col = 0; col < w; ++col) {
                 double sum = 0, magnitude = 0;
                 for (std::int64_t k = 0; k < c; ++k) {
-                    const double term =
-                        static_cast<double>(a[static_cast<std::size_t>((batch * h + row) * c + k)]) *
-                        b[static_cast<std::size_t>((batch * c + k) * w + col)];
+                    const auto at_a = static_cast<std::size_t>((batch * h + row) * c + k);
+                    const auto at_b = static_cast<std::size_t>((batch * c + k) * w + col);
+                    const double term = static_cast<double>(a[at_a]) * b[at_b];
                     sum += term;
                     magnitude += std::fabs(term);
                 }
@@ -123,10 +123,11 @@ Reference conv_reference(const Conv& c, const std::vector<float>& in, const std:
                             const std::int64_t x = ox * c.stride[1] - c.pad[2] + kx * c.dilation[1];
                             if (y < 0 || y >= ih || x < 0 || x >= iw) continue;  // padding: 0
                             for (std::int64_t i = 0; i < ic; ++i) {
-                                const double term =
-                                    static_cast<double>(
-                                        in[static_cast<std::size_t>(((b * ih + y) * iw + x) * ic + i)]) *
-                                    w[static_cast<std::size_t>(((o * kh + ky) * kw + kx) * ic + i)];
+                                const auto at_in =
+                                    static_cast<std::size_t>(((b * ih + y) * iw + x) * ic + i);
+                                const auto at_w =
+                                    static_cast<std::size_t>(((o * kh + ky) * kw + kx) * ic + i);
+                                const double term = static_cast<double>(in[at_in]) * w[at_w];
                                 sum += term;
                                 magnitude += std::fabs(term);
                             }

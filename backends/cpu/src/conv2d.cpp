@@ -69,7 +69,10 @@ void conv2d(const float* in, const float* weight, const float* bias, float* out,
         gemm(pixels, g.oc, k, in, k, weight, k, true, out, g.oc, true);
         return;
     }
-    const std::int64_t block_rows = std::max<std::int64_t>(1, im2col_block_floats / std::max<std::int64_t>(k, 1));
+    // k is 0 when KH, KW or IC is (TOSA dimensions may be 0): the bias alone,
+    // which gemm() leaves in place.
+    const std::int64_t block_rows =
+        std::max<std::int64_t>(1, im2col_block_floats / std::max<std::int64_t>(k, 1));
     // Reused by every convolution this worker runs; never larger than one block.
     thread_local std::vector<float> scratch;
     const std::int64_t rows_max = std::min(block_rows, pixels);

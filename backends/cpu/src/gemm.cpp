@@ -70,18 +70,37 @@ void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::i
     }
 }
 
+#if VACCEL_CPU_GEMM_OPENBLAS
+// OpenBLAS's own (not in cblas.h): stops the thread pool; the next
+// openblas_set_num_threads or threaded call starts it again.
+extern "C" int blas_thread_shutdown_(void);
+#endif
+
 void size_blas_threads(unsigned workers)
 {
 #if VACCEL_CPU_GEMM_OPENBLAS
-    if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
     // Process-wide: several CPU devices (the registry's `count`) share the
     // one OpenBLAS thread pool; the count only grows.
     static std::mutex lock;
+    static bool restarted = false;
     static unsigned largest = 0;
     const std::lock_guard held(lock);
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const unsigned wanted = std::min(std::max(largest, workers), cores);
-    if (wanted == largest) return;
+    const unsigned wanted = std::getenv("OPENBLAS_NUM_THREADS") != nullptr
+                                ? static_cast<unsigned>(openblas_get_num_threads())
+                                : std::min(std::max(largest, workers), cores);
+    if (restarted && wanted == largest) return;
+    if (!restarted) {
+        // The pool OpenBLAS started when it was loaded has the loading
+        // thread's signal mask (usually nothing blocked), so it could take
+        // a signal the process blocks everywhere else and reads from a
+        // signalfd (vacceld's SIGTERM: the default action would kill the
+        // daemon). Restarted here, its threads inherit the mask of the
+        // thread opening the first CPU device; no GEMM runs before a CPU
+        // device exists, so none is in flight.
+        blas_thread_shutdown_();
+        restarted = true;
+    }
     largest = wanted;
     openblas_set_num_threads(static_cast<int>(wanted));
 #else

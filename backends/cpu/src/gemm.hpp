@@ -27,8 +27,9 @@ inline constexpr std::int64_t gemm_max_dimension = INT32_MAX;
 
 // Called when a CPU device opens with `workers` worker threads: raises the
 // process-wide BLAS thread count to min(largest workers seen, cores) unless
-// OPENBLAS_NUM_THREADS is set in the environment, which then decides. Does
-// nothing with Eigen.
+// OPENBLAS_NUM_THREADS is set in the environment, which then decides. The
+// first call restarts OpenBLAS's pool so that its threads carry the calling
+// thread's signal mask (gemm.cpp). Does nothing with Eigen.
 void size_blas_threads(unsigned workers);
 
 }  // namespace vaccel::backend::cpu
