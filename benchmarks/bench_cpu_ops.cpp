@@ -12,6 +12,7 @@
 // median of the rounds and the range of the per-round ratios. Nothing is
 // asserted: the figures are the result.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -44,8 +45,16 @@ T must(Result<T> result, const std::string& what)
     return std::move(*result);
 }
 
-struct Quiet final : EventSink {
-    void completed(const EventStatus&) noexcept override {}
+// Wakes the bench when its submission has left pending (the sink is told
+// after the state changed). Waiting on a futex, not polling: a polling
+// thread would take one of the cores the GEMM's threads run on.
+struct Waiter final : EventSink {
+    std::atomic<bool> done{false};
+    void completed(const EventStatus&) noexcept override
+    {
+        done.store(true);
+        done.notify_all();
+    }
 };
 
 std::vector<float> noise(std::size_t count, unsigned seed)
@@ -122,11 +131,11 @@ double median_seconds(Backend& backend, const tosa::Graph& graph, int runs)
         submit.queue = queue.get();
         submit.program = program.get();
         submit.bindings = bindings;
-        submit.sink = std::make_shared<Quiet>();
+        auto waiter = std::make_shared<Waiter>();
+        submit.sink = waiter;
         const auto start = Clock::now();
         auto submitted = must(backend.submit(submit), "submit");
-        while (backend.poll(*submitted.event).state == EventState::pending)
-            std::this_thread::yield();
+        waiter->done.wait(false);
         const double took = std::chrono::duration<double>(Clock::now() - start).count();
         if (backend.poll(*submitted.event).state != EventState::complete) {
             std::fprintf(stderr, "bench_cpu_ops: a run failed\n");
