@@ -26,7 +26,8 @@ SHELL := /bin/bash
 DEPS := build-essential cmake ninja-build pkg-config \
 	liburing-dev flatbuffers-compiler libflatbuffers-dev \
 	libcmocka-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev \
-	libfmt-dev libspdlog-dev libopenblas-dev libeigen3-dev libtomlplusplus-dev \
+	libfmt-dev libspdlog-dev libopenblas-dev libopenblas-pthread-dev libeigen3-dev \
+	libtomlplusplus-dev \
 	python3 python3-numpy libopenblas0-pthread libclang-rt-14-dev binutils file \
 	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio
 
