@@ -26,8 +26,8 @@ SHELL := /bin/bash
 DEPS := build-essential cmake ninja-build pkg-config \
 	liburing-dev flatbuffers-compiler libflatbuffers-dev \
 	libcmocka-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev \
-	libfmt-dev libspdlog-dev libeigen3-dev libtomlplusplus-dev \
-	libvulkan-dev mesa-vulkan-drivers glslc libdrm-dev vulkan-tools \
+	libfmt-dev libspdlog-dev libopenblas-dev libopenblas-pthread-dev libeigen3-dev \
+	libtomlplusplus-dev libvulkan-dev mesa-vulkan-drivers glslc libdrm-dev vulkan-tools \
 	python3 python3-numpy libopenblas0-pthread libclang-rt-14-dev binutils file \
 	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio
 

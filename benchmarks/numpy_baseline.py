@@ -28,14 +28,17 @@ def blas_name():
         return info
     except Exception:
         pass
+    # The library file itself (its directory may name OpenBLAS for the
+    # LAPACK beside it too), the first of these names that is mapped.
     try:
         with open("/proc/self/maps") as maps:
-            for line in maps:
-                for lib in ("openblas", "blis", "mkl", "libblas"):
-                    if lib in line:
-                        return line.split()[-1]
+            paths = {line.split()[-1] for line in maps if "/" in line}
     except OSError:
-        pass
+        return "unknown"
+    for lib in ("libopenblas", "libblis", "libmkl", "libblas"):
+        for path in sorted(paths):
+            if path.rsplit("/", 1)[-1].startswith(lib):
+                return path
     return "unknown"
 
 

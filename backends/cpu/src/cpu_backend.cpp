@@ -18,6 +18,7 @@
 #include "builtin_kernels.hpp"
 #include "descriptor.hpp"
 #include "device_info.hpp"
+#include "gemm.hpp"
 #include "objects.hpp"
 #include "scheduler.hpp"
 #include "submission.hpp"
@@ -628,6 +629,7 @@ std::unique_ptr<Backend> open_cpu_backend(const CpuOptions& options)
 {
     unsigned threads = options.threads;
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    cpu::size_blas_threads(threads);
     return std::make_unique<cpu::CpuBackend>(options, threads);
 }
 

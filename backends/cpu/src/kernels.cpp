@@ -1,13 +1,13 @@
 // kernels.cpp - FP32 operator kernels (see kernels.hpp for the numerics).
 #include "kernels.hpp"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "gemm.hpp"
 #include "vaccel.h"
 
 namespace vaccel::backend::cpu {
@@ -400,13 +400,9 @@ void clamp(const float* in, float* out, std::uint64_t count, float min, float ma
 void matmul(const float* a, const float* b, float* out, std::int64_t n, std::int64_t h,
             std::int64_t c, std::int64_t w)
 {
-    using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    for (std::int64_t batch = 0; batch < n; ++batch) {
-        Eigen::Map<const RowMajor> lhs(a + batch * h * c, h, c);
-        Eigen::Map<const RowMajor> rhs(b + batch * c * w, c, w);
-        Eigen::Map<RowMajor> result(out + batch * h * w, h, w);
-        result.noalias() = lhs * rhs;
-    }
+    for (std::int64_t batch = 0; batch < n; ++batch)
+        gemm(h, w, c, a + batch * h * c, c, b + batch * c * w, w, false, out + batch * h * w, w,
+             false);
 }
 
 
@@ -551,34 +547,6 @@ void reverse(const std::byte* in, Shape in_shape, std::int32_t axis, std::byte* 
             std::memcpy(out + static_cast<std::size_t>(o * s.length + k) * block,
                         in + static_cast<std::size_t>(o * s.length + (s.length - 1 - k)) * block,
                         block);
-}
-
-void conv2d(const float* in, const float* weight, const float* bias, float* out,
-            const Conv2dGeometry& g)
-{
-    for (std::int64_t n = 0; n < g.n; ++n) {
-        for (std::int64_t oy = 0; oy < g.oh; ++oy) {
-            for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                float* pixel = out + ((n * g.oh + oy) * g.ow + ox) * g.oc;
-                for (std::int64_t oc = 0; oc < g.oc; ++oc) {
-                    float acc = bias[g.bias_per_channel ? oc : 0];
-                    for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                        const std::int64_t iy = oy * g.stride_y - g.pad_top + ky * g.dilation_y;
-                        if (iy < 0 || iy >= g.ih) continue;
-                        for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                            const std::int64_t ix =
-                                ox * g.stride_x - g.pad_left + kx * g.dilation_x;
-                            if (ix < 0 || ix >= g.iw) continue;
-                            const float* source = in + ((n * g.ih + iy) * g.iw + ix) * g.ic;
-                            const float* taps = weight + ((oc * g.kh + ky) * g.kw + kx) * g.ic;
-                            for (std::int64_t ic = 0; ic < g.ic; ++ic) acc += source[ic] * taps[ic];
-                        }
-                    }
-                    pixel[oc] = acc;
-                }
-            }
-        }
-    }
 }
 
 }  // namespace vaccel::backend::cpu

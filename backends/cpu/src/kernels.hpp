@@ -14,9 +14,15 @@
 //    only when all are NaN); -0 orders below +0 (IEEE 754-2019 maximum);
 //  - ARGMAX gives the first index of the largest value; PROPAGATE: the first
 //    NaN's index if there is one; IGNORE: NaNs are skipped, 0 if all are NaN;
-//  - MATMUL uses Eigen's GEMM per batch, REDUCE_SUM/PRODUCT accumulate in
-//    float in index order, CONV2D accumulates in float in (ky, kx, ic) order
-//    after the bias;
+//  - REDUCE_SUM/PRODUCT accumulate in float in index order;
+//  - MATMUL is one GEMM per batch (gemm.hpp: OpenBLAS's sgemm, or Eigen's
+//    product in VACCEL_CPU_GEMM=EIGEN builds), CONV2D the bias plus one GEMM
+//    of the im2col patches (conv2d.cpp): each output is a float dot product
+//    of n terms (C, or KH*KW*IC plus the bias) whose summation order,
+//    blocking and FMA use are the GEMM's and may differ between machines
+//    (OpenBLAS picks its kernels by CPU), thread counts and builds; the
+//    tests hold them to the bound of any order, |got - exact| <= gamma(n) *
+//    sum |terms|, gamma(n) = n*u / (1 - n*u), u = 2^-24 (docs/operators.md);
 //  - data layout operators (TRANSPOSE, CONCAT, SLICE, PAD, TILE, REVERSE) copy
 //    values of any stored dtype bit for bit.
 // Shapes and attributes arrive already checked (admission.cpp, plan.cpp):

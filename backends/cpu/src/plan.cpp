@@ -49,6 +49,7 @@
 
 #include "admission.hpp"
 #include "float_formats.hpp"
+#include "gemm.hpp"
 #include "plan.hpp"
 #include "vaccel/tosa/analysis.hpp"
 #include "vaccel/tosa/plan.hpp"
@@ -1071,6 +1072,13 @@ Status Compiler::check_conv2d(std::uint32_t index)
         std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
         std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
         return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
+    // The GEMM's k is KH*KW*C (no overflow: a tensor has at most 2^40
+    // elements); every dimension, OC among them, is below 2^31 already.
+    if (weight[1] * weight[2] * weight[3] > gemm_max_dimension)
+        return fail(bad_shape(index, fmt::format("weight {}: KH*KW*C must be at most {} (the "
+                                                 "BLAS's 32-bit index); split the input "
+                                                 "channels over several convolutions",
+                                                 shape_text(weight), gemm_max_dimension)));
     if (integer_data(index)) {
         if (auto q = check_int_operands(index, 3, 4); !q) return q;
     } else {
