@@ -126,6 +126,15 @@ private:
     Status check_clamp(std::uint32_t index);
     Status check_reduce(std::uint32_t index);
     Status check_conv2d(std::uint32_t index);
+    // The convolutions' shared rules: a bias of [channels] or [1]; pad,
+    // stride and dilation with `spatial` dimensions (pads twice that), pads
+    // >= 0, stride and dilation >= 1.
+    Status check_conv_bias(std::uint32_t index, std::int64_t channels,
+                           std::string_view what = "") const;
+    Status check_conv_window(std::uint32_t index, std::size_t spatial) const;
+    // Integer data: its zero points and accumulator; float: the accumulator
+    // (unless `accumulator` is false) and zero zero points. Operands 3 and 4.
+    Status check_conv_operands(std::uint32_t index, bool accumulator = true);
     Status check_nan_mode(std::uint32_t index) const;
     Status check_axis(std::uint32_t index, std::size_t rank) const;
     Status check_select(std::uint32_t index);
@@ -1052,6 +1061,40 @@ Status Compiler::check_reduce(std::uint32_t index)
     return expect_output(index, shape);
 }
 
+Status Compiler::check_conv_bias(std::uint32_t index, std::int64_t channels,
+                                 std::string_view what) const
+{
+    const auto& bias = in(block_.operators[index], 2).shape;
+    if (bias.size() != 1 || (bias[0] != channels && bias[0] != 1))
+        return fail(bad_shape(index, fmt::format("bias {} must be [{}]{} or [1]", shape_text(bias),
+                                                 channels, what)));
+    return {};
+}
+
+Status Compiler::check_conv_window(std::uint32_t index, std::size_t spatial) const
+{
+    const auto& a = block_.operators[index].attributes;
+    if (a.pad.size() != 2 * spatial || a.stride.size() != spatial ||
+        a.dilation.size() != spatial)
+        return fail(bad_attribute(index, fmt::format("pad needs {} values, stride and dilation "
+                                                     "{} each",
+                                                     2 * spatial, spatial)));
+    if (std::ranges::any_of(a.pad, [](std::int32_t v) { return v < 0; }) ||
+        std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
+        std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
+        return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
+    return {};
+}
+
+Status Compiler::check_conv_operands(std::uint32_t index, bool accumulator)
+{
+    if (integer_data(index)) return check_int_operands(index, 3, 4);
+    if (accumulator)
+        if (auto acc = check_accumulator(index); !acc) return acc;
+    if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
+    return expect_zero_constant(index, 4, "weight_zp");
+}
+
 Status Compiler::check_conv2d(std::uint32_t index)
 {
     const tosa::Operator& op = block_.operators[index];
@@ -1063,15 +1106,8 @@ Status Compiler::check_conv2d(std::uint32_t index)
         return fail(bad_shape(index, fmt::format("input {} and weight {} are not [N,H,W,C] and "
                                                  "[OC,KH,KW,C]",
                                                  shape_text(input), shape_text(weight))));
-    if (bias.size() != 1 || (bias[0] != weight[0] && bias[0] != 1))
-        return fail(bad_shape(index, fmt::format("bias {} must be [{}] or [1]", shape_text(bias),
-                                                 weight[0])));
-    if (a.pad.size() != 4 || a.stride.size() != 2 || a.dilation.size() != 2)
-        return fail(bad_attribute(index, "pad needs 4 values, stride and dilation 2 each"));
-    if (std::ranges::any_of(a.pad, [](std::int32_t v) { return v < 0; }) ||
-        std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
-        std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
-        return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
+    if (auto checked = check_conv_bias(index, weight[0]); !checked) return checked;
+    if (auto checked = check_conv_window(index, 2); !checked) return checked;
     // The GEMM's k is KH*KW*C (no overflow: a tensor has at most 2^40
     // elements); every dimension, OC among them, is below 2^31 already.
     if (weight[1] * weight[2] * weight[3] > gemm_max_dimension)
@@ -1079,14 +1115,9 @@ Status Compiler::check_conv2d(std::uint32_t index)
                                                  "BLAS's 32-bit index); split the input "
                                                  "channels over several convolutions",
                                                  shape_text(weight), gemm_max_dimension)));
-    if (integer_data(index)) {
-        if (auto q = check_int_operands(index, 3, 4); !q) return q;
-    } else {
-        if (is_narrow_float(in(op, 0).dtype))  // FP32 CONV2D has always run whatever acc_type says
-            if (auto acc = check_accumulator(index); !acc) return acc;
-        if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
-        if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
-    }
+    // FP32 CONV2D has always run whatever acc_type says.
+    if (auto checked = check_conv_operands(index, is_narrow_float(in(op, 0).dtype)); !checked)
+        return checked;
     Conv2dGeometry g;
     g.n = input[0], g.ih = input[1], g.iw = input[2], g.ic = input[3];
     g.oc = weight[0], g.kh = weight[1], g.kw = weight[2];
@@ -1220,22 +1251,9 @@ Status Compiler::check_depthwise_conv2d(std::uint32_t index)
                                                  "[KH,KW,C,M]",
                                                  shape_text(input), shape_text(weight))));
     const std::int64_t channels = weight[2] * weight[3];  // C * M
-    if (bias.size() != 1 || (bias[0] != channels && bias[0] != 1))
-        return fail(bad_shape(index, fmt::format("bias {} must be [{}] (C*M) or [1]",
-                                                 shape_text(bias), channels)));
-    if (a.pad.size() != 4 || a.stride.size() != 2 || a.dilation.size() != 2)
-        return fail(bad_attribute(index, "pad needs 4 values, stride and dilation 2 each"));
-    if (std::ranges::any_of(a.pad, [](std::int32_t v) { return v < 0; }) ||
-        std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
-        std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
-        return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
-    if (integer_data(index)) {
-        if (auto q = check_int_operands(index, 3, 4); !q) return q;
-    } else {
-        if (auto acc = check_accumulator(index); !acc) return acc;
-        if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
-        if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
-    }
+    if (auto checked = check_conv_bias(index, channels, " (C*M)"); !checked) return checked;
+    if (auto checked = check_conv_window(index, 2); !checked) return checked;
+    if (auto checked = check_conv_operands(index); !checked) return checked;
     Conv2dGeometry g;
     g.n = input[0], g.ih = input[1], g.iw = input[2], g.ic = input[3];
     g.oc = channels, g.kh = weight[0], g.kw = weight[1];
@@ -1267,9 +1285,7 @@ Status Compiler::check_transpose_conv2d(std::uint32_t index)
         return fail(bad_shape(index, fmt::format("input {} and weight {} are not [N,H,W,IC] and "
                                                  "[OC,KH,KW,IC]",
                                                  shape_text(input), shape_text(weight))));
-    if (bias.size() != 1 || (bias[0] != weight[0] && bias[0] != 1))
-        return fail(bad_shape(index, fmt::format("bias {} must be [{}] or [1]", shape_text(bias),
-                                                 weight[0])));
+    if (auto checked = check_conv_bias(index, weight[0]); !checked) return checked;
     if (a.out_pad.size() != 4 || a.stride.size() != 2)
         return fail(bad_attribute(index, "out_pad needs 4 values, stride 2"));
     if (std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }))
@@ -1284,13 +1300,7 @@ Status Compiler::check_transpose_conv2d(std::uint32_t index)
                                                      "against its height, left and right "
                                                      "against its width)",
                                                      fmt::join(a.out_pad, ","), kh, kw)));
-    if (integer_data(index)) {
-        if (auto q = check_int_operands(index, 3, 4); !q) return q;
-    } else {
-        if (auto acc = check_accumulator(index); !acc) return acc;
-        if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
-        if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
-    }
+    if (auto checked = check_conv_operands(index); !checked) return checked;
     Conv2dGeometry g;
     g.n = input[0], g.ih = input[1], g.iw = input[2], g.ic = input[3];
     g.oc = weight[0], g.kh = kh, g.kw = kw;
@@ -1317,22 +1327,9 @@ Status Compiler::check_conv3d(std::uint32_t index)
         return fail(bad_shape(index, fmt::format("input {} and weight {} are not [N,D,H,W,IC] and "
                                                  "[OC,KD,KH,KW,IC]",
                                                  shape_text(input), shape_text(weight))));
-    if (bias.size() != 1 || (bias[0] != weight[0] && bias[0] != 1))
-        return fail(bad_shape(index, fmt::format("bias {} must be [{}] or [1]", shape_text(bias),
-                                                 weight[0])));
-    if (a.pad.size() != 6 || a.stride.size() != 3 || a.dilation.size() != 3)
-        return fail(bad_attribute(index, "pad needs 6 values, stride and dilation 3 each"));
-    if (std::ranges::any_of(a.pad, [](std::int32_t v) { return v < 0; }) ||
-        std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
-        std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
-        return fail(bad_attribute(index, "pad must be >= 0, stride and dilation >= 1"));
-    if (integer_data(index)) {
-        if (auto q = check_int_operands(index, 3, 4); !q) return q;
-    } else {
-        if (auto acc = check_accumulator(index); !acc) return acc;
-        if (auto zero = expect_zero_constant(index, 3, "input_zp"); !zero) return zero;
-        if (auto zero = expect_zero_constant(index, 4, "weight_zp"); !zero) return zero;
-    }
+    if (auto checked = check_conv_bias(index, weight[0]); !checked) return checked;
+    if (auto checked = check_conv_window(index, 3); !checked) return checked;
+    if (auto checked = check_conv_operands(index); !checked) return checked;
     Conv3dGeometry g;
     g.n = input[0], g.id = input[1], g.ih = input[2], g.iw = input[3], g.ic = input[4];
     g.oc = weight[0], g.kd = weight[1], g.kh = weight[2], g.kw = weight[3];
