@@ -1,5 +1,6 @@
 // kernels.cpp - FP32 operator kernels (see kernels.hpp for the numerics).
 #include "kernels.hpp"
+#include "kernel_shapes.hpp"
 
 #include <algorithm>
 #include <array>
@@ -20,46 +21,6 @@ std::uint64_t element_count(Shape shape)
 }
 
 namespace {
-
-using Index = std::array<std::int64_t, VACCEL_MAX_RANK>;
-
-// Row-major strides of `shape`, with 0 where the dimension is 1 and the
-// output's is larger (broadcast).
-Index broadcast_strides(Shape shape, Shape out_shape)
-{
-    Index strides{};
-    std::int64_t stride = 1;
-    for (std::size_t i = shape.size(); i-- > 0;) {
-        strides[i] = (shape[i] == 1 && out_shape[i] != 1) ? 0 : stride;
-        stride *= shape[i];
-    }
-    return strides;
-}
-
-// Calls f(out_index, offsets...) for every element of out_shape in row-major
-// order, with each operand's element offset under TOSA broadcast.
-template <std::size_t N, class F>
-void broadcast_walk(const std::array<Shape, N>& shapes, Shape out_shape, F f)
-{
-    const std::uint64_t count = element_count(out_shape);
-    const std::size_t rank = out_shape.size();
-    std::array<Index, N> strides{};
-    for (std::size_t k = 0; k < N; ++k) strides[k] = broadcast_strides(shapes[k], out_shape);
-    Index index{};
-    std::array<std::int64_t, N> at{};
-    for (std::uint64_t i = 0; i < count; ++i) {
-        f(i, at);
-        // Advance the multi-index like an odometer, keeping every offset.
-        for (std::size_t d = rank; d-- > 0;) {
-            if (++index[d] < out_shape[d]) {
-                for (std::size_t k = 0; k < N; ++k) at[k] += strides[k][d];
-                break;
-            }
-            for (std::size_t k = 0; k < N; ++k) at[k] -= strides[k][d] * (out_shape[d] - 1);
-            index[d] = 0;
-        }
-    }
-}
 
 template <class In, class T, class F>
 void broadcast_apply(const In* a, Shape a_shape, const In* b, Shape b_shape, T* out,
@@ -100,23 +61,10 @@ float min_of(float x, float y, bool nan_propagate)
     return x < y ? x : y;
 }
 
-// outer x length x inner view of a shape around `axis`.
-struct AxisSplit {
-    std::int64_t outer = 1, length = 1, inner = 1;
-};
-AxisSplit split_at(Shape shape, std::int32_t axis)
-{
-    AxisSplit s;
-    const auto a = static_cast<std::size_t>(axis);
-    for (std::size_t i = 0; i < a; ++i) s.outer *= shape[i];
-    for (std::size_t i = a + 1; i < shape.size(); ++i) s.inner *= shape[i];
-    s.length = shape[a];
-    return s;
-}
 
-Index row_major_strides(Shape shape)
+ShapeIndex row_major_strides(Shape shape)
 {
-    Index strides{};
+    ShapeIndex strides{};
     std::int64_t stride = 1;
     for (std::size_t i = shape.size(); i-- > 0;) {
         strides[i] = stride;
@@ -130,7 +78,7 @@ template <class F>
 void walk(Shape shape, F f)
 {
     const std::uint64_t count = element_count(shape);
-    Index index{};
+    ShapeIndex index{};
     for (std::uint64_t i = 0; i < count; ++i) {
         f(i, index);
         for (std::size_t d = shape.size(); d-- > 0;) {
@@ -144,7 +92,7 @@ template <class T>
 void transpose_of(const T* in, Shape in_shape, std::span<const std::int32_t> perms, T* out)
 {
     const std::size_t rank = in_shape.size();
-    Index in_strides{};
+    ShapeIndex in_strides{};
     std::int64_t stride = 1;
     for (std::size_t i = rank; i-- > 0;) {
         in_strides[i] = stride;
@@ -152,14 +100,14 @@ void transpose_of(const T* in, Shape in_shape, std::span<const std::int32_t> per
     }
     // Walking the output in order: output dimension d steps the input by
     // the stride of input dimension perms[d].
-    Index out_dims{};
-    Index steps{};
+    ShapeIndex out_dims{};
+    ShapeIndex steps{};
     for (std::size_t d = 0; d < rank; ++d) {
         out_dims[d] = in_shape[static_cast<std::size_t>(perms[d])];
         steps[d] = in_strides[static_cast<std::size_t>(perms[d])];
     }
     const std::uint64_t count = element_count(in_shape);
-    Index index{};
+    ShapeIndex index{};
     std::int64_t at = 0;
     for (std::uint64_t i = 0; i < count; ++i) {
         out[i] = in[at];
@@ -178,8 +126,8 @@ template <class T>
 void slice_of(const T* in, Shape in_shape, std::span<const std::int64_t> start, T* out,
               Shape out_shape)
 {
-    const Index strides = row_major_strides(in_shape);
-    walk(out_shape, [&](std::uint64_t i, const Index& index) {
+    const ShapeIndex strides = row_major_strides(in_shape);
+    walk(out_shape, [&](std::uint64_t i, const ShapeIndex& index) {
         std::int64_t at = 0;
         for (std::size_t d = 0; d < out_shape.size(); ++d) at += (start[d] + index[d]) * strides[d];
         out[i] = in[at];
@@ -190,8 +138,8 @@ template <class T>
 void pad_of(const T* in, Shape in_shape, std::span<const std::int64_t> before, T value, T* out,
             Shape out_shape)
 {
-    const Index strides = row_major_strides(in_shape);
-    walk(out_shape, [&](std::uint64_t i, const Index& index) {
+    const ShapeIndex strides = row_major_strides(in_shape);
+    walk(out_shape, [&](std::uint64_t i, const ShapeIndex& index) {
         std::int64_t at = 0;
         for (std::size_t d = 0; d < out_shape.size(); ++d) {
             const std::int64_t source = index[d] - before[d];
@@ -208,8 +156,8 @@ void pad_of(const T* in, Shape in_shape, std::span<const std::int64_t> before, T
 template <class T>
 void tile_of(const T* in, Shape in_shape, T* out, Shape out_shape)
 {
-    const Index strides = row_major_strides(in_shape);
-    walk(out_shape, [&](std::uint64_t i, const Index& index) {
+    const ShapeIndex strides = row_major_strides(in_shape);
+    walk(out_shape, [&](std::uint64_t i, const ShapeIndex& index) {
         std::int64_t at = 0;
         for (std::size_t d = 0; d < out_shape.size(); ++d) at += index[d] % in_shape[d] * strides[d];
         out[i] = in[at];

@@ -1,6 +1,7 @@
 // kernels_data.cpp - GATHER SCATTER, CAST, logical, RESIZE, FFT2D RFFT2D
 // kernels (see kernels_data.hpp for the numerics).
 #include "kernels_data.hpp"
+#include "kernel_shapes.hpp"
 
 #include <algorithm>
 #include <array>
@@ -149,31 +150,10 @@ void logical(Logical op, const std::uint8_t* a, Shape a_shape, const std::uint8_
         }
         return 0;
     };
-    const std::size_t rank = out_shape.size();
-    // Row-major strides, 0 along a broadcast dimension.
-    std::array<std::int64_t, VACCEL_MAX_RANK> sa{}, sb{}, index{};
-    std::int64_t stride_a = 1, stride_b = 1;
-    for (std::size_t d = rank; d-- > 0;) {
-        sa[d] = a_shape[d] == 1 ? 0 : stride_a;
-        sb[d] = b_shape[d] == 1 ? 0 : stride_b;
-        stride_a *= a_shape[d];
-        stride_b *= b_shape[d];
-    }
-    const std::uint64_t count = element_count(out_shape);
-    std::int64_t at_a = 0, at_b = 0;
-    for (std::uint64_t i = 0; i < count; ++i) {
-        out[i] = apply(a[at_a], b[at_b]);
-        for (std::size_t d = rank; d-- > 0;) {  // odometer step
-            if (++index[d] < out_shape[d]) {
-                at_a += sa[d];
-                at_b += sb[d];
-                break;
-            }
-            at_a -= sa[d] * (out_shape[d] - 1);
-            at_b -= sb[d] * (out_shape[d] - 1);
-            index[d] = 0;
-        }
-    }
+    broadcast_walk<2>({a_shape, b_shape}, out_shape,
+                      [&](std::uint64_t i, const std::array<std::int64_t, 2>& at) {
+                          out[i] = apply(a[at[0]], b[at[1]]);
+                      });
 }
 
 void logical_not(const std::uint8_t* in, std::uint8_t* out, std::uint64_t count)

@@ -1,5 +1,6 @@
 // kernels_int.cpp - integer operator kernels (see kernels_int.hpp for the numerics).
 #include "kernels_int.hpp"
+#include "kernel_shapes.hpp"
 
 #include <algorithm>
 #include <array>
@@ -53,51 +54,6 @@ std::int64_t saturate(std::int64_t value, std::int64_t low, std::int64_t high)
     return std::clamp(value, low, high);
 }
 
-// Calls f(out_index, offsets) for every element of out_shape in row-major
-// order with each operand's element offset under TOSA broadcast (a dimension
-// of 1 where the output's is larger repeats).
-template <std::size_t N, class F>
-void broadcast_each(const std::array<Shape, N>& shapes, Shape out_shape, F f)
-{
-    using Index = std::array<std::int64_t, VACCEL_MAX_RANK>;
-    const std::size_t rank = out_shape.size();
-    std::array<Index, N> strides{};
-    for (std::size_t k = 0; k < N; ++k) {
-        std::int64_t stride = 1;
-        for (std::size_t d = rank; d-- > 0;) {
-            strides[k][d] = (shapes[k][d] == 1 && out_shape[d] != 1) ? 0 : stride;
-            stride *= shapes[k][d];
-        }
-    }
-    const std::uint64_t count = element_count(out_shape);
-    Index index{};
-    std::array<std::int64_t, N> at{};
-    for (std::uint64_t i = 0; i < count; ++i) {
-        if (!f(i, at)) return;
-        for (std::size_t d = rank; d-- > 0;) {  // odometer step
-            if (++index[d] < out_shape[d]) {
-                for (std::size_t k = 0; k < N; ++k) at[k] += strides[k][d];
-                break;
-            }
-            for (std::size_t k = 0; k < N; ++k) at[k] -= strides[k][d] * (out_shape[d] - 1);
-            index[d] = 0;
-        }
-    }
-}
-
-// outer x length x inner view of a shape around `axis`.
-struct Split {
-    std::int64_t outer = 1, length = 1, inner = 1;
-};
-Split split(Shape shape, std::int32_t axis)
-{
-    Split s;
-    const auto a = static_cast<std::size_t>(axis);
-    for (std::size_t i = 0; i < a; ++i) s.outer *= shape[i];
-    for (std::size_t i = a + 1; i < shape.size(); ++i) s.inner *= shape[i];
-    s.length = shape[a];
-    return s;
-}
 
 // One binary operator on T operands. Stops at the first element TOSA 1.0
 // gives no result for (a zero divisor, a shift outside 0..width-1) and
@@ -112,7 +68,7 @@ IntFault binary_of(const IntegerParams& p, const std::byte* a, Shape a_shape, co
         fault = {IntFault::Kind::shift_out_of_range, i, amount};
         return false;
     };
-    broadcast_each<2>({a_shape, b_shape}, out_shape, [&](std::uint64_t i, const auto& at) {
+    broadcast_walk<2>({a_shape, b_shape}, out_shape, [&](std::uint64_t i, const auto& at) {
         const std::int64_t x = load<T>(a, at[0]);
         const std::int64_t y = load<T>(b, at[1]);
         const auto o = static_cast<std::int64_t>(i);
@@ -280,7 +236,7 @@ void select_elements(const std::uint8_t* condition, Shape c_shape, const std::by
                      Shape out_shape, std::size_t element)
 {
     const auto size = static_cast<std::int64_t>(element);
-    broadcast_each<3>({c_shape, a_shape, b_shape}, out_shape, [&](std::uint64_t i, const auto& at) {
+    broadcast_walk<3>({c_shape, a_shape, b_shape}, out_shape, [&](std::uint64_t i, const auto& at) {
         const std::byte* source = condition[at[0]] != 0 ? a + at[1] * size : b + at[2] * size;
         std::memcpy(out + static_cast<std::int64_t>(i) * size, source, element);
         return true;
@@ -292,7 +248,7 @@ void int_reduce(Reduce op, DType dtype, const std::byte* in, Shape in_shape, std
 {
     with_int_type(dtype, [&](auto tag) {
         using T = decltype(tag);
-        const Split s = split(in_shape, axis);
+        const AxisSplit s = split_at(in_shape, axis);
         for (std::int64_t o = 0; o < s.outer; ++o) {
             for (std::int64_t i = 0; i < s.inner; ++i) {
                 const std::int64_t first = o * s.length * s.inner + i;
@@ -317,7 +273,7 @@ void int_argmax(DType dtype, const std::byte* in, Shape in_shape, std::int32_t a
 {
     with_int_type(dtype, [&](auto tag) {
         using T = decltype(tag);
-        const Split s = split(in_shape, axis);
+        const AxisSplit s = split_at(in_shape, axis);
         for (std::int64_t o = 0; o < s.outer; ++o) {
             for (std::int64_t i = 0; i < s.inner; ++i) {
                 const std::int64_t first = o * s.length * s.inner + i;
