@@ -63,10 +63,10 @@ void enumeration_finds_one_cpu_device_with_its_identity(void**)
     assert_int_equal(info.memory_caps,
                      VACCEL_MEM_HOST_VISIBLE | VACCEL_MEM_DEVICE_LOCAL | VACCEL_MEM_SHARED);
     assert_true(info.memory_bytes > 0);
-    // No program formats and no capabilities until programs run.
-    assert_int_equal(info.formats, 0);
+    // TOSA programs of the FP32 tier; no capability (gates, launches) yet.
+    assert_int_equal(info.formats, VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA));
     assert_int_equal(info.flags, 0);
-    assert_int_equal(info.tosa_target_count, 0);
+    assert_int_equal(info.tosa_target_count, 1);
     assert_int_equal(info.limits.max_buffer_bytes % 4, 0);
     assert_true(info.limits.max_buffer_bytes <= info.memory_bytes);
 }
@@ -214,13 +214,12 @@ void bad_transfers_and_allocations_are_refused(void**)
     assert_true(device->destroy_context(*context).has_value());
 }
 
-void programs_are_refused_with_the_reason(void**)
+void other_formats_and_gates_are_refused_with_the_reason(void**)
 {
     auto device = the_device();
     auto context = device->create_context();
     assert_true(context.has_value());
-    for (std::uint32_t format : {VACCEL_FORMAT_TOSA, VACCEL_FORMAT_CUDA_PTX,
-                                 VACCEL_FORMAT_CPU_BUILTIN}) {
+    for (std::uint32_t format : {VACCEL_FORMAT_CUDA_PTX, VACCEL_FORMAT_CPU_BUILTIN}) {
         ProgramDesc desc;
         desc.format = format;
         auto program = device->load_program(**context, desc);
@@ -229,7 +228,7 @@ void programs_are_refused_with_the_reason(void**)
         assert_int_equal(program.error().detail, VACCEL_D_FORMAT);
         assert_int_equal(program.error().arg0, format);
         assert_true(program.error().note.starts_with(
-            "the Vulkan backend does not run programs yet"));
+            "the Vulkan device loads TOSA 1.0 programs only"));
     }
     auto gate = device->create_gate(**context);
     assert_false(gate.has_value());
@@ -307,7 +306,7 @@ int main()
         cmocka_unit_test(mapped_buffers_round_trip_exact_bytes),
         cmocka_unit_test(staged_buffers_round_trip_exact_bytes),
         cmocka_unit_test(bad_transfers_and_allocations_are_refused),
-        cmocka_unit_test(programs_are_refused_with_the_reason),
+        cmocka_unit_test(other_formats_and_gates_are_refused_with_the_reason),
         cmocka_unit_test(limits_hold_and_counters_return_to_zero),
         cmocka_unit_test(identity_helpers_degrade_and_decode),
     };

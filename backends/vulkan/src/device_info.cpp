@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "staging.hpp"
+#include "vaccel/tosa/capability.hpp"
 
 namespace vaccel::backend::vulkan {
 
@@ -86,8 +87,9 @@ vaccel_device_info describe_device(const PhysicalRecord& record, const MemoryPla
     info.limits.max_artifact_bytes = std::uint64_t{256} << 20;
     info.limits.max_memory_bytes = largest;
     info.limits.max_gates = 0;  // no VACCEL_CAP_GATES yet
-    info.formats = 0;
-    info.tosa_target_count = 0;
+    info.formats = VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA);
+    info.tosa_target_count = 1;
+    info.tosa_targets[0] = tosa::fp32_target().to_uapi();
     info.flags = 0;
     return info;
 }

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
 #include "instance.hpp"
 #include "memory_plan.hpp"
@@ -29,6 +30,9 @@ struct Counters {
     std::atomic<std::uint64_t> buffers{0};
     std::atomic<std::uint64_t> buffer_bytes{0};
     std::atomic<std::uint64_t> queues{0};
+    std::atomic<std::uint64_t> programs{0};
+    std::atomic<std::uint64_t> events{0};
+    std::atomic<std::uint64_t> events_in_flight{0};
 };
 
 struct DeviceCore {
@@ -41,6 +45,10 @@ struct DeviceCore {
     vaccel_device_info info{};  // Invariant: written once at open, then read-only.
     Counters counters;
     std::atomic<bool> lost{false};
+    // vkQueueSubmit* needs the queue externally synchronised: transfers
+    // (also from load_program, which runs beside other calls) and
+    // submissions take this lock around the call.
+    std::mutex queue_mutex;
     std::uint64_t next_identity = 1;  // buffers' serial numbers (device-serialised calls)
 
     DeviceCore() = default;
@@ -59,6 +67,8 @@ struct ContextState {
     std::uint64_t buffers = 0;
     std::uint64_t memory_bytes = 0;
     std::uint64_t queues = 0;
+    std::uint64_t programs = 0;
+    std::atomic<std::uint64_t> events{0};  // decremented by destroy_event only
 
     explicit ContextState(std::shared_ptr<DeviceCore> owner);
     ContextState(const ContextState&) = delete;
@@ -81,11 +91,18 @@ struct VulkanBuffer final : Buffer {
     std::byte* mapped = nullptr;
     std::uint64_t allocation_bytes = 0;
     std::uint64_t serial = 0;
+    // Submissions accepted and not complete that bind this buffer, and how
+    // many of them write it; changed by submit (device-serialised) and the
+    // completion thread, so atomic. Transfers and free are refused while
+    // in_flight is non-zero; a second submission may only read a buffer
+    // that no in-flight submission writes.
+    std::atomic<std::uint64_t> submissions{0};
+    std::atomic<std::uint64_t> writers{0};
 
     VulkanBuffer(std::shared_ptr<ContextState> context, const BufferDesc& desc);
     ~VulkanBuffer() override;
     const BufferDesc& desc() const override { return described; }
-    std::uint64_t in_flight() const override { return 0; }  // nothing is submitted yet
+    std::uint64_t in_flight() const override { return submissions.load(std::memory_order_acquire); }
     std::uint64_t identity() const override { return serial; }
 };
 

@@ -138,7 +138,12 @@ Status DeviceCopier::copy(VkBuffer source, VkBuffer destination, const VkBufferC
     vkCmdPipelineBarrier2(commands, &dependency);
     if (VkResult r = vkEndCommandBuffer(commands); r != VK_SUCCESS)
         return fail(vulkan_error(state, r, "recording a buffer copy"));
-    if (VkResult r = vkQueueSubmit2(state.queue, 1, &submit, context_.transfer_done);
+    VkResult submitted;
+    {
+        std::lock_guard lock(state.queue_mutex);
+        submitted = vkQueueSubmit2(state.queue, 1, &submit, context_.transfer_done);
+    }
+    if (VkResult r = submitted;
         r != VK_SUCCESS)
         return fail(vulkan_error(state, r, "submitting a buffer copy"));
     const VkResult waited =

@@ -9,9 +9,9 @@
 //    when their memory type is host-visible; transfers are a memcpy into the
 //    mapping, else (or with stage_all_transfers) word copies through a
 //    bounded staging buffer (staging.hpp);
-//  - programs, submissions, launches and gates are refused (Unsupported)
-//    until the backend runs programs: the device advertises no format and
-//    no capability, so no client is sent here for a program.
+//  - TOSA programs of the FP32 tier are loaded by program.hpp and run by
+//    submit.hpp; launches and gates are refused (Unsupported): the device
+//    advertises the TOSA format and no capability.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -21,7 +21,10 @@
 #include "device_info.hpp"
 #include "instance.hpp"
 #include "memory_plan.hpp"
+#include "lowering.hpp"
 #include "objects.hpp"
+#include "program.hpp"
+#include "submit.hpp"
 #include "transfer.hpp"
 #include "vaccel/backend/vulkan.hpp"
 #include "vaccel/common/validation.hpp"
@@ -36,13 +39,21 @@ constexpr VkBufferUsageFlags buffer_usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
 constexpr const char* no_programs_yet =
-    "the Vulkan backend does not run programs yet; use the cpu device (vaccelctl --device cpu "
-    "or auto)";
+    "the Vulkan backend runs TOSA programs with vaccel_submit only; use the cpu device for "
+    "this (vaccelctl --device cpu or auto)";
 
 // The largest power of two dividing `address` (2^40 for zero).
 std::uint64_t address_alignment(std::uint64_t address)
 {
     return address == 0 ? std::uint64_t{1} << 40 : address & (~address + 1);
+}
+
+Error in_flight_error(const VulkanBuffer& buffer, std::string_view what)
+{
+    return Error::of(Errc::busy, VACCEL_D_IN_FLIGHT, buffer.identity(), buffer.in_flight())
+        .with_note(fmt::format("{} refused: {} submission(s) in flight bind this buffer; wait "
+                               "for their events first",
+                               what, buffer.in_flight()));
 }
 
 Error unsupported(std::string_view what)
@@ -132,9 +143,16 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
 
 class VulkanBackend final : public Backend {
 public:
-    explicit VulkanBackend(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {}
+    explicit VulkanBackend(std::shared_ptr<DeviceCore> core)
+        : core_(std::move(core)), completer_(core_)
+    {
+    }
 
     const vaccel_device_info& device_info() const override { return core_->info; }
+    std::vector<tosa::CapabilityDescriptor> tosa_descriptors() const override
+    {
+        return {vulkan_descriptor()};
+    }
 
     DeviceState state() const override
     {
@@ -180,12 +198,12 @@ public:
     Status destroy_context(std::unique_ptr<Context>& context) override
     {
         auto& state = *static_cast<VulkanContext&>(*context).state;
-        const std::uint64_t children = state.buffers + state.queues;
+        const std::uint64_t children = state.buffers + state.queues + state.programs;
         if (children != 0)
             return fail(Error::of(Errc::busy, VACCEL_D_IN_USE, children)
-                            .with_note(fmt::format("the context still owns {} buffers and {} "
-                                                   "queues; release them first",
-                                                   state.buffers, state.queues)));
+                            .with_note(fmt::format("the context still owns {} buffers, {} "
+                                                   "programs and {} queues; release them first",
+                                                   state.buffers, state.programs, state.queues)));
         context.reset();
         return {};
     }
@@ -194,7 +212,9 @@ public:
                                                     BufferInfo& info) override;
     Status free_buffer(std::unique_ptr<Buffer>& buffer) override
     {
-        // Nothing binds a buffer yet (no submissions), so a free never waits.
+        const auto& vk_buffer = static_cast<const VulkanBuffer&>(*buffer);
+        if (vk_buffer.in_flight() != 0)
+            return fail(in_flight_error(vk_buffer, "free"));
         buffer.reset();
         return {};
     }
@@ -202,15 +222,40 @@ public:
                         std::span<const std::byte> data) override;
     Status read_buffer(Buffer& buffer, std::uint64_t offset, std::span<std::byte> data) override;
 
-    // Safe against every other call: touches nothing.
-    Result<std::unique_ptr<Program>> load_program(Context&, const ProgramDesc& desc) override
+    // Called without the device serialisation: touches only the context
+    // (its session's), atomics, and the queue under queue_mutex (constant
+    // uploads through staging).
+    Result<std::unique_ptr<Program>> load_program(Context& context,
+                                                  const ProgramDesc& desc) override
     {
-        return fail(Error::of(Errc::unsupported, VACCEL_D_FORMAT, desc.format)
-                        .with_note(no_programs_yet));
+        if (desc.format != VACCEL_FORMAT_TOSA)
+            return fail(Error::of(Errc::unsupported, VACCEL_D_FORMAT, desc.format)
+                            .with_note("the Vulkan device loads TOSA 1.0 programs only; run "
+                                       "kernel programs on the cpu device"));
+        if (desc.payload.size() > core_->info.limits.max_artifact_bytes)
+            return fail(Error::limit_hit(VACCEL_LIMIT_ARTIFACT_BYTES,
+                                         core_->info.limits.max_artifact_bytes,
+                                         desc.payload.size()));
+        auto& owner = static_cast<VulkanContext&>(context).state;
+        if (owner->programs >= core_->info.limits.max_programs)
+            return fail(Error::limit_hit(VACCEL_LIMIT_PROGRAMS, core_->info.limits.max_programs,
+                                         owner->programs));
+        if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
+        auto program = load_tosa(owner, desc);
+        if (!program) return fail(program.error());
+        owner->programs += 1;
+        return std::make_unique<VulkanProgram>(std::move(*program));
     }
     Status unload_program(std::unique_ptr<Program>& program) override
     {
-        program.reset();  // none can exist: load_program refuses every format
+        auto& state = static_cast<VulkanProgram&>(*program).state;
+        if (const auto running = state->in_flight.load(std::memory_order_acquire); running != 0)
+            return fail(Error::of(Errc::busy, VACCEL_D_IN_USE, running)
+                            .with_note(fmt::format("the program has {} submission(s) in "
+                                                   "flight; wait for their events first",
+                                                   running)));
+        state->owner->programs -= 1;
+        program.reset();
         return {};
     }
 
@@ -240,21 +285,23 @@ public:
         gate.reset();
         return {};
     }
-    Result<Submitted> submit(const SubmitDesc&) override
-    {
-        return fail(unsupported("submissions"));
-    }
+    Result<Submitted> submit(const SubmitDesc& desc) override;
     Result<Submitted> launch(const LaunchDesc&) override { return fail(unsupported("launches")); }
-    // No event can exist (submit and launch refuse), so these never see one.
-    EventStatus poll(Event&) override
+    EventStatus poll(Event& event) override
     {
+        const SubmissionState& s = *static_cast<VulkanEvent&>(event).submission;
         EventStatus status;
-        status.state = EventState::failed;
-        status.failure = unsupported("events");
+        status.state = static_cast<EventState>(s.state.load(std::memory_order_acquire));
+        if (status.state == EventState::failed || status.state == EventState::cancelled)
+            status.failure = s.failure;
         return status;
     }
     Status destroy_event(std::unique_ptr<Event>& event) override
     {
+        const SubmissionState& s = *static_cast<VulkanEvent&>(*event).submission;
+        if (s.state.load(std::memory_order_acquire) == VACCEL_EVENT_PENDING)
+            return fail(Error::of(Errc::busy, VACCEL_D_NOT_COMPLETE)
+                            .with_note("the event is still pending; wait for it first"));
         event.reset();
         return {};
     }
@@ -268,6 +315,9 @@ public:
         live.buffers = c.buffers.load();
         live.buffer_bytes = c.buffer_bytes.load();
         live.queues = c.queues.load();
+        live.programs = c.programs.load();
+        live.events = c.events.load();
+        live.events_in_flight = c.events_in_flight.load();
         return live;
     }
 
@@ -286,7 +336,72 @@ private:
                           std::uint64_t length, std::string_view what) const;
 
     std::shared_ptr<DeviceCore> core_;
+    // Declared last: destroyed first, so every accepted submission has been
+    // waited for and reported while the device still exists.
+    Completer completer_;
 };
+
+Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
+{
+    auto& queue = static_cast<VulkanQueue&>(*desc.queue);
+    auto& program = static_cast<VulkanProgram&>(*desc.program);
+    if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
+    if (program.state->owner != queue.owner)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
+                        .with_note("the program belongs to another context than the queue"));
+    if (desc.after != nullptr) return fail(unsupported("submissions after a gate"));
+    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
+        if (desc.bindings[i].buffer == nullptr)
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_UNKNOWN_HANDLE, 0)
+                            .with_note(fmt::format("binding {} names no buffer", i)));
+    std::vector<validate::SlotSpec> slots;
+    for (const SlotInfo& slot : program.state->slots) slots.push_back({slot.role, slot.bytes});
+    std::vector<validate::BindingFacts> facts;
+    for (const Binding& b : desc.bindings) {
+        const auto& buffer = static_cast<const VulkanBuffer&>(*b.buffer);
+        facts.push_back({b.slot, b.access, buffer.identity(), buffer.desc().bytes,
+                         buffer.desc().usage, buffer.desc().access, b.offset, b.bytes});
+    }
+    if (auto ok = validate::bindings(slots, facts, core_->info.limits.max_bindings); !ok)
+        return fail(ok.error());
+    const std::uint64_t offset_alignment = core_->physical.limits.minStorageBufferOffsetAlignment;
+    std::vector<BoundSlot> bound(slots.size());
+    for (std::size_t i = 0; i < desc.bindings.size(); ++i) {
+        const Binding& b = desc.bindings[i];
+        auto& buffer = static_cast<VulkanBuffer&>(*b.buffer);
+        if (buffer.owner != queue.owner)
+            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, i)
+                            .with_note(fmt::format("binding {} names a buffer of another context",
+                                                   i)));
+        if (b.offset % offset_alignment != 0)
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                                  offsetof(vaccel_binding, offset), b.offset)
+                            .with_note(fmt::format("binding {}: offset {} is not a multiple of "
+                                                   "the device's storage-buffer offset alignment "
+                                                   "({} bytes); bind at an aligned offset",
+                                                   i, b.offset, offset_alignment)));
+        const bool writes = (b.access & VACCEL_ACCESS_WRITE) != 0;
+        if (buffer.writers.load(std::memory_order_acquire) != 0 ||
+            (writes && buffer.in_flight() != 0))
+            return fail(in_flight_error(buffer, writes ? "binding a buffer for writing"
+                                                       : "binding a buffer for reading"));
+        bound[b.slot] = BoundSlot{&buffer, b.offset, writes};
+    }
+    if (desc.deadline_ns != 0 && monotonic_ns() >= desc.deadline_ns)
+        return fail(Error::of(Errc::deadline_expired, VACCEL_D_DEADLINE)
+                        .with_note("the deadline had already passed when the work was "
+                                   "submitted; nothing ran"));
+    const auto max_events = core_->info.limits.max_events;
+    if (queue.owner->events.load() >= max_events)
+        return fail(Error::limit_hit(VACCEL_LIMIT_EVENTS, max_events, queue.owner->events.load()));
+    auto submission =
+        record_and_submit(queue.owner, program.state, bound, desc.sink, desc.deadline_ns);
+    if (!submission) return fail(submission.error());
+    Submitted submitted;
+    submitted.event = std::make_unique<VulkanEvent>(*submission);
+    completer_.watch(std::move(*submission));
+    return submitted;
+}
 
 Result<std::unique_ptr<Buffer>> VulkanBackend::allocate_buffer(Context& context,
                                                                const BufferDesc& desc,
@@ -394,6 +509,7 @@ Status VulkanBackend::check_transfer(const VulkanBuffer& buffer, std::uint32_t u
                                                usage == VACCEL_USAGE_TRANSFER_DST
                                                    ? "TRANSFER_DST"
                                                    : "TRANSFER_SRC")));
+    if (buffer.in_flight() != 0) return fail(in_flight_error(buffer, what));
     auto end = validate::range(buffer.desc().bytes, offset, length);
     if (!end) return fail(end.error());
     return refuse_if_lost();

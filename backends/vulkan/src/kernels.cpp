@@ -1,0 +1,33 @@
+// kernels.cpp - the compiled kernels, included as the arrays glslc wrote.
+#include "kernels.hpp"
+
+namespace vaccel::backend::vulkan {
+namespace {
+
+const std::uint32_t elementwise_spirv[] =
+#include "elementwise.spv.inc"
+    ;
+const std::uint32_t reduce_spirv[] =
+#include "reduce.spv.inc"
+    ;
+const std::uint32_t matmul_spirv[] =
+#include "matmul.spv.inc"
+    ;
+const std::uint32_t max_pool2d_spirv[] =
+#include "max_pool2d.spv.inc"
+    ;
+
+}  // namespace
+
+std::span<const std::uint32_t> kernel_spirv(KernelId kernel)
+{
+    switch (kernel) {
+    case KernelId::elementwise: return elementwise_spirv;
+    case KernelId::reduce: return reduce_spirv;
+    case KernelId::matmul: return matmul_spirv;
+    case KernelId::max_pool2d: return max_pool2d_spirv;
+    }
+    return {};
+}
+
+}  // namespace vaccel::backend::vulkan

@@ -1,0 +1,476 @@
+// lowering.cpp - TOSA operators to Vulkan kernel dispatches (lowering.hpp).
+#include "lowering.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <optional>
+
+namespace vaccel::backend::vulkan {
+namespace {
+
+using tosa::DType;
+using tosa::Op;
+
+constexpr std::size_t rank6 = 6;
+// Element offsets and strides are 32-bit signed specialization constants.
+constexpr std::uint64_t max_kernel_elements = 0x7fffffff;
+
+// Where one operand lives, as a kernel names it.
+struct Operand {
+    std::uint32_t buffer = 0;
+    std::uint32_t base = 0;  // in elements (bytes for BOOL)
+};
+
+const tosa::Tensor& tensor(const tosa::OperatorView& view, std::uint32_t index)
+{
+    return view.block->tensors[index];
+}
+
+std::uint32_t element_bytes(DType dtype) { return dtype == DType::boolean ? 1 : 4; }
+
+Error dtype_refusal(const tosa::OperatorView& view, DType dtype)
+{
+    return Error::of(Errc::unsupported, VACCEL_D_TOSA_DTYPE, static_cast<std::uint64_t>(dtype),
+                     static_cast<std::uint64_t>(view.op->op))
+        .with_note(fmt::format("operator {} of the block: the Vulkan device runs it on FP32 "
+                               "only (copies also on INT32 and BOOL), not on dtype {}; run the "
+                               "program on the cpu device",
+                               view.op_index, static_cast<unsigned>(dtype)));
+}
+
+Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index)
+{
+    const tosa::Location& where = view.location(index);
+    const tosa::Tensor& t = tensor(view, index);
+    if (t.element_count() > max_kernel_elements)
+        return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_BAD_SHAPE,
+                              t.element_count())
+                        .with_note(fmt::format("operator {}: tensor \"{}\" has {} elements; the "
+                                               "Vulkan kernels address at most {}",
+                                               view.op_index, t.name, t.element_count(),
+                                               max_kernel_elements)));
+    const auto arena = static_cast<std::uint32_t>(view.block->inputs.size() +
+                                                  view.block->outputs.size());
+    if (where.is_slot()) return Operand{where.slot, 0};
+    if (where.is_arena()) {
+        // Arena offsets are multiples of tosa::arena_alignment, so whole
+        // words and whole elements of every dtype.
+        const std::uint64_t base = where.offset / element_bytes(t.dtype);
+        if (base > max_kernel_elements)
+            return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_BAD_SHAPE, base)
+                            .with_note(fmt::format("operator {}: the program's arena is too "
+                                                   "large for the Vulkan kernels' 32-bit "
+                                                   "offsets",
+                                                   view.op_index)));
+        return Operand{arena, static_cast<std::uint32_t>(base)};
+    }
+    return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_REGIONS)
+                    .with_note(fmt::format("operator {}: tensor \"{}\" has no location in the "
+                                           "plan",
+                                           view.op_index, t.name)));
+}
+
+std::array<std::int64_t, rank6> padded_shape(const std::vector<std::int64_t>& shape)
+{
+    std::array<std::int64_t, rank6> out{1, 1, 1, 1, 1, 1};
+    std::copy(shape.begin(), shape.end(), out.begin() + (rank6 - shape.size()));
+    return out;
+}
+
+std::array<std::int64_t, rank6> strides_of(const std::array<std::int64_t, rank6>& shape)
+{
+    std::array<std::int64_t, rank6> strides{};
+    std::int64_t stride = 1;
+    for (std::size_t d = rank6; d-- > 0;) {
+        strides[d] = stride;
+        stride *= shape[d];
+    }
+    return strides;
+}
+
+// The elementwise kernel's specialization words (constant_id 1..41).
+struct ElementSpec {
+    ElementOp op = ElementOp::copy32;
+    std::array<std::int64_t, rank6> dims{1, 1, 1, 1, 1, 1};
+    struct Access {
+        Operand where;
+        std::int64_t base_adjust = 0;
+        std::array<std::int64_t, rank6> strides{};
+    };
+    std::array<Access, 4> operands{};  // result, then up to three inputs
+    float p0 = 0, p1 = 0;
+
+    tosa::KernelSpec kernel() const
+    {
+        tosa::KernelSpec spec;
+        spec.kernel = static_cast<std::uint32_t>(KernelId::elementwise);
+        spec.spec.push_back(static_cast<std::uint32_t>(op));
+        std::uint64_t work = 1;
+        for (auto d : dims) {
+            spec.spec.push_back(static_cast<std::uint32_t>(d));
+            work *= static_cast<std::uint64_t>(d);
+        }
+        for (const Access& a : operands) {
+            spec.spec.push_back(a.where.buffer);
+            spec.spec.push_back(static_cast<std::uint32_t>(a.where.base + a.base_adjust));
+            for (auto s : a.strides) spec.spec.push_back(static_cast<std::uint32_t>(s));
+        }
+        spec.spec.push_back(std::bit_cast<std::uint32_t>(p0));
+        spec.spec.push_back(std::bit_cast<std::uint32_t>(p1));
+        spec.work = work;
+        return spec;
+    }
+};
+
+// Strides of an input read at the result's coordinates with TOSA
+// broadcasting (same rank; a dimension of 1 repeats).
+std::array<std::int64_t, rank6> broadcast_strides(const std::vector<std::int64_t>& input)
+{
+    const auto shape = padded_shape(input);
+    auto strides = strides_of(shape);
+    for (std::size_t d = 0; d < rank6; ++d)
+        if (shape[d] == 1) strides[d] = 0;
+    return strides;
+}
+
+std::optional<ElementOp> element_op(Op op)
+{
+    switch (op) {
+    case Op::add: return ElementOp::add;
+    case Op::sub: return ElementOp::sub;
+    case Op::mul: return ElementOp::mul;
+    case Op::maximum: return ElementOp::maximum;
+    case Op::minimum: return ElementOp::minimum;
+    case Op::pow: return ElementOp::pow;
+    case Op::equal: return ElementOp::equal;
+    case Op::greater: return ElementOp::greater;
+    case Op::greater_equal: return ElementOp::greater_equal;
+    case Op::abs: return ElementOp::abs;
+    case Op::negate: return ElementOp::negate;
+    case Op::exp: return ElementOp::exp;
+    case Op::log: return ElementOp::log;
+    case Op::reciprocal: return ElementOp::reciprocal;
+    case Op::rsqrt: return ElementOp::rsqrt;
+    case Op::ceil: return ElementOp::ceil;
+    case Op::floor: return ElementOp::floor;
+    case Op::sin: return ElementOp::sin;
+    case Op::cos: return ElementOp::cos;
+    case Op::sigmoid: return ElementOp::sigmoid;
+    case Op::tanh: return ElementOp::tanh;
+    case Op::erf: return ElementOp::erf;
+    case Op::clamp: return ElementOp::clamp;
+    case Op::select: return ElementOp::select;
+    case Op::logical_and: return ElementOp::logical_and;
+    case Op::logical_or: return ElementOp::logical_or;
+    case Op::logical_xor: return ElementOp::logical_xor;
+    case Op::logical_not: return ElementOp::logical_not;
+    default: return std::nullopt;
+    }
+}
+
+// The dtype each data operand must have: FP32 for arithmetic, BOOL for
+// logic and SELECT's condition.
+DType operand_dtype(ElementOp op, std::size_t input)
+{
+    if (op >= ElementOp::logical_and) return DType::boolean;
+    if (op == ElementOp::select && input == 0) return DType::boolean;
+    return DType::fp32;
+}
+DType result_dtype(ElementOp op)
+{
+    if (op >= ElementOp::logical_and) return DType::boolean;
+    if (op >= ElementOp::equal && op <= ElementOp::greater_equal) return DType::boolean;
+    return DType::fp32;
+}
+
+tosa::DispatchRequest request(tosa::KernelSpec spec, std::vector<std::uint32_t> reads,
+                              std::uint32_t write)
+{
+    return tosa::DispatchRequest{std::move(spec), std::move(reads), {write}};
+}
+
+Result<std::vector<tosa::DispatchRequest>> lower_elementwise(const tosa::OperatorView& view,
+                                                             ElementOp op)
+{
+    const std::uint32_t out = view.outputs[0];
+    const tosa::Tensor& result = tensor(view, out);
+    if (result.dtype != result_dtype(op)) return fail(dtype_refusal(view, result.dtype));
+    ElementSpec spec;
+    spec.op = op;
+    spec.dims = padded_shape(result.shape);
+    auto where = operand(view, out);
+    if (!where) return fail(where.error());
+    spec.operands[0] = {*where, 0, strides_of(spec.dims)};
+    for (std::size_t i = 0; i < view.inputs.size() && i < 3; ++i) {
+        const tosa::Tensor& in = tensor(view, view.inputs[i]);
+        if (in.dtype != operand_dtype(op, i)) return fail(dtype_refusal(view, in.dtype));
+        auto at = operand(view, view.inputs[i]);
+        if (!at) return fail(at.error());
+        spec.operands[i + 1] = {*at, 0, broadcast_strides(in.shape)};
+    }
+    if (op == ElementOp::clamp) {
+        const auto& a = view.op->attributes;
+        if (a.min_val.size() != 4 || a.max_val.size() != 4)
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_TOSA_GRAPH,
+                                  VACCEL_TOSA_BAD_ATTRIBUTE, static_cast<std::uint64_t>(Op::clamp))
+                            .with_note(fmt::format("operator {}: CLAMP's min_val and max_val "
+                                                   "must be 4-byte FP32 values",
+                                                   view.op_index)));
+        std::memcpy(&spec.p0, a.min_val.data(), 4);
+        std::memcpy(&spec.p1, a.max_val.data(), 4);
+    }
+    return std::vector{request(spec.kernel(), view.inputs, out)};
+}
+
+// The copy operators move 32-bit words or BOOL bytes.
+Result<ElementOp> copy_op(const tosa::OperatorView& view, DType dtype)
+{
+    if (dtype == DType::fp32 || dtype == DType::int32) return ElementOp::copy32;
+    if (dtype == DType::boolean) return ElementOp::copy8;
+    return fail(dtype_refusal(view, dtype));
+}
+
+// IDENTITY and RESHAPE that the plan could not make views: a flat copy.
+Result<std::vector<tosa::DispatchRequest>> lower_copy(const tosa::OperatorView& view)
+{
+    const std::uint32_t in = view.inputs[0], out = view.outputs[0];
+    auto op = copy_op(view, tensor(view, out).dtype);
+    if (!op) return fail(op.error());
+    if (tensor(view, in).dtype != tensor(view, out).dtype ||
+        tensor(view, in).element_count() != tensor(view, out).element_count())
+        return fail(dtype_refusal(view, tensor(view, in).dtype));
+    auto src = operand(view, in);
+    auto dst = operand(view, out);
+    if (!src) return fail(src.error());
+    if (!dst) return fail(dst.error());
+    ElementSpec spec;
+    spec.op = *op;
+    spec.dims[5] = static_cast<std::int64_t>(tensor(view, out).element_count());
+    spec.operands[0] = {*dst, 0, {0, 0, 0, 0, 0, 1}};
+    spec.operands[1] = {*src, 0, {0, 0, 0, 0, 0, 1}};
+    return std::vector{request(spec.kernel(), {in}, out)};
+}
+
+Result<std::vector<tosa::DispatchRequest>> lower_transpose_or_reverse(
+    const tosa::OperatorView& view)
+{
+    const std::uint32_t in = view.inputs[0], out = view.outputs[0];
+    const tosa::Tensor& source = tensor(view, in);
+    auto op = copy_op(view, source.dtype);
+    if (!op) return fail(op.error());
+    if (tensor(view, out).dtype != source.dtype)
+        return fail(dtype_refusal(view, tensor(view, out).dtype));
+    auto src = operand(view, in);
+    auto dst = operand(view, out);
+    if (!src) return fail(src.error());
+    if (!dst) return fail(dst.error());
+    ElementSpec spec;
+    spec.op = *op;
+    spec.dims = padded_shape(tensor(view, out).shape);
+    spec.operands[0] = {*dst, 0, strides_of(spec.dims)};
+    const auto in_shape = padded_shape(source.shape);
+    const auto in_strides = strides_of(in_shape);
+    const std::size_t lead = rank6 - source.shape.size();
+    ElementSpec::Access read{*src, 0, in_strides};
+    const auto& attributes = view.op->attributes;
+    if (view.op->op == Op::transpose) {
+        // Result dimension i is source dimension perms[i].
+        for (std::size_t i = 0; i < attributes.perms.size(); ++i)
+            read.strides[lead + i] = in_strides[lead + static_cast<std::size_t>(attributes.perms[i])];
+    } else {
+        const std::size_t axis = lead + static_cast<std::size_t>(attributes.axis);
+        read.base_adjust = (in_shape[axis] - 1) * in_strides[axis];
+        read.strides[axis] = -in_strides[axis];
+    }
+    spec.operands[1] = read;
+    return std::vector{request(spec.kernel(), {in}, out)};
+}
+
+// One dispatch per input, each writing its slab of the result.
+Result<std::vector<tosa::DispatchRequest>> lower_concat(const tosa::OperatorView& view)
+{
+    const std::uint32_t out = view.outputs[0];
+    const tosa::Tensor& result = tensor(view, out);
+    auto op = copy_op(view, result.dtype);
+    if (!op) return fail(op.error());
+    auto dst = operand(view, out);
+    if (!dst) return fail(dst.error());
+    const auto out_strides = strides_of(padded_shape(result.shape));
+    const std::size_t axis =
+        rank6 - result.shape.size() + static_cast<std::size_t>(view.op->attributes.axis);
+    std::vector<tosa::DispatchRequest> requests;
+    std::int64_t along = 0;
+    for (std::uint32_t in : view.inputs) {
+        const tosa::Tensor& part = tensor(view, in);
+        if (part.dtype != result.dtype) return fail(dtype_refusal(view, part.dtype));
+        auto src = operand(view, in);
+        if (!src) return fail(src.error());
+        ElementSpec spec;
+        spec.op = *op;
+        spec.dims = padded_shape(part.shape);
+        spec.operands[0] = {*dst, along * out_strides[axis], out_strides};
+        spec.operands[1] = {*src, 0, strides_of(spec.dims)};
+        along += spec.dims[axis];
+        requests.push_back(request(spec.kernel(), {in}, out));
+    }
+    return requests;
+}
+
+// REDUCE_* and ARGMAX: [outer, axis, inner] around the attribute's axis.
+Result<std::vector<tosa::DispatchRequest>> lower_reduce(const tosa::OperatorView& view,
+                                                        std::uint32_t code)
+{
+    const std::uint32_t in = view.inputs[0], out = view.outputs[0];
+    const tosa::Tensor& source = tensor(view, in);
+    if (source.dtype != DType::fp32) return fail(dtype_refusal(view, source.dtype));
+    const DType want = view.op->op == Op::argmax ? DType::int32 : DType::fp32;
+    if (tensor(view, out).dtype != want) return fail(dtype_refusal(view, tensor(view, out).dtype));
+    auto src = operand(view, in);
+    auto dst = operand(view, out);
+    if (!src) return fail(src.error());
+    if (!dst) return fail(dst.error());
+    const auto axis = static_cast<std::size_t>(view.op->attributes.axis);
+    std::uint64_t outer = 1, inner = 1;
+    for (std::size_t d = 0; d < axis; ++d) outer *= static_cast<std::uint64_t>(source.shape[d]);
+    for (std::size_t d = axis + 1; d < source.shape.size(); ++d)
+        inner *= static_cast<std::uint64_t>(source.shape[d]);
+    tosa::KernelSpec spec;
+    spec.kernel = static_cast<std::uint32_t>(KernelId::reduce);
+    spec.spec = {code,
+                 static_cast<std::uint32_t>(outer),
+                 static_cast<std::uint32_t>(source.shape[axis]),
+                 static_cast<std::uint32_t>(inner),
+                 dst->buffer, dst->base, src->buffer, src->base};
+    // An empty axis has no first element to start from: nothing to read.
+    spec.work = source.shape[axis] == 0 ? 0 : outer * inner;
+    return std::vector{request(std::move(spec), {in}, out)};
+}
+
+Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view)
+{
+    const std::uint32_t a = view.inputs[0], b = view.inputs[1], out = view.outputs[0];
+    for (std::uint32_t t : {a, b, out})
+        if (tensor(view, t).dtype != DType::fp32) return fail(dtype_refusal(view, tensor(view, t).dtype));
+    auto pa = operand(view, a);
+    auto pb = operand(view, b);
+    auto po = operand(view, out);
+    if (!pa) return fail(pa.error());
+    if (!pb) return fail(pb.error());
+    if (!po) return fail(po.error());
+    const auto& as = tensor(view, a).shape;
+    const auto& bs = tensor(view, b).shape;
+    tosa::KernelSpec spec;
+    spec.kernel = static_cast<std::uint32_t>(KernelId::matmul);
+    spec.spec = {static_cast<std::uint32_t>(as[0]), static_cast<std::uint32_t>(as[1]),
+                 static_cast<std::uint32_t>(as[2]), static_cast<std::uint32_t>(bs[2]),
+                 po->buffer, po->base, pa->buffer, pa->base, pb->buffer, pb->base};
+    spec.work = static_cast<std::uint64_t>(as[0] * as[1] * bs[2]);
+    return std::vector{request(std::move(spec), {a, b}, out)};
+}
+
+Result<std::vector<tosa::DispatchRequest>> lower_max_pool(const tosa::OperatorView& view)
+{
+    const std::uint32_t in = view.inputs[0], out = view.outputs[0];
+    for (std::uint32_t t : {in, out})
+        if (tensor(view, t).dtype != DType::fp32) return fail(dtype_refusal(view, tensor(view, t).dtype));
+    const auto& attr = view.op->attributes;
+    if (attr.kernel.size() != 2 || attr.stride.size() != 2 || attr.pad.size() != 4)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_TOSA_GRAPH,
+                              VACCEL_TOSA_BAD_ATTRIBUTE, static_cast<std::uint64_t>(Op::max_pool2d))
+                        .with_note(fmt::format("operator {}: MAX_POOL2D needs a 2-entry kernel "
+                                               "and stride and a 4-entry pad",
+                                               view.op_index)));
+    const auto& is = tensor(view, in).shape;
+    const auto& os = tensor(view, out).shape;
+    // analyze() leaves pools unchecked: the kernel indexes by these, so
+    // every relation it relies on is checked here.
+    bool fits = is.size() == 4 && os.size() == 4 && os[0] == is[0] && os[3] == is[3];
+    for (std::size_t i = 0; fits && i < 2; ++i) {
+        const std::int64_t k = attr.kernel[i], s = attr.stride[i];
+        const std::int64_t before = attr.pad[2 * i], after = attr.pad[2 * i + 1];
+        // Every window holds a real element: padding smaller than the kernel.
+        fits = k >= 1 && s >= 1 && before >= 0 && after >= 0 && before < k && after < k &&
+               is[1 + i] + before + after >= k &&
+               os[1 + i] == (is[1 + i] + before + after - k) / s + 1;
+    }
+    if (!fits)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_BAD_SHAPE,
+                              static_cast<std::uint64_t>(Op::max_pool2d))
+                        .with_note(fmt::format("operator {}: MAX_POOL2D's NHWC input, kernel, "
+                                               "stride, pad and output shape do not agree "
+                                               "(output = (input + pads - kernel) / stride + 1, "
+                                               "pads below the kernel)",
+                                               view.op_index)));
+    auto src = operand(view, in);
+    auto dst = operand(view, out);
+    if (!src) return fail(src.error());
+    if (!dst) return fail(dst.error());
+    auto u = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+    tosa::KernelSpec spec;
+    spec.kernel = static_cast<std::uint32_t>(KernelId::max_pool2d);
+    spec.spec = {u(is[0]), u(is[1]), u(is[2]), u(is[3]), u(os[1]), u(os[2]),
+                 u(attr.kernel[0]), u(attr.kernel[1]), u(attr.stride[0]), u(attr.stride[1]),
+                 u(attr.pad[0]), u(attr.pad[2]), dst->buffer, dst->base, src->buffer, src->base};
+    spec.work = static_cast<std::uint64_t>(os[0] * os[1] * os[2] * os[3]);
+    return std::vector{request(std::move(spec), {in}, out)};
+}
+
+}  // namespace
+
+Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view)
+{
+    const Op op = view.op->op;
+    if (auto element = element_op(op)) return lower_elementwise(view, *element);
+    switch (op) {
+    case Op::identity:
+    case Op::reshape: return lower_copy(view);
+    case Op::transpose:
+    case Op::reverse: return lower_transpose_or_reverse(view);
+    case Op::concat: return lower_concat(view);
+    case Op::reduce_sum: return lower_reduce(view, 0);
+    case Op::reduce_max: return lower_reduce(view, 1);
+    case Op::reduce_min: return lower_reduce(view, 2);
+    case Op::reduce_product: return lower_reduce(view, 3);
+    case Op::argmax: return lower_reduce(view, 4);
+    case Op::matmul: return lower_matmul(view);
+    case Op::max_pool2d: return lower_max_pool(view);
+    default: break;
+    }
+    return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_OPERATOR, static_cast<std::uint64_t>(op))
+                    .with_note(fmt::format("operator {} ({}) has no Vulkan kernel; run the "
+                                           "program on the cpu device",
+                                           view.op_index, static_cast<unsigned>(op))));
+}
+
+tosa::CapabilityDescriptor vulkan_descriptor()
+{
+    // Every FP32-tier operator is lowered above (CONST and CONST_SHAPE only
+    // carry data); the filter keeps the descriptor honest if the tier grows.
+    tosa::CapabilityDescriptor tier = tosa::fp32_tier();
+    std::erase_if(tier.operators, [](const tosa::OperatorCapability& c) {
+        switch (c.op) {
+        case Op::const_:
+        case Op::const_shape:
+        case Op::identity:
+        case Op::reshape:
+        case Op::transpose:
+        case Op::reverse:
+        case Op::concat:
+        case Op::reduce_sum:
+        case Op::reduce_max:
+        case Op::reduce_min:
+        case Op::reduce_product:
+        case Op::argmax:
+        case Op::matmul:
+        case Op::max_pool2d: return false;
+        default: return !element_op(c.op).has_value();
+        }
+    });
+    return tier;
+}
+
+}  // namespace vaccel::backend::vulkan

@@ -1,0 +1,213 @@
+// program.cpp - loading a TOSA program on a Vulkan device (program.hpp).
+#include "program.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+
+#include "kernels.hpp"
+#include "lowering.hpp"
+#include "transfer.hpp"
+#include "vaccel/tosa/analysis.hpp"
+#include "vaccel/tosa/capability.hpp"
+#include "vaccel/tosa/graph.hpp"
+
+namespace vaccel::backend::vulkan {
+namespace {
+
+Status make_layouts(ProgramState& program)
+{
+    VkDevice d = program.owner->device->device;
+    VkDescriptorSetLayoutBinding binding{};
+    binding.binding = 0;
+    binding.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    binding.descriptorCount = program.plan.buffer_count();
+    binding.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    VkDescriptorSetLayoutCreateInfo set{};
+    set.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+    set.bindingCount = 1;
+    set.pBindings = &binding;
+    if (VkResult r = vkCreateDescriptorSetLayout(d, &set, nullptr, &program.set_layout);
+        r != VK_SUCCESS) {
+        program.set_layout = VK_NULL_HANDLE;
+        return fail(vulkan_error(*program.owner->device, r, "creating a descriptor set layout"));
+    }
+    VkPipelineLayoutCreateInfo layout{};
+    layout.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+    layout.setLayoutCount = 1;
+    layout.pSetLayouts = &program.set_layout;
+    if (VkResult r = vkCreatePipelineLayout(d, &layout, nullptr, &program.layout);
+        r != VK_SUCCESS) {
+        program.layout = VK_NULL_HANDLE;
+        return fail(vulkan_error(*program.owner->device, r, "creating a pipeline layout"));
+    }
+    return {};
+}
+
+// One pipeline per distinct (kernel, specialization words); constant 0 is
+// the buffer count, the spec words follow from constant 1.
+Result<VkPipeline> make_pipeline(ProgramState& program, const tosa::KernelSpec& spec)
+{
+    DeviceCore& core = *program.owner->device;
+    const auto code = kernel_spirv(static_cast<KernelId>(spec.kernel));
+    VkShaderModuleCreateInfo module_info{};
+    module_info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+    module_info.codeSize = code.size_bytes();
+    module_info.pCode = code.data();
+    VkShaderModule module = VK_NULL_HANDLE;
+    if (VkResult r = vkCreateShaderModule(core.device, &module_info, nullptr, &module);
+        r != VK_SUCCESS)
+        return fail(vulkan_error(core, r, "creating a shader module"));
+    std::vector<std::uint32_t> words;
+    words.push_back(program.plan.buffer_count());
+    words.insert(words.end(), spec.spec.begin(), spec.spec.end());
+    std::vector<VkSpecializationMapEntry> entries(words.size());
+    for (std::uint32_t i = 0; i < words.size(); ++i)
+        entries[i] = {i, i * 4, 4};
+    VkSpecializationInfo specialization{};
+    specialization.mapEntryCount = static_cast<std::uint32_t>(entries.size());
+    specialization.pMapEntries = entries.data();
+    specialization.dataSize = words.size() * 4;
+    specialization.pData = words.data();
+    VkComputePipelineCreateInfo create{};
+    create.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    create.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    create.stage.module = module;
+    create.stage.pName = "main";
+    create.stage.pSpecializationInfo = &specialization;
+    create.layout = program.layout;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    const VkResult r =
+        vkCreateComputePipelines(core.device, VK_NULL_HANDLE, 1, &create, nullptr, &pipeline);
+    vkDestroyShaderModule(core.device, module, nullptr);
+    if (r != VK_SUCCESS) return fail(vulkan_error(core, r, "creating a compute pipeline"));
+    return pipeline;
+}
+
+Status make_pipelines(ProgramState& program)
+{
+    std::map<std::pair<std::uint32_t, std::vector<std::uint32_t>>, std::uint32_t> seen;
+    for (const tosa::Dispatch& dispatch : program.plan.dispatches) {
+        auto key = std::make_pair(dispatch.kernel.kernel, dispatch.kernel.spec);
+        auto found = seen.find(key);
+        if (found == seen.end()) {
+            auto pipeline = make_pipeline(program, dispatch.kernel);
+            if (!pipeline) return fail(pipeline.error());
+            program.pipelines.push_back(*pipeline);
+            found = seen.emplace(std::move(key), program.pipelines.size() - 1).first;
+        }
+        program.dispatch_pipeline.push_back(found->second);
+    }
+    return {};
+}
+
+// The arena in the Device domain's memory; constants are written now (a
+// mapped copy, else through staging) and stay for the program's life.
+Status make_arena(ProgramState& program)
+{
+    if (program.plan.arena_bytes == 0) return {};
+    DeviceCore& core = *program.owner->device;
+    VkBufferCreateInfo create{};
+    create.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    create.size = program.plan.arena_bytes;
+    create.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                   VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    create.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    if (VkResult r = vkCreateBuffer(core.device, &create, nullptr, &program.arena);
+        r != VK_SUCCESS) {
+        program.arena = VK_NULL_HANDLE;
+        return fail(vulkan_error(core, r, "creating a program's arena"));
+    }
+    VkMemoryRequirements needs{};
+    vkGetBufferMemoryRequirements(core.device, program.arena, &needs);
+    const std::uint32_t type = *type_for_domain(core.plan, VACCEL_DOMAIN_DEVICE)
+                                    .or_else([&] { return type_for_domain(core.plan, VACCEL_DOMAIN_HOST); });
+    VkMemoryAllocateInfo allocate{};
+    allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    allocate.allocationSize = needs.size;
+    allocate.memoryTypeIndex = type;
+    if (VkResult r = vkAllocateMemory(core.device, &allocate, nullptr, &program.arena_memory);
+        r != VK_SUCCESS) {
+        program.arena_memory = VK_NULL_HANDLE;
+        return fail(Error::of(Errc::out_of_memory, VACCEL_D_EXECUTION, 0)
+                        .with_note(fmt::format("the program's {}-byte arena could not be "
+                                               "allocated on the device (VkResult {}); free "
+                                               "buffers or load a smaller program",
+                                               program.plan.arena_bytes, static_cast<int>(r))));
+    }
+    if (VkResult r = vkBindBufferMemory(core.device, program.arena, program.arena_memory, 0);
+        r != VK_SUCCESS)
+        return fail(vulkan_error(core, r, "binding a program's arena"));
+    if (program.plan.constants.empty()) return {};
+    const VkMemoryPropertyFlags flags = core.physical.memory.memoryTypes[type].propertyFlags;
+    if ((flags & host_coherent_flags) == host_coherent_flags && !core.options.stage_all_transfers) {
+        void* mapped = nullptr;
+        if (VkResult r = vkMapMemory(core.device, program.arena_memory, 0, VK_WHOLE_SIZE, 0, &mapped);
+            r != VK_SUCCESS)
+            return fail(vulkan_error(core, r, "mapping a program's arena"));
+        for (const tosa::ConstantPlan& constant : program.plan.constants)
+            std::memcpy(static_cast<std::byte*>(mapped) + constant.offset, constant.bytes.data(),
+                        constant.bytes.size());
+        vkUnmapMemory(core.device, program.arena_memory);
+        return {};
+    }
+    for (const tosa::ConstantPlan& constant : program.plan.constants) {
+        DeviceCopier copier(*program.owner, program.arena,
+                            staging_size_for(constant.offset, constant.bytes.size()));
+        if (auto ok = copier.ready(); !ok) return ok;
+        if (auto ok = write_through_staging(copier, constant.offset,
+                                            std::as_bytes(std::span(constant.bytes)));
+            !ok)
+            return ok;
+    }
+    return {};
+}
+
+}  // namespace
+
+ProgramState::~ProgramState()
+{
+    VkDevice d = owner->device->device;
+    for (VkPipeline pipeline : pipelines) vkDestroyPipeline(d, pipeline, nullptr);
+    if (layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(d, layout, nullptr);
+    if (set_layout != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(d, set_layout, nullptr);
+    if (arena != VK_NULL_HANDLE) vkDestroyBuffer(d, arena, nullptr);
+    if (arena_memory != VK_NULL_HANDLE) vkFreeMemory(d, arena_memory, nullptr);
+    if (counted) owner->device->counters.programs.fetch_sub(1);
+}
+
+Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> context,
+                                                const ProgramDesc& desc)
+{
+    auto target = tosa::target_from_uapi(desc.target);
+    if (!target) return fail(target.error());
+    auto graph = tosa::parse(desc.payload);
+    if (!graph) return fail(graph.error());
+    auto analysis = tosa::analyze(*graph);
+    if (!analysis) return fail(analysis.error());
+    if (auto admitted = tosa::admit(*graph, *analysis, vulkan_descriptor(), *target); !admitted)
+        return fail(admitted.error());
+    auto plan = tosa::plan_block(*graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
+                                 lower);
+    if (!plan) return fail(plan.error());
+
+    auto program = std::make_shared<ProgramState>(std::move(context));
+    program->plan = std::move(*plan);
+    const tosa::Block& block = graph->regions[0].blocks[0];
+    for (const tosa::SlotPlan& slot : program->plan.slots)
+        program->slots.push_back(SlotInfo{
+            slot.role == tosa::SlotRole::input ? std::uint32_t{VACCEL_SLOT_INPUT}
+                                               : std::uint32_t{VACCEL_SLOT_OUTPUT},
+            static_cast<std::uint32_t>(slot.dtype), slot.shape, slot.bytes,
+            block.tensors[slot.tensor].name});
+    if (auto ok = make_layouts(*program); !ok) return fail(ok.error());
+    if (auto ok = make_pipelines(*program); !ok) return fail(ok.error());
+    if (auto ok = make_arena(*program); !ok) return fail(ok.error());
+    program->counted = true;
+    program->owner->device->counters.programs.fetch_add(1);
+    return program;
+}
+
+}  // namespace vaccel::backend::vulkan

@@ -1,0 +1,296 @@
+// submit.cpp - recording, submission and completion of programs (submit.hpp).
+#include "submit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "transfer.hpp"
+
+namespace vaccel::backend::vulkan {
+
+std::uint64_t monotonic_ns()
+{
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u +
+           static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+namespace {
+
+// 64 invocations per workgroup (kernels/vulkan/common.glsl); the grid is
+// capped and the kernels loop over the rest.
+constexpr std::uint64_t workgroup_size = 64;
+constexpr std::uint64_t max_groups = 65535;
+
+void memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
+                    VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
+                    VkAccessFlags2 dst_access)
+{
+    VkMemoryBarrier2 barrier{};
+    barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2;
+    barrier.srcStageMask = src_stage;
+    barrier.srcAccessMask = src_access;
+    barrier.dstStageMask = dst_stage;
+    barrier.dstAccessMask = dst_access;
+    VkDependencyInfo dependency{};
+    dependency.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO;
+    dependency.memoryBarrierCount = 1;
+    dependency.pMemoryBarriers = &barrier;
+    vkCmdPipelineBarrier2(commands, &dependency);
+}
+
+constexpr VkAccessFlags2 shader_rw =
+    VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+
+Status record(SubmissionState& s, std::span<const BoundSlot> slots)
+{
+    DeviceCore& core = *s.context->device;
+    const ProgramState& program = *s.program;
+    const std::uint32_t count = program.plan.buffer_count();
+    std::vector<VkDescriptorBufferInfo> infos;
+    for (const BoundSlot& slot : slots)
+        infos.push_back({slot.buffer->buffer, slot.offset, VK_WHOLE_SIZE});
+    if (program.plan.arena_bytes != 0) infos.push_back({program.arena, 0, VK_WHOLE_SIZE});
+
+    if (count != 0) {
+        VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, count};
+        VkDescriptorPoolCreateInfo pool{};
+        pool.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+        pool.maxSets = 1;
+        pool.poolSizeCount = 1;
+        pool.pPoolSizes = &size;
+        if (VkResult r = vkCreateDescriptorPool(core.device, &pool, nullptr, &s.descriptors);
+            r != VK_SUCCESS) {
+            s.descriptors = VK_NULL_HANDLE;
+            return fail(vulkan_error(core, r, "creating a descriptor pool"));
+        }
+    }
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    if (count != 0) {
+        VkDescriptorSetAllocateInfo allocate{};
+        allocate.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+        allocate.descriptorPool = s.descriptors;
+        allocate.descriptorSetCount = 1;
+        allocate.pSetLayouts = &program.set_layout;
+        if (VkResult r = vkAllocateDescriptorSets(core.device, &allocate, &set); r != VK_SUCCESS)
+            return fail(vulkan_error(core, r, "allocating a descriptor set"));
+        VkWriteDescriptorSet write{};
+        write.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        write.dstSet = set;
+        write.dstBinding = 0;
+        write.descriptorCount = count;
+        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        write.pBufferInfo = infos.data();
+        vkUpdateDescriptorSets(core.device, 1, &write, 0, nullptr);
+    }
+
+    VkCommandPoolCreateInfo pool{};
+    pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pool.queueFamilyIndex = core.physical.queue_family;
+    if (VkResult r = vkCreateCommandPool(core.device, &pool, nullptr, &s.pool); r != VK_SUCCESS) {
+        s.pool = VK_NULL_HANDLE;
+        return fail(vulkan_error(core, r, "creating a command pool"));
+    }
+    VkCommandBufferAllocateInfo allocate{};
+    allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    allocate.commandPool = s.pool;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    if (VkResult r = vkAllocateCommandBuffers(core.device, &allocate, &s.commands); r != VK_SUCCESS)
+        return fail(vulkan_error(core, r, "allocating a command buffer"));
+    VkFenceCreateInfo fence{};
+    fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    if (VkResult r = vkCreateFence(core.device, &fence, nullptr, &s.fence); r != VK_SUCCESS) {
+        s.fence = VK_NULL_HANDLE;
+        return fail(vulkan_error(core, r, "creating a fence"));
+    }
+
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    if (VkResult r = vkBeginCommandBuffer(s.commands, &begin); r != VK_SUCCESS)
+        return fail(vulkan_error(core, r, "recording a program"));
+    // Earlier submissions on the queue may still use the arena or these
+    // buffers (and transfers may have written them).
+    memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+                   shader_rw | VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                   shader_rw);
+    if (count != 0)
+        vkCmdBindDescriptorSets(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, program.layout, 0, 1,
+                                &set, 0, nullptr);
+    VkPipeline bound = VK_NULL_HANDLE;
+    for (std::size_t i = 0; i < program.plan.dispatches.size(); ++i) {
+        const tosa::Dispatch& dispatch = program.plan.dispatches[i];
+        if (dispatch.barrier_before)
+            memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,
+                           VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw);
+        if (dispatch.kernel.work == 0) continue;
+        VkPipeline pipeline = program.pipelines[program.dispatch_pipeline[i]];
+        if (pipeline != bound) {
+            vkCmdBindPipeline(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+            bound = pipeline;
+        }
+        const std::uint64_t groups =
+            std::min(max_groups, (dispatch.kernel.work + workgroup_size - 1) / workgroup_size);
+        vkCmdDispatch(s.commands, static_cast<std::uint32_t>(groups), 1, 1);
+    }
+    memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,
+                   VK_PIPELINE_STAGE_2_HOST_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_HOST_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
+                       VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    if (VkResult r = vkEndCommandBuffer(s.commands); r != VK_SUCCESS)
+        return fail(vulkan_error(core, r, "recording a program"));
+    return {};
+}
+
+}  // namespace
+
+SubmissionState::~SubmissionState()
+{
+    release();
+    VkDevice d = context->device->device;
+    if (fence != VK_NULL_HANDLE) vkDestroyFence(d, fence, nullptr);
+    if (pool != VK_NULL_HANDLE) vkDestroyCommandPool(d, pool, nullptr);
+    if (descriptors != VK_NULL_HANDLE) vkDestroyDescriptorPool(d, descriptors, nullptr);
+}
+
+void SubmissionState::release()
+{
+    if (released) return;
+    released = true;
+    for (const Held& h : held) {
+        if (h.writes) h.buffer->writers.fetch_sub(1, std::memory_order_acq_rel);
+        h.buffer->submissions.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    held.clear();
+    if (program) program->in_flight.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+VulkanEvent::VulkanEvent(std::shared_ptr<SubmissionState> s) : submission(std::move(s))
+{
+    submission->context->events.fetch_add(1);
+    submission->context->device->counters.events.fetch_add(1);
+}
+
+VulkanEvent::~VulkanEvent()
+{
+    submission->context->events.fetch_sub(1);
+    submission->context->device->counters.events.fetch_sub(1);
+}
+
+Result<std::shared_ptr<SubmissionState>> record_and_submit(
+    std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns)
+{
+    auto s = std::make_shared<SubmissionState>();
+    s->context = context;
+    s->sink = std::move(sink);
+    s->program = program;
+    program->in_flight.fetch_add(1, std::memory_order_acq_rel);
+    for (const BoundSlot& slot : slots) {
+        slot.buffer->submissions.fetch_add(1, std::memory_order_acq_rel);
+        if (slot.writes) slot.buffer->writers.fetch_add(1, std::memory_order_acq_rel);
+        s->held.push_back({slot.buffer, slot.writes});
+    }
+    // On any refusal below `s` dies here and release() gives everything back.
+    if (auto ok = record(*s, slots); !ok) return fail(ok.error());
+    DeviceCore& core = *context->device;
+    VkCommandBufferSubmitInfo command{};
+    command.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO;
+    command.commandBuffer = s->commands;
+    VkSubmitInfo2 submit{};
+    submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2;
+    submit.commandBufferInfoCount = 1;
+    submit.pCommandBufferInfos = &command;
+    // The deadline is checked last before the work reaches the device, as
+    // the CPU checks it before running: past it, nothing is submitted.
+    if (deadline_ns != 0 && monotonic_ns() >= deadline_ns)
+        return fail(Error::of(Errc::deadline_expired, VACCEL_D_DEADLINE)
+                        .with_note("the deadline had passed before the work reached the device; "
+                                   "nothing ran; submit again with a later deadline"));
+    VkResult submitted;
+    {
+        std::lock_guard lock(core.queue_mutex);
+        submitted = vkQueueSubmit2(core.queue, 1, &submit, s->fence);
+    }
+    if (submitted != VK_SUCCESS) return fail(vulkan_error(core, submitted, "submitting a program"));
+    core.counters.events_in_flight.fetch_add(1);
+    return s;
+}
+
+Completer::Completer(std::shared_ptr<DeviceCore> core)
+    : core_(std::move(core)), thread_([this] { run(); })
+{
+}
+
+Completer::~Completer()
+{
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+}
+
+void Completer::watch(std::shared_ptr<SubmissionState> submission)
+{
+    {
+        std::lock_guard lock(mutex_);
+        pending_.push_back(std::move(submission));
+    }
+    wake_.notify_all();
+}
+
+void Completer::finish(SubmissionState& submission, EventState state, Error failure)
+{
+    submission.failure = std::move(failure);
+    submission.release();
+    auto sink = std::move(submission.sink);
+    core_->counters.events_in_flight.fetch_sub(1);
+    submission.state.store(static_cast<std::uint32_t>(state), std::memory_order_release);
+    EventStatus status;
+    status.state = state;
+    status.failure = submission.failure;
+    sink->completed(status);
+}
+
+// Fences signal in submission order on the one queue, so waiting for the
+// oldest first never delays a report by more than one poll interval.
+void Completer::run()
+{
+    constexpr std::uint64_t poll_ns = 50'000'000;
+    for (;;) {
+        std::shared_ptr<SubmissionState> next;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+            if (pending_.empty()) return;  // stopping, nothing left
+            next = pending_.front();
+        }
+        const VkResult r = core_->lost.load(std::memory_order_acquire)
+                               ? VK_ERROR_DEVICE_LOST
+                               : vkWaitForFences(core_->device, 1, &next->fence, VK_TRUE, poll_ns);
+        if (r == VK_TIMEOUT) continue;
+        {
+            std::lock_guard lock(mutex_);
+            pending_.pop_front();
+        }
+        if (r == VK_SUCCESS) {
+            finish(*next, EventState::complete, {});
+        } else {
+            core_->lost.store(true, std::memory_order_release);
+            finish(*next, EventState::failed,
+                   Error::of(Errc::device_lost, VACCEL_D_DEVICE_STATE)
+                       .with_note(fmt::format("the Vulkan device \"{}\" was lost while running "
+                                              "this work (VkResult {}); its outputs are "
+                                              "undefined",
+                                              core_->info.name, static_cast<int>(r))));
+        }
+    }
+}
+
+}  // namespace vaccel::backend::vulkan

@@ -1,0 +1,99 @@
+// submit.hpp - running a loaded program: recording, submission and completion.
+//
+// Owns: SubmissionState (one accepted submission: its command pool and
+// buffer, descriptor pool and set, fence, the buffers it holds in flight and
+// its event sink) and the Completer, one thread per device that waits for
+// the fences in submission order and reports each outcome.
+// Decides (docs/adr/0013-vulkan-backend.md):
+//  - recording: a barrier first (orders this run after earlier work on the
+//    queue that may share the program's arena or the bound buffers), then
+//    the plan's dispatches with a compute->compute memory barrier exactly
+//    where Dispatch::barrier_before is set, then one compute->host barrier
+//    so the host may read the outputs once the fence signals;
+//  - a submission is accepted only once vkQueueSubmit2 succeeded; before
+//    that everything it made is released and nothing is retained;
+//  - completion: the Completer sets the state, releases the buffers and the
+//    program, then calls the sink exactly once; a device lost makes this and
+//    every later submission fail with DeviceLost.
+// Locking: the Completer's queue is guarded by its mutex; buffers' and
+// programs' in-flight counts are atomics; vkQueueSubmit2 is called under
+// DeviceCore::queue_mutex.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "objects.hpp"
+#include "program.hpp"
+
+namespace vaccel::backend::vulkan {
+
+struct SubmissionState {
+    std::shared_ptr<ContextState> context;
+    std::shared_ptr<ProgramState> program;
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer commands = VK_NULL_HANDLE;
+    VkDescriptorPool descriptors = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+    struct Held {
+        VulkanBuffer* buffer;  // alive: free_buffer is refused while held
+        bool writes;
+    };
+    std::vector<Held> held;
+    std::shared_ptr<EventSink> sink;
+    std::atomic<std::uint32_t> state{VACCEL_EVENT_PENDING};
+    Error failure;  // written before `state` leaves pending (release)
+
+    SubmissionState() = default;
+    SubmissionState(const SubmissionState&) = delete;
+    SubmissionState& operator=(const SubmissionState&) = delete;
+    ~SubmissionState();
+    // Gives back the buffers and the program (once).
+    void release();
+    bool released = false;
+};
+
+struct VulkanEvent final : Event {
+    std::shared_ptr<SubmissionState> submission;
+    explicit VulkanEvent(std::shared_ptr<SubmissionState> s);
+    ~VulkanEvent() override;
+};
+
+class Completer {
+public:
+    explicit Completer(std::shared_ptr<DeviceCore> core);
+    // Waits for every accepted submission, then stops the thread.
+    ~Completer();
+    void watch(std::shared_ptr<SubmissionState> submission);
+
+private:
+    void run();
+    void finish(SubmissionState& submission, EventState state, Error failure);
+
+    std::shared_ptr<DeviceCore> core_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::shared_ptr<SubmissionState>> pending_;
+    bool stopping_ = false;
+    std::thread thread_;  // last: started once everything above exists
+};
+
+// Records and submits `program` with `buffers` (one per slot, with the
+// binding's offset) after the checks of submit(). Holds the buffers and
+// the program; on a refusal nothing is held.
+struct BoundSlot {
+    VulkanBuffer* buffer = nullptr;
+    std::uint64_t offset = 0;
+    bool writes = false;
+};
+Result<std::shared_ptr<SubmissionState>> record_and_submit(
+    std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns);
+
+std::uint64_t monotonic_ns();
+
+}  // namespace vaccel::backend::vulkan

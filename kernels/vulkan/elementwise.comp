@@ -1,0 +1,126 @@
+#version 450
+// elementwise.comp - every element-to-element operator: TOSA binary and
+// unary arithmetic, comparisons, logic, CLAMP, SELECT and strided copies
+// (IDENTITY, TRANSPOSE, REVERSE, CONCAT segments). The iteration space is a
+// 6-D shape; operand k's element of coordinate c is BASE_k + sum(c[d] *
+// STRIDE_k[d]) with signed strides (0 broadcasts, negative reverses).
+#include "common.glsl"
+
+layout(constant_id = 1) const uint OP = 0;
+layout(constant_id = 2) const uint D0 = 1;
+layout(constant_id = 3) const uint D1 = 1;
+layout(constant_id = 4) const uint D2 = 1;
+layout(constant_id = 5) const uint D3 = 1;
+layout(constant_id = 6) const uint D4 = 1;
+layout(constant_id = 7) const uint D5 = 1;
+// Operands: 0 = result, 1..3 = inputs; per operand buffer, base, 6 strides.
+#define OPERAND(k, first)                                                    \
+    layout(constant_id = first) const uint BUF##k = 0;                       \
+    layout(constant_id = first + 1) const int BASE##k = 0;                   \
+    layout(constant_id = first + 2) const int S##k##_0 = 0;                  \
+    layout(constant_id = first + 3) const int S##k##_1 = 0;                  \
+    layout(constant_id = first + 4) const int S##k##_2 = 0;                  \
+    layout(constant_id = first + 5) const int S##k##_3 = 0;                  \
+    layout(constant_id = first + 6) const int S##k##_4 = 0;                  \
+    layout(constant_id = first + 7) const int S##k##_5 = 0;
+OPERAND(0, 8)
+OPERAND(1, 16)
+OPERAND(2, 24)
+OPERAND(3, 32)
+// CLAMP's bounds as float bits.
+layout(constant_id = 40) const uint P0 = 0;
+layout(constant_id = 41) const uint P1 = 0;
+
+// Operation codes: the C++ lowering (backends/vulkan/src/lowering.cpp) uses the same numbers.
+const uint COPY32 = 0, COPY8 = 1;
+const uint ADD = 2, SUB = 3, MUL = 4, MAXIMUM = 5, MINIMUM = 6, POW = 7;
+const uint EQUAL = 8, GREATER = 9, GREATER_EQUAL = 10;
+const uint ABS = 11, NEGATE = 12, EXP = 13, LOG = 14, RECIPROCAL = 15, RSQRT = 16;
+const uint CEIL = 17, FLOOR = 18, SIN = 19, COS = 20, SIGMOID = 21, TANH = 22, ERF = 23;
+const uint CLAMP = 24, SELECT = 25;
+const uint LOGICAL_AND = 26, LOGICAL_OR = 27, LOGICAL_XOR = 28, LOGICAL_NOT = 29;
+
+#define OFFSET(k, c0, c1, c2, c3, c4, c5)                                                 \
+    uint(BASE##k + int(c0) * S##k##_0 + int(c1) * S##k##_1 + int(c2) * S##k##_2 +         \
+         int(c3) * S##k##_3 + int(c4) * S##k##_4 + int(c5) * S##k##_5)
+
+// erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7).
+float erf_approx(float x)
+{
+    float t = 1.0 / (1.0 + 0.3275911 * abs(x));
+    float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t +
+                     0.254829592) * t * exp(-x * x);
+    return sign(x) * y;
+}
+
+float binary(float a, float b)
+{
+    if (OP == ADD) return a + b;
+    if (OP == SUB) return a - b;
+    if (OP == MUL) return a * b;
+    // NaN propagates (TOSA nan_mode PROPAGATE); GLSL's max/min leave it undefined.
+    if (OP == MAXIMUM) return (isnan(a) || isnan(b)) ? a + b : max(a, b);
+    if (OP == MINIMUM) return (isnan(a) || isnan(b)) ? a + b : min(a, b);
+    return pow(a, b);
+}
+
+float unary(float a)
+{
+    if (OP == ABS) return abs(a);
+    if (OP == NEGATE) return -a;
+    if (OP == EXP) return exp(a);
+    if (OP == LOG) return log(a);
+    if (OP == RECIPROCAL) return 1.0 / a;
+    if (OP == RSQRT) return inversesqrt(a);
+    if (OP == CEIL) return ceil(a);
+    if (OP == FLOOR) return floor(a);
+    if (OP == SIN) return sin(a);
+    if (OP == COS) return cos(a);
+    if (OP == SIGMOID) return 1.0 / (1.0 + exp(-a));
+    if (OP == TANH) return tanh(a);
+    if (OP == ERF) return erf_approx(a);
+    // CLAMP; NaN propagates.
+    return isnan(a) ? a : min(max(a, uintBitsToFloat(P0)), uintBitsToFloat(P1));
+}
+
+void main()
+{
+    const uint total = D0 * D1 * D2 * D3 * D4 * D5;
+    for (uint i = gl_GlobalInvocationID.x; i < total; i += GRID_STRIDE) {
+        uint r = i;
+        uint c5 = r % D5; r /= D5;
+        uint c4 = r % D4; r /= D4;
+        uint c3 = r % D3; r /= D3;
+        uint c2 = r % D2; r /= D2;
+        uint c1 = r % D1; r /= D1;
+        uint c0 = r;
+        uint o = OFFSET(0, c0, c1, c2, c3, c4, c5);
+        uint a = OFFSET(1, c0, c1, c2, c3, c4, c5);
+        if (OP == COPY32) {
+            bufs[BUF0].w[o] = bufs[BUF1].w[a];
+        } else if (OP == COPY8) {
+            STORE_BYTE(BUF0, o, LOAD_BYTE(BUF1, a));
+        } else if (OP >= ADD && OP <= POW) {
+            uint b = OFFSET(2, c0, c1, c2, c3, c4, c5);
+            STORE_F(BUF0, o, binary(LOAD_F(BUF1, a), LOAD_F(BUF2, b)));
+        } else if (OP >= EQUAL && OP <= GREATER_EQUAL) {
+            uint b = OFFSET(2, c0, c1, c2, c3, c4, c5);
+            float x = LOAD_F(BUF1, a), y = LOAD_F(BUF2, b);
+            bool v = OP == EQUAL ? x == y : (OP == GREATER ? x > y : x >= y);
+            STORE_BYTE(BUF0, o, v ? 1u : 0u);
+        } else if (OP >= ABS && OP <= CLAMP) {
+            STORE_F(BUF0, o, unary(LOAD_F(BUF1, a)));
+        } else if (OP == SELECT) {
+            uint b = OFFSET(2, c0, c1, c2, c3, c4, c5);
+            uint c = OFFSET(3, c0, c1, c2, c3, c4, c5);
+            bufs[BUF0].w[o] = LOAD_BYTE(BUF1, a) != 0u ? bufs[BUF2].w[b] : bufs[BUF3].w[c];
+        } else if (OP == LOGICAL_NOT) {
+            STORE_BYTE(BUF0, o, LOAD_BYTE(BUF1, a) != 0u ? 0u : 1u);
+        } else {
+            uint b = OFFSET(2, c0, c1, c2, c3, c4, c5);
+            bool x = LOAD_BYTE(BUF1, a) != 0u, y = LOAD_BYTE(BUF2, b) != 0u;
+            bool v = OP == LOGICAL_AND ? (x && y) : (OP == LOGICAL_OR ? (x || y) : (x != y));
+            STORE_BYTE(BUF0, o, v ? 1u : 0u);
+        }
+    }
+}

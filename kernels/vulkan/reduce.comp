@@ -1,0 +1,36 @@
+#version 450
+// reduce.comp - REDUCE_SUM/MAX/MIN/PRODUCT and ARGMAX over one axis of a
+// tensor seen as [OUTER, AXIS, INNER]; one invocation per result element,
+// reading the axis in order (sums accumulate in FP32 in index order).
+#include "common.glsl"
+
+layout(constant_id = 1) const uint OP = 0;  // 0 sum, 1 max, 2 min, 3 product, 4 argmax
+layout(constant_id = 2) const uint OUTER = 1;
+layout(constant_id = 3) const uint AXIS = 1;
+layout(constant_id = 4) const uint INNER = 1;
+layout(constant_id = 5) const uint OUT_BUF = 0;
+layout(constant_id = 6) const uint OUT_BASE = 0;
+layout(constant_id = 7) const uint IN_BUF = 0;
+layout(constant_id = 8) const uint IN_BASE = 0;
+
+void main()
+{
+    for (uint i = gl_GlobalInvocationID.x; i < OUTER * INNER; i += GRID_STRIDE) {
+        uint outer = i / INNER, inner = i % INNER;
+        uint first = IN_BASE + outer * AXIS * INNER + inner;
+        float acc = LOAD_F(IN_BUF, first);
+        uint best = 0u;
+        for (uint k = 1u; k < AXIS; ++k) {
+            float v = LOAD_F(IN_BUF, first + k * INNER);
+            if (OP == 0u) acc += v;
+            else if (OP == 3u) acc *= v;
+            // NaN propagates: once acc is NaN it stays (comparisons are false).
+            else if (OP == 1u) acc = isnan(acc) ? acc : (isnan(v) || v > acc ? v : acc);
+            else if (OP == 2u) acc = isnan(acc) ? acc : (isnan(v) || v < acc ? v : acc);
+            // ARGMAX: the first index of the largest value; the first NaN wins.
+            else if (!isnan(acc) && (isnan(v) || v > acc)) { acc = v; best = k; }
+        }
+        if (OP == 4u) bufs[OUT_BUF].w[OUT_BASE + i] = best;
+        else STORE_F(OUT_BUF, OUT_BASE + i, acc);
+    }
+}
