@@ -32,8 +32,8 @@ Selection cpus(std::string count)
 
 std::string name_of(const Backend& backend) { return backend.device_info().name; }
 
-// The CPU serves first while the Vulkan backend runs no programs
-// (docs/adr/0013-vulkan-backend.md), so device 0 always runs programs.
+// The CPU serves first (docs/adr/0013-vulkan-backend.md): device 0 runs
+// every format and operator; the Vulkan device runs the FP32 tier only.
 void the_build_lists_the_cpu_backend_first(void**)
 {
     const auto all = factories();

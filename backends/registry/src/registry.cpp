@@ -76,9 +76,9 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
 }
 #endif
 
-// The CPU comes first while the Vulkan backend runs no programs, so device 0
-// stays a device that runs them (docs/adr/0013-vulkan-backend.md); accelerator
-// backends move ahead of it once they do.
+// The CPU comes first: device 0 runs every format and operator (the Vulkan
+// backend runs the FP32 tier only; docs/adr/0013-vulkan-backend.md), so
+// clients of device 0 keep working.
 constexpr std::array builtin_factories{
 #ifdef VACCEL_REGISTRY_HAS_CPU
     Factory{"cpu", enumerate_cpu},
