@@ -29,3 +29,19 @@ layout(local_size_x = 64) in;
         atomicAnd(bufs[B].w[(i) >> 2], ~(0xffu << shift_));                         \
         atomicOr(bufs[B].w[(i) >> 2], ((v) & 0xffu) << shift_);                     \
     }
+
+// TOSA MAXIMUM / MINIMUM with NaN propagating; of two equal values (+0 and
+// -0) the maximum is +0 and the minimum -0, as on the CPU device.
+bool negative_sign(float x) { return (floatBitsToUint(x) >> 31) != 0u; }
+float max_of(float x, float y)
+{
+    if (isnan(x) || isnan(y)) return x + y;
+    if (x == y) return negative_sign(x) ? y : x;
+    return x > y ? x : y;
+}
+float min_of(float x, float y)
+{
+    if (isnan(x) || isnan(y)) return x + y;
+    if (x == y) return negative_sign(x) ? x : y;
+    return x < y ? x : y;
+}

@@ -59,8 +59,8 @@ float binary(float a, float b)
     if (OP == SUB) return a - b;
     if (OP == MUL) return a * b;
     // NaN propagates (TOSA nan_mode PROPAGATE); GLSL's max/min leave it undefined.
-    if (OP == MAXIMUM) return (isnan(a) || isnan(b)) ? a + b : max(a, b);
-    if (OP == MINIMUM) return (isnan(a) || isnan(b)) ? a + b : min(a, b);
+    if (OP == MAXIMUM) return max_of(a, b);
+    if (OP == MINIMUM) return min_of(a, b);
     return pow(a, b);
 }
 
@@ -80,7 +80,11 @@ float unary(float a)
     if (OP == TANH) return tanh(a);
     if (OP == ERF) return erf_approx(a);
     // CLAMP; NaN propagates.
-    return isnan(a) ? a : min(max(a, uintBitsToFloat(P0)), uintBitsToFloat(P1));
+    // CLAMP: NaN propagates; a value equal to a bound (+0 and -0) stays.
+    if (isnan(a)) return a;
+    float lo = uintBitsToFloat(P0), hi = uintBitsToFloat(P1);
+    float v = a < lo ? lo : a;
+    return hi < v ? hi : v;
 }
 
 void main()

@@ -26,7 +26,6 @@ void main()
     for (uint i = gl_GlobalInvocationID.x; i < N * OH * OW * C; i += GRID_STRIDE) {
         uint c = i % C, ox = (i / C) % OW, oy = (i / (C * OW)) % OH, n = i / (C * OW * OH);
         float acc = uintBitsToFloat(0xff800000u);  // -infinity
-        bool nan_seen = false;
         for (uint ky = 0u; ky < KH; ++ky) {
             int iy = int(oy * SH + ky) - int(PT);
             if (iy < 0 || iy >= int(IH)) continue;
@@ -34,8 +33,7 @@ void main()
                 int ix = int(ox * SW + kx) - int(PL);
                 if (ix < 0 || ix >= int(IW)) continue;
                 float v = LOAD_F(IN_BUF, IN_BASE + ((n * IH + uint(iy)) * IW + uint(ix)) * C + c);
-                if (isnan(v)) { nan_seen = true; acc = v; }
-                else if (!nan_seen && v > acc) acc = v;
+                acc = max_of(acc, v);  // NaN propagates
             }
         }
         STORE_F(OUT_BUF, OUT_BASE + i, acc);

@@ -24,9 +24,9 @@ void main()
             float v = LOAD_F(IN_BUF, first + k * INNER);
             if (OP == 0u) acc += v;
             else if (OP == 3u) acc *= v;
-            // NaN propagates: once acc is NaN it stays (comparisons are false).
-            else if (OP == 1u) acc = isnan(acc) ? acc : (isnan(v) || v > acc ? v : acc);
-            else if (OP == 2u) acc = isnan(acc) ? acc : (isnan(v) || v < acc ? v : acc);
+            // NaN propagates: once acc is NaN it stays.
+            else if (OP == 1u) acc = max_of(acc, v);
+            else if (OP == 2u) acc = min_of(acc, v);
             // ARGMAX: the first index of the largest value; the first NaN wins.
             else if (!isnan(acc) && (isnan(v) || v > acc)) { acc = v; best = k; }
         }

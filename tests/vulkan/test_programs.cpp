@@ -12,8 +12,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
+#include "lowering.hpp"
 #include "vaccel/backend/vulkan.hpp"
+#include "vaccel/tosa/analysis.hpp"
+#include "vaccel/tosa/plan.hpp"
 #include "../cpu/cpu_test_support.hpp"
 
 namespace {
@@ -363,6 +367,23 @@ void a_chain_reusing_arena_bytes_is_ordered_by_barriers(void**)
         g.output(prev);
         return g.finish();
     };
+    // The plan this test relies on: barriers, and arena bytes handed from
+    // dead intermediates to later ones (the arena is smaller than the sum
+    // of its regions).
+    {
+        const tosa::Graph graph = make();
+        auto analysis = tosa::analyze(graph);
+        assert_ok(analysis);
+        auto plan = tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
+                                     vaccel::backend::vulkan::lower);
+        assert_ok(plan);
+        std::uint64_t regions = 0;
+        for (const auto& r : plan->regions) regions += r.bytes;
+        assert_true(plan->arena_bytes < regions);
+        std::size_t barriers = 0;
+        for (const auto& d : plan->dispatches) barriers += d.barrier_before ? 1 : 0;
+        assert_true(barriers >= 11);  // every step reads its predecessor
+    }
     const auto x = sample(1000, 12);
     auto [want, got] = both(make, {raw(x)});
     compare(got[0], want[0], 0, "chain");
@@ -397,6 +418,113 @@ void constants_are_uploaded_into_the_arena_at_load(void**)
         auto got = gpu.run(*p, {{10, 20, 30, 40}});
         assert_exactly(got[0], {11, 22, 33, 44});
     }
+    gpu.finish(p);
+}
+
+void edge_values_propagate_like_the_cpu(void**)
+{
+    // NaN, infinities, signed zeros and huge values; NaNs compare equal
+    // whatever their sign and payload (those are the device's).
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> x{nan, inf, -inf, 0.0f, -0.0f, 100.0f, -100.0f, 1e-30f};
+    const std::vector<float> y{1.0f, nan, 2.0f, -0.0f, 0.0f, inf, -inf, nan};
+    const auto same = [](const std::vector<std::byte>& got, const std::vector<std::byte>& want) {
+        const auto g = floats(got), w = floats(want);
+        assert_int_equal(g.size(), w.size());
+        for (std::size_t i = 0; i < g.size(); ++i)
+            // Vulkan lets a device flush subnormal results to zero (lavapipe
+            // does: exp(-100) is 3.78e-44 on the CPU, 0 here).
+            if (!(std::isnan(g[i]) && std::isnan(w[i])) && std::memcmp(&g[i], &w[i], 4) != 0 &&
+                !(g[i] == 0 && std::fpclassify(w[i]) == FP_SUBNORMAL))
+                fail_msg("element %zu: got %.9g, want %.9g", i, static_cast<double>(g[i]),
+                         static_cast<double>(w[i]));
+    };
+    for (Op op : {Op::maximum, Op::minimum, Op::add, Op::mul}) {
+        auto [want, got] = both([&] { return binary(op, {8}, {8}, {8}); }, {raw(x), raw(y)});
+        same(got[0], want[0]);
+    }
+    for (Op op : {Op::abs, Op::negate, Op::clamp, Op::exp, Op::reciprocal, Op::floor}) {
+        auto [want, got] = both([&] { return unary(op, {8}); }, {raw(x)});
+        same(got[0], want[0]);
+    }
+    // REDUCE_MAX over an axis holding a NaN is NaN.
+    auto make = [] {
+        tosa::GraphBuilder g;
+        const auto in = f32(g, "x", {2, 4});
+        const auto out = f32(g, "out", {2, 1});
+        g.op(Op::reduce_max, {in}, {out}, nan_propagate(tosa::axis_attr(1)));
+        g.input(in);
+        g.output(out);
+        return g.finish();
+    };
+    auto [want, got] = both(make, {raw(x)});
+    same(got[0], want[0]);
+    assert_true(std::isnan(floats(got[0])[0]));  // row 0 holds the NaN
+    assert_true(floats(got[0])[1] == 100.0f);    // row 1: max(0, -0, 100, -100, 1e-30)
+}
+
+void two_runs_of_one_program_in_flight_share_its_arena_in_order(void**)
+{
+    // y = (x + x) * x through an arena intermediate; both runs submitted
+    // before either is waited for, on different buffers.
+    const auto make = [] {
+        tosa::GraphBuilder g;
+        const auto x = f32(g, "x", {4096});
+        const auto t = f32(g, "t", {4096});
+        const auto y = f32(g, "y", {4096});
+        g.op(Op::add, {x, x}, {t});
+        g.op(Op::mul, {t, x, mul_shift(g, "shift")}, {y});
+        g.input(x);
+        g.output(y);
+        return g.finish();
+    };
+    Rig gpu = vulkan_rig();
+    auto p = gpu.must_load(make());
+    const auto x1 = sample(4096, 13), x2 = sample(4096, 14);
+    auto in1 = gpu.buffer_with(x1), in2 = gpu.buffer_with(x2);
+    auto out1 = gpu.buffer(4096 * 4), out2 = gpu.buffer(4096 * 4);
+    auto e1 = cpu_test::submit(*gpu.backend, *gpu.queue, *p, gpu.bind(*p, {in1.get(), out1.get()}), 0);
+    auto e2 = cpu_test::submit(*gpu.backend, *gpu.queue, *p, gpu.bind(*p, {in2.get(), out2.get()}), 0);
+    assert_ok(e1);
+    assert_ok(e2);
+    for (auto* e : {&*e1, &*e2}) {
+        assert_int_equal(static_cast<int>(gpu.wait(**e).state), static_cast<int>(EventState::complete));
+        assert_ok(gpu.backend->destroy_event(*e));
+    }
+    std::vector<float> want1(4096), want2(4096);
+    for (int i = 0; i < 4096; ++i) {
+        want1[i] = (x1[i] + x1[i]) * x1[i];  // exact in float: one rounding each
+        want2[i] = (x2[i] + x2[i]) * x2[i];
+    }
+    assert_exactly(gpu.read(*out1, 4096), want1);
+    assert_exactly(gpu.read(*out2, 4096), want2);
+    for (auto* b : {&in1, &in2, &out1, &out2}) assert_ok(gpu.backend->free_buffer(*b));
+    gpu.finish(p);
+}
+
+void bad_pools_and_misaligned_bindings_are_refused(void**)
+{
+    // MAX_POOL2D 2x2 stride 2 on 5x5 without padding gives 2x2, not 3x3.
+    tosa::GraphBuilder g;
+    const auto x = f32(g, "x", {1, 5, 5, 1});
+    const auto out = f32(g, "out", {1, 3, 3, 1});
+    g.op(Op::max_pool2d, {x}, {out}, tosa::pool_attr({2, 2}, {2, 2}, {0, 0, 0, 0}));
+    g.input(x);
+    g.output(out);
+    Rig gpu = vulkan_rig();
+    assert_refused(gpu.load(g.finish()), Errc::invalid_argument, VACCEL_D_TOSA_GRAPH,
+                   VACCEL_TOSA_BAD_SHAPE, static_cast<std::uint64_t>(Op::max_pool2d));
+    // A binding at byte offset 4 of a buffer: lavapipe's storage offset
+    // alignment is larger than 4, so the descriptor cannot start there.
+    auto p = gpu.must_load(unary(Op::abs, {4}));
+    auto in = gpu.buffer(64), outb = gpu.buffer(16);
+    auto bindings = gpu.bind(*p, {in.get(), outb.get()});
+    bindings[0].offset = 4;
+    assert_refused(cpu_test::submit(*gpu.backend, *gpu.queue, *p, bindings, 0),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE, offsetof(vaccel_binding, offset), 4);
+    assert_ok(gpu.backend->free_buffer(in));
+    assert_ok(gpu.backend->free_buffer(outb));
     gpu.finish(p);
 }
 
@@ -498,6 +626,9 @@ int main()
         cmocka_unit_test(max_pool2d_matches_the_cpu),
         cmocka_unit_test(a_chain_reusing_arena_bytes_is_ordered_by_barriers),
         cmocka_unit_test(constants_are_uploaded_into_the_arena_at_load),
+        cmocka_unit_test(edge_values_propagate_like_the_cpu),
+        cmocka_unit_test(two_runs_of_one_program_in_flight_share_its_arena_in_order),
+        cmocka_unit_test(bad_pools_and_misaligned_bindings_are_refused),
         cmocka_unit_test(the_device_advertises_the_fp32_tier_it_runs),
         cmocka_unit_test(a_past_deadline_is_refused_and_nothing_is_retained),
         cmocka_unit_test(busy_objects_are_refused_while_a_run_is_in_flight),
