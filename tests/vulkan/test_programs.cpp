@@ -24,9 +24,9 @@ namespace {
 
 using namespace cpu_test;
 
-std::unique_ptr<Backend> lavapipe()
+std::unique_ptr<Backend> lavapipe(VulkanOptions options = {})
 {
-    VulkanDevices found = open_vulkan_devices();
+    VulkanDevices found = open_vulkan_devices(options);
     if (found.devices.size() != 1)
         fail_msg("expected exactly one Vulkan device (lavapipe), found %zu: %s",
                  found.devices.size(), found.unavailable.c_str());
@@ -34,12 +34,12 @@ std::unique_ptr<Backend> lavapipe()
 }
 
 // A Rig (cpu_test_support.hpp) over the Vulkan device.
-Rig vulkan_rig()
+Rig vulkan_rig(VulkanOptions options = {})
 {
     Rig rig(1);
     assert_ok(rig.backend->destroy_queue(rig.queue));
     assert_ok(rig.backend->destroy_context(rig.context));
-    rig.backend = lavapipe();
+    rig.backend = lavapipe(options);
     auto c = rig.backend->create_context();
     assert_ok(c);
     rig.context = std::move(*c);
@@ -400,9 +400,11 @@ void a_chain_reusing_arena_bytes_is_ordered_by_barriers(void**)
     assert_exactly(floats(got[0]), prev);
 }
 
-void constants_are_uploaded_into_the_arena_at_load(void**)
+// out = x + c with c a CONST [4] = 1 2 3 4 (hand-derived sums), twice;
+// `staged` uploads the constants through a staging buffer, as on a device
+// whose arena memory is not host-visible.
+void run_with_a_constant(bool staged)
 {
-    // out = x + c with c a CONST [4] = 1 2 3 4 (hand-derived sums).
     tosa::GraphBuilder g;
     const auto x = f32(g, "x", {4});
     const float values[] = {1, 2, 3, 4};
@@ -412,7 +414,9 @@ void constants_are_uploaded_into_the_arena_at_load(void**)
     g.op(Op::add, {x, c}, {out});
     g.input(x);
     g.output(out);
-    Rig gpu = vulkan_rig();
+    VulkanOptions options;
+    options.stage_all_transfers = staged;
+    Rig gpu = vulkan_rig(options);
     auto p = gpu.must_load(g.finish());
     for (int run = 0; run < 2; ++run) {
         auto got = gpu.run(*p, {{10, 20, 30, 40}});
@@ -420,6 +424,9 @@ void constants_are_uploaded_into_the_arena_at_load(void**)
     }
     gpu.finish(p);
 }
+
+void constants_are_uploaded_into_the_arena_at_load(void**) { run_with_a_constant(false); }
+void constants_are_uploaded_through_staging_too(void**) { run_with_a_constant(true); }
 
 void edge_values_propagate_like_the_cpu(void**)
 {
@@ -626,6 +633,7 @@ int main()
         cmocka_unit_test(max_pool2d_matches_the_cpu),
         cmocka_unit_test(a_chain_reusing_arena_bytes_is_ordered_by_barriers),
         cmocka_unit_test(constants_are_uploaded_into_the_arena_at_load),
+        cmocka_unit_test(constants_are_uploaded_through_staging_too),
         cmocka_unit_test(edge_values_propagate_like_the_cpu),
         cmocka_unit_test(two_runs_of_one_program_in_flight_share_its_arena_in_order),
         cmocka_unit_test(bad_pools_and_misaligned_bindings_are_refused),
