@@ -1,6 +1,8 @@
 // instance.cpp - instance creation and the device probe (see instance.hpp).
 #include "instance.hpp"
 
+#include <mutex>
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -137,6 +139,26 @@ PhysicalRecord read_device(VkPhysicalDevice handle)
 
 }  // namespace
 
+namespace {
+
+// The process's one VkInstance, made on the first successful probe and kept
+// until exit (the static copy below is never destroyed). A driver may use
+// initial-exec thread-local storage (NVIDIA's libnvidia-tls does), which
+// glibc cannot hand out again once the loader has unloaded the driver with
+// the last instance: a second vkCreateInstance then fails with
+// VK_ERROR_INCOMPATIBLE_DRIVER ("cannot allocate memory in static TLS
+// block"), as seen on an H200 when tests opened and closed devices in turn.
+// Devices share ownership of it as before. A failed creation is not kept.
+std::mutex kept_instance_mutex;
+
+std::shared_ptr<Instance>& kept_instance()
+{
+    static auto* kept = new std::shared_ptr<Instance>();
+    return *kept;
+}
+
+}  // namespace
+
 Probe probe_devices()
 {
     Probe probe;
@@ -162,14 +184,23 @@ Probe probe_devices()
         create.enabledExtensionCount = 1;
         create.ppEnabledExtensionNames = &portability;
     }
-    auto instance = std::make_shared<Instance>();
-    if (const VkResult result = vkCreateInstance(&create, nullptr, &instance->handle);
-        result != VK_SUCCESS) {
-        instance->handle = VK_NULL_HANDLE;
-        probe.unavailable = fmt::format("vkCreateInstance failed ({}): no Vulkan driver is "
-                                        "installed or none accepts Vulkan 1.3",
-                                        static_cast<int>(result));
-        return probe;
+    std::shared_ptr<Instance> instance;
+    {
+        std::lock_guard lock(kept_instance_mutex);
+        instance = kept_instance();
+        if (!instance) {
+            auto made = std::make_shared<Instance>();
+            if (const VkResult result = vkCreateInstance(&create, nullptr, &made->handle);
+                result != VK_SUCCESS) {
+                made->handle = VK_NULL_HANDLE;
+                probe.unavailable = fmt::format("vkCreateInstance failed ({}): no Vulkan driver "
+                                                "is installed or none accepts Vulkan 1.3",
+                                                static_cast<int>(result));
+                return probe;
+            }
+            kept_instance() = made;
+            instance = std::move(made);
+        }
     }
     std::uint32_t count = 0;
     if (vkEnumeratePhysicalDevices(instance->handle, &count, nullptr) != VK_SUCCESS || count == 0) {

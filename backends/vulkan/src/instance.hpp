@@ -1,7 +1,8 @@
 // instance.hpp - the Vulkan instance and what the probe reads of each device.
 //
-// Owns: the VkInstance, shared by every device opened from it and destroyed
-// after the last of them. Decides: the instance asks for Vulkan 1.3 and
+// Owns: the VkInstance, shared by every device opened from it and kept for
+// the life of the process (instance.cpp says why: drivers that cannot be
+// loaded twice). Decides: the instance asks for Vulkan 1.3 and
 // portability enumeration; a loader without any driver (vkCreateInstance
 // failing, zero devices) means "no Vulkan here", never an error.
 #pragma once
