@@ -63,9 +63,9 @@ void enumeration_finds_one_cpu_device_with_its_identity(void**)
     assert_int_equal(info.memory_caps,
                      VACCEL_MEM_HOST_VISIBLE | VACCEL_MEM_DEVICE_LOCAL | VACCEL_MEM_SHARED);
     assert_true(info.memory_bytes > 0);
-    // TOSA programs of the FP32 tier; no capability (gates, launches) yet.
+    // TOSA programs of the FP32 tier; host gates; no launches yet.
     assert_int_equal(info.formats, VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA));
-    assert_int_equal(info.flags, 0);
+    assert_int_equal(info.flags, VACCEL_CAP_GATES);
     assert_int_equal(info.tosa_target_count, 1);
     assert_int_equal(info.limits.max_buffer_bytes % 4, 0);
     assert_true(info.limits.max_buffer_bytes <= info.memory_bytes);
@@ -214,7 +214,7 @@ void bad_transfers_and_allocations_are_refused(void**)
     assert_true(device->destroy_context(*context).has_value());
 }
 
-void other_formats_and_gates_are_refused_with_the_reason(void**)
+void other_formats_and_gates_past_the_limit_are_refused(void**)
 {
     auto device = the_device();
     auto context = device->create_context();
@@ -230,9 +230,24 @@ void other_formats_and_gates_are_refused_with_the_reason(void**)
         assert_true(program.error().note.starts_with(
             "the Vulkan device loads TOSA 1.0 programs only"));
     }
+    // Gates: max_gates (256, as the CPU device) per context, then refused
+    // as a limit; a context with a gate cannot be destroyed.
+    std::vector<std::unique_ptr<Gate>> gates;
+    for (int i = 0; i < 256; ++i) {
+        auto gate = device->create_gate(**context);
+        assert_true(gate.has_value());
+        gates.push_back(std::move(*gate));
+    }
     auto gate = device->create_gate(**context);
     assert_false(gate.has_value());
-    assert_int_equal(gate.error().code, Errc::unsupported);
+    assert_int_equal(gate.error().code, Errc::resource_limit);
+    assert_int_equal(gate.error().limit, VACCEL_LIMIT_GATES);
+    assert_int_equal(gate.error().arg0, 256);
+    assert_int_equal(gate.error().arg1, 256);
+    assert_int_equal(device->live().gates, 256);
+    assert_int_equal(device->destroy_context(*context).error().code, Errc::busy);
+    for (auto& g : gates) assert_true(device->destroy_gate(g).has_value());
+    assert_int_equal(device->live().gates, 0);
     auto queue = device->create_queue(**context);
     assert_true(queue.has_value());
     assert_int_equal(device->live().queues, 1);
@@ -306,7 +321,7 @@ int main()
         cmocka_unit_test(mapped_buffers_round_trip_exact_bytes),
         cmocka_unit_test(staged_buffers_round_trip_exact_bytes),
         cmocka_unit_test(bad_transfers_and_allocations_are_refused),
-        cmocka_unit_test(other_formats_and_gates_are_refused_with_the_reason),
+        cmocka_unit_test(other_formats_and_gates_past_the_limit_are_refused),
         cmocka_unit_test(limits_hold_and_counters_return_to_zero),
         cmocka_unit_test(identity_helpers_degrade_and_decode),
     };

@@ -86,11 +86,11 @@ vaccel_device_info describe_device(const PhysicalRecord& record, const MemoryPla
                                 word_bytes);
     info.limits.max_artifact_bytes = std::uint64_t{256} << 20;
     info.limits.max_memory_bytes = largest;
-    info.limits.max_gates = 0;  // no VACCEL_CAP_GATES yet
+    info.limits.max_gates = 256;  // as the CPU device; each is one timeline semaphore
     info.formats = VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA);
     info.tosa_target_count = 1;
     info.tosa_targets[0] = tosa::fp32_target().to_uapi();
-    info.flags = 0;
+    info.flags = VACCEL_CAP_GATES;  // timeline semaphores: device selection requires them
     return info;
 }
 

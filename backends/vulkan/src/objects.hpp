@@ -33,6 +33,7 @@ struct Counters {
     std::atomic<std::uint64_t> programs{0};
     std::atomic<std::uint64_t> events{0};
     std::atomic<std::uint64_t> events_in_flight{0};
+    std::atomic<std::uint64_t> gates{0};
 };
 
 struct DeviceCore {
@@ -69,6 +70,9 @@ struct ContextState {
     std::uint64_t queues = 0;
     std::uint64_t programs = 0;
     std::atomic<std::uint64_t> events{0};  // decremented by destroy_event only
+    // Gates alive; a destroyed gate may die on the completion thread (a
+    // released submission holds it), so atomic.
+    std::atomic<std::uint64_t> gates{0};
 
     explicit ContextState(std::shared_ptr<DeviceCore> owner);
     ContextState(const ContextState&) = delete;

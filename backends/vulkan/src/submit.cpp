@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "gate.hpp"
 #include "transfer.hpp"
 
 namespace vaccel::backend::vulkan {
@@ -167,6 +168,8 @@ void SubmissionState::release()
     }
     held.clear();
     if (program) program->in_flight.fetch_sub(1, std::memory_order_acq_rel);
+    // Done with the gate's semaphore: ended, or its fence has signalled.
+    gate.reset();
 }
 
 VulkanEvent::VulkanEvent(std::shared_ptr<SubmissionState> s) : submission(std::move(s))
@@ -181,9 +184,10 @@ VulkanEvent::~VulkanEvent()
     submission->context->device->counters.events.fetch_sub(1);
 }
 
-Result<std::shared_ptr<SubmissionState>> record_and_submit(
-    std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
-    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns)
+Result<std::shared_ptr<SubmissionState>> record_only(std::shared_ptr<ContextState> context,
+                                                     std::shared_ptr<ProgramState> program,
+                                                     std::span<const BoundSlot> slots,
+                                                     std::shared_ptr<EventSink> sink)
 {
     auto s = std::make_shared<SubmissionState>();
     s->context = context;
@@ -197,14 +201,28 @@ Result<std::shared_ptr<SubmissionState>> record_and_submit(
     }
     // On any refusal below `s` dies here and release() gives everything back.
     if (auto ok = record(*s, slots); !ok) return fail(ok.error());
-    DeviceCore& core = *context->device;
+    return s;
+}
+
+Status submit_recorded(SubmissionState& s, std::uint64_t deadline_ns)
+{
+    DeviceCore& core = *s.context->device;
     VkCommandBufferSubmitInfo command{};
     command.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO;
-    command.commandBuffer = s->commands;
+    command.commandBuffer = s.commands;
+    VkSemaphoreSubmitInfo wait{};
+    wait.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO;
     VkSubmitInfo2 submit{};
     submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2;
     submit.commandBufferInfoCount = 1;
     submit.pCommandBufferInfos = &command;
+    if (s.gate) {
+        wait.semaphore = s.gate->semaphore;
+        wait.value = s.after_value;
+        wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
+        submit.waitSemaphoreInfoCount = 1;
+        submit.pWaitSemaphoreInfos = &wait;
+    }
     // The deadline is checked last before the work reaches the device, as
     // the CPU checks it before running: past it, nothing is submitted.
     if (deadline_ns != 0 && monotonic_ns() >= deadline_ns)
@@ -214,10 +232,20 @@ Result<std::shared_ptr<SubmissionState>> record_and_submit(
     VkResult submitted;
     {
         std::lock_guard lock(core.queue_mutex);
-        submitted = vkQueueSubmit2(core.queue, 1, &submit, s->fence);
+        submitted = vkQueueSubmit2(core.queue, 1, &submit, s.fence);
     }
     if (submitted != VK_SUCCESS) return fail(vulkan_error(core, submitted, "submitting a program"));
-    core.counters.events_in_flight.fetch_add(1);
+    return {};
+}
+
+Result<std::shared_ptr<SubmissionState>> record_and_submit(
+    std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns)
+{
+    auto s = record_only(context, std::move(program), slots, std::move(sink));
+    if (!s) return fail(s.error());
+    if (auto ok = submit_recorded(**s, deadline_ns); !ok) return fail(ok.error());
+    context->device->counters.events_in_flight.fetch_add(1);
     return s;
 }
 
@@ -243,6 +271,11 @@ void Completer::watch(std::shared_ptr<SubmissionState> submission)
         pending_.push_back(std::move(submission));
     }
     wake_.notify_all();
+}
+
+void Completer::end_unstarted(SubmissionState& submission, EventState state, Error failure)
+{
+    finish(submission, state, std::move(failure));
 }
 
 void Completer::finish(SubmissionState& submission, EventState state, Error failure)

@@ -32,8 +32,15 @@
 
 namespace vaccel::backend::vulkan {
 
+struct GateState;
+
 struct SubmissionState {
     std::shared_ptr<ContextState> context;
+    // A SUBMIT_AFTER's gate: kept alive until completion, since the queued
+    // work waits on its semaphore.
+    std::shared_ptr<GateState> gate;
+    std::uint64_t after_value = 0;
+    std::uint64_t deadline_ns = 0;  // checked again when the gate releases it
     std::shared_ptr<ProgramState> program;
     VkCommandPool pool = VK_NULL_HANDLE;
     VkCommandBuffer commands = VK_NULL_HANDLE;
@@ -69,6 +76,9 @@ public:
     // Waits for every accepted submission, then stops the thread.
     ~Completer();
     void watch(std::shared_ptr<SubmissionState> submission);
+    // Ends an accepted submission that never reached the device (cancelled,
+    // or failed when released); reports it like any other.
+    void end_unstarted(SubmissionState& submission, EventState state, Error failure);
 
 private:
     void run();
@@ -90,6 +100,15 @@ struct BoundSlot {
     std::uint64_t offset = 0;
     bool writes = false;
 };
+// Records and holds without submitting (a SUBMIT_AFTER parked on its gate).
+Result<std::shared_ptr<SubmissionState>> record_only(std::shared_ptr<ContextState> context,
+                                                     std::shared_ptr<ProgramState> program,
+                                                     std::span<const BoundSlot> slots,
+                                                     std::shared_ptr<EventSink> sink);
+// Gives a recorded submission to the queue (waiting on its gate's semaphore
+// at after_value when it has one); past `deadline_ns` nothing is submitted.
+// Does not count it in flight.
+Status submit_recorded(SubmissionState& submission, std::uint64_t deadline_ns);
 Result<std::shared_ptr<SubmissionState>> record_and_submit(
     std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
     std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns);

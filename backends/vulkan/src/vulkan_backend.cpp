@@ -10,8 +10,9 @@
 //    mapping, else (or with stage_all_transfers) word copies through a
 //    bounded staging buffer (staging.hpp);
 //  - TOSA programs of the FP32 tier are loaded by program.hpp and run by
-//    submit.hpp; launches and gates are refused (Unsupported): the device
-//    advertises the TOSA format and no capability.
+//    submit.hpp; host gates are timeline semaphores (gate.hpp); launches
+//    are refused (Unsupported): the device advertises the TOSA format and
+//    VACCEL_CAP_GATES only.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -24,6 +25,7 @@
 #include "lowering.hpp"
 #include "objects.hpp"
 #include "program.hpp"
+#include "gate.hpp"
 #include "submit.hpp"
 #include "transfer.hpp"
 #include "vaccel/backend/vulkan.hpp"
@@ -198,12 +200,15 @@ public:
     Status destroy_context(std::unique_ptr<Context>& context) override
     {
         auto& state = *static_cast<VulkanContext&>(*context).state;
-        const std::uint64_t children = state.buffers + state.queues + state.programs;
+        const std::uint64_t gates = state.gates.load();
+        const std::uint64_t children = state.buffers + state.queues + state.programs + gates;
         if (children != 0)
             return fail(Error::of(Errc::busy, VACCEL_D_IN_USE, children)
                             .with_note(fmt::format("the context still owns {} buffers, {} "
-                                                   "programs and {} queues; release them first",
-                                                   state.buffers, state.programs, state.queues)));
+                                                   "programs, {} queues and {} gates; release "
+                                                   "them first",
+                                                   state.buffers, state.programs, state.queues,
+                                                   gates)));
         context.reset();
         return {};
     }
@@ -274,14 +279,40 @@ public:
         return {};
     }
 
-    Result<std::unique_ptr<Gate>> create_gate(Context&) override
+    Result<std::unique_ptr<Gate>> create_gate(Context& context) override
     {
-        return fail(unsupported("host gates"));
+        if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
+        auto& owner = static_cast<VulkanContext&>(context).state;
+        const auto max = core_->info.limits.max_gates;
+        if (owner->gates.load() >= max)
+            return fail(Error::limit_hit(VACCEL_LIMIT_GATES, max, owner->gates.load()));
+        auto gate = GateState::create(owner);
+        if (!gate) return fail(gate.error());
+        std::lock_guard lock(gates_mutex_);
+        std::erase_if(live_gates_, [](const auto& weak) { return weak.expired(); });
+        live_gates_.push_back(*gate);
+        return std::make_unique<VulkanGate>(std::move(*gate));
     }
-    Status raise_gate(Gate&, std::uint64_t) override { return fail(unsupported("host gates")); }
-    std::uint64_t gate_value(const Gate&) const override { return 0; }
+    Status raise_gate(Gate& gate, std::uint64_t value) override
+    {
+        auto released = static_cast<VulkanGate&>(gate).state->raise(value);
+        if (!released) return fail(released.error());
+        for (auto& submission : *released) start(std::move(submission));
+        return {};
+    }
+    std::uint64_t gate_value(const Gate& gate) const override
+    {
+        return static_cast<const VulkanGate&>(gate).state->value();
+    }
     Status destroy_gate(std::unique_ptr<Gate>& gate) override
     {
+        for (GateState::Waiter& waiter : static_cast<VulkanGate&>(*gate).state->close())
+            completer_.end_unstarted(
+                *waiter.submission, EventState::cancelled,
+                Error::of(Errc::cancelled, VACCEL_D_GATE_DESTROYED, 0, waiter.value)
+                    .with_note(fmt::format("the gate this submission waited on was destroyed "
+                                           "before it reached {}; the work never ran",
+                                           waiter.value)));
         gate.reset();
         return {};
     }
@@ -305,7 +336,26 @@ public:
         event.reset();
         return {};
     }
-    std::uint64_t cancel_pending(Context&, const Error&) override { return 0; }
+    // Only submissions parked on a gate have not started: everything else
+    // is on the device already.
+    std::uint64_t cancel_pending(Context& context, const Error& why) override
+    {
+        const auto& owner = static_cast<VulkanContext&>(context).state;
+        std::vector<std::shared_ptr<GateState>> gates;
+        {
+            std::lock_guard lock(gates_mutex_);
+            for (const auto& weak : live_gates_)
+                if (auto gate = weak.lock(); gate && gate->owner == owner)
+                    gates.push_back(std::move(gate));
+        }
+        std::uint64_t cancelled = 0;
+        for (const auto& gate : gates)
+            for (GateState::Waiter& waiter : gate->take()) {
+                completer_.end_unstarted(*waiter.submission, EventState::cancelled, why);
+                ++cancelled;
+            }
+        return cancelled;
+    }
 
     LiveCounters live() const override
     {
@@ -318,6 +368,7 @@ public:
         live.programs = c.programs.load();
         live.events = c.events.load();
         live.events_in_flight = c.events_in_flight.load();
+        live.gates = c.gates.load();
         return live;
     }
 
@@ -335,7 +386,14 @@ private:
     Status check_transfer(const VulkanBuffer& buffer, std::uint32_t usage, std::uint64_t offset,
                           std::uint64_t length, std::string_view what) const;
 
+    // Gives an accepted submission released by its gate to the queue; one
+    // that cannot start (device lost, deadline passed, submission refused)
+    // fails, since it was accepted already.
+    void start(std::shared_ptr<SubmissionState> submission);
+
     std::shared_ptr<DeviceCore> core_;
+    std::mutex gates_mutex_;  // guards live_gates_
+    std::vector<std::weak_ptr<GateState>> live_gates_;
     // Declared last: destroyed first, so every accepted submission has been
     // waited for and reported while the device still exists.
     Completer completer_;
@@ -349,7 +407,10 @@ Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
     if (program.state->owner != queue.owner)
         return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
                         .with_note("the program belongs to another context than the queue"));
-    if (desc.after != nullptr) return fail(unsupported("submissions after a gate"));
+    auto* gate = static_cast<VulkanGate*>(desc.after);
+    if (gate != nullptr && gate->state->owner != queue.owner)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
+                        .with_note("the gate belongs to another context than the queue"));
     for (std::size_t i = 0; i < desc.bindings.size(); ++i)
         if (desc.bindings[i].buffer == nullptr)
             return fail(Error::of(Errc::invalid_argument, VACCEL_D_UNKNOWN_HANDLE, 0)
@@ -394,13 +455,40 @@ Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
     const auto max_events = core_->info.limits.max_events;
     if (queue.owner->events.load() >= max_events)
         return fail(Error::limit_hit(VACCEL_LIMIT_EVENTS, max_events, queue.owner->events.load()));
-    auto submission =
-        record_and_submit(queue.owner, program.state, bound, desc.sink, desc.deadline_ns);
+    if (gate == nullptr) {
+        auto submission =
+            record_and_submit(queue.owner, program.state, bound, desc.sink, desc.deadline_ns);
+        if (!submission) return fail(submission.error());
+        Submitted submitted;
+        submitted.event = std::make_unique<VulkanEvent>(*submission);
+        completer_.watch(std::move(*submission));
+        return submitted;
+    }
+    // SUBMIT_AFTER: recorded now (refusals happen here), accepted, and held
+    // on the host until the gate reaches the value (gate.hpp).
+    auto submission = record_only(queue.owner, program.state, bound, desc.sink);
     if (!submission) return fail(submission.error());
+    (*submission)->gate = gate->state;
+    (*submission)->after_value = desc.after_value;
+    (*submission)->deadline_ns = desc.deadline_ns;
+    core_->counters.events_in_flight.fetch_add(1);
     Submitted submitted;
     submitted.event = std::make_unique<VulkanEvent>(*submission);
-    completer_.watch(std::move(*submission));
+    if (!gate->state->park(*submission, desc.after_value)) start(std::move(*submission));
     return submitted;
+}
+
+void VulkanBackend::start(std::shared_ptr<SubmissionState> submission)
+{
+    if (auto ok = refuse_if_lost(); !ok) {
+        completer_.end_unstarted(*submission, EventState::failed, ok.error());
+        return;
+    }
+    if (auto ok = submit_recorded(*submission, submission->deadline_ns); !ok) {
+        completer_.end_unstarted(*submission, EventState::failed, ok.error());
+        return;
+    }
+    completer_.watch(std::move(submission));
 }
 
 Result<std::unique_ptr<Buffer>> VulkanBackend::allocate_buffer(Context& context,
