@@ -1,7 +1,7 @@
 // tosa_names.hpp - TOSA 1.0 operator and data type names, for messages only.
 //
-// Owns: a private copy of the Op and DType numbering of TOSA 1.0 (see
-// shared tosa/FORMAT.md), so that common can name an operator in an error
+// Owns: a private copy of the Op and DType numbering of TOSA 1.0 (the enums
+// of tosa/schema/tosa.fbs), so that common can name an operator in an error
 // sentence without depending on the tosa library. Decides nothing else.
 #pragma once
 
