@@ -174,7 +174,7 @@ Offset<Ints> ints(FlatBufferBuilder& b, const std::vector<std::int32_t>& values)
     return b.CreateVector(values);
 }
 
-// Attribute bytes are element values, 8-aligned as FORMAT.md requires.
+// Attribute bytes are element values, 8-aligned as TOSA 1.0 serializes them.
 Offset<Bytes> aligned_bytes(FlatBufferBuilder& b, const std::vector<std::uint8_t>& values)
 {
     b.ForceVectorAlignment(values.size(), sizeof(std::uint8_t), 8);

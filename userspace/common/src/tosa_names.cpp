@@ -6,7 +6,7 @@
 namespace vaccel::tosa_names {
 namespace {
 
-// Index = the TOSA 1.0 Op value (FORMAT.md "Enums").
+// Index = the TOSA 1.0 Op value (the Op enum of tosa/schema/tosa.fbs).
 constexpr std::array<std::string_view, 76> op_names = {
     "UNKNOWN", "ARGMAX", "AVG_POOL2D", "CONV2D", "CONV3D", "DEPTHWISE_CONV2D", "FFT2D",
     "MATMUL", "MAX_POOL2D", "RFFT2D", "TRANSPOSE_CONV2D", "CLAMP", "ERF", "SIGMOID", "TANH",
