@@ -1,8 +1,9 @@
 // names.cpp - the names and element sizes of TOSA 1.0 dtypes and operators.
 //
 // Owns: the spelling of every Op and DType as the TOSA specification writes
-// it, and the packed size of one element of each dtype (TOSA 1.0 tensor
-// data: INT4 two per byte, INT48 six bytes, BOOL one byte). Decides: values outside the 1.0 enums are named "UNKNOWN".
+// it, and the bytes one element of each dtype takes in TOSA 1.0 tensor data
+// (BOOL one, INT48 six, SHAPE eight; INT4 packs two per byte and reports 0).
+// Decides: values outside the 1.0 enums are named "UNKNOWN".
 #include <array>
 
 #include "vaccel/tosa/graph.hpp"
