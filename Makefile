@@ -4,6 +4,7 @@
 #   make         build all userspace into build/
 #   make test    deps + build + every test (unit, ABI, end to end) + fuzzing + the VM test
 #   make vm-test the kernel module and the whole system under qemu (tests/vm/run-vm-test.sh)
+#   make test-gpu the Vulkan device tests on this machine's GPU (not lavapipe)
 #   make fuzz    the fuzz targets, each for its own time (FUZZ_SECONDS=N: N each)
 #   make bench   deps + build + benchmarks
 #   make demo    deps + build + vacceld serving the example model to two clients
@@ -31,7 +32,7 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	python3 python3-numpy libopenblas0-pthread libclang-rt-14-dev binutils file \
 	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio
 
-.PHONY: all build deps test bench demo clean configure fuzz vm-test
+.PHONY: all build deps test test-gpu bench demo clean configure fuzz vm-test
 
 all: build
 
@@ -57,6 +58,12 @@ test: deps
 	cd $(BUILD) && ctest --output-on-failure --timeout 300
 	$(MAKE) fuzz
 	$(MAKE) vm-test
+
+# The Vulkan tests of `make test` (run there on lavapipe) on the machine's
+# own GPU driver; fails without a Vulkan GPU.
+test-gpu: deps
+	$(MAKE) build
+	tests/vulkan/run-gpu-tests.sh $(BUILD)/tests/vulkan $(BUILD)/tools/vaccelctl/vaccelctl
 
 # Builds the module and the static programs, boots the cloud kernel under
 # qemu (TCG) and runs every step inside; fails on any missing step.

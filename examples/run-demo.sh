@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # run-demo.sh BUILD_DIR - the vaccel demo: one daemon, two clients sharing it.
 #
-#  1. starts vacceld on a private socket (a fresh temporary directory) with
-#     the CPU backend;
+#  1. starts vacceld on a private socket (a fresh temporary directory)
+#     serving the CPU and every Vulkan device the machine has (Mesa's
+#     lavapipe on a machine without a GPU, which `make deps` installs);
 #  2. runs the example MLP through `vaccelctl run` from two clients at once
-#     (enough --repeat that they overlap), and shows `vaccelctl sessions`
-#     while both are running;
+#     (enough --repeat that they overlap): client a on the CPU, client b on
+#     the first Vulkan device when there is one (else also on the CPU), and
+#     shows `vaccelctl sessions` while both are running;
 #  3. prints each client's timing and output, and checks both outputs;
 #  4. stops the daemon with SIGTERM and requires a clean exit (status 0).
 #
@@ -48,11 +50,10 @@ finish() {
 }
 trap finish EXIT
 export VACCEL_SOCKET=$home/vacceld.sock VACCEL_TRANSPORT=socket
-printf '[daemon]\ndevices = ["cpu"]\n' >"$home/vacceld.toml"
+printf '[daemon]\ndevices = ["cpu", "vulkan:*"]\n' >"$home/vacceld.toml"
 
-echo "== vacceld --socket $VACCEL_SOCKET --devices cpu"
-"$vacceld" --socket "$VACCEL_SOCKET" --config "$home/vacceld.toml" --devices cpu \
-	2>"$home/vacceld.log" &
+echo "== vacceld --socket $VACCEL_SOCKET (devices: cpu, vulkan:*)"
+"$vacceld" --socket "$VACCEL_SOCKET" --config "$home/vacceld.toml" 2>"$home/vacceld.log" &
 daemon=$!
 for _ in $(seq 100); do
 	grep -q "serving" "$home/vacceld.log" && break
@@ -65,10 +66,18 @@ echo "== vaccelctl devices"
 "$ctl" devices
 echo
 
+# Client b's device: the first Vulkan device the daemon serves, if any.
+device_b=$("$ctl" devices --json | "$py" -c '
+import json, sys
+kinds = [d["kind"] for d in json.load(sys.stdin)["devices"]]
+print("vulkan:0" if "vulkan" in kinds else "cpu")')
 echo "== two clients: vaccelctl run mlp.tosa --repeat $repeat, at the same time"
 echo "   x [4,16] -> MATMUL+ADD+RELU -> MATMUL+ADD+SIGMOID -> y [4,8]"
+echo "   client a on cpu, client b on $device_b"
 for name in a b; do
-	"$ctl" run "$examples/mlp.tosa" --input "x=$examples/input.npy" \
+	device=cpu
+	[ "$name" = b ] && device=$device_b
+	"$ctl" --verbose run "$examples/mlp.tosa" --input "x=$examples/input.npy" --device "$device" \
 		--output-dir "$home/out-$name" --repeat "$repeat" >"$home/run-$name.txt" 2>&1 &
 	clients+=($!)
 done

@@ -166,6 +166,14 @@ inline std::uint32_t shape_const(tosa::GraphBuilder& g, const char* name,
     return t;
 }
 
+}  // namespace cpu_test
+
+#ifdef VACCEL_TEST_MIRROR
+#include "device_mirror.hpp"
+#endif
+
+namespace cpu_test {
+
 struct Rig {
     std::unique_ptr<Backend> backend;
     std::unique_ptr<Context> context;
@@ -187,7 +195,11 @@ struct Rig {
         const std::vector<std::uint8_t> bytes = tosa::serialize(graph);
         ProgramDesc desc;
         desc.payload = std::as_bytes(std::span(bytes));
-        return backend->load_program(*context, desc);
+        auto program = backend->load_program(*context, desc);
+#ifdef VACCEL_TEST_MIRROR
+        if (program) DeviceMirror::get().loaded(**program, bytes);
+#endif
+        return program;
     }
     std::unique_ptr<Program> must_load(tosa::Graph graph)
     {
@@ -271,6 +283,16 @@ struct Rig {
         for (std::uint32_t s = program.input_count(); s < slots.size(); ++s)
             outputs.push_back(read(*owned[s], slots[s].bytes / sizeof(float)));
         for (auto& b : owned) assert_ok(backend->free_buffer(b));
+#ifdef VACCEL_TEST_MIRROR
+        std::vector<std::span<const std::byte>> in_bytes;
+        for (const auto& v : inputs) in_bytes.push_back(std::as_bytes(std::span(v)));
+        std::vector<std::vector<std::byte>> out_bytes;
+        for (const auto& v : outputs) {
+            const auto b = std::as_bytes(std::span(v));
+            out_bytes.emplace_back(b.begin(), b.end());
+        }
+        DeviceMirror::get().ran(program, in_bytes, out_bytes);
+#endif
         return outputs;
     }
 
@@ -305,6 +327,9 @@ struct Rig {
             outputs.push_back(std::move(bytes));
         }
         for (auto& b : owned) assert_ok(backend->free_buffer(b));
+#ifdef VACCEL_TEST_MIRROR
+        DeviceMirror::get().ran(program, inputs, outputs);
+#endif
         return outputs;
     }
 

@@ -71,6 +71,16 @@ inline std::vector<Bytes> run_ok(Rig& rig, Program& program, const std::vector<B
     if (run.status.state != EventState::complete)
         fail_msg("submission ended in state %u: %s", static_cast<unsigned>(run.status.state),
                  run.status.failure.note.c_str());
+#ifdef VACCEL_TEST_MIRROR
+    std::vector<std::span<const std::byte>> in_bytes;
+    for (const auto& b : inputs) in_bytes.push_back(std::as_bytes(std::span(b)));
+    std::vector<std::vector<std::byte>> out_bytes;
+    for (const auto& b : run.outputs) {
+        const auto span = std::as_bytes(std::span(b));
+        out_bytes.emplace_back(span.begin(), span.end());
+    }
+    DeviceMirror::get().ran(program, in_bytes, out_bytes);
+#endif
     return std::move(run.outputs);
 }
 
