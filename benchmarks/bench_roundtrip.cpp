@@ -11,6 +11,13 @@
 // process pinned to one CPU (cross-core wake-ups are what the unpinned floor
 // mostly costs on small VMs). Ratios are daemon / floor: the target is a
 // socket round trip within 1.5x of the floor.
+//
+// With --device vulkan the program runs on the first Vulkan device the
+// daemon serves (the daemon started here serves cpu and vulkan:0), and one
+// more floor is measured in the same run: an empty command buffer submitted
+// straight to that device with vkQueueSubmit and waited for with
+// vkWaitForFences in this process (support/vulkan_noop.hpp). The target
+// there: submit + completion through vacceld within 1.0x of that floor.
 #include <sched.h>
 
 #include <fmt/format.h>
@@ -23,6 +30,9 @@
 #include "support/latency.hpp"
 #include "support/noop_client.hpp"
 #include "support/seqpacket_floor.hpp"
+#ifdef VACCEL_BENCH_VULKAN
+#include "support/vulkan_noop.hpp"
+#endif
 #include "support/vacceld_process.hpp"
 
 using namespace vaccel::bench;
@@ -34,10 +44,14 @@ struct CallTimes {
     std::vector<std::uint64_t> submit, wait, destroy, submit_wait, total;
 };
 
+// The device the no-op program runs on: "cpu" or "vulkan".
+std::string device_kind = "cpu";
+const char* driver_prefix() { return device_kind == "vulkan" ? "vaccel-vulkan" : "vaccel-cpu"; }
+
 std::optional<CallTimes> measure(const char* transport, unsigned iterations, unsigned warmup)
 {
     NoopClient client;
-    if (!client.open(transport)) return std::nullopt;
+    if (!client.open(transport, 1, driver_prefix())) return std::nullopt;
     CallTimes t;
     for (auto* v : {&t.submit, &t.wait, &t.destroy, &t.submit_wait, &t.total})
         v->reserve(iterations);
@@ -101,6 +115,7 @@ bool run_set(const char* title, int cpu, unsigned iterations, unsigned warmup)
     print_header();
     print_floor(floor);
     bool ok = true;
+    double socket_submit_wait = 0;
     for (const char* transport : {"embedded", "socket"}) {
         const auto times = measure(transport, iterations, warmup);
         if (!times) {
@@ -110,7 +125,23 @@ bool run_set(const char* title, int cpu, unsigned iterations, unsigned warmup)
         }
         print_row(std::string(transport) == "socket" ? "socket (vacceld)" : "embedded (in process)",
                   *times, floor);
+        if (std::string(transport) == "socket")
+            socket_submit_wait = summarize(times->submit_wait).median_us;
     }
+#ifdef VACCEL_BENCH_VULKAN
+    if (device_kind == "vulkan") {
+        const VulkanNoopFloor gpu = vulkan_noop_floor(iterations, warmup);
+        if (gpu.samples.empty()) return false;
+        const Summary raw = summarize(gpu.samples);
+        fmt::print("{:<26} {:>15} (vkQueueSubmit of an empty command buffer + vkWaitForFences "
+                   "on {}, in process)\n", "vulkan floor", cell(raw), gpu.device);
+        if (socket_submit_wait > 0)
+            fmt::print("socket submit+wait / vulkan floor: {:.2f}x (target <= 1.00x)\n",
+                       socket_submit_wait / raw.median_us);
+    }
+#else
+    (void)socket_submit_wait;
+#endif
     return ok;
 }
 
@@ -138,16 +169,25 @@ int main(int argc, char** argv)
     app.add_option("--warmup", warmup, "unmeasured iterations first")->capture_default_str();
     app.add_option("--cpu", cpu, "CPU for the pinned set")->capture_default_str();
     app.add_flag("!--no-pinned", pinned, "skip the set with every process pinned to one CPU");
+    app.add_option("--device", device_kind, "where the no-op program runs: cpu, or the first "
+                                            "Vulkan device (vulkan)")
+#ifdef VACCEL_BENCH_VULKAN
+        ->check(CLI::IsMember({"cpu", "vulkan"}))
+#else
+        ->check(CLI::IsMember({"cpu"}))  // built without the Vulkan backend
+#endif
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
 
-    fmt::print("no-op submission round trip: submit (ADD of [1] floats, bound buffers) + wait + "
-               "event destroy, {} iterations after {} warm-up; floor: {} round trips\n",
-               iterations, warmup, iterations);
+    fmt::print("no-op submission round trip on the {} device: submit (ADD of [1] floats, bound "
+               "buffers) + wait + event destroy, {} iterations after {} warm-up; floor: {} round "
+               "trips\n", device_kind, iterations, warmup, iterations);
+    const std::string devices = device_kind == "vulkan" ? "\"cpu\", \"vulkan:0\"" : "\"cpu\"";
     bool ok = true;
     {
         VacceldProcess daemon;
         std::string path;
-        if (!reach_daemon(socket, vacceld, argv[0], -1, daemon, path)) return 1;
+        if (!reach_daemon(socket, vacceld, argv[0], -1, daemon, path, devices)) return 1;
         ok = run_set(fmt::format("unpinned (daemon on {})", path).c_str(), -1, iterations,
                      warmup) && ok;
         ok = daemon.stop() && ok;
@@ -155,7 +195,7 @@ int main(int argc, char** argv)
     if (pinned && socket.empty()) {
         VacceldProcess daemon;
         std::string path;
-        if (!reach_daemon("", vacceld, argv[0], cpu, daemon, path)) return 1;
+        if (!reach_daemon("", vacceld, argv[0], cpu, daemon, path, devices)) return 1;
         if (!pin_self(cpu)) {
             std::perror("sched_setaffinity");
             return 1;

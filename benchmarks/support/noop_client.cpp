@@ -43,7 +43,7 @@ int allocate(vaccel_client* client, std::uint64_t context, std::uint64_t bytes,
     return 0;
 }
 
-bool NoopClient::open(const char* transport, unsigned outputs)
+bool NoopClient::open(const char* transport, unsigned outputs, const char* driver)
 {
     int rc = vaccel_client_open(transport, &client_);
     if (rc != 0) {
@@ -51,18 +51,18 @@ bool NoopClient::open(const char* transport, unsigned outputs)
         report(transport, rc);
         return false;
     }
-    // The CPU device: the one whose driver is vaccel-cpu.
+    // The first device whose driver field starts with `driver`.
     std::uint32_t count = 0;
     if ((rc = vaccel_device_count(client_, &count)) != 0) return report("device count", rc), false;
     std::uint32_t device = count;
-    for (std::uint32_t i = 0; i < count; ++i) {
+    for (std::uint32_t i = 0; i < count && device == count; ++i) {
         struct vaccel_device_info info{};
         if (vaccel_device_info(client_, i, &info) == 0 &&
-            std::strncmp(info.driver, "vaccel-cpu", sizeof info.driver) == 0)
+            std::strncmp(info.driver, driver, std::strlen(driver)) == 0)
             device = i;
     }
     if (device == count) {
-        std::fprintf(stderr, "no CPU device among the %u served\n", count);
+        std::fprintf(stderr, "no device of driver %s among the %u served\n", driver, count);
         return false;
     }
     if ((rc = vaccel_context_create(client_, device, &context_)) != 0)

@@ -1,7 +1,8 @@
 // noop_client.hpp - a libvaccel client ready to submit the smallest work.
 //
-// Owns: one vaccel_client (C API, any transport) with a context on the CPU
-// device, the no-op program (c = a + b on [1] floats, built with the TOSA
+// Owns: one vaccel_client (C API, any transport) with a context on the
+// first device whose driver starts with `driver` ("vaccel-cpu" unless told
+// otherwise; "vaccel-vulkan" for the first Vulkan device), the no-op program (c = a + b on [1] floats, built with the TOSA
 // GraphBuilder), a queue, its two input buffers and `outputs` output
 // buffers, so that up to `outputs` submissions can be in flight at once (a
 // written buffer is held by its submission until it completes). Decides:
@@ -28,7 +29,7 @@ public:
     NoopClient& operator=(const NoopClient&) = delete;
 
     // `transport`: "socket" or "embedded" (vaccel_client_open's names).
-    bool open(const char* transport, unsigned outputs = 1);
+    bool open(const char* transport, unsigned outputs = 1, const char* driver = "vaccel-cpu");
     void close();
 
     // Submits the program writing output `output`; 0 or the negative errno.

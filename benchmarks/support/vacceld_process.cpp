@@ -97,8 +97,8 @@ bool VacceldProcess::start(const DaemonOptions& options)
     const std::string config = directory_ + "/vacceld.toml";
     {
         std::ofstream out(config);
-        out << "# Written by the daemon benchmarks: the CPU device, default limits.\n"
-               "[daemon]\ndevices = [\"cpu\"]\n";
+        out << "# Written by the daemon benchmarks: the devices asked for, default limits.\n"
+               "[daemon]\ndevices = [" << options.devices << "]\n";
     }
     const int log_fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (log_fd < 0) {
@@ -184,7 +184,8 @@ bool VacceldProcess::stop()
 namespace vaccel::bench {
 
 bool reach_daemon(const std::string& socket, const std::string& binary, const char* argv0,
-                  int cpu, VacceldProcess& started, std::string& path)
+                  int cpu, VacceldProcess& started, std::string& path,
+                  const std::string& devices)
 {
     if (!socket.empty()) {
         if (!connectable(socket)) {
@@ -196,6 +197,7 @@ bool reach_daemon(const std::string& socket, const std::string& binary, const ch
         DaemonOptions options;
         options.binary = binary.empty() ? find_vacceld(argv0) : binary;
         options.cpu = cpu;
+        options.devices = devices;
         if (options.binary.empty()) {
             std::cerr << "vacceld not found: pass --vacceld PATH or --socket PATH, or set "
                          "VACCELD (build it with `cmake --build <dir> --target vacceld`)\n";

@@ -18,6 +18,7 @@ struct DaemonOptions {
     std::string binary;           // path of the vacceld executable
     int cpu = -1;                 // >= 0: the daemon (all its threads) pinned to this CPU
     std::string log_level = "warn";
+    std::string devices = "\"cpu\"";  // the config's devices list, TOML items
 };
 
 class VacceldProcess {
@@ -59,7 +60,9 @@ namespace vaccel::bench {
 // (`socket` given: its path), else a vacceld this process starts on a
 // private socket (`binary` given, else find_vacceld()). Sets $VACCEL_SOCKET
 // for libvaccel. False, with the reason printed, when neither works.
+// `devices`: the started daemon's devices list (DaemonOptions::devices).
 bool reach_daemon(const std::string& socket, const std::string& binary, const char* argv0,
-                  int cpu, VacceldProcess& started, std::string& path);
+                  int cpu, VacceldProcess& started, std::string& path,
+                  const std::string& devices = "\"cpu\"");
 
 }  // namespace vaccel::bench
