@@ -198,6 +198,19 @@ void resize_upscales_by_hand(void**)
     assert_exactly(floats(gpu.run_raw(*bil, {bytes_of(in)})[0]),
                    {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f,  //
                     2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4});
+    // Scale 2/1, offset 1, border 1 on 3x3: OH = (2*2 - 1 + 1) / 1 + 1 = 5;
+    // y = oy + 1 over 2 gives (iy, dy) = (0, 1/2), (1, 0), (1, 1/2), (2, 0),
+    // (2, 1/2): NEAREST rounds the tie up, to rows 1, 1, 2, 2, 2 (the last
+    // clamped from 3).
+    auto tie = gpu.must_load(
+        resize_graph({1, 3, 3, 1}, {1, 5, 5, 1}, {2, 1, 2, 1}, {1, 1}, {1, 1}, nearest));
+    const std::vector<float> grid{0, 1, 2, 10, 11, 12, 20, 21, 22};  // 10 * row + column
+    const int rows[] = {1, 1, 2, 2, 2};
+    std::vector<float> hand;
+    for (int r : rows)
+        for (int c : rows) hand.push_back(static_cast<float>(10 * r + c));
+    assert_exactly(floats(gpu.run_raw(*tie, {bytes_of(grid)})[0]), hand);
+    assert_ok(gpu.backend->unload_program(tie));
     assert_ok(gpu.backend->unload_program(near));
     gpu.finish(bil);
 }
@@ -214,6 +227,8 @@ void resize_matches_the_cpu_up_and_down(void**)
         // Downscale: y by 1/2 (OH = 6*1/2 + 1 = 4), x by 3/4 with offset 1 and
         // border 1 (OW = (8*3 - 1 + 1)/4 + 1 = 7); two batches.
         {{2, 7, 9, 2}, {2, 4, 7, 2}, {1, 2, 3, 4}, {0, 1}, {0, 1}},
+        // Upscale 2 with offset 1: fractions of exactly 1/2 (NEAREST's tie).
+        {{1, 3, 3, 1}, {1, 5, 5, 1}, {2, 1, 2, 1}, {1, 1}, {1, 1}},
     };
     std::uint32_t seed = 50;
     for (const Case& c : cases) {
