@@ -45,8 +45,9 @@ enum class ElementOp : std::uint32_t {
     logical_and = 26, logical_or = 27, logical_xor = 28, logical_not = 29,
 };
 
-// The FP32 tier's descriptor restricted to the operators lower() runs
-// (every operator it lists is lowered; nothing else is advertised).
+// The FP32 tier's descriptor restricted to the operators lower() runs,
+// plus add_spatial_operators()'s (lowering_spatial.hpp): every operator it
+// lists is lowered; nothing else is advertised.
 tosa::CapabilityDescriptor vulkan_descriptor();
 
 // The Lowerer of plan_block().
