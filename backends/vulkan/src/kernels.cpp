@@ -16,6 +16,21 @@ const std::uint32_t matmul_spirv[] =
 const std::uint32_t max_pool2d_spirv[] =
 #include "max_pool2d.spv.inc"
     ;
+const std::uint32_t conv2d_spirv[] =
+#include "conv2d.spv.inc"
+    ;
+const std::uint32_t avg_pool2d_spirv[] =
+#include "avg_pool2d.spv.inc"
+    ;
+const std::uint32_t resize_spirv[] =
+#include "resize.spv.inc"
+    ;
+const std::uint32_t gather_spirv[] =
+#include "gather.spv.inc"
+    ;
+const std::uint32_t pad_tile_spirv[] =
+#include "pad_tile.spv.inc"
+    ;
 
 }  // namespace
 
@@ -26,6 +41,11 @@ std::span<const std::uint32_t> kernel_spirv(KernelId kernel)
     case KernelId::reduce: return reduce_spirv;
     case KernelId::matmul: return matmul_spirv;
     case KernelId::max_pool2d: return max_pool2d_spirv;
+    case KernelId::conv2d: return conv2d_spirv;
+    case KernelId::avg_pool2d: return avg_pool2d_spirv;
+    case KernelId::resize: return resize_spirv;
+    case KernelId::gather: return gather_spirv;
+    case KernelId::pad_tile: return pad_tile_spirv;
     }
     return {};
 }

@@ -1,5 +1,7 @@
 // lowering.cpp - TOSA operators to Vulkan kernel dispatches (lowering.hpp).
 #include "lowering.hpp"
+#include "lowering_operands.hpp"
+#include "lowering_spatial.hpp"
 
 #include <fmt/format.h>
 
@@ -19,12 +21,9 @@ constexpr std::size_t rank6 = 6;
 // Element offsets and strides are 32-bit signed specialization constants.
 constexpr std::uint64_t max_kernel_elements = 0x7fffffff;
 
-// Where one operand lives, as a kernel names it.
-struct Operand {
-    std::uint32_t buffer = 0;
-    std::uint32_t base = 0;  // in elements (bytes for BOOL)
-};
+}  // namespace
 
+// The helpers lowering_operands.hpp shares with lowering_spatial.cpp.
 const tosa::Tensor& tensor(const tosa::OperatorView& view, std::uint32_t index)
 {
     return view.block->tensors[index];
@@ -73,6 +72,8 @@ Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index)
                                            "plan",
                                            view.op_index, t.name)));
 }
+
+namespace {
 
 std::array<std::int64_t, rank6> padded_shape(const std::vector<std::int64_t>& shape)
 {
@@ -440,6 +441,7 @@ Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view)
     case Op::max_pool2d: return lower_max_pool(view);
     default: break;
     }
+    if (auto spatial = lower_spatial(view)) return std::move(*spatial);
     return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_OPERATOR, static_cast<std::uint64_t>(op))
                     .with_note(fmt::format("operator {} ({}) has no Vulkan kernel; run the "
                                            "program on the cpu device",
@@ -470,6 +472,7 @@ tosa::CapabilityDescriptor vulkan_descriptor()
         default: return !element_op(c.op).has_value();
         }
     });
+    add_spatial_operators(tier);
     return tier;
 }
 

@@ -2,9 +2,10 @@
 // dispatches (tosa/plan.hpp's Lowerer), and the operators it runs.
 //
 // Decides (docs/adr/0013-vulkan-backend.md):
-//  - four kernels (kernels/vulkan/*.comp): elementwise (every
+//  - kernels (kernels/vulkan/*.comp): elementwise (every
 //    element-to-element operator and the strided copies), reduce, matmul
-//    and max_pool2d; KernelSpec::spec holds the kernel's specialization
+//    and max_pool2d here; conv2d, avg_pool2d, resize, gather and pad_tile
+//    in lowering_spatial.hpp; KernelSpec::spec holds the kernel's specialization
 //    constants from constant_id 1 on, in declared order (constant 0, the
 //    buffer count, is the program's and is added by the pipeline builder);
 //  - an operand is named by its buffer (its slot, or the arena after the
@@ -26,8 +27,12 @@
 
 namespace vaccel::backend::vulkan {
 
-enum class KernelId : std::uint32_t { elementwise = 0, reduce = 1, matmul = 2, max_pool2d = 3 };
-inline constexpr std::uint32_t kernel_count = 4;
+enum class KernelId : std::uint32_t {
+    elementwise = 0, reduce = 1, matmul = 2, max_pool2d = 3,
+    // The spatial and indexing kernels (lowering_spatial.hpp).
+    conv2d = 4, avg_pool2d = 5, resize = 6, gather = 7, pad_tile = 8,
+};
+inline constexpr std::uint32_t kernel_count = 9;
 
 // The elementwise kernel's operation codes (elementwise.comp uses the same).
 enum class ElementOp : std::uint32_t {
@@ -40,8 +45,9 @@ enum class ElementOp : std::uint32_t {
     logical_and = 26, logical_or = 27, logical_xor = 28, logical_not = 29,
 };
 
-// The FP32 tier's descriptor restricted to the operators lower() runs
-// (every operator it lists is lowered; nothing else is advertised).
+// The FP32 tier's descriptor restricted to the operators lower() runs,
+// plus add_spatial_operators()'s (lowering_spatial.hpp): every operator it
+// lists is lowered; nothing else is advertised.
 tosa::CapabilityDescriptor vulkan_descriptor();
 
 // The Lowerer of plan_block().

@@ -1,0 +1,28 @@
+// lowering_operands.hpp - what every lowering file shares (lowering.cpp,
+// lowering_spatial.cpp): where an operand lives as a kernel names it, and the
+// dtype refusal of an operator no kernel runs on a dtype.
+#pragma once
+
+#include <cstdint>
+
+#include "vaccel/common/error.hpp"
+#include "vaccel/tosa/plan.hpp"
+
+namespace vaccel::backend::vulkan {
+
+// Where one operand lives, as a kernel names it.
+struct Operand {
+    std::uint32_t buffer = 0;
+    std::uint32_t base = 0;  // in elements (bytes for BOOL)
+};
+
+const tosa::Tensor& tensor(const tosa::OperatorView& view, std::uint32_t index);
+// Bytes per element in the kernels' storage: 1 for BOOL, 4 otherwise.
+std::uint32_t element_bytes(tosa::DType dtype);
+// Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = dtype, arg1 = the operator.
+Error dtype_refusal(const tosa::OperatorView& view, tosa::DType dtype);
+// Tensor `index`'s buffer and element offset; refuses a tensor or arena
+// beyond the kernels' 32-bit offsets and a tensor with no location.
+Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index);
+
+}  // namespace vaccel::backend::vulkan
