@@ -351,8 +351,16 @@ Result<std::vector<tosa::DispatchRequest>> lower_cast(const tosa::OperatorView& 
 {
     const std::uint32_t in = view.inputs[0], out = view.outputs[0];
     const DType from = tensor(view, in).dtype, to = tensor(view, out).dtype;
-    // arg0 names the result's dtype, or the input's when no kernel stores it.
-    if (!cast_pair(from, to)) return fail(dtype_refusal(view, kernel_dtype(from) ? to : from));
+    // Refused as the CPU refuses a pair it does not run (docs/operators.md, CAST).
+    if (!cast_pair(from, to))
+        return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_OPERATOR,
+                              static_cast<std::uint64_t>(Op::cast), static_cast<std::uint64_t>(to))
+                        .with_note(fmt::format("operator {} of the block: the Vulkan device has "
+                                               "no CAST from {} to {} (TOSA 1.0 defines no such "
+                                               "pair, or docs/operators.md lists it as CPU "
+                                               "only); run the program on the cpu device",
+                                               view.op_index, tosa::dtype_name(from),
+                                               tosa::dtype_name(to))));
     if (tensor(view, in).element_count() != tensor(view, out).element_count())
         return fail(dtype_refusal(view, from));
     auto src = operand(view, in);
