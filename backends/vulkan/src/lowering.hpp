@@ -3,12 +3,14 @@
 //
 // Decides (docs/adr/0013-vulkan-backend.md):
 //  - four kernels (kernels/vulkan/*.comp): elementwise (every
-//    element-to-element operator and the strided copies), reduce, matmul
-//    and max_pool2d; KernelSpec::spec holds the kernel's specialization
+//    element-to-element operator, the strided copies and CAST), reduce,
+//    matmul and max_pool2d, the three but matmul also as _narrow variants
+//    for 8- and 16-bit elements; KernelSpec::spec holds the kernel's specialization
 //    constants from constant_id 1 on, in declared order (constant 0, the
 //    buffer count, is the program's and is added by the pipeline builder);
 //  - an operand is named by its buffer (its slot, or the arena after the
-//    slots) and its element offset: words for 32-bit dtypes, bytes for BOOL;
+//    slots) and its element offset, in elements of its dtype (4, 2 or 1
+//    bytes);
 //  - storage and the dtypes each operator runs on: lowering_storage.hpp;
 //    anything else is refused at load (Unsupported, VACCEL_D_TOSA_DTYPE,
 //    arg0 = DType, arg1 = Op), though the descriptor admits the dtype,
