@@ -693,6 +693,66 @@ void hand_derived_casts(void**)
     }
 }
 
+// ----- variants ---------------------------------------------------------------
+
+// The kernel and the dtype specialization words the lowering gives `graph`'s
+// one computing operator.
+tosa::KernelSpec planned_kernel(const tosa::Graph& graph)
+{
+    auto analysis = tosa::analyze(graph);
+    assert_ok(analysis);
+    auto plan = tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
+                                 vk::lower);
+    assert_ok(plan);
+    assert_int_equal(plan->dispatches.size(), 1);
+    return plan->dispatches[0].kernel;
+}
+
+void fp32_keeps_the_plain_kernels_and_narrow_dtypes_take_the_narrow_ones(void**)
+{
+    using K = vk::KernelId;
+    const auto id = [](K k) { return static_cast<std::uint32_t>(k); };
+    // Elementwise: constants 1..41 then the four operand dtypes (42..45),
+    // common.glsl's codes FP32 0, BOOL 2, FP16 3, BF16 4.
+    auto fp32 = planned_kernel(binary(Op::add, DType::fp32, 5, DType::fp32));
+    assert_int_equal(fp32.kernel, id(K::elementwise));
+    assert_int_equal(fp32.spec.size(), 45);
+    for (std::size_t k = 41; k < 45; ++k) assert_int_equal(fp32.spec[k], 0);
+    auto fp16 = planned_kernel(binary(Op::add, DType::fp16, 5, DType::fp16));
+    assert_int_equal(fp16.kernel, id(K::elementwise_narrow));
+    assert_int_equal(fp16.spec[41], 3);
+    assert_int_equal(fp16.spec[42], 3);
+    auto compare_bf16 = planned_kernel(binary(Op::greater, DType::bf16, 5, DType::boolean));
+    assert_int_equal(compare_bf16.kernel, id(K::elementwise_narrow));
+    assert_int_equal(compare_bf16.spec[41], 2);
+    assert_int_equal(compare_bf16.spec[42], 4);
+    // BOOL results alone stay on the plain kernel (bytes through atomics).
+    auto compare_fp32 = planned_kernel(binary(Op::equal, DType::fp32, 5, DType::boolean));
+    assert_int_equal(compare_fp32.kernel, id(K::elementwise));
+    // CAST FP32 -> INT32 needs no narrow storage; FP32 -> FP8E4M3 (code 5) does.
+    assert_int_equal(planned_kernel(cast_graph(DType::fp32, DType::int32, 5)).kernel, id(K::elementwise));
+    auto to_fp8 = planned_kernel(cast_graph(DType::fp32, DType::fp8e4m3, 5));
+    assert_int_equal(to_fp8.kernel, id(K::elementwise_narrow));
+    assert_int_equal(to_fp8.spec[41], 5);
+    assert_int_equal(to_fp8.spec[42], 0);
+    // Reduce: IN_DT and OUT_DT are constants 9 and 10.
+    const auto reduce = [](DType d) {
+        tosa::GraphBuilder g;
+        const auto in = g.tensor("x", {3, 4}, d);
+        const auto out = g.tensor("out", {3, 1}, d);
+        g.op(Op::reduce_sum, {in}, {out}, tosa::axis_attr(1));
+        g.input(in);
+        g.output(out);
+        return g.finish();
+    };
+    auto r32 = planned_kernel(reduce(DType::fp32));
+    assert_int_equal(r32.kernel, id(K::reduce));
+    auto r16 = planned_kernel(reduce(DType::bf16));
+    assert_int_equal(r16.kernel, id(K::reduce_narrow));
+    assert_int_equal(r16.spec[8], 4);
+    assert_int_equal(r16.spec[9], 4);
+}
+
 // ----- descriptor and refusals --------------------------------------------------
 
 void the_descriptor_lists_the_narrow_dtypes_only_with_narrow_storage(void**)
@@ -768,6 +828,7 @@ int main()
         cmocka_unit_test(a_narrow_chain_through_the_arena_matches_the_cpu),
         cmocka_unit_test(every_cast_pair_the_cpu_runs_matches_it_exactly),
         cmocka_unit_test(hand_derived_casts),
+        cmocka_unit_test(fp32_keeps_the_plain_kernels_and_narrow_dtypes_take_the_narrow_ones),
         cmocka_unit_test(the_descriptor_lists_the_narrow_dtypes_only_with_narrow_storage),
         cmocka_unit_test(dtypes_without_a_kernel_are_refused_with_the_reason),
     };
