@@ -775,6 +775,23 @@ void the_descriptor_lists_the_narrow_dtypes_only_with_narrow_storage(void**)
             assert_true(d.supports_dtype(t, role));
     assert_true(d.supports_operator(Op::cast));
     assert_int_equal(d.operators.size(), tosa::fp32_tier().operators.size() + 1);
+    // Each operator states the dtypes its kernels run (DType values ascending:
+    // BOOL 1, INT8 3, INT16 4, INT32 5, FP32 7, FP16 8, BF16 9, FP8E4M3 11,
+    // FP8E5M2 12), as the tables of docs/operators.md list them.
+    const auto dtypes = [&](Op op) { return d.operator_capability(op)->dtypes; };
+    using V = std::vector<DType>;
+    assert_true(dtypes(Op::add) == (V{DType::fp32, DType::fp16, DType::bf16}));
+    assert_true(dtypes(Op::mul) == (V{DType::int8, DType::fp32, DType::fp16, DType::bf16}));
+    assert_true(dtypes(Op::greater) == (V{DType::boolean, DType::fp32, DType::fp16, DType::bf16}));
+    assert_true(dtypes(Op::matmul) == (V{DType::fp32}));
+    assert_true(dtypes(Op::argmax) == (V{DType::int32, DType::fp32, DType::fp16, DType::bf16,
+                                         DType::fp8e4m3, DType::fp8e5m2}));
+    assert_true(dtypes(Op::transpose) == (V{DType::boolean, DType::int32, DType::fp32, DType::fp16,
+                                            DType::bf16, DType::fp8e4m3, DType::fp8e5m2}));
+    assert_true(dtypes(Op::cast) == (V{DType::boolean, DType::int8, DType::int16, DType::int32,
+                                       DType::fp32, DType::fp16, DType::bf16, DType::fp8e4m3,
+                                       DType::fp8e5m2}));
+    assert_true(dtypes(Op::logical_not) == (V{DType::boolean}));
     assert_int_equal(d.target.profiles, VACCEL_TOSA_PRO_FP | VACCEL_TOSA_PRO_INT);
     assert_int_equal(d.target.extensions, VACCEL_TOSA_EXT_BF16 | VACCEL_TOSA_EXT_FP8E4M3 |
                                               VACCEL_TOSA_EXT_FP8E5M2 | VACCEL_TOSA_EXT_INT16);

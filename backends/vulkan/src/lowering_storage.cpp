@@ -111,6 +111,61 @@ std::optional<float> attribute_float(DType dtype, const std::vector<std::uint8_t
     return negative ? -magnitude : magnitude;
 }
 
+namespace {
+
+// The dtypes each operator takes as an operand or result on a device with
+// narrow storage (the rules in lowering_storage.hpp), ascending.
+std::vector<DType> operator_dtypes(tosa::Op op)
+{
+    using tosa::Op;
+    std::vector<DType> d;
+    const auto floats = {DType::fp32, DType::fp16, DType::bf16};
+    const auto fp8 = {DType::fp8e4m3, DType::fp8e5m2};
+    switch (op) {
+    case Op::logical_and:
+    case Op::logical_or:
+    case Op::logical_xor:
+    case Op::logical_not: d = {DType::boolean}; break;
+    case Op::equal:
+    case Op::greater:
+    case Op::greater_equal:
+    case Op::select: d = {DType::boolean}; d.insert(d.end(), floats); break;
+    case Op::matmul: d = {DType::fp32}; break;
+    case Op::argmax:
+    case Op::max_pool2d:
+        d = floats;
+        d.insert(d.end(), fp8);
+        if (op == Op::argmax) d.push_back(DType::int32);
+        break;
+    case Op::identity:
+    case Op::reshape:
+    case Op::transpose:
+    case Op::reverse:
+    case Op::concat:
+        d = floats;
+        d.insert(d.end(), fp8);
+        d.push_back(DType::int32);
+        d.push_back(DType::boolean);
+        if (op == Op::reshape) d.push_back(DType::shape);
+        break;
+    case Op::const_:
+    case Op::cast:
+        d = {DType::boolean, DType::int8, DType::int16, DType::int32};
+        d.insert(d.end(), floats);
+        d.insert(d.end(), fp8);
+        break;
+    case Op::const_shape: d = {DType::shape}; break;
+    default:  // arithmetic, CLAMP, REDUCE_*; MUL's shift is an INT8 constant
+        d = floats;
+        if (op == Op::mul) d.push_back(DType::int8);
+        break;
+    }
+    std::ranges::sort(d);
+    return d;
+}
+
+}  // namespace
+
 tosa::CapabilityDescriptor with_storage(tosa::CapabilityDescriptor fp32, StorageFeatures features)
 {
     if (!features.narrow()) return fp32;
@@ -125,6 +180,9 @@ tosa::CapabilityDescriptor with_storage(tosa::CapabilityDescriptor fp32, Storage
     std::ranges::sort(fp32.dtypes, {}, &tosa::DTypeCapability::dtype);
     fp32.operators.push_back({tosa::Op::cast, 0, {}});
     std::ranges::sort(fp32.operators, {}, &tosa::OperatorCapability::op);
+    // Each operator states its dtypes, so the descriptor says which
+    // operators run the narrow ones (admission itself reads only the roles).
+    for (tosa::OperatorCapability& c : fp32.operators) c.dtypes = operator_dtypes(c.op);
     // As the CPU derives its target (ADR 0014): the integer-only CASTs (BOOL
     // and the integers among themselves) are of PRO_INT; BF16, FP8 and INT16
     // need their extensions.

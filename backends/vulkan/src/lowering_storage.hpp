@@ -57,7 +57,8 @@ bool cast_pair(tosa::DType from, tosa::DType to);
 std::optional<float> attribute_float(tosa::DType dtype, const std::vector<std::uint8_t>& bytes);
 
 // `fp32` (the FP32 tier as lowered) extended with the narrow dtypes and CAST
-// when the device has the storage features; `fp32` unchanged otherwise.
+// when the device has the storage features, each operator stating the
+// dtypes it runs (OperatorCapability::dtypes); `fp32` unchanged otherwise.
 tosa::CapabilityDescriptor with_storage(tosa::CapabilityDescriptor fp32, StorageFeatures features);
 
 }  // namespace vaccel::backend::vulkan
