@@ -4,6 +4,9 @@
 // (IDENTITY, TRANSPOSE, REVERSE, CONCAT segments). The iteration space is a
 // 6-D shape; operand k's element of coordinate c is BASE_k + sum(c[d] *
 // STRIDE_k[d]) with signed strides (0 broadcasts, negative reverses).
+// Each operand has a dtype (DT0..DT3, specialization constants): floats are
+// widened to FP32 on load and narrowed on store (common.glsl); copies and
+// SELECT move element bits unchanged; CAST converts between any two.
 #include "common.glsl"
 
 layout(constant_id = 1) const uint OP = 0;
@@ -30,6 +33,11 @@ OPERAND(3, 32)
 // CLAMP's bounds as float bits.
 layout(constant_id = 40) const uint P0 = 0;
 layout(constant_id = 41) const uint P1 = 0;
+// The operands' dtypes (common.glsl's DT_*), result first.
+layout(constant_id = 42) const uint DT0 = 0;
+layout(constant_id = 43) const uint DT1 = 0;
+layout(constant_id = 44) const uint DT2 = 0;
+layout(constant_id = 45) const uint DT3 = 0;
 
 // Operation codes: the C++ lowering (backends/vulkan/src/lowering.cpp) uses the same numbers.
 const uint COPY32 = 0, COPY8 = 1;
@@ -39,6 +47,52 @@ const uint ABS = 11, NEGATE = 12, EXP = 13, LOG = 14, RECIPROCAL = 15, RSQRT = 1
 const uint CEIL = 17, FLOOR = 18, SIN = 19, COS = 20, SIGMOID = 21, TANH = 22, ERF = 23;
 const uint CLAMP = 24, SELECT = 25;
 const uint LOGICAL_AND = 26, LOGICAL_OR = 27, LOGICAL_XOR = 28, LOGICAL_NOT = 29;
+const uint COPY16 = 30, CAST = 31;
+
+// A float operand's element as FP32 (exact), and an FP32 result rounded
+// into the result's dtype.
+#define LOAD_FLOAT(dst, B, i, DT)                                                \
+    {                                                                            \
+        uint bits_ = 0u;                                                         \
+        LOAD_BITS(bits_, B, i, DT)                                               \
+        dst = widen(DT, bits_);                                                  \
+    }
+#define STORE_FLOAT(B, i, DT, v) STORE_BITS(B, i, DT, narrow(DT, v))
+
+// CAST's integer side: BOOL is 0 or 1, INT8 and INT16 sign-extended.
+int integer_of(uint dt, uint bits)
+{
+    if (dt == DT_BOOL) return bits != 0u ? 1 : 0;
+    if (dt == DT_INT8) return bitfieldExtract(int(bits), 0, 8);
+    if (dt == DT_INT16) return bitfieldExtract(int(bits), 0, 16);
+    return int(bits);
+}
+// Float to INT8/16/32: round to nearest even and saturate; NaN gives 0
+// (the CPU's CAST). INT32's upper limit compares against 2^31, so every
+// value that does not fit saturates.
+uint integer_from_float(uint dt, float x)
+{
+    if (isnan(x)) return 0u;
+    int hi = dt == DT_INT8 ? 127 : (dt == DT_INT16 ? 32767 : 2147483647);
+    int lo = -hi - 1;
+    float top = dt == DT_INT32 ? 2147483648.0 : float(hi);
+    if (x >= top) return uint(hi);
+    if (x <= float(lo)) return uint(lo);
+    return uint(int(roundEven(x)));
+}
+uint cast_bits(uint bits)
+{
+    if (dtype_is_float(DT1)) {
+        uint wide = widen_bits(DT1, bits);
+        if (dtype_is_float(DT0)) return narrow_bits(DT0, wide);
+        if (DT0 == DT_BOOL) return (wide & 0x7fffffffu) != 0u ? 1u : 0u;
+        return integer_from_float(DT0, uintBitsToFloat(wide));
+    }
+    int v = integer_of(DT1, bits);
+    if (dtype_is_float(DT0)) return float_bits_of_int(DT0, v);
+    if (DT0 == DT_BOOL) return v != 0 ? 1u : 0u;
+    return uint(v);  // integer to integer keeps the low bits
+}
 
 #define OFFSET(k, c0, c1, c2, c3, c4, c5)                                                 \
     uint(BASE##k + int(c0) * S##k##_0 + int(c1) * S##k##_1 + int(c2) * S##k##_2 +         \
@@ -100,24 +154,41 @@ void main()
         uint c0 = r;
         uint o = OFFSET(0, c0, c1, c2, c3, c4, c5);
         uint a = OFFSET(1, c0, c1, c2, c3, c4, c5);
-        if (OP == COPY32) {
-            bufs[BUF0].w[o] = bufs[BUF1].w[a];
-        } else if (OP == COPY8) {
-            STORE_BYTE(BUF0, o, LOAD_BYTE(BUF1, a));
+        if (OP == COPY32 || OP == COPY8 || OP == COPY16) {
+            uint v = 0u;
+            LOAD_BITS(v, BUF1, a, DT1)
+            STORE_BITS(BUF0, o, DT0, v)
+        } else if (OP == CAST) {
+            uint v = 0u;
+            LOAD_BITS(v, BUF1, a, DT1)
+            STORE_BITS(BUF0, o, DT0, cast_bits(v))
         } else if (OP >= ADD && OP <= POW) {
             uint b = OFFSET(2, c0, c1, c2, c3, c4, c5);
-            STORE_F(BUF0, o, binary(LOAD_F(BUF1, a), LOAD_F(BUF2, b)));
+            float x = 0.0, y = 0.0;
+            LOAD_FLOAT(x, BUF1, a, DT1)
+            LOAD_FLOAT(y, BUF2, b, DT2)
+            STORE_FLOAT(BUF0, o, DT0, binary(x, y))
         } else if (OP >= EQUAL && OP <= GREATER_EQUAL) {
             uint b = OFFSET(2, c0, c1, c2, c3, c4, c5);
-            float x = LOAD_F(BUF1, a), y = LOAD_F(BUF2, b);
+            float x = 0.0, y = 0.0;
+            LOAD_FLOAT(x, BUF1, a, DT1)
+            LOAD_FLOAT(y, BUF2, b, DT2)
             bool v = OP == EQUAL ? x == y : (OP == GREATER ? x > y : x >= y);
             STORE_BYTE(BUF0, o, v ? 1u : 0u);
         } else if (OP >= ABS && OP <= CLAMP) {
-            STORE_F(BUF0, o, unary(LOAD_F(BUF1, a)));
+            float x = 0.0;
+            LOAD_FLOAT(x, BUF1, a, DT1)
+            STORE_FLOAT(BUF0, o, DT0, unary(x))
         } else if (OP == SELECT) {
             uint b = OFFSET(2, c0, c1, c2, c3, c4, c5);
             uint c = OFFSET(3, c0, c1, c2, c3, c4, c5);
-            bufs[BUF0].w[o] = LOAD_BYTE(BUF1, a) != 0u ? bufs[BUF2].w[b] : bufs[BUF3].w[c];
+            uint chosen = 0u;
+            if (LOAD_BYTE(BUF1, a) != 0u) {
+                LOAD_BITS(chosen, BUF2, b, DT2)
+            } else {
+                LOAD_BITS(chosen, BUF3, c, DT3)
+            }
+            STORE_BITS(BUF0, o, DT0, chosen)
         } else if (OP == LOGICAL_NOT) {
             STORE_BYTE(BUF0, o, LOAD_BYTE(BUF1, a) != 0u ? 0u : 1u);
         } else {

@@ -1,7 +1,8 @@
 #version 450
 // max_pool2d.comp - TOSA MAX_POOL2D on NHWC FP32: one invocation per result
 // element; padded positions are skipped (they hold -infinity in TOSA, which
-// never wins against a real element, and every window has one).
+// never wins against a real element, and every window has one). Input and
+// result have dtype DT (widened on load, the maximum narrowed on store).
 #include "common.glsl"
 
 layout(constant_id = 1) const uint N = 1;
@@ -20,6 +21,7 @@ layout(constant_id = 13) const uint OUT_BUF = 0;
 layout(constant_id = 14) const uint OUT_BASE = 0;
 layout(constant_id = 15) const uint IN_BUF = 0;
 layout(constant_id = 16) const uint IN_BASE = 0;
+layout(constant_id = 17) const uint DT = 0;  // common.glsl's DT_*
 
 void main()
 {
@@ -32,10 +34,12 @@ void main()
             for (uint kx = 0u; kx < KW; ++kx) {
                 int ix = int(ox * SW + kx) - int(PL);
                 if (ix < 0 || ix >= int(IW)) continue;
-                float v = LOAD_F(IN_BUF, IN_BASE + ((n * IH + uint(iy)) * IW + uint(ix)) * C + c);
+                uint bits = 0u;
+                LOAD_BITS(bits, IN_BUF, IN_BASE + ((n * IH + uint(iy)) * IW + uint(ix)) * C + c, DT)
+                float v = widen(DT, bits);
                 acc = max_of(acc, v);  // NaN propagates
             }
         }
-        STORE_F(OUT_BUF, OUT_BASE + i, acc);
+        STORE_BITS(OUT_BUF, OUT_BASE + i, DT, narrow(DT, acc))
     }
 }

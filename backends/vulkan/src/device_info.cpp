@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "lowering.hpp"
 #include "staging.hpp"
 #include "vaccel/tosa/capability.hpp"
 
@@ -89,7 +90,10 @@ vaccel_device_info describe_device(const PhysicalRecord& record, const MemoryPla
     info.limits.max_gates = 256;  // as the CPU device; each is one timeline semaphore
     info.formats = VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA);
     info.tosa_target_count = 1;
-    info.tosa_targets[0] = tosa::fp32_target().to_uapi();
+    // The target of the descriptor the device advertises (lowering.hpp).
+    info.tosa_targets[0] =
+        vulkan_descriptor(StorageFeatures{record.storage_8bit, record.storage_16bit})
+            .target.to_uapi();
     info.flags = VACCEL_CAP_GATES;  // timeline semaphores: device selection requires them
     return info;
 }

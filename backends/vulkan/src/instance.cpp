@@ -121,7 +121,14 @@ PhysicalRecord read_device(VkPhysicalDevice handle)
         // The 1.3 structure is only valid to chain on a 1.3 device.
         if (p.apiVersion >= VK_API_VERSION_1_3)
             f12.pNext = &f13;
+        // Narrow storage (the 8- and 16-bit dtypes' kernels): 1.1's structure.
+        VkPhysicalDeviceVulkan11Features f11{};
+        f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+        f13.pNext = p.apiVersion >= VK_API_VERSION_1_3 ? &f11 : nullptr;
+        if (p.apiVersion < VK_API_VERSION_1_3) f12.pNext = &f11;
         vkGetPhysicalDeviceFeatures2(handle, &features);
+        record.storage_8bit = f12.storageBuffer8BitAccess == VK_TRUE;
+        record.storage_16bit = f11.storageBuffer16BitAccess == VK_TRUE;
         record.facts.timeline_semaphore = f12.timelineSemaphore == VK_TRUE;
         record.facts.synchronization2 = f13.synchronization2 == VK_TRUE;
     }

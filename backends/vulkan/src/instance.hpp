@@ -49,6 +49,11 @@ struct PhysicalRecord {
     std::optional<std::string> render_node;  // via libdrm, or VK_EXT_physical_device_drm
     // minImportedHostPointerAlignment when VK_EXT_external_memory_host is offered.
     std::optional<std::uint64_t> host_import_alignment;
+    // 8- and 16-bit storage buffer access (storageBuffer8BitAccess,
+    // storageBuffer16BitAccess): the narrow kernels need both
+    // (backends/vulkan/src/lowering_storage.hpp); enabled when offered.
+    bool storage_8bit = false;
+    bool storage_16bit = false;
 };
 
 struct Probe {

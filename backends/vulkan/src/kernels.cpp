@@ -31,6 +31,16 @@ const std::uint32_t gather_spirv[] =
 const std::uint32_t pad_tile_spirv[] =
 #include "pad_tile.spv.inc"
     ;
+// The same kernels with 8- and 16-bit storage views (kernels/vulkan/CMakeLists.txt).
+const std::uint32_t elementwise_narrow_spirv[] =
+#include "elementwise_narrow.spv.inc"
+    ;
+const std::uint32_t reduce_narrow_spirv[] =
+#include "reduce_narrow.spv.inc"
+    ;
+const std::uint32_t max_pool2d_narrow_spirv[] =
+#include "max_pool2d_narrow.spv.inc"
+    ;
 
 }  // namespace
 
@@ -46,6 +56,9 @@ std::span<const std::uint32_t> kernel_spirv(KernelId kernel)
     case KernelId::resize: return resize_spirv;
     case KernelId::gather: return gather_spirv;
     case KernelId::pad_tile: return pad_tile_spirv;
+    case KernelId::elementwise_narrow: return elementwise_narrow_spirv;
+    case KernelId::reduce_narrow: return reduce_narrow_spirv;
+    case KernelId::max_pool2d_narrow: return max_pool2d_narrow_spirv;
     }
     return {};
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 
@@ -29,16 +30,15 @@ const tosa::Tensor& tensor(const tosa::OperatorView& view, std::uint32_t index)
     return view.block->tensors[index];
 }
 
-std::uint32_t element_bytes(DType dtype) { return dtype == DType::boolean ? 1 : 4; }
-
 Error dtype_refusal(const tosa::OperatorView& view, DType dtype)
 {
     return Error::of(Errc::unsupported, VACCEL_D_TOSA_DTYPE, static_cast<std::uint64_t>(dtype),
                      static_cast<std::uint64_t>(view.op->op))
-        .with_note(fmt::format("operator {} of the block: the Vulkan device runs it on FP32 "
-                               "only (copies also on INT32 and BOOL), not on dtype {}; run the "
+        .with_note(fmt::format("operator {} of the block: the Vulkan device has no kernel for "
+                               "{} on {} (docs/operators.md lists the dtypes it runs); run the "
                                "program on the cpu device",
-                               view.op_index, static_cast<unsigned>(dtype)));
+                               view.op_index, tosa::op_name(view.op->op),
+                               tosa::dtype_name(dtype)));
 }
 
 Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index)
@@ -104,6 +104,7 @@ struct ElementSpec {
     };
     std::array<Access, 4> operands{};  // result, then up to three inputs
     float p0 = 0, p1 = 0;
+    std::array<DType, 4> dtypes{DType::fp32, DType::fp32, DType::fp32, DType::fp32};
 
     tosa::KernelSpec kernel() const
     {
@@ -122,6 +123,12 @@ struct ElementSpec {
         }
         spec.spec.push_back(std::bit_cast<std::uint32_t>(p0));
         spec.spec.push_back(std::bit_cast<std::uint32_t>(p1));
+        bool narrow = false;
+        for (DType d : dtypes) {
+            spec.spec.push_back(kernel_dtype(d).value_or(0));
+            narrow = narrow || needs_narrow_storage(d);
+        }
+        if (narrow) spec.kernel = static_cast<std::uint32_t>(KernelId::elementwise_narrow);
         spec.work = work;
         return spec;
     }
@@ -173,19 +180,19 @@ std::optional<ElementOp> element_op(Op op)
     }
 }
 
-// The dtype each data operand must have: FP32 for arithmetic, BOOL for
-// logic and SELECT's condition.
-DType operand_dtype(ElementOp op, std::size_t input)
+// The dtype each data operand must have: `data` (FP32, FP16 or BF16) for
+// arithmetic, BOOL for logic and SELECT's condition.
+DType operand_dtype(ElementOp op, std::size_t input, DType data)
 {
     if (op >= ElementOp::logical_and) return DType::boolean;
     if (op == ElementOp::select && input == 0) return DType::boolean;
-    return DType::fp32;
+    return data;
 }
-DType result_dtype(ElementOp op)
+DType result_dtype(ElementOp op, DType data)
 {
     if (op >= ElementOp::logical_and) return DType::boolean;
     if (op >= ElementOp::equal && op <= ElementOp::greater_equal) return DType::boolean;
-    return DType::fp32;
+    return data;
 }
 
 tosa::DispatchRequest request(tosa::KernelSpec spec, std::vector<std::uint32_t> reads,
@@ -199,40 +206,55 @@ Result<std::vector<tosa::DispatchRequest>> lower_elementwise(const tosa::Operato
 {
     const std::uint32_t out = view.outputs[0];
     const tosa::Tensor& result = tensor(view, out);
-    if (result.dtype != result_dtype(op)) return fail(dtype_refusal(view, result.dtype));
+    // The data dtype: the compared operands' for comparisons, SELECT's
+    // choices', else the result's.
+    const bool compares = op >= ElementOp::equal && op <= ElementOp::greater_equal;
+    const std::size_t data_input = compares ? 0 : (op == ElementOp::select ? 1 : SIZE_MAX);
+    const DType data = data_input < view.inputs.size()
+                           ? tensor(view, view.inputs[data_input]).dtype
+                           : result.dtype;
+    if (op < ElementOp::logical_and && !arithmetic_dtype(data))
+        return fail(dtype_refusal(view, data));
+    if (result.dtype != result_dtype(op, data)) return fail(dtype_refusal(view, result.dtype));
     ElementSpec spec;
     spec.op = op;
+    spec.dtypes[0] = result.dtype;
     spec.dims = padded_shape(result.shape);
     auto where = operand(view, out);
     if (!where) return fail(where.error());
     spec.operands[0] = {*where, 0, strides_of(spec.dims)};
     for (std::size_t i = 0; i < view.inputs.size() && i < 3; ++i) {
         const tosa::Tensor& in = tensor(view, view.inputs[i]);
-        if (in.dtype != operand_dtype(op, i)) return fail(dtype_refusal(view, in.dtype));
+        if (in.dtype != operand_dtype(op, i, data)) return fail(dtype_refusal(view, in.dtype));
+        spec.dtypes[i + 1] = in.dtype;
         auto at = operand(view, view.inputs[i]);
         if (!at) return fail(at.error());
         spec.operands[i + 1] = {*at, 0, broadcast_strides(in.shape)};
     }
     if (op == ElementOp::clamp) {
+        // The bounds are one element of the operand's own dtype, widened.
         const auto& a = view.op->attributes;
-        if (a.min_val.size() != 4 || a.max_val.size() != 4)
+        const auto lo = attribute_float(data, a.min_val);
+        const auto hi = attribute_float(data, a.max_val);
+        if (!lo || !hi)
             return fail(Error::of(Errc::invalid_argument, VACCEL_D_TOSA_GRAPH,
                                   VACCEL_TOSA_BAD_ATTRIBUTE, static_cast<std::uint64_t>(Op::clamp))
                             .with_note(fmt::format("operator {}: CLAMP's min_val and max_val "
-                                                   "must be 4-byte FP32 values",
-                                                   view.op_index)));
-        std::memcpy(&spec.p0, a.min_val.data(), 4);
-        std::memcpy(&spec.p1, a.max_val.data(), 4);
+                                                   "must each be one {}-byte {} value",
+                                                   view.op_index, element_bytes(data),
+                                                   tosa::dtype_name(data))));
+        spec.p0 = *lo;
+        spec.p1 = *hi;
     }
     return std::vector{request(spec.kernel(), view.inputs, out)};
 }
 
-// The copy operators move 32-bit words or BOOL bytes.
+// The copy operators move elements' bits unchanged, at their own width.
 Result<ElementOp> copy_op(const tosa::OperatorView& view, DType dtype)
 {
-    if (dtype == DType::fp32 || dtype == DType::int32) return ElementOp::copy32;
-    if (dtype == DType::boolean) return ElementOp::copy8;
-    return fail(dtype_refusal(view, dtype));
+    if (!copy_dtype(dtype)) return fail(dtype_refusal(view, dtype));
+    const std::uint32_t bytes = element_bytes(dtype);
+    return bytes == 4 ? ElementOp::copy32 : (bytes == 2 ? ElementOp::copy16 : ElementOp::copy8);
 }
 
 // IDENTITY and RESHAPE that the plan could not make views: a flat copy.
@@ -250,6 +272,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_copy(const tosa::OperatorView& 
     if (!dst) return fail(dst.error());
     ElementSpec spec;
     spec.op = *op;
+    spec.dtypes = {tensor(view, out).dtype, tensor(view, out).dtype, DType::fp32, DType::fp32};
     spec.dims[5] = static_cast<std::int64_t>(tensor(view, out).element_count());
     spec.operands[0] = {*dst, 0, {0, 0, 0, 0, 0, 1}};
     spec.operands[1] = {*src, 0, {0, 0, 0, 0, 0, 1}};
@@ -271,6 +294,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_transpose_or_reverse(
     if (!dst) return fail(dst.error());
     ElementSpec spec;
     spec.op = *op;
+    spec.dtypes = {source.dtype, source.dtype, DType::fp32, DType::fp32};
     spec.dims = padded_shape(tensor(view, out).shape);
     spec.operands[0] = {*dst, 0, strides_of(spec.dims)};
     const auto in_shape = padded_shape(source.shape);
@@ -312,6 +336,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_concat(const tosa::OperatorView
         if (!src) return fail(src.error());
         ElementSpec spec;
         spec.op = *op;
+        spec.dtypes = {result.dtype, result.dtype, DType::fp32, DType::fp32};
         spec.dims = padded_shape(part.shape);
         spec.operands[0] = {*dst, along * out_strides[axis], out_strides};
         spec.operands[1] = {*src, 0, strides_of(spec.dims)};
@@ -321,14 +346,48 @@ Result<std::vector<tosa::DispatchRequest>> lower_concat(const tosa::OperatorView
     return requests;
 }
 
+// CAST: a flat elementwise pass converting each element (common.glsl and
+// elementwise.comp hold the rounding and saturation rules).
+Result<std::vector<tosa::DispatchRequest>> lower_cast(const tosa::OperatorView& view)
+{
+    const std::uint32_t in = view.inputs[0], out = view.outputs[0];
+    const DType from = tensor(view, in).dtype, to = tensor(view, out).dtype;
+    // Refused as the CPU refuses a pair it does not run (docs/operators.md, CAST).
+    if (!cast_pair(from, to))
+        return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_OPERATOR,
+                              static_cast<std::uint64_t>(Op::cast), static_cast<std::uint64_t>(to))
+                        .with_note(fmt::format("operator {} of the block: the Vulkan device has "
+                                               "no CAST from {} to {} (TOSA 1.0 defines no such "
+                                               "pair, or docs/operators.md lists it as CPU "
+                                               "only); run the program on the cpu device",
+                                               view.op_index, tosa::dtype_name(from),
+                                               tosa::dtype_name(to))));
+    if (tensor(view, in).element_count() != tensor(view, out).element_count())
+        return fail(dtype_refusal(view, from));
+    auto src = operand(view, in);
+    auto dst = operand(view, out);
+    if (!src) return fail(src.error());
+    if (!dst) return fail(dst.error());
+    ElementSpec spec;
+    spec.op = ElementOp::cast;
+    spec.dtypes = {to, from, DType::fp32, DType::fp32};
+    spec.dims[5] = static_cast<std::int64_t>(tensor(view, out).element_count());
+    spec.operands[0] = {*dst, 0, {0, 0, 0, 0, 0, 1}};
+    spec.operands[1] = {*src, 0, {0, 0, 0, 0, 0, 1}};
+    return std::vector{request(spec.kernel(), {in}, out)};
+}
+
 // REDUCE_* and ARGMAX: [outer, axis, inner] around the attribute's axis.
 Result<std::vector<tosa::DispatchRequest>> lower_reduce(const tosa::OperatorView& view,
                                                         std::uint32_t code)
 {
     const std::uint32_t in = view.inputs[0], out = view.outputs[0];
     const tosa::Tensor& source = tensor(view, in);
-    if (source.dtype != DType::fp32) return fail(dtype_refusal(view, source.dtype));
-    const DType want = view.op->op == Op::argmax ? DType::int32 : DType::fp32;
+    const bool argmax = view.op->op == Op::argmax;
+    // ARGMAX reads every float dtype; the reductions keep FP32, FP16, BF16.
+    if (argmax ? !pool_dtype(source.dtype) : !arithmetic_dtype(source.dtype))
+        return fail(dtype_refusal(view, source.dtype));
+    const DType want = argmax ? DType::int32 : source.dtype;
     if (tensor(view, out).dtype != want) return fail(dtype_refusal(view, tensor(view, out).dtype));
     auto src = operand(view, in);
     auto dst = operand(view, out);
@@ -340,12 +399,15 @@ Result<std::vector<tosa::DispatchRequest>> lower_reduce(const tosa::OperatorView
     for (std::size_t d = axis + 1; d < source.shape.size(); ++d)
         inner *= static_cast<std::uint64_t>(source.shape[d]);
     tosa::KernelSpec spec;
-    spec.kernel = static_cast<std::uint32_t>(KernelId::reduce);
+    spec.kernel = static_cast<std::uint32_t>(needs_narrow_storage(source.dtype)
+                                                 ? KernelId::reduce_narrow
+                                                 : KernelId::reduce);
     spec.spec = {code,
                  static_cast<std::uint32_t>(outer),
                  static_cast<std::uint32_t>(source.shape[axis]),
                  static_cast<std::uint32_t>(inner),
-                 dst->buffer, dst->base, src->buffer, src->base};
+                 dst->buffer, dst->base, src->buffer, src->base,
+                 *kernel_dtype(source.dtype), *kernel_dtype(want)};
     // An empty axis has no first element to start from: nothing to read.
     spec.work = source.shape[axis] == 0 ? 0 : outer * inner;
     return std::vector{request(std::move(spec), {in}, out)};
@@ -376,8 +438,9 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
 Result<std::vector<tosa::DispatchRequest>> lower_max_pool(const tosa::OperatorView& view)
 {
     const std::uint32_t in = view.inputs[0], out = view.outputs[0];
-    for (std::uint32_t t : {in, out})
-        if (tensor(view, t).dtype != DType::fp32) return fail(dtype_refusal(view, tensor(view, t).dtype));
+    const DType dtype = tensor(view, in).dtype;
+    if (!pool_dtype(dtype)) return fail(dtype_refusal(view, dtype));
+    if (tensor(view, out).dtype != dtype) return fail(dtype_refusal(view, tensor(view, out).dtype));
     const auto& attr = view.op->attributes;
     if (attr.kernel.size() != 2 || attr.stride.size() != 2 || attr.pad.size() != 4)
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_TOSA_GRAPH,
@@ -412,10 +475,12 @@ Result<std::vector<tosa::DispatchRequest>> lower_max_pool(const tosa::OperatorVi
     if (!dst) return fail(dst.error());
     auto u = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
     tosa::KernelSpec spec;
-    spec.kernel = static_cast<std::uint32_t>(KernelId::max_pool2d);
+    spec.kernel = static_cast<std::uint32_t>(needs_narrow_storage(dtype) ? KernelId::max_pool2d_narrow
+                                                                         : KernelId::max_pool2d);
     spec.spec = {u(is[0]), u(is[1]), u(is[2]), u(is[3]), u(os[1]), u(os[2]),
                  u(attr.kernel[0]), u(attr.kernel[1]), u(attr.stride[0]), u(attr.stride[1]),
-                 u(attr.pad[0]), u(attr.pad[2]), dst->buffer, dst->base, src->buffer, src->base};
+                 u(attr.pad[0]), u(attr.pad[2]), dst->buffer, dst->base, src->buffer, src->base,
+                 *kernel_dtype(dtype)};
     spec.work = static_cast<std::uint64_t>(os[0] * os[1] * os[2] * os[3]);
     return std::vector{request(std::move(spec), {in}, out)};
 }
@@ -432,6 +497,7 @@ Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view)
     case Op::transpose:
     case Op::reverse: return lower_transpose_or_reverse(view);
     case Op::concat: return lower_concat(view);
+    case Op::cast: return lower_cast(view);
     case Op::reduce_sum: return lower_reduce(view, 0);
     case Op::reduce_max: return lower_reduce(view, 1);
     case Op::reduce_min: return lower_reduce(view, 2);
@@ -448,6 +514,11 @@ Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view)
                                            view.op_index, static_cast<unsigned>(op))));
 }
 
+tosa::CapabilityDescriptor vulkan_descriptor(StorageFeatures features)
+{
+    return with_storage(vulkan_descriptor(), features);
+}
+
 tosa::CapabilityDescriptor vulkan_descriptor()
 {
     // Every FP32-tier operator is lowered above (CONST and CONST_SHAPE only
@@ -462,6 +533,7 @@ tosa::CapabilityDescriptor vulkan_descriptor()
         case Op::transpose:
         case Op::reverse:
         case Op::concat:
+        case Op::cast:
         case Op::reduce_sum:
         case Op::reduce_max:
         case Op::reduce_min:

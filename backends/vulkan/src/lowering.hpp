@@ -3,20 +3,19 @@
 //
 // Decides (docs/adr/0013-vulkan-backend.md):
 //  - kernels (kernels/vulkan/*.comp): elementwise (every
-//    element-to-element operator and the strided copies), reduce, matmul
-//    and max_pool2d here; conv2d, avg_pool2d, resize, gather and pad_tile
-//    in lowering_spatial.hpp; KernelSpec::spec holds the kernel's specialization
+//    element-to-element operator, the strided copies and CAST), reduce,
+//    matmul and max_pool2d here, elementwise, reduce and max_pool2d also as
+//    _narrow variants for 8- and 16-bit elements; conv2d, avg_pool2d,
+//    resize, gather and pad_tile in lowering_spatial.hpp; KernelSpec::spec holds the kernel's specialization
 //    constants from constant_id 1 on, in declared order (constant 0, the
 //    buffer count, is the program's and is added by the pipeline builder);
 //  - an operand is named by its buffer (its slot, or the arena after the
-//    slots) and its element offset: words for 32-bit dtypes, bytes for BOOL;
-//  - storage: FP32 and INT32 elements are 4-byte words; BOOL is one byte per
-//    element, packed four to a word (the TOSA byte layout clients already
-//    use), written with per-byte atomics;
-//  - dtypes: arithmetic runs on FP32 only; copies (IDENTITY, RESHAPE,
-//    TRANSPOSE, REVERSE, CONCAT) move FP32, INT32 and BOOL; anything else
-//    is refused at load (Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = DType,
-//    arg1 = Op), though the tier admits it, because no kernel runs it.
+//    slots) and its element offset, in elements of its dtype (4, 2 or 1
+//    bytes);
+//  - storage and the dtypes each operator runs on: lowering_storage.hpp;
+//    anything else is refused at load (Unsupported, VACCEL_D_TOSA_DTYPE,
+//    arg0 = DType, arg1 = Op), though the descriptor admits the dtype,
+//    because no kernel runs that operator on it.
 #pragma once
 
 #include <cstdint>
@@ -24,15 +23,19 @@
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/capability.hpp"
 #include "vaccel/tosa/plan.hpp"
+#include "lowering_storage.hpp"
 
 namespace vaccel::backend::vulkan {
 
+// The _narrow variants are the same kernels with 8- and 16-bit storage views
+// (lowering_storage.hpp), chosen when an operand has 8- or 16-bit elements.
 enum class KernelId : std::uint32_t {
     elementwise = 0, reduce = 1, matmul = 2, max_pool2d = 3,
     // The spatial and indexing kernels (lowering_spatial.hpp).
     conv2d = 4, avg_pool2d = 5, resize = 6, gather = 7, pad_tile = 8,
+    elementwise_narrow = 9, reduce_narrow = 10, max_pool2d_narrow = 11,
 };
-inline constexpr std::uint32_t kernel_count = 9;
+inline constexpr std::uint32_t kernel_count = 12;
 
 // The elementwise kernel's operation codes (elementwise.comp uses the same).
 enum class ElementOp : std::uint32_t {
@@ -43,11 +46,15 @@ enum class ElementOp : std::uint32_t {
     ceil = 17, floor = 18, sin = 19, cos = 20, sigmoid = 21, tanh = 22, erf = 23,
     clamp = 24, select = 25,
     logical_and = 26, logical_or = 27, logical_xor = 28, logical_not = 29,
+    copy16 = 30, cast = 31,
 };
 
 // The FP32 tier's descriptor restricted to the operators lower() runs,
-// plus add_spatial_operators()'s (lowering_spatial.hpp): every operator it
-// lists is lowered; nothing else is advertised.
+// plus add_spatial_operators()'s (lowering_spatial.hpp), and with
+// `features` the narrow dtypes and CAST (lowering_storage.hpp): every
+// operator it lists is lowered; nothing else is advertised.
+tosa::CapabilityDescriptor vulkan_descriptor(StorageFeatures features);
+// A device without 8- and 16-bit storage: the FP32 tier and the spatial operators.
 tosa::CapabilityDescriptor vulkan_descriptor();
 
 // The Lowerer of plan_block().

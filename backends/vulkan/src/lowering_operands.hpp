@@ -13,7 +13,7 @@ namespace vaccel::backend::vulkan {
 // Where one operand lives, as a kernel names it.
 struct Operand {
     std::uint32_t buffer = 0;
-    std::uint32_t base = 0;  // in elements (bytes for BOOL)
+    std::uint32_t base = 0;  // in elements of the tensor's dtype (bytes for BOOL)
 };
 
 const tosa::Tensor& tensor(const tosa::OperatorView& view, std::uint32_t index);

@@ -187,7 +187,11 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     if (!graph) return fail(graph.error());
     auto analysis = tosa::analyze(*graph);
     if (!analysis) return fail(analysis.error());
-    if (auto admitted = tosa::admit(*graph, *analysis, vulkan_descriptor(), *target); !admitted)
+    if (auto admitted = tosa::admit(*graph, *analysis,
+                                         vulkan_descriptor(StorageFeatures{
+                                             context->device->physical.storage_8bit,
+                                             context->device->physical.storage_16bit}),
+                                         *target); !admitted)
         return fail(admitted.error());
     auto plan = tosa::plan_block(*graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
                                  lower);

@@ -111,6 +111,15 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
     f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
     f12.timelineSemaphore = VK_TRUE;
     f12.pNext = &f13;
+    // 8- and 16-bit storage, only where the device offers both: the narrow
+    // dtypes' kernels use them, and the descriptor lists those dtypes then.
+    VkPhysicalDeviceVulkan11Features f11{};
+    f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+    if (record.storage_8bit && record.storage_16bit) {
+        f12.storageBuffer8BitAccess = VK_TRUE;
+        f11.storageBuffer16BitAccess = VK_TRUE;
+        f13.pNext = &f11;
+    }
     VkDeviceCreateInfo create{};
     create.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     create.pNext = &f12;
@@ -153,7 +162,8 @@ public:
     const vaccel_device_info& device_info() const override { return core_->info; }
     std::vector<tosa::CapabilityDescriptor> tosa_descriptors() const override
     {
-        return {vulkan_descriptor()};
+        return {vulkan_descriptor(
+            StorageFeatures{core_->physical.storage_8bit, core_->physical.storage_16bit})};
     }
 
     DeviceState state() const override
