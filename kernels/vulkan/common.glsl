@@ -212,3 +212,7 @@ float min_of(float x, float y)
     if (x == y) return negative_sign(x) ? x : y;
     return x < y ? x : y;
 }
+// TOSA nan_mode IGNORE: a NaN operand gives way to the other; two NaNs
+// give NaN.
+float max_ignoring_nan(float x, float y) { return isnan(x) ? y : (isnan(y) ? x : max_of(x, y)); }
+float min_ignoring_nan(float x, float y) { return isnan(x) ? y : (isnan(y) ? x : min_of(x, y)); }

@@ -8,6 +8,7 @@
 // widened to FP32 on load and narrowed on store (common.glsl); copies and
 // SELECT move element bits unchanged; CAST converts between any two.
 #include "common.glsl"
+#include "float_math.glsl"
 
 layout(constant_id = 1) const uint OP = 0;
 layout(constant_id = 2) const uint D0 = 1;
@@ -38,6 +39,8 @@ layout(constant_id = 42) const uint DT0 = 0;
 layout(constant_id = 43) const uint DT1 = 0;
 layout(constant_id = 44) const uint DT2 = 0;
 layout(constant_id = 45) const uint DT3 = 0;
+// TOSA nan_mode of MAXIMUM, MINIMUM and CLAMP: 0 PROPAGATE, 1 IGNORE.
+layout(constant_id = 46) const uint NAN_IGNORE = 0;
 
 // Operation codes: the C++ lowering (backends/vulkan/src/lowering.cpp) uses the same numbers.
 const uint COPY32 = 0, COPY8 = 1;
@@ -112,10 +115,10 @@ float binary(float a, float b)
     if (OP == ADD) return a + b;
     if (OP == SUB) return a - b;
     if (OP == MUL) return a * b;
-    // NaN propagates (TOSA nan_mode PROPAGATE); GLSL's max/min leave it undefined.
-    if (OP == MAXIMUM) return max_of(a, b);
-    if (OP == MINIMUM) return min_of(a, b);
-    return pow(a, b);
+    // nan_mode PROPAGATE or IGNORE; GLSL's max/min leave NaN undefined.
+    if (OP == MAXIMUM) return NAN_IGNORE != 0u ? max_ignoring_nan(a, b) : max_of(a, b);
+    if (OP == MINIMUM) return NAN_IGNORE != 0u ? min_ignoring_nan(a, b) : min_of(a, b);
+    return c_pow(a, b);
 }
 
 float unary(float a)
@@ -128,15 +131,15 @@ float unary(float a)
     if (OP == RSQRT) return inversesqrt(a);
     if (OP == CEIL) return ceil(a);
     if (OP == FLOOR) return floor(a);
-    if (OP == SIN) return sin(a);
-    if (OP == COS) return cos(a);
+    if (OP == SIN) return precise_sin(a);
+    if (OP == COS) return precise_cos(a);
     if (OP == SIGMOID) return 1.0 / (1.0 + exp(-a));
     if (OP == TANH) return tanh(a);
     if (OP == ERF) return erf_approx(a);
-    // CLAMP; NaN propagates.
-    // CLAMP: NaN propagates; a value equal to a bound (+0 and -0) stays.
-    if (isnan(a)) return a;
+    // CLAMP: NaN propagates, or with nan_mode IGNORE becomes the lower
+    // bound; a value equal to a bound (+0 and -0) stays.
     float lo = uintBitsToFloat(P0), hi = uintBitsToFloat(P1);
+    if (isnan(a)) return NAN_IGNORE != 0u ? lo : a;
     float v = a < lo ? lo : a;
     return hi < v ? hi : v;
 }

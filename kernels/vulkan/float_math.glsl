@@ -48,7 +48,8 @@ float cos_kernel(float r)
 // REDUCE_LIMIT the reduction is no longer exact and the builtin is used.
 float sin_shifted(float x, uint quadrant_shift)
 {
-    if (isnan(x) || isinf(x)) return x - x;
+    if (isnan(x)) return x;
+    if (isinf(x)) return uintBitsToFloat(0x7fc00000u);  // NaN
     if (abs(x) > REDUCE_LIMIT) return quadrant_shift == 0u ? sin(x) : cos(x);
     precise float k = roundEven(x * TWO_OVER_PI);
     precise float r = x - k * PIO2_1;

@@ -22,12 +22,15 @@ layout(constant_id = 14) const uint OUT_BASE = 0;
 layout(constant_id = 15) const uint IN_BUF = 0;
 layout(constant_id = 16) const uint IN_BASE = 0;
 layout(constant_id = 17) const uint DT = 0;  // common.glsl's DT_*
+// TOSA nan_mode: 0 PROPAGATE, 1 IGNORE (NaNs skipped; an all-NaN window is NaN).
+layout(constant_id = 18) const uint NAN_IGNORE = 0;
 
 void main()
 {
     for (uint i = gl_GlobalInvocationID.x; i < N * OH * OW * C; i += GRID_STRIDE) {
         uint c = i % C, ox = (i / C) % OW, oy = (i / (C * OW)) % OH, n = i / (C * OW * OH);
         float acc = uintBitsToFloat(0xff800000u);  // -infinity
+        bool all_nan = true;
         for (uint ky = 0u; ky < KH; ++ky) {
             int iy = int(oy * SH + ky) - int(PT);
             if (iy < 0 || iy >= int(IH)) continue;
@@ -37,9 +40,15 @@ void main()
                 uint bits = 0u;
                 LOAD_BITS(bits, IN_BUF, IN_BASE + ((n * IH + uint(iy)) * IW + uint(ix)) * C + c, DT)
                 float v = widen(DT, bits);
-                acc = max_of(acc, v);  // NaN propagates
+                if (NAN_IGNORE == 0u) {
+                    acc = max_of(acc, v);  // NaN propagates
+                } else if (!isnan(v)) {
+                    acc = max_of(acc, v);
+                    all_nan = false;
+                }
             }
         }
+        if (NAN_IGNORE != 0u && all_nan) acc = uintBitsToFloat(0x7fc00000u);
         STORE_BITS(OUT_BUF, OUT_BASE + i, DT, narrow(DT, acc))
     }
 }

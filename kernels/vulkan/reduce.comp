@@ -16,6 +16,8 @@ layout(constant_id = 7) const uint IN_BUF = 0;
 layout(constant_id = 8) const uint IN_BASE = 0;
 layout(constant_id = 9) const uint IN_DT = 0;   // common.glsl's DT_*
 layout(constant_id = 10) const uint OUT_DT = 0;
+// TOSA nan_mode of REDUCE_MAX/MIN and ARGMAX: 0 PROPAGATE, 1 IGNORE.
+layout(constant_id = 11) const uint NAN_IGNORE = 0;
 
 float load_input(uint i)
 {
@@ -35,11 +37,15 @@ void main()
             float v = load_input(first + k * INNER);
             if (OP == 0u) acc += v;
             else if (OP == 3u) acc *= v;
-            // NaN propagates: once acc is NaN it stays.
-            else if (OP == 1u) acc = max_of(acc, v);
-            else if (OP == 2u) acc = min_of(acc, v);
-            // ARGMAX: the first index of the largest value; the first NaN wins.
-            else if (!isnan(acc) && (isnan(v) || v > acc)) { acc = v; best = k; }
+            // PROPAGATE: once acc is NaN it stays; IGNORE: NaNs are skipped
+            // (all NaN: NaN).
+            else if (OP == 1u) acc = NAN_IGNORE != 0u ? max_ignoring_nan(acc, v) : max_of(acc, v);
+            else if (OP == 2u) acc = NAN_IGNORE != 0u ? min_ignoring_nan(acc, v) : min_of(acc, v);
+            // ARGMAX: the first index of the largest value. PROPAGATE: the
+            // first NaN wins; IGNORE: NaNs are skipped (all NaN: index 0).
+            else if (NAN_IGNORE != 0u) {
+                if (!isnan(v) && (isnan(acc) || v > acc)) { acc = v; best = k; }
+            } else if (!isnan(acc) && (isnan(v) || v > acc)) { acc = v; best = k; }
         }
         if (OP == 4u) bufs[OUT_BUF].w[OUT_BASE + i] = best;
         else {

@@ -481,7 +481,7 @@ void the_descriptor_lists_exactly_the_spatial_kernels(void**)
     assert_int_equal(static_cast<int>(d.graph.runtime_conditions),
                      static_cast<int>(tosa::RuntimeConditionSupport::advisory_only));
     // Operators the device has no kernel for stay out.
-    for (Op op : {Op::transpose_conv2d, Op::conv3d, Op::scatter, Op::cast, Op::fft2d})
+    for (Op op : {Op::transpose_conv2d, Op::conv3d, Op::scatter, Op::fft2d})
         assert_true(d.operator_capability(op) == nullptr);
 }
 

@@ -105,6 +105,7 @@ struct ElementSpec {
     std::array<Access, 4> operands{};  // result, then up to three inputs
     float p0 = 0, p1 = 0;
     std::array<DType, 4> dtypes{DType::fp32, DType::fp32, DType::fp32, DType::fp32};
+    bool nan_ignore = false;  // MAXIMUM, MINIMUM, CLAMP: nan_mode IGNORE
 
     tosa::KernelSpec kernel() const
     {
@@ -128,11 +129,16 @@ struct ElementSpec {
             spec.spec.push_back(kernel_dtype(d).value_or(0));
             narrow = narrow || needs_narrow_storage(d);
         }
+        spec.spec.push_back(nan_ignore ? 1 : 0);
         if (narrow) spec.kernel = static_cast<std::uint32_t>(KernelId::elementwise_narrow);
         spec.work = work;
         return spec;
     }
 };
+
+// TOSA nan_mode IGNORE (2); PROPAGATE (1) and operators without the
+// attribute (0) propagate NaN.
+bool ignores_nan(const tosa::OperatorView& view) { return view.op->attributes.nan_mode == 2; }
 
 // Strides of an input read at the result's coordinates with TOSA
 // broadcasting (same rank; a dimension of 1 repeats).
@@ -220,6 +226,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_elementwise(const tosa::Operato
     spec.op = op;
     spec.dtypes[0] = result.dtype;
     spec.dims = padded_shape(result.shape);
+    spec.nan_ignore = ignores_nan(view);
     auto where = operand(view, out);
     if (!where) return fail(where.error());
     spec.operands[0] = {*where, 0, strides_of(spec.dims)};
@@ -407,7 +414,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_reduce(const tosa::OperatorView
                  static_cast<std::uint32_t>(source.shape[axis]),
                  static_cast<std::uint32_t>(inner),
                  dst->buffer, dst->base, src->buffer, src->base,
-                 *kernel_dtype(source.dtype), *kernel_dtype(want)};
+                 *kernel_dtype(source.dtype), *kernel_dtype(want), ignores_nan(view) ? 1u : 0u};
     // An empty axis has no first element to start from: nothing to read.
     spec.work = source.shape[axis] == 0 ? 0 : outer * inner;
     return std::vector{request(std::move(spec), {in}, out)};
@@ -480,7 +487,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_max_pool(const tosa::OperatorVi
     spec.spec = {u(is[0]), u(is[1]), u(is[2]), u(is[3]), u(os[1]), u(os[2]),
                  u(attr.kernel[0]), u(attr.kernel[1]), u(attr.stride[0]), u(attr.stride[1]),
                  u(attr.pad[0]), u(attr.pad[2]), dst->buffer, dst->base, src->buffer, src->base,
-                 *kernel_dtype(dtype)};
+                 *kernel_dtype(dtype), ignores_nan(view) ? 1u : 0u};
     spec.work = static_cast<std::uint64_t>(os[0] * os[1] * os[2] * os[3]);
     return std::vector{request(std::move(spec), {in}, out)};
 }
