@@ -375,7 +375,9 @@ void a_chain_reusing_arena_bytes_is_ordered_by_barriers(void**)
         auto analysis = tosa::analyze(graph);
         assert_ok(analysis);
         auto plan = tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
-                                     vaccel::backend::vulkan::lower);
+                                     [](const tosa::OperatorView& view) {
+                                         return vaccel::backend::vulkan::lower(view, {});
+                                     });
         assert_ok(plan);
         std::uint64_t regions = 0;
         for (const auto& r : plan->regions) regions += r.bytes;
@@ -542,7 +544,12 @@ void the_device_advertises_the_fp32_tier_it_runs(void**)
     auto backend = lavapipe();
     const auto descriptors = backend->tosa_descriptors();
     assert_int_equal(descriptors.size(), 1);
-    assert_true(descriptors[0] == tosa::fp32_tier());
+    // The FP32 tier plus FP16 for MATMUL (FP16 x FP16 -> FP16 or FP32).
+    tosa::CapabilityDescriptor want = tosa::fp32_tier();
+    want.dtypes.push_back({DType::fp16, tosa::all_roles, false});
+    for (auto& c : want.operators)
+        if (c.op == Op::matmul) c.dtypes = {DType::fp32, DType::fp16};
+    assert_true(descriptors[0] == want);
     const vaccel_device_info& info = backend->device_info();
     assert_int_equal(info.formats, VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA));
     assert_int_equal(info.tosa_target_count, 1);

@@ -97,6 +97,8 @@ PhysicalRecord read_device(VkPhysicalDevice handle)
     if (v12) {
         std::memcpy(record.uuid.data(), v11.deviceUUID, record.uuid.size());
         record.subgroup_size = v11.subgroupSize;
+        record.subgroup_operations = v11.subgroupSupportedOperations;
+        record.subgroup_stages = v11.subgroupSupportedStages;
         record.driver_name = driver.driverName;
         record.driver_info = driver.driverInfo;
     }

@@ -45,6 +45,10 @@ struct PhysicalRecord {
     VkPhysicalDeviceMemoryProperties memory{};
     VkPhysicalDeviceLimits limits{};
     std::uint32_t subgroup_size = 0;
+    // What subgroup operations the device has, and in which stages (MATMUL
+    // kernels, matmul_tiles.hpp).
+    VkSubgroupFeatureFlags subgroup_operations = 0;
+    VkShaderStageFlags subgroup_stages = 0;
     std::optional<PciLocation> pci;          // VK_EXT_pci_bus_info
     std::optional<std::string> render_node;  // via libdrm, or VK_EXT_physical_device_drm
     // minImportedHostPointerAlignment when VK_EXT_external_memory_host is offered.

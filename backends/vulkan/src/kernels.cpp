@@ -16,6 +16,12 @@ const std::uint32_t matmul_spirv[] =
 const std::uint32_t max_pool2d_spirv[] =
 #include "max_pool2d.spv.inc"
     ;
+const std::uint32_t matmul_tiled_spirv[] =
+#include "matmul_tiled.spv.inc"
+    ;
+const std::uint32_t matmul_rows_spirv[] =
+#include "matmul_rows.spv.inc"
+    ;
 
 }  // namespace
 
@@ -26,6 +32,8 @@ std::span<const std::uint32_t> kernel_spirv(KernelId kernel)
     case KernelId::reduce: return reduce_spirv;
     case KernelId::matmul: return matmul_spirv;
     case KernelId::max_pool2d: return max_pool2d_spirv;
+    case KernelId::matmul_tiled: return matmul_tiled_spirv;
+    case KernelId::matmul_rows: return matmul_rows_spirv;
     }
     return {};
 }

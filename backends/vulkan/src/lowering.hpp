@@ -20,14 +20,18 @@
 
 #include <cstdint>
 
+#include "matmul_tiles.hpp"
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/capability.hpp"
 #include "vaccel/tosa/plan.hpp"
 
 namespace vaccel::backend::vulkan {
 
-enum class KernelId : std::uint32_t { elementwise = 0, reduce = 1, matmul = 2, max_pool2d = 3 };
-inline constexpr std::uint32_t kernel_count = 4;
+enum class KernelId : std::uint32_t {
+    elementwise = 0, reduce = 1, matmul = 2, max_pool2d = 3,
+    matmul_tiled = 4, matmul_rows = 5,  // lowering_matmul.hpp
+};
+inline constexpr std::uint32_t kernel_count = 6;
 
 // The elementwise kernel's operation codes (elementwise.comp uses the same).
 enum class ElementOp : std::uint32_t {
@@ -44,7 +48,8 @@ enum class ElementOp : std::uint32_t {
 // (every operator it lists is lowered; nothing else is advertised).
 tosa::CapabilityDescriptor vulkan_descriptor();
 
-// The Lowerer of plan_block().
-Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view);
+// The Lowerer of plan_block(), MATMUL with the device's kernel choice.
+Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
+                                                 const MatmulChoice& matmul);
 
 }  // namespace vaccel::backend::vulkan

@@ -8,6 +8,7 @@
 
 #include "kernels.hpp"
 #include "lowering.hpp"
+#include "lowering_matmul.hpp"
 #include "transfer.hpp"
 #include "vaccel/tosa/analysis.hpp"
 #include "vaccel/tosa/capability.hpp"
@@ -189,8 +190,10 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     if (!analysis) return fail(analysis.error());
     if (auto admitted = tosa::admit(*graph, *analysis, vulkan_descriptor(), *target); !admitted)
         return fail(admitted.error());
+    auto matmul = device_matmul_choice(context->device->physical);
+    if (!matmul) return fail(matmul.error());
     auto plan = tosa::plan_block(*graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
-                                 lower);
+                                 [&](const tosa::OperatorView& view) { return lower(view, *matmul); });
     if (!plan) return fail(plan.error());
 
     auto program = std::make_shared<ProgramState>(std::move(context));

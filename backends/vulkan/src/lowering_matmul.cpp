@@ -1,0 +1,145 @@
+// lowering_matmul.cpp - TOSA MATMUL to the tiled or streaming kernel
+// (lowering_matmul.hpp).
+#include "lowering_matmul.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "lowering.hpp"
+
+namespace vaccel::backend::vulkan {
+namespace {
+
+using tosa::DType;
+
+// Element offsets are 32-bit specialization constants.
+constexpr std::uint64_t max_kernel_elements = 0x7fffffff;
+// submit.cpp's groups = ceil(work / 64).
+constexpr std::uint64_t work_per_group = 64;
+
+// The kernels' MODE constant (matmul_common.glsl).
+enum class MatmulMode : std::uint32_t { fp32 = 0, fp16_to_fp32 = 1, fp16_to_fp16 = 2 };
+
+struct Operand {
+    std::uint32_t buffer = 0;
+    std::uint32_t base = 0;  // in elements
+};
+
+Error dtype_refusal(const tosa::OperatorView& view, DType dtype)
+{
+    return Error::of(Errc::unsupported, VACCEL_D_TOSA_DTYPE, static_cast<std::uint64_t>(dtype),
+                     static_cast<std::uint64_t>(view.op->op))
+        .with_note(fmt::format("operator {} of the block: the Vulkan device runs MATMUL as "
+                               "FP32 x FP32 -> FP32 or FP16 x FP16 -> FP16/FP32, not with "
+                               "dtype {} here; run the program on the cpu device",
+                               view.op_index, static_cast<unsigned>(dtype)));
+}
+
+Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index)
+{
+    const tosa::Location& where = view.location(index);
+    const tosa::Tensor& t = view.block->tensors[index];
+    const std::uint64_t element = t.dtype == DType::fp16 ? 2 : 4;
+    if (t.element_count() > max_kernel_elements)
+        return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_BAD_SHAPE,
+                              t.element_count())
+                        .with_note(fmt::format("operator {}: tensor \"{}\" has {} elements; the "
+                                               "Vulkan kernels address at most {}",
+                                               view.op_index, t.name, t.element_count(),
+                                               max_kernel_elements)));
+    if (where.is_slot()) return Operand{where.slot, 0};
+    if (where.is_arena()) {
+        // Arena offsets are multiples of tosa::arena_alignment: whole words.
+        const std::uint64_t base = where.offset / element;
+        if (base > max_kernel_elements)
+            return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_BAD_SHAPE, base)
+                            .with_note(fmt::format("operator {}: the program's arena is too "
+                                                   "large for the Vulkan kernels' 32-bit "
+                                                   "offsets",
+                                                   view.op_index)));
+        const auto arena = static_cast<std::uint32_t>(view.block->inputs.size() +
+                                                      view.block->outputs.size());
+        return Operand{arena, static_cast<std::uint32_t>(base)};
+    }
+    return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_REGIONS)
+                    .with_note(fmt::format("operator {}: tensor \"{}\" has no location in the "
+                                           "plan",
+                                           view.op_index, t.name)));
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+MatmulLimits matmul_limits(const PhysicalRecord& device)
+{
+    MatmulLimits limits;
+    limits.max_shared_bytes = device.limits.maxComputeSharedMemorySize;
+    limits.max_invocations = device.limits.maxComputeWorkGroupInvocations;
+    limits.max_group_size_x = device.limits.maxComputeWorkGroupSize[0];
+    limits.subgroup_size = device.subgroup_size;
+    limits.cpu_device = device.facts.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    limits.subgroup_arithmetic_in_compute =
+        (device.subgroup_operations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
+        (device.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0 &&
+        (device.subgroup_stages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+    return limits;
+}
+
+Result<MatmulChoice> device_matmul_choice(const PhysicalRecord& device)
+{
+    std::optional<std::string_view> tiles;
+    if (const char* text = std::getenv("VACCEL_VULKAN_MATMUL_TILES")) tiles = text;
+    return choose_matmul(matmul_limits(device), tiles);
+}
+
+Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view,
+                                                        const MatmulChoice& choice)
+{
+    const std::uint32_t a = view.inputs[0], b = view.inputs[1], out = view.outputs[0];
+    const DType in_dtype = view.block->tensors[a].dtype;
+    const DType out_dtype = view.block->tensors[out].dtype;
+    if (in_dtype != DType::fp32 && in_dtype != DType::fp16)
+        return fail(dtype_refusal(view, in_dtype));
+    if (view.block->tensors[b].dtype != in_dtype)
+        return fail(dtype_refusal(view, view.block->tensors[b].dtype));
+    MatmulMode mode = MatmulMode::fp32;
+    if (in_dtype == DType::fp16 && out_dtype == DType::fp32) mode = MatmulMode::fp16_to_fp32;
+    else if (in_dtype == DType::fp16 && out_dtype == DType::fp16) mode = MatmulMode::fp16_to_fp16;
+    else if (out_dtype != DType::fp32) return fail(dtype_refusal(view, out_dtype));
+    auto pa = operand(view, a);
+    auto pb = operand(view, b);
+    auto po = operand(view, out);
+    if (!pa) return fail(pa.error());
+    if (!pb) return fail(pb.error());
+    if (!po) return fail(po.error());
+    const auto& as = view.block->tensors[a].shape;
+    const auto& bs = view.block->tensors[b].shape;
+    const auto n = static_cast<std::uint64_t>(as[0]), h = static_cast<std::uint64_t>(as[1]),
+               c = static_cast<std::uint64_t>(as[2]), w = static_cast<std::uint64_t>(bs[2]);
+    tosa::KernelSpec spec;
+    spec.spec = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(h),
+                 static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(w),
+                 po->buffer, po->base, pa->buffer, pa->base, pb->buffer, pb->base,
+                 static_cast<std::uint32_t>(mode)};
+    const bool empty = n * h * w == 0;
+    if (choice.rows && h <= choice.max_rows) {
+        // One subgroup per block of `cols` results across every row.
+        const MatmulRows& rows = *choice.rows;
+        spec.kernel = static_cast<std::uint32_t>(KernelId::matmul_rows);
+        spec.spec.push_back(rows.cols);
+        spec.spec.push_back(rows.invocations);
+        const std::uint64_t blocks = n * ceil_div(w, rows.cols);
+        spec.work = empty ? 0 : ceil_div(blocks, rows.subgroups) * work_per_group;
+    } else {
+        const MatmulTiles& t = choice.tiles;
+        spec.kernel = static_cast<std::uint32_t>(KernelId::matmul_tiled);
+        spec.spec.insert(spec.spec.end(), {t.bm, t.bn, t.bk, t.rm, t.rn, t.invocations(),
+                                         t.shared ? 1u : 0u});
+        spec.work = empty ? 0 : n * ceil_div(h, t.bm) * ceil_div(w, t.bn) * work_per_group;
+    }
+    return std::vector{tosa::DispatchRequest{std::move(spec), {a, b}, {out}}};
+}
+
+}  // namespace vaccel::backend::vulkan
