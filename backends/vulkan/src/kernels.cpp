@@ -10,9 +10,6 @@ const std::uint32_t elementwise_spirv[] =
 const std::uint32_t reduce_spirv[] =
 #include "reduce.spv.inc"
     ;
-const std::uint32_t matmul_spirv[] =
-#include "matmul.spv.inc"
-    ;
 const std::uint32_t max_pool2d_spirv[] =
 #include "max_pool2d.spv.inc"
     ;
@@ -30,7 +27,6 @@ std::span<const std::uint32_t> kernel_spirv(KernelId kernel)
     switch (kernel) {
     case KernelId::elementwise: return elementwise_spirv;
     case KernelId::reduce: return reduce_spirv;
-    case KernelId::matmul: return matmul_spirv;
     case KernelId::max_pool2d: return max_pool2d_spirv;
     case KernelId::matmul_tiled: return matmul_tiled_spirv;
     case KernelId::matmul_rows: return matmul_rows_spirv;

@@ -2,9 +2,9 @@
 // dispatches (tosa/plan.hpp's Lowerer), and the operators it runs.
 //
 // Decides (docs/adr/0013-vulkan-backend.md):
-//  - four kernels (kernels/vulkan/*.comp): elementwise (every
-//    element-to-element operator and the strided copies), reduce, matmul
-//    and max_pool2d; KernelSpec::spec holds the kernel's specialization
+//  - five kernels (kernels/vulkan/*.comp): elementwise (every
+//    element-to-element operator and the strided copies), reduce, the two
+//    MATMUL kernels (lowering_matmul.hpp) and max_pool2d; KernelSpec::spec holds the kernel's specialization
 //    constants from constant_id 1 on, in declared order (constant 0, the
 //    buffer count, is the program's and is added by the pipeline builder);
 //  - an operand is named by its buffer (its slot, or the arena after the
@@ -12,7 +12,7 @@
 //  - storage: FP32 and INT32 elements are 4-byte words; BOOL is one byte per
 //    element, packed four to a word (the TOSA byte layout clients already
 //    use), written with per-byte atomics;
-//  - dtypes: arithmetic runs on FP32 only; copies (IDENTITY, RESHAPE,
+//  - dtypes: arithmetic runs on FP32 only (MATMUL also on FP16); copies (IDENTITY, RESHAPE,
 //    TRANSPOSE, REVERSE, CONCAT) move FP32, INT32 and BOOL; anything else
 //    is refused at load (Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = DType,
 //    arg1 = Op), though the tier admits it, because no kernel runs it.
@@ -28,10 +28,10 @@
 namespace vaccel::backend::vulkan {
 
 enum class KernelId : std::uint32_t {
-    elementwise = 0, reduce = 1, matmul = 2, max_pool2d = 3,
-    matmul_tiled = 4, matmul_rows = 5,  // lowering_matmul.hpp
+    elementwise = 0, reduce = 1, matmul_tiled = 2, max_pool2d = 3,
+    matmul_rows = 4,  // lowering_matmul.hpp: H <= 4 with subgroup arithmetic
 };
-inline constexpr std::uint32_t kernel_count = 6;
+inline constexpr std::uint32_t kernel_count = 5;
 
 // The elementwise kernel's operation codes (elementwise.comp uses the same).
 enum class ElementOp : std::uint32_t {
