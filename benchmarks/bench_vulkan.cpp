@@ -6,8 +6,10 @@
 // submit to the completion sink, the median of --runs after one warm-up:
 //  (a) FP32 MATMUL [1,N,N] x [1,N,N] in GFLOP/s (2 N^3 flops); baseline:
 //      --anchor-fp32 (cuBLAS, from benchmarks/torch_anchor.py), when given;
-//  (b) FP16 x FP16 -> FP32 MATMUL, same shape; baseline: (a) from this run
-//      (and --anchor-fp16 when given);
+//  (b) FP16 x FP16 -> FP32 MATMUL, same shape, on cooperative matrices
+//      where the device offers them; baseline: the same with
+//      VACCEL_VULKAN_COOPMAT=0 (the scalar FP16 kernel), and (a), from this
+//      run (and --anchor-fp16 when given);
 //  (c) ADD of two FP32 tensors of --add-bytes each into a third: effective
 //      bandwidth counts reads + writes, 3 x bytes; baseline: one
 //      vkCmdCopyBuffer of the same bytes between two device-local buffers on
@@ -262,11 +264,19 @@ int main(int argc, char** argv)
     std::fflush(stdout);
     const double fp16_s = median_seconds(backend, matmul_graph(DType::fp16, DType::fp32, n, n, n), runs, true);
     const double fp16_gf = flop / fp16_s / 1e9;
-    std::printf("(b) MATMUL FP16xFP16->FP32 %lld^3 (scalar FP16 kernel, FP32 accumulation; no "
-                "cooperative matrices yet): %.1f GFLOP/s (%.3f ms) | baseline: FP32 (a) %.1f "
-                "GFLOP/s, ratio %.2fx; %s\n",
-                static_cast<long long>(n), fp16_gf, fp16_s * 1e3, fp32_gf, fp16_gf / fp32_gf,
-                anchor_text(anchor_fp16, fp16_gf).c_str());
+    // The same MATMUL with cooperative matrices turned off: the scalar kernel.
+    const char* coop_env = std::getenv("VACCEL_VULKAN_COOPMAT");
+    const std::string coop_saved = coop_env ? coop_env : "";
+    setenv("VACCEL_VULKAN_COOPMAT", "0", 1);
+    const double scalar_s = median_seconds(backend, matmul_graph(DType::fp16, DType::fp32, n, n, n), runs, true);
+    if (coop_env) setenv("VACCEL_VULKAN_COOPMAT", coop_saved.c_str(), 1);
+    else unsetenv("VACCEL_VULKAN_COOPMAT");
+    const double scalar_gf = flop / scalar_s / 1e9;
+    std::printf("(b) MATMUL FP16xFP16->FP32 %lld^3 (cooperative matrices where offered and the "
+                "shape divides): %.1f GFLOP/s (%.3f ms) | baseline: scalar FP16 kernel %.1f "
+                "GFLOP/s, ratio %.2fx; FP32 (a) ratio %.2fx; %s\n",
+                static_cast<long long>(n), fp16_gf, fp16_s * 1e3, scalar_gf, fp16_gf / scalar_gf,
+                fp16_gf / fp32_gf, anchor_text(anchor_fp16, fp16_gf).c_str());
     std::fflush(stdout);
 
     // (c)

@@ -28,7 +28,10 @@
 namespace {
 
 using namespace cpu_test;
+using vaccel::backend::vulkan::choose_coop_shape;
 using vaccel::backend::vulkan::choose_matmul;
+using vaccel::backend::vulkan::CoopMatrixEntry;
+using vaccel::backend::vulkan::CoopMatrixShape;
 using vaccel::backend::vulkan::KernelId;
 using vaccel::backend::vulkan::MatmulChoice;
 using vaccel::backend::vulkan::MatmulLimits;
@@ -106,6 +109,31 @@ void tile_overrides_are_checked(void**)
         assert_refused(choose_matmul(h200, bad), Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
 }
 
+void the_coop_shape_is_fp16_with_fp32_accumulation(void**)
+{
+    // As an NVIDIA driver lists them: FP16 x FP16 + FP16, FP16 x FP16 + FP32
+    // at 16x8x16 and 16x16x16, an INT8 one, and a workgroup-scope one.
+    const CoopMatrixEntry listed[] = {
+        {16, 16, 16, true, false, true},   // FP16 accumulator: not this kernel's
+        {16, 8, 16, true, true, true},     // first usable
+        {8, 8, 32, false, false, true},    // INT8
+        {32, 32, 16, true, true, false},   // workgroup scope
+        {16, 16, 16, true, true, true},    // preferred
+    };
+    auto shape = choose_coop_shape(listed, 32);
+    assert_true(shape.has_value());
+    assert_true(*shape == (CoopMatrixShape{16, 16, 16, 32}));
+    // Without 16x16x16 the first usable one; fragments not multiples of 8
+    // (unaligned FP16 rows) are passed over; nothing usable, none.
+    auto second = choose_coop_shape(std::span(listed, 4), 32);
+    assert_true(*second == (CoopMatrixShape{16, 8, 16, 32}));
+    const CoopMatrixEntry odd[] = {{12, 16, 16, true, true, true}};
+    assert_false(choose_coop_shape(odd, 32).has_value());
+    assert_false(choose_coop_shape(std::span(listed, 1), 32).has_value());
+    assert_false(choose_coop_shape({}, 32).has_value());
+    assert_false(choose_coop_shape(std::span(listed + 4, 1), 0).has_value());
+}
+
 // ----- the lowering's choice of kernel --------------------------------------------
 
 tosa::Graph matmul_graph(DType in, DType out, std::int64_t n, std::int64_t h, std::int64_t c,
@@ -149,6 +177,26 @@ void the_lowering_chooses_the_kernel_by_shape(void**)
     auto one = planned(matmul_graph(DType::fp16, DType::fp32, 1, 1, 3, 4), no_rows);
     assert_int_equal(one[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
     assert_int_equal(one[0].kernel.spec[10], 1);
+
+    // Cooperative matrices, 16x16x16 in 2x2 fragments per subgroup of 32:
+    // FP16 -> FP32 [2,64,48,96] is 2 * (64/32) * (96/32) = 12 blocks, work
+    // 768; spec: the 11 operand words, M N K, 2 2, 32 invocations.
+    MatmulChoice coop = choice;
+    coop.coop = CoopMatrixShape{16, 16, 16, 32};
+    auto fragments = planned(matmul_graph(DType::fp16, DType::fp32, 2, 64, 48, 96), coop);
+    assert_int_equal(fragments[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_coop));
+    assert_true(fragments[0].kernel.spec == (std::vector<std::uint32_t>{
+                                                2, 64, 48, 96, 2, 0, 0, 0, 1, 0, 1,
+                                                16, 16, 16, 2, 2, 32}));
+    assert_int_equal(fragments[0].kernel.work, 768);
+    // Not divisible (H = 48 is not a multiple of 32; C = 40 not of 16), FP16
+    // results and FP32 inputs stay on the scalar kernels.
+    for (const auto& g : {matmul_graph(DType::fp16, DType::fp32, 1, 48, 48, 96),
+                          matmul_graph(DType::fp16, DType::fp32, 1, 64, 40, 96),
+                          matmul_graph(DType::fp16, DType::fp16, 1, 64, 48, 96),
+                          matmul_graph(DType::fp32, DType::fp32, 1, 64, 48, 96)})
+        assert_int_equal(planned(g, coop)[0].kernel.kernel,
+                         static_cast<std::uint32_t>(KernelId::matmul_tiled));
 }
 
 // ----- on lavapipe --------------------------------------------------------------
@@ -426,6 +474,7 @@ int main()
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tiles_follow_the_device_limits),
         cmocka_unit_test(tile_overrides_are_checked),
+        cmocka_unit_test(the_coop_shape_is_fp16_with_fp32_accumulation),
         cmocka_unit_test(the_lowering_chooses_the_kernel_by_shape),
         cmocka_unit_test(fp32_matches_on_odd_shapes),
         cmocka_unit_test(the_shared_memory_tiles_match_on_odd_shapes),

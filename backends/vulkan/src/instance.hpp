@@ -18,6 +18,7 @@
 
 #include "device_rules.hpp"
 #include "drm_node.hpp"
+#include "matmul_tiles.hpp"
 #include "vaccel/backend/vulkan.hpp"
 
 namespace vaccel::backend::vulkan {
@@ -49,6 +50,11 @@ struct PhysicalRecord {
     // kernels, matmul_tiles.hpp).
     VkSubgroupFeatureFlags subgroup_operations = 0;
     VkShaderStageFlags subgroup_stages = 0;
+    // VK_NV_cooperative_matrix with its feature, shaderFloat16 and
+    // storageBuffer16BitAccess all offered: its FP16 entries (empty
+    // otherwise). open_device enables the four only when this is set.
+    bool coop_matrix_nv = false;
+    std::vector<CoopMatrixEntry> coop_entries;
     std::optional<PciLocation> pci;          // VK_EXT_pci_bus_info
     std::optional<std::string> render_node;  // via libdrm, or VK_EXT_physical_device_drm
     // minImportedHostPointerAlignment when VK_EXT_external_memory_host is offered.

@@ -19,6 +19,9 @@ const std::uint32_t matmul_tiled_spirv[] =
 const std::uint32_t matmul_rows_spirv[] =
 #include "matmul_rows.spv.inc"
     ;
+const std::uint32_t matmul_coop_spirv[] =
+#include "matmul_coop.spv.inc"
+    ;
 
 }  // namespace
 
@@ -30,6 +33,7 @@ std::span<const std::uint32_t> kernel_spirv(KernelId kernel)
     case KernelId::max_pool2d: return max_pool2d_spirv;
     case KernelId::matmul_tiled: return matmul_tiled_spirv;
     case KernelId::matmul_rows: return matmul_rows_spirv;
+    case KernelId::matmul_coop: return matmul_coop_spirv;
     }
     return {};
 }

@@ -30,8 +30,9 @@ namespace vaccel::backend::vulkan {
 enum class KernelId : std::uint32_t {
     elementwise = 0, reduce = 1, matmul_tiled = 2, max_pool2d = 3,
     matmul_rows = 4,  // lowering_matmul.hpp: H <= 4 with subgroup arithmetic
+    matmul_coop = 5,  // lowering_matmul.hpp: FP16 on cooperative matrices
 };
-inline constexpr std::uint32_t kernel_count = 5;
+inline constexpr std::uint32_t kernel_count = 6;
 
 // The elementwise kernel's operation codes (elementwise.comp uses the same).
 enum class ElementOp : std::uint32_t {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <initializer_list>
 
 #include "lowering.hpp"
 
@@ -70,6 +71,21 @@ Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index)
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
+// matmul_coop.comp loads and stores whole fragments only, at 16-byte
+// aligned addresses with 16-byte aligned strides: the block must divide H
+// and W, the depth C, and every base and row stride be a multiple of 8
+// elements (FP16 rows; FP32 result rows are then multiples of 32 bytes).
+bool coop_fits(const CoopMatrixShape& s, std::uint64_t h, std::uint64_t c, std::uint64_t w,
+               std::initializer_list<std::uint32_t> bases)
+{
+    const std::uint64_t f = CoopMatrixShape::fragments;
+    if (h % (s.m * f) != 0 || w % (s.n * f) != 0 || c % s.k != 0 || c == 0) return false;
+    if (c % 8 != 0 || w % 8 != 0) return false;
+    for (std::uint32_t base : bases)
+        if (base % 8 != 0) return false;
+    return true;
+}
+
 }  // namespace
 
 MatmulLimits matmul_limits(const PhysicalRecord& device)
@@ -91,7 +107,13 @@ Result<MatmulChoice> device_matmul_choice(const PhysicalRecord& device)
 {
     std::optional<std::string_view> tiles;
     if (const char* text = std::getenv("VACCEL_VULKAN_MATMUL_TILES")) tiles = text;
-    return choose_matmul(matmul_limits(device), tiles);
+    auto choice = choose_matmul(matmul_limits(device), tiles);
+    if (!choice) return choice;
+    // VACCEL_VULKAN_COOPMAT=0 keeps FP16 on the scalar kernel (comparisons).
+    const char* coop = std::getenv("VACCEL_VULKAN_COOPMAT");
+    if (device.coop_matrix_nv && !(coop != nullptr && std::string_view(coop) == "0"))
+        choice->coop = choose_coop_shape(device.coop_entries, device.subgroup_size);
+    return choice;
 }
 
 Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view,
@@ -124,7 +146,13 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
                  po->buffer, po->base, pa->buffer, pa->base, pb->buffer, pb->base,
                  static_cast<std::uint32_t>(mode)};
     const bool empty = n * h * w == 0;
-    if (choice.rows && h <= choice.max_rows) {
+    if (const auto& coop = choice.coop; coop && mode == MatmulMode::fp16_to_fp32 && !empty &&
+                                        coop_fits(*coop, h, c, w, {pa->base, pb->base, po->base})) {
+        const std::uint32_t f = CoopMatrixShape::fragments;
+        spec.kernel = static_cast<std::uint32_t>(KernelId::matmul_coop);
+        spec.spec.insert(spec.spec.end(), {coop->m, coop->n, coop->k, f, f, coop->invocations});
+        spec.work = n * (h / (coop->m * f)) * (w / (coop->n * f)) * work_per_group;
+    } else if (choice.rows && h <= choice.max_rows) {
         // One subgroup per block of `cols` results across every row.
         const MatmulRows& rows = *choice.rows;
         spec.kernel = static_cast<std::uint32_t>(KernelId::matmul_rows);

@@ -6,7 +6,11 @@
 //    FP16 (TOSA 1.0's FP16 MATMUL: the accumulator is implied by the
 //    result), all accumulated in FP32; anything else is refused at load
 //    (Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = DType, arg1 = Op);
-//  - the kernel by shape: H <= MatmulChoice::max_rows takes the streaming
+//  - the kernel by shape: FP16 x FP16 -> FP32 takes the cooperative-matrix
+//    kernel (matmul_coop.comp) when the device offers VK_NV_cooperative_matrix
+//    with an FP16 shape and the shape's 2 x 2 fragment block divides H and W,
+//    its depth C, with 16-byte aligned bases and rows (VACCEL_VULKAN_COOPMAT=0
+//    turns it off); else H <= MatmulChoice::max_rows takes the streaming
 //    kernel (matmul_rows.comp) when the device has subgroup arithmetic in
 //    compute shaders, every other shape the tiled kernel (matmul_tiled.comp)
 //    with the device's tiles;

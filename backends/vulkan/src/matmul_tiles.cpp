@@ -112,4 +112,19 @@ Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
     return choice;
 }
 
+std::optional<CoopMatrixShape> choose_coop_shape(std::span<const CoopMatrixEntry> entries,
+                                                 std::uint32_t subgroup_size)
+{
+    if (subgroup_size == 0) return std::nullopt;
+    std::optional<CoopMatrixShape> first;
+    for (const CoopMatrixEntry& e : entries) {
+        if (!e.ab_fp16 || !e.cd_fp32 || !e.subgroup_scope) continue;
+        if (e.m == 0 || e.n == 0 || e.k == 0 || e.m % 8 || e.n % 8 || e.k % 8) continue;
+        const CoopMatrixShape shape{e.m, e.n, e.k, subgroup_size};
+        if (e.m == 16 && e.n == 16 && e.k == 16) return shape;
+        if (!first) first = shape;
+    }
+    return first;
+}
+
 }  // namespace vaccel::backend::vulkan

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "vaccel/common/error.hpp"
@@ -62,8 +63,34 @@ struct MatmulRows {
     friend bool operator==(const MatmulRows&, const MatmulRows&) = default;
 };
 
+// One entry of vkGetPhysicalDeviceCooperativeMatrixPropertiesNV.
+struct CoopMatrixEntry {
+    std::uint32_t m = 0, n = 0, k = 0;
+    bool ab_fp16 = false;     // A and B types are FP16
+    bool cd_fp32 = false;     // C and D types are FP32
+    bool subgroup_scope = false;
+};
+
+// The cooperative-matrix kernel (matmul_coop.comp): fragments of m x n
+// results, k deep; a subgroup computes 2 x 2 fragments.
+struct CoopMatrixShape {
+    std::uint32_t m = 0, n = 0, k = 0;
+    std::uint32_t invocations = 0;  // one subgroup
+    static constexpr std::uint32_t fragments = 2;  // per dimension
+    friend bool operator==(const CoopMatrixShape&, const CoopMatrixShape&) = default;
+};
+
+// The FP16 x FP16 + FP32 shape at subgroup scope to use: 16x16x16 when
+// listed, else the first such entry; none when none is listed. `m`, `n` and
+// `k` must be multiples of 8 (16-byte aligned rows of FP16).
+std::optional<CoopMatrixShape> choose_coop_shape(std::span<const CoopMatrixEntry> entries,
+                                                 std::uint32_t subgroup_size);
+
 struct MatmulChoice {
     MatmulTiles tiles;
+    // FP16 x FP16 -> FP32 on cooperative matrices when the device offers
+    // them (VK_NV_cooperative_matrix), for shapes the block divides.
+    std::optional<CoopMatrixShape> coop;
     std::optional<MatmulRows> rows;  // absent: no subgroup arithmetic in compute
     std::uint32_t max_rows = 4;      // H at or below this takes the streaming kernel
     friend bool operator==(const MatmulChoice&, const MatmulChoice&) = default;
