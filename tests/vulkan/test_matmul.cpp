@@ -425,8 +425,11 @@ void check_fp16(const Shape& s, DType out, std::uint32_t seed)
 
 void fp16_matches_exactly(void**)
 {
-    // FP32 results: C up to 300 (exact, see the header).
-    const Shape to_fp32[] = {{1, 1, 300, 77}, {1, 3, 129, 33}, {3, 7, 33, 29}, {1, 257, 129, 65}};
+    // FP32 results: C up to 300 (exact, see the header). The last two
+    // shapes are whole 32x32 blocks, 16 deep: on a device with cooperative
+    // matrices they take matmul_coop.
+    const Shape to_fp32[] = {{1, 1, 300, 77}, {1, 3, 129, 33}, {3, 7, 33, 29},
+                             {1, 257, 129, 65}, {2, 64, 48, 96}, {1, 128, 256, 160}};
     std::uint32_t seed = 120;
     for (const Shape& s : to_fp32) check_fp16(s, DType::fp32, seed += 2);
     // FP16 results: C = 7; odd W so neighbouring results share a word
