@@ -8,6 +8,8 @@
 // of the block (else the scalar kernel runs), so no load or store crosses
 // an edge. Loads and stores need 16-byte aligned addresses and strides:
 // bases are whole arena regions or 0, and W, C are multiples of 8 halves.
+// glslang declares the Vulkan memory model for this shader: the device
+// enables vulkanMemoryModel with the extension (instance.cpp).
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable

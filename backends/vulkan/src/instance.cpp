@@ -47,7 +47,8 @@ bool instance_has_extension(const char* name)
 }
 
 // FP16 cooperative matrices (MATMUL kernels, docs/adr/0013): the extension,
-// its feature, shaderFloat16 and storageBuffer16BitAccess, and the shapes.
+// its feature, shaderFloat16, storageBuffer16BitAccess and
+// vulkanMemoryModel, and the shapes.
 void read_coop_matrix(VkInstance instance, VkPhysicalDevice handle, PhysicalRecord& record)
 {
     if (!has_extension(handle, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) return;
@@ -63,7 +64,11 @@ void read_coop_matrix(VkInstance instance, VkPhysicalDevice handle, PhysicalReco
     features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     features.pNext = &f11;
     vkGetPhysicalDeviceFeatures2(handle, &features);
-    if (!coop.cooperativeMatrix || !f12.shaderFloat16 || !f11.storageBuffer16BitAccess) return;
+    // glslang declares the Vulkan memory model for GL_NV_cooperative_matrix
+    // shaders (the VulkanMemoryModel capability), so that feature too.
+    if (!coop.cooperativeMatrix || !f12.shaderFloat16 || !f11.storageBuffer16BitAccess ||
+        !f12.vulkanMemoryModel)
+        return;
     auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
         vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
     if (list == nullptr) return;

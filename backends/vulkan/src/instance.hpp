@@ -50,9 +50,9 @@ struct PhysicalRecord {
     // kernels, matmul_tiles.hpp).
     VkSubgroupFeatureFlags subgroup_operations = 0;
     VkShaderStageFlags subgroup_stages = 0;
-    // VK_NV_cooperative_matrix with its feature, shaderFloat16 and
-    // storageBuffer16BitAccess all offered: its FP16 entries (empty
-    // otherwise). open_device enables the four only when this is set.
+    // VK_NV_cooperative_matrix with its feature, shaderFloat16,
+    // storageBuffer16BitAccess and vulkanMemoryModel all offered: its
+    // entries (empty otherwise). open_device enables them only when set.
     bool coop_matrix_nv = false;
     std::vector<CoopMatrixEntry> coop_entries;
     std::optional<PciLocation> pci;          // VK_EXT_pci_bus_info

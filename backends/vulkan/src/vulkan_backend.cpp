@@ -118,8 +118,8 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
     create.queueCreateInfoCount = 1;
     create.pQueueCreateInfos = &queue;
     // FP16 MATMUL on cooperative matrices (MATMUL kernels, docs/adr/0013):
-    // enabled only when the probe saw the extension and all three features
-    // offered (PhysicalRecord::coop_matrix_nv).
+    // enabled only when the probe saw the extension and every feature its
+    // shader needs offered (PhysicalRecord::coop_matrix_nv).
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{};
     coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
     VkPhysicalDeviceVulkan11Features f11{};
@@ -128,6 +128,7 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
     if (record.coop_matrix_nv) {
         coop.cooperativeMatrix = VK_TRUE;
         f12.shaderFloat16 = VK_TRUE;
+        f12.vulkanMemoryModel = VK_TRUE;
         f11.storageBuffer16BitAccess = VK_TRUE;
         f13.pNext = &f11;
         f11.pNext = &coop;
