@@ -350,8 +350,22 @@ void a_bad_tile_override_refuses_the_load(void**)
     Rig gpu = vulkan_rig();
     assert_refused(gpu.load(matmul_graph(DType::fp32, DType::fp32, 1, 8, 8, 8)),
                    Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
+    // A program without MATMUL still loads and runs: 1.5 + 2.25 = 3.75.
+    tosa::GraphBuilder g;
+    const auto x = f32(g, "x", {1});
+    const auto y = f32(g, "y", {1});
+    const auto z = f32(g, "z", {1});
+    g.op(Op::add, {x, y}, {z});
+    g.input(x);
+    g.input(y);
+    g.output(z);
+    auto add = gpu.must_load(g.finish());
+    const std::vector<float> xs{1.5f}, ys{2.25f};
+    const std::vector<std::span<const std::byte>> inputs{std::as_bytes(std::span(xs)),
+                                                         std::as_bytes(std::span(ys))};
+    assert_exactly(floats(gpu.run_raw(*add, inputs)[0]), {3.75f});
     unsetenv("VACCEL_VULKAN_MATMUL_TILES");
-    gpu.finish();
+    gpu.finish(add);
 }
 
 // ----- FP16 -------------------------------------------------------------------

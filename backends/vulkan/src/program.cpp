@@ -190,10 +190,15 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     if (!analysis) return fail(analysis.error());
     if (auto admitted = tosa::admit(*graph, *analysis, vulkan_descriptor(), *target); !admitted)
         return fail(admitted.error());
-    auto matmul = device_matmul_choice(context->device->physical);
-    if (!matmul) return fail(matmul.error());
-    auto plan = tosa::plan_block(*graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
-                                 [&](const tosa::OperatorView& view) { return lower(view, *matmul); });
+    // The MATMUL kernels' shapes; a device (or override) none fits refuses
+    // programs with a MATMUL only.
+    const auto matmul = device_matmul_choice(context->device->physical);
+    auto plan = tosa::plan_block(
+        *graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
+        [&](const tosa::OperatorView& view) -> Result<std::vector<tosa::DispatchRequest>> {
+            if (view.op->op == tosa::Op::matmul && !matmul) return fail(matmul.error());
+            return lower(view, matmul.value_or(MatmulChoice{}));
+        });
     if (!plan) return fail(plan.error());
 
     auto program = std::make_shared<ProgramState>(std::move(context));
