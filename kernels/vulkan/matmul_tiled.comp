@@ -23,8 +23,12 @@ const uint THREADS = (BM / RM) * (BN / RN);
 const uint TX = BN / RN;  // invocations along a row of the block
 const uint TY = BM / RM;
 
-// A's tile stored k-major (As[k][m]) so the inner loop reads it by row.
-shared float As[BK * BM];
+// A's tile stored k-major (As[k][m]) so the inner loop reads it by row;
+// rows padded by one word so the loads, where neighbouring invocations
+// store neighbouring k of one m, fall in different banks
+// (MatmulTiles::shared_bytes counts the pad).
+const uint AS_ROW = BM + 1u;
+shared float As[BK * AS_ROW];
 shared float Bs[BK * BN];
 
 void main()
@@ -64,7 +68,7 @@ void main()
             for (uint e = tid; e < BM * BK; e += THREADS) {
                 const uint m = e / BK, k = e % BK;
                 const uint r = row0 + m, kk = k0 + k;
-                As[k * BM + m] = (r < H && kk < C) ? load_a(a_base + r * C + kk) : 0.0;
+                As[k * AS_ROW + m] = (r < H && kk < C) ? load_a(a_base + r * C + kk) : 0.0;
             }
             for (uint e = tid; e < BK * BN; e += THREADS) {
                 const uint k = e / BN, c = e % BN;
@@ -74,7 +78,7 @@ void main()
             barrier();
             [[unroll]] for (uint k = 0u; k < BK; ++k) {
                 float a[RM], b[RN];
-                [[unroll]] for (uint i = 0u; i < RM; ++i) a[i] = As[k * BM + ty + i * TY];
+                [[unroll]] for (uint i = 0u; i < RM; ++i) a[i] = As[k * AS_ROW + ty + i * TY];
                 [[unroll]] for (uint j = 0u; j < RN; ++j) b[j] = Bs[k * BN + tx + j * TX];
                 [[unroll]] for (uint i = 0u; i < RM; ++i)
                     [[unroll]] for (uint j = 0u; j < RN; ++j) acc[i][j] += a[i] * b[j];

@@ -51,10 +51,11 @@ void tiles_follow_the_device_limits(void**)
     auto gpu = choose_matmul(h200);
     assert_ok(gpu);
     // The largest candidate: 128x128 blocks, k step 16, 8x8 per invocation:
-    // 256 invocations (8 subgroups of 32), (128*16 + 16*128) * 4 = 16 KiB.
+    // 256 invocations (8 subgroups of 32), (16*(128+1) + 16*128) * 4 =
+    // 16448 bytes (A's rows carry one word of padding).
     assert_true(gpu->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
     assert_int_equal(gpu->tiles.invocations(), 256);
-    assert_int_equal(gpu->tiles.shared_bytes(), 16384);
+    assert_int_equal(gpu->tiles.shared_bytes(), 16448);
     // Streaming: 64 invocations = 2 subgroups of 32, 8 results per lane.
     assert_true(gpu->rows.has_value());
     assert_true(*gpu->rows == (MatmulRows{64, 8, 2}));
@@ -73,11 +74,14 @@ void tiles_follow_the_device_limits(void**)
     assert_true(wave64->tiles == (MatmulTiles{32, 32, 8, 4, 4, true}));
     assert_true(*wave64->rows == (MatmulRows{64, 8, 1}));
 
-    // 4 KiB of shared memory: 16 KiB and 8 KiB tiles are out; 64x64 with a
-    // k step of 8 is (64*8 + 8*64) * 4 = 4096 bytes, it fits exactly.
-    auto small = choose_matmul(MatmulLimits{4096, 1024, 1024, 32, false, false});
+    // 4128 bytes of shared memory: 16448 and 8256 are out; 64x64 with a k
+    // step of 8 is (8*65 + 8*64) * 4 = 4128 bytes, it fits exactly; one
+    // byte less and 32x32 (8*33 + 8*32) * 4 = 2080 is taken.
+    auto small = choose_matmul(MatmulLimits{4128, 1024, 1024, 32, false, false});
     assert_ok(small);
     assert_true(small->tiles == (MatmulTiles{64, 64, 8, 4, 4, true}));
+    auto smaller = choose_matmul(MatmulLimits{4127, 1024, 1024, 32, false, false});
+    assert_true(smaller->tiles == (MatmulTiles{32, 32, 8, 4, 4, true}));
     // No subgroup arithmetic in compute: no streaming kernel.
     assert_false(small->rows.has_value());
 
@@ -101,8 +105,8 @@ void tile_overrides_are_checked(void**)
     auto direct = choose_matmul(h200, "32,32,8,4,4,0");
     assert_ok(direct);
     assert_true(direct->tiles == (MatmulTiles{32, 32, 8, 4, 4, false}));
-    // Malformed, not dividing, too much shared memory ((256*32*2) * 4 =
-    // 64 KiB > 48 KiB), not whole subgroups (4*4 = 16 invocations), a
+    // Malformed, not dividing, too much shared memory ((32*257 + 32*256) *
+    // 4 = 65664 bytes > 48 KiB), not whole subgroups (4*4 = 16 invocations), a
     // SHARED flag other than 0/1, a trailing comma.
     for (const char* bad : {"64,64", "64,64,16,3,4", "256,256,32,8,8", "16,16,8,4,4",
                             "32,32,8,4,4,2", "32,32,8,4,4,", "a,b,c,d,e", ""})

@@ -13,12 +13,12 @@ namespace {
 // more often. Every candidate is a whole number of 64-wide groups, so it is
 // whole subgroups for any power-of-two subgroup size up to 64.
 constexpr std::array<MatmulTiles, 6> candidates{{
-    {128, 128, 16, 8, 8},  // 256 invocations, 16 KiB
-    {64, 64, 16, 4, 4},    // 256 invocations, 8 KiB
-    {64, 64, 8, 4, 4},     // 256 invocations, 4 KiB
-    {32, 32, 8, 4, 4},     // 64 invocations, 2 KiB
-    {16, 16, 8, 2, 2},     // 64 invocations, 1 KiB
-    {8, 8, 8, 1, 1},       // 64 invocations, 512 bytes
+    {128, 128, 16, 8, 8},  // 256 invocations, 16448 bytes of shared memory
+    {64, 64, 16, 4, 4},    // 256 invocations, 8256 bytes
+    {64, 64, 8, 4, 4},     // 256 invocations, 4128 bytes
+    {32, 32, 8, 4, 4},     // 64 invocations, 2080 bytes
+    {16, 16, 8, 2, 2},     // 64 invocations, 1056 bytes
+    {8, 8, 8, 1, 1},       // 64 invocations, 544 bytes
 }};
 
 constexpr MatmulTiles cpu_tiles{32, 32, 8, 4, 4, false};

@@ -47,8 +47,9 @@ struct MatmulTiles {
     bool shared = true;
 
     std::uint32_t invocations() const { return (bm / rm) * (bn / rn); }
-    // Two FP32 tiles: A's BM x BK and B's BK x BN.
-    std::uint32_t shared_bytes() const { return (bm * bk + bk * bn) * 4; }
+    // Two FP32 tiles: A's BK rows of BM + 1 (one word of padding against
+    // bank conflicts, matmul_tiled.comp) and B's BK x BN.
+    std::uint32_t shared_bytes() const { return (bk * (bm + 1) + bk * bn) * 4; }
     friend bool operator==(const MatmulTiles&, const MatmulTiles&) = default;
 };
 
