@@ -56,23 +56,26 @@ void tiles_follow_the_device_limits(void**)
     assert_true(gpu->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
     assert_int_equal(gpu->tiles.invocations(), 256);
     assert_int_equal(gpu->tiles.shared_bytes(), 16448);
-    // Streaming: 64 invocations = 2 subgroups of 32, 8 results per lane.
+    // Streaming: 256 invocations = 8 subgroups of 32, 8 results per row;
+    // 8 slots of 4 x 8 sums in shared memory, 1 KiB.
     assert_true(gpu->rows.has_value());
-    assert_true(*gpu->rows == (MatmulRows{64, 8, 2}));
+    assert_true(*gpu->rows == (MatmulRows{256, 8, 8}));
+    assert_int_equal(gpu->rows->shared_bytes(), 1024);
     assert_int_equal(gpu->max_rows, 4);
 
     // A CPU device reads straight from the buffers, no barriers.
     auto cpu = choose_matmul(lavapipe_limits);
     assert_ok(cpu);
     assert_true(cpu->tiles == (MatmulTiles{32, 32, 8, 4, 4, false}));
-    assert_true(*cpu->rows == (MatmulRows{64, 8, 8}));
+    assert_true(*cpu->rows == (MatmulRows{64, 8, 8}));  // 64 on a CPU device
 
     // 128 invocations at most, subgroup 64: every 256-invocation candidate
     // is out; 32x32 with 4x4 is 64 invocations, one subgroup.
     auto wave64 = choose_matmul(MatmulLimits{16384, 128, 128, 64, true, false});
     assert_ok(wave64);
     assert_true(wave64->tiles == (MatmulTiles{32, 32, 8, 4, 4, true}));
-    assert_true(*wave64->rows == (MatmulRows{64, 8, 1}));
+    // Streaming wants 256 invocations, over the limit of 128: none.
+    assert_false(wave64->rows.has_value());
 
     // 4128 bytes of shared memory: 16448 and 8256 are out; 64x64 with a k
     // step of 8 is (8*65 + 8*64) * 4 = 4128 bytes, it fits exactly; one
@@ -89,7 +92,7 @@ void tiles_follow_the_device_limits(void**)
     auto wide = choose_matmul(MatmulLimits{49152, 1024, 1024, 128, true, false});
     assert_ok(wide);
     assert_true(wide->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
-    assert_true(*wide->rows == (MatmulRows{128, 8, 1}));
+    assert_true(*wide->rows == (MatmulRows{256, 8, 2}));
 
     // No subgroup size reported: nothing fits, refused.
     assert_refused(choose_matmul(MatmulLimits{49152, 1024, 1024, 0, false, false}),
@@ -111,6 +114,20 @@ void tile_overrides_are_checked(void**)
     for (const char* bad : {"64,64", "64,64,16,3,4", "256,256,32,8,8", "16,16,8,4,4",
                             "32,32,8,4,4,2", "32,32,8,4,4,", "a,b,c,d,e", ""})
         assert_refused(choose_matmul(h200, bad), Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
+    // The streaming kernel's override: 96 invocations (3 subgroups of 32),
+    // 3 results per row, 1 slot (the subgroups take turns).
+    auto rows = choose_matmul(h200, std::nullopt, "96,3,1");
+    assert_ok(rows);
+    assert_true(*rows->rows == (MatmulRows{96, 3, 1}));
+    assert_true(rows->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
+    // Not whole subgroups, 17 results per row, no slot, over 1024
+    // invocations, malformed; and no subgroup arithmetic at all.
+    for (const char* bad : {"48,8,1", "64,17,2", "64,8,0", "2048,8,64", "64,8", "64,8,2,"})
+        assert_refused(choose_matmul(h200, std::nullopt, bad), Errc::invalid_argument,
+                       VACCEL_D_BAD_VALUE, 0, 0);
+    assert_refused(choose_matmul(MatmulLimits{49152, 1024, 1024, 32, false, false}, std::nullopt,
+                                 "64,8,2"),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
 }
 
 void the_coop_shape_is_fp16_with_fp32_accumulation(void**)
@@ -158,15 +175,15 @@ std::vector<tosa::Dispatch> planned(const tosa::Graph& graph, const MatmulChoice
 void the_lowering_chooses_the_kernel_by_shape(void**)
 {
     const MatmulChoice choice = *choose_matmul(lavapipe_limits);
-    // H = 4 streams: N = 2, W = 17 -> 2 * ceil(17 / 8) = 6 blocks, 8
-    // subgroups per group -> 1 group, work 64. Spec: N H C W, out/a/b
-    // buffer and base (slots 2, 0, 1), mode 0, COLS, invocations.
+    // H = 4 streams: N = 2, W = 17 -> 2 * ceil(17 / 8) = 6 blocks, a group
+    // each, work 384. Spec: N H C W, out/a/b buffer and base (slots 2, 0,
+    // 1), mode 0, COLS, invocations, slots (64 / 8).
     auto rows = planned(matmul_graph(DType::fp32, DType::fp32, 2, 4, 5, 17), choice);
     assert_int_equal(rows.size(), 1);
     assert_int_equal(rows[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_rows));
     assert_true(rows[0].kernel.spec ==
-                (std::vector<std::uint32_t>{2, 4, 5, 17, 2, 0, 0, 0, 1, 0, 0, 8, 64}));
-    assert_int_equal(rows[0].kernel.work, 64);
+                (std::vector<std::uint32_t>{2, 4, 5, 17, 2, 0, 0, 0, 1, 0, 0, 8, 64, 8}));
+    assert_int_equal(rows[0].kernel.work, 384);
     // H = 5 is tiled: 1 * ceil(5 / 32) * ceil(70 / 32) = 3 blocks, work 192;
     // FP16 -> FP16 is mode 2; the tiles and the workgroup size follow.
     auto tiled = planned(matmul_graph(DType::fp16, DType::fp16, 1, 5, 3, 70), choice);
@@ -348,6 +365,23 @@ void the_shared_memory_tiles_match_on_odd_shapes(void**)
     unsetenv("VACCEL_VULKAN_MATMUL_TILES");
 }
 
+void check_fp16(const Shape& s, DType out, std::uint32_t seed);
+
+// The streaming kernel with fewer shared slots than subgroups (lavapipe's
+// 8 subgroups of 8 in 64 invocations through 2 or 3 slots: 4 or 3 turns)
+// and other result counts per row.
+void the_streaming_kernel_takes_turns(void**)
+{
+    const Shape few_rows[] = {{1, 1, 37, 1}, {1, 4, 300, 77}, {2, 3, 19, 45}, {1, 2, 5, 3}};
+    for (const char* rows : {"64,3,2", "64,1,3", "128,16,1", "8,8,1"}) {
+        setenv("VACCEL_VULKAN_MATMUL_ROWS", rows, 1);
+        std::uint32_t seed = 160;
+        for (const Shape& s : few_rows) check_fp32(s, seed += 2);
+        check_fp16({2, 3, 7, 31}, DType::fp16, seed += 2);
+    }
+    unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
+}
+
 void a_bad_tile_override_refuses_the_load(void**)
 {
     setenv("VACCEL_VULKAN_MATMUL_TILES", "64,64,16,3,4", 1);
@@ -499,10 +533,12 @@ int main()
         cmocka_unit_test(the_lowering_chooses_the_kernel_by_shape),
         cmocka_unit_test(fp32_matches_on_odd_shapes),
         cmocka_unit_test(the_shared_memory_tiles_match_on_odd_shapes),
+        cmocka_unit_test(the_streaming_kernel_takes_turns),
         cmocka_unit_test(a_bad_tile_override_refuses_the_load),
         cmocka_unit_test(fp16_matches_exactly),
         cmocka_unit_test(unsupported_dtypes_are_refused_exactly),
     };
-    unsetenv("VACCEL_VULKAN_MATMUL_TILES");  // the tests set it themselves
+    unsetenv("VACCEL_VULKAN_MATMUL_TILES");  // the tests set them themselves
+    unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -107,7 +107,9 @@ Result<MatmulChoice> device_matmul_choice(const PhysicalRecord& device)
 {
     std::optional<std::string_view> tiles;
     if (const char* text = std::getenv("VACCEL_VULKAN_MATMUL_TILES")) tiles = text;
-    auto choice = choose_matmul(matmul_limits(device), tiles);
+    std::optional<std::string_view> rows;
+    if (const char* text = std::getenv("VACCEL_VULKAN_MATMUL_ROWS")) rows = text;
+    auto choice = choose_matmul(matmul_limits(device), tiles, rows);
     if (!choice) return choice;
     // VACCEL_VULKAN_COOPMAT=0 keeps FP16 on the scalar kernel (comparisons).
     const char* coop = std::getenv("VACCEL_VULKAN_COOPMAT");
@@ -153,13 +155,11 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
         spec.spec.insert(spec.spec.end(), {coop->m, coop->n, coop->k, f, f, coop->invocations});
         spec.work = n * (h / (coop->m * f)) * (w / (coop->n * f)) * work_per_group;
     } else if (choice.rows && h <= choice.max_rows) {
-        // One subgroup per block of `cols` results across every row.
+        // One workgroup per block of `cols` results across every row.
         const MatmulRows& rows = *choice.rows;
         spec.kernel = static_cast<std::uint32_t>(KernelId::matmul_rows);
-        spec.spec.push_back(rows.cols);
-        spec.spec.push_back(rows.invocations);
-        const std::uint64_t blocks = n * ceil_div(w, rows.cols);
-        spec.work = empty ? 0 : ceil_div(blocks, rows.subgroups) * work_per_group;
+        spec.spec.insert(spec.spec.end(), {rows.cols, rows.invocations, rows.subgroups});
+        spec.work = empty ? 0 : n * ceil_div(w, rows.cols) * work_per_group;
     } else {
         const MatmulTiles& t = choice.tiles;
         spec.kernel = static_cast<std::uint32_t>(KernelId::matmul_tiled);

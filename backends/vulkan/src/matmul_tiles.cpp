@@ -23,8 +23,12 @@ constexpr std::array<MatmulTiles, 6> candidates{{
 
 constexpr MatmulTiles cpu_tiles{32, 32, 8, 4, 4, false};
 
-constexpr std::uint32_t rows_cols = 8;       // results per lane in the streaming kernel
-constexpr std::uint32_t rows_invocations = 64;
+constexpr std::uint32_t rows_cols = 8;  // results of each row per workgroup
+// Enough invocations for a GPU to keep many loads in flight per result
+// block; a CPU device runs a workgroup on one thread, where fewer
+// subgroups mean fewer barriers' worth of turns.
+constexpr std::uint32_t rows_invocations_gpu = 256;
+constexpr std::uint32_t rows_invocations_cpu = 64;
 
 Error override_refusal(std::string_view text, std::string_view why)
 {
@@ -34,6 +38,34 @@ Error override_refusal(std::string_view text, std::string_view why)
                                "BN and SHARED 0 or 1 (default 1), "
                                "or unset it to let the device's limits choose",
                                text, why));
+}
+
+Error rows_refusal(std::string_view text, std::string_view why)
+{
+    return Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+        .with_note(fmt::format("VACCEL_VULKAN_MATMUL_ROWS=\"{}\" was refused: {}; give "
+                               "\"INVOCATIONS,COLS,SLOTS\": a whole number of subgroups, 1 to "
+                               "16 results per row, at least one shared slot, or unset it",
+                               text, why));
+}
+
+// Three positive integers "a,b,c".
+std::optional<std::array<std::uint32_t, 3>> parse_three(std::string_view text)
+{
+    std::array<std::uint32_t, 3> v{};
+    const char* p = text.data();
+    const char* end = text.data() + text.size();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        auto [next, ec] = std::from_chars(p, end, v[i]);
+        if (ec != std::errc{} || v[i] == 0) return std::nullopt;
+        p = next;
+        if (i + 1 < v.size()) {
+            if (p == end || *p != ',') return std::nullopt;
+            ++p;
+        }
+    }
+    if (p != end) return std::nullopt;
+    return v;
 }
 
 std::optional<MatmulTiles> parse_tiles(std::string_view text)
@@ -72,7 +104,8 @@ std::string_view tiles_misfit(const MatmulTiles& t, const MatmulLimits& limits)
 }
 
 Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
-                                   std::optional<std::string_view> override_text)
+                                   std::optional<std::string_view> override_text,
+                                   std::optional<std::string_view> rows_text)
 {
     MatmulChoice choice;
     if (override_text) {
@@ -102,12 +135,31 @@ Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
                                 limits.subgroup_size, limits.max_shared_bytes,
                                 limits.max_invocations)));
     }
-    // The streaming kernel: whole subgroups, at least 64 invocations.
+    // The streaming kernel: whole subgroups, at least the wanted size.
     if (limits.subgroup_arithmetic_in_compute && limits.subgroup_size != 0) {
+        const std::uint32_t wanted = limits.cpu_device ? rows_invocations_cpu : rows_invocations_gpu;
         std::uint32_t invocations = limits.subgroup_size;
-        while (invocations < rows_invocations) invocations *= 2;
-        if (invocations <= limits.max_invocations && invocations <= limits.max_group_size_x)
-            choice.rows = MatmulRows{invocations, rows_cols, invocations / limits.subgroup_size};
+        while (invocations < wanted) invocations *= 2;
+        const MatmulRows rows{invocations, rows_cols, invocations / limits.subgroup_size};
+        if (invocations <= limits.max_invocations && invocations <= limits.max_group_size_x &&
+            rows.shared_bytes() <= limits.max_shared_bytes)
+            choice.rows = rows;
+    }
+    if (rows_text) {
+        if (!limits.subgroup_arithmetic_in_compute)
+            return fail(rows_refusal(*rows_text, "the device has no subgroup arithmetic in "
+                                                 "compute shaders"));
+        auto v = parse_three(*rows_text);
+        if (!v) return fail(rows_refusal(*rows_text, "it is not three positive integers"));
+        const MatmulRows rows{(*v)[0], (*v)[1], (*v)[2]};
+        if (rows.cols > 16) return fail(rows_refusal(*rows_text, "more than 16 results per row"));
+        if (limits.subgroup_size == 0 || rows.invocations % limits.subgroup_size != 0 ||
+            rows.invocations > limits.max_invocations || rows.invocations > limits.max_group_size_x)
+            return fail(rows_refusal(*rows_text, "the workgroup is not whole subgroups within the "
+                                                 "device's invocation limit"));
+        if (rows.shared_bytes() > limits.max_shared_bytes)
+            return fail(rows_refusal(*rows_text, "the slots exceed the device's shared memory"));
+        choice.rows = rows;
     }
     return choice;
 }

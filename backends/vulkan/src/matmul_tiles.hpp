@@ -15,11 +15,14 @@
 //    within maxComputeWorkGroupInvocations and maxComputeWorkGroupSize[0],
 //    and a whole number of subgroups (subgroup size read from the device);
 //  - the streaming kernel (matmul_rows.comp) is used for H <= max_rows when
-//    the device has subgroup arithmetic in compute shaders: each subgroup
-//    splits C over its lanes and sums with subgroupAdd;
+//    the device has subgroup arithmetic in compute shaders: a workgroup of
+//    256 invocations (64 on a CPU device) computes 8 results of every row,
+//    its invocations split C, each subgroup sums with subgroupAdd and the
+//    subgroups' sums meet in shared memory;
 //  - VACCEL_VULKAN_MATMUL_TILES="BM,BN,BK,RM,RN[,SHARED]" overrides the choice (for
-//    tuning on a GPU); an override that does not fit is refused, never
-//    silently replaced.
+//    tuning on a GPU), and VACCEL_VULKAN_MATMUL_ROWS="INVOCATIONS,COLS,SLOTS"
+//    the streaming kernel's shape; an override that does not fit is
+//    refused, never silently replaced.
 #pragma once
 
 #include <cstdint>
@@ -53,14 +56,17 @@ struct MatmulTiles {
     friend bool operator==(const MatmulTiles&, const MatmulTiles&) = default;
 };
 
-// The streaming kernel: whole subgroups per workgroup, each subgroup
-// computing `cols` consecutive results of every row.
+// The streaming kernel: a workgroup per `cols` consecutive results of
+// every row.
 struct MatmulRows {
     std::uint32_t invocations = 0;  // a whole number of subgroups
     std::uint32_t cols = 0;
-    // invocations / the reported subgroup size: sizes the grid only (the
-    // kernel reads the subgroup layout it actually runs with).
+    // invocations / the reported subgroup size: the shared slots for the
+    // subgroups' sums (the kernel reads the layout it actually runs with
+    // and takes turns when there are more subgroups).
     std::uint32_t subgroups = 0;
+    // 4 rows x cols FP32 sums per slot.
+    std::uint32_t shared_bytes() const { return subgroups * 4 * cols * 4; }
     friend bool operator==(const MatmulRows&, const MatmulRows&) = default;
 };
 
@@ -105,6 +111,7 @@ std::string_view tiles_misfit(const MatmulTiles& tiles, const MatmulLimits& limi
 // override is malformed or does not fit, or (Unsupported, VACCEL_D_BAD_VALUE)
 // when no candidate fits at all.
 Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
-                                   std::optional<std::string_view> override_text = std::nullopt);
+                                   std::optional<std::string_view> override_text = std::nullopt,
+                                   std::optional<std::string_view> rows_text = std::nullopt);
 
 }  // namespace vaccel::backend::vulkan
