@@ -23,8 +23,10 @@
 //      vkWaitForFences on the same device opened directly.
 // Inputs are random for MATMUL and zero (fresh memory) for ADD. Nothing is
 // asserted beyond every run completing: the figures are the result.
-// --tiles sets VACCEL_VULKAN_MATMUL_TILES ("BM,BN,BK,RM,RN[,SHARED]") for
-// tuning (backends/vulkan/src/matmul_tiles.hpp).
+// --tiles sets VACCEL_VULKAN_MATMUL_TILES ("BM,BN,BK,RM,RN[,SHARED]") and
+// --rows VACCEL_VULKAN_MATMUL_ROWS ("INVOCATIONS,COLS,SLOTS") for tuning
+// (backends/vulkan/src/matmul_tiles.hpp); VACCEL_VULKAN_COOPMAT=0 keeps FP16
+// off cooperative matrices.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -212,7 +214,7 @@ int main(int argc, char** argv)
     std::uint64_t add_bytes = 1ull << 30;
     int runs = 5, latency_runs = 1000;
     double anchor_fp32 = 0, anchor_fp16 = 0;
-    std::string tiles;
+    std::string tiles, rows;
     app.add_option("--device", device, "vulkan:N, in the backend's serving order (GPUs first)")
         ->capture_default_str();
     app.add_option("--matmul", n, "N of the N^3 MATMULs")->capture_default_str()->check(CLI::Range(1, 65536));
@@ -226,8 +228,11 @@ int main(int argc, char** argv)
     app.add_option("--anchor-fp32", anchor_fp32, "cuBLAS FP32 GFLOP/s from torch_anchor.py");
     app.add_option("--anchor-fp16", anchor_fp16, "cuBLAS FP16 GFLOP/s from torch_anchor.py");
     app.add_option("--tiles", tiles, "VACCEL_VULKAN_MATMUL_TILES for this run: BM,BN,BK,RM,RN[,SHARED]");
+    app.add_option("--rows", rows, "VACCEL_VULKAN_MATMUL_ROWS for this run (the GEMV kernel): "
+                                   "INVOCATIONS,COLS,SLOTS");
     CLI11_PARSE(app, argc, argv);
     if (!tiles.empty()) setenv("VACCEL_VULKAN_MATMUL_TILES", tiles.c_str(), 1);
+    if (!rows.empty()) setenv("VACCEL_VULKAN_MATMUL_ROWS", rows.c_str(), 1);
 
     std::size_t index = 0;
     if (device.rfind("vulkan:", 0) != 0 || device.size() == 7 ||
@@ -250,9 +255,11 @@ int main(int argc, char** argv)
     std::memcpy(uuid.data(), info.uuid, uuid.size());
     vaccel::bench::RawVulkan raw(uuid);
     const char* tiles_env = std::getenv("VACCEL_VULKAN_MATMUL_TILES");
+    const char* rows_env = std::getenv("VACCEL_VULKAN_MATMUL_ROWS");
     std::printf("bench_vulkan on %s (%s), median of %d runs after 1 warm-up, wall clock submit "
-                "to completion; MATMUL tiles: %s\n",
-                info.name, device.c_str(), runs, tiles_env ? tiles_env : "the device's choice");
+                "to completion; MATMUL tiles: %s; GEMV kernel: %s\n",
+                info.name, device.c_str(), runs, tiles_env ? tiles_env : "the device's choice",
+                rows_env ? rows_env : "the device's choice");
 
     // (a), (b)
     const double flop = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
