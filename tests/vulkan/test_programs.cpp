@@ -375,7 +375,9 @@ void a_chain_reusing_arena_bytes_is_ordered_by_barriers(void**)
         auto analysis = tosa::analyze(graph);
         assert_ok(analysis);
         auto plan = tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
-                                     vaccel::backend::vulkan::lower);
+                                     [](const tosa::OperatorView& view) {
+                                         return vaccel::backend::vulkan::lower(view, {});
+                                     });
         assert_ok(plan);
         std::uint64_t regions = 0;
         for (const auto& r : plan->regions) regions += r.bytes;
@@ -550,6 +552,9 @@ void the_device_advertises_the_fp32_tier_it_runs(void**)
         assert_true(descriptors[0].supports_operator(op.op));
     for (const auto& dtype : tosa::fp32_tier().dtypes)
         assert_true((descriptors[0].dtype(dtype.dtype)->roles & dtype.roles) == dtype.roles);
+    // FP16 MATMUL on every device (test_matmul.cpp).
+    assert_true(descriptors[0].operator_capability(Op::matmul)->dtypes ==
+                (std::vector<DType>{DType::fp32, DType::fp16}));
     const vaccel_device_info& info = backend->device_info();
     assert_int_equal(info.formats, VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA));
     assert_int_equal(info.tosa_target_count, 1);

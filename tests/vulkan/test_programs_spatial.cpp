@@ -429,7 +429,9 @@ void a_conv_pool_chain_reuses_arena_bytes(void**)
         auto analysis = tosa::analyze(graph);
         assert_ok(analysis);
         auto plan = tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
-                                     vaccel::backend::vulkan::lower);
+                                     [](const tosa::OperatorView& view) {
+                                         return vaccel::backend::vulkan::lower(view, {});
+                                     });
         assert_ok(plan);
         const auto& block = graph.regions[0].blocks[0];
         std::uint32_t a = 0, c = 0;

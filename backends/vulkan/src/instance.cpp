@@ -46,7 +46,48 @@ bool instance_has_extension(const char* name)
     return false;
 }
 
-PhysicalRecord read_device(VkPhysicalDevice handle)
+// FP16 cooperative matrices (MATMUL kernels, docs/adr/0013): the extension,
+// its feature, shaderFloat16, storageBuffer16BitAccess and
+// vulkanMemoryModel, and the shapes.
+void read_coop_matrix(VkInstance instance, VkPhysicalDevice handle, PhysicalRecord& record)
+{
+    if (!has_extension(handle, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) return;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{};
+    coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    VkPhysicalDeviceVulkan12Features f12{};
+    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    f12.pNext = &coop;
+    VkPhysicalDeviceVulkan11Features f11{};
+    f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+    f11.pNext = &f12;
+    VkPhysicalDeviceFeatures2 features{};
+    features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    features.pNext = &f11;
+    vkGetPhysicalDeviceFeatures2(handle, &features);
+    // glslang declares the Vulkan memory model for GL_NV_cooperative_matrix
+    // shaders (the VulkanMemoryModel capability), so that feature too.
+    if (!coop.cooperativeMatrix || !f12.shaderFloat16 || !f11.storageBuffer16BitAccess ||
+        !f12.vulkanMemoryModel)
+        return;
+    auto list = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+    if (list == nullptr) return;
+    std::uint32_t count = 0;
+    if (list(handle, &count, nullptr) != VK_SUCCESS || count == 0) return;
+    std::vector<VkCooperativeMatrixPropertiesNV> shapes(count);
+    for (auto& s : shapes) s.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    if (list(handle, &count, shapes.data()) != VK_SUCCESS) return;
+    shapes.resize(count);
+    record.coop_matrix_nv = true;
+    for (const auto& s : shapes)
+        record.coop_entries.push_back(
+            {s.MSize, s.NSize, s.KSize,
+             s.AType == VK_COMPONENT_TYPE_FLOAT16_NV && s.BType == VK_COMPONENT_TYPE_FLOAT16_NV,
+             s.CType == VK_COMPONENT_TYPE_FLOAT32_NV && s.DType == VK_COMPONENT_TYPE_FLOAT32_NV,
+             s.scope == VK_SCOPE_SUBGROUP_NV});
+}
+
+PhysicalRecord read_device(VkInstance instance, VkPhysicalDevice handle)
 {
     PhysicalRecord record;
     record.handle = handle;
@@ -97,6 +138,8 @@ PhysicalRecord read_device(VkPhysicalDevice handle)
     if (v12) {
         std::memcpy(record.uuid.data(), v11.deviceUUID, record.uuid.size());
         record.subgroup_size = v11.subgroupSize;
+        record.subgroup_operations = v11.subgroupSupportedOperations;
+        record.subgroup_stages = v11.subgroupSupportedStages;
         record.driver_name = driver.driverName;
         record.driver_info = driver.driverInfo;
     }
@@ -141,6 +184,7 @@ PhysicalRecord read_device(VkPhysicalDevice handle)
         record.facts.queue_families.push_back(family.queueCount > 0 ? family.queueFlags : 0);
     record.queue_family = choose_queue_family(record.facts.queue_families).value_or(0);
     vkGetPhysicalDeviceMemoryProperties(handle, &record.memory);
+    if (p.apiVersion >= VK_API_VERSION_1_2) read_coop_matrix(instance, handle, record);
     return record;
 }
 
@@ -223,7 +267,7 @@ Probe probe_devices()
 
     std::vector<PhysicalRecord> usable;
     for (VkPhysicalDevice handle : handles) {
-        PhysicalRecord record = read_device(handle);
+        PhysicalRecord record = read_device(instance->handle, handle);
         record.probe_line = probe.lines.size();
         std::string why = refusal(record.facts);
         probe.lines.push_back({fmt::format("{} ({})", record.facts.name,

@@ -18,6 +18,7 @@
 
 #include "device_rules.hpp"
 #include "drm_node.hpp"
+#include "matmul_tiles.hpp"
 #include "vaccel/backend/vulkan.hpp"
 
 namespace vaccel::backend::vulkan {
@@ -45,6 +46,15 @@ struct PhysicalRecord {
     VkPhysicalDeviceMemoryProperties memory{};
     VkPhysicalDeviceLimits limits{};
     std::uint32_t subgroup_size = 0;
+    // What subgroup operations the device has, and in which stages (MATMUL
+    // kernels, matmul_tiles.hpp).
+    VkSubgroupFeatureFlags subgroup_operations = 0;
+    VkShaderStageFlags subgroup_stages = 0;
+    // VK_NV_cooperative_matrix with its feature, shaderFloat16,
+    // storageBuffer16BitAccess and vulkanMemoryModel all offered: its
+    // entries (empty otherwise). open_device enables them only when set.
+    bool coop_matrix_nv = false;
+    std::vector<CoopMatrixEntry> coop_entries;
     std::optional<PciLocation> pci;          // VK_EXT_pci_bus_info
     std::optional<std::string> render_node;  // via libdrm, or VK_EXT_physical_device_drm
     // minImportedHostPointerAlignment when VK_EXT_external_memory_host is offered.

@@ -10,9 +10,6 @@ const std::uint32_t elementwise_spirv[] =
 const std::uint32_t reduce_spirv[] =
 #include "reduce.spv.inc"
     ;
-const std::uint32_t matmul_spirv[] =
-#include "matmul.spv.inc"
-    ;
 const std::uint32_t max_pool2d_spirv[] =
 #include "max_pool2d.spv.inc"
     ;
@@ -41,6 +38,15 @@ const std::uint32_t reduce_narrow_spirv[] =
 const std::uint32_t max_pool2d_narrow_spirv[] =
 #include "max_pool2d_narrow.spv.inc"
     ;
+const std::uint32_t matmul_tiled_spirv[] =
+#include "matmul_tiled.spv.inc"
+    ;
+const std::uint32_t matmul_rows_spirv[] =
+#include "matmul_rows.spv.inc"
+    ;
+const std::uint32_t matmul_coop_spirv[] =
+#include "matmul_coop.spv.inc"
+    ;
 
 }  // namespace
 
@@ -49,7 +55,6 @@ std::span<const std::uint32_t> kernel_spirv(KernelId kernel)
     switch (kernel) {
     case KernelId::elementwise: return elementwise_spirv;
     case KernelId::reduce: return reduce_spirv;
-    case KernelId::matmul: return matmul_spirv;
     case KernelId::max_pool2d: return max_pool2d_spirv;
     case KernelId::conv2d: return conv2d_spirv;
     case KernelId::avg_pool2d: return avg_pool2d_spirv;
@@ -59,6 +64,9 @@ std::span<const std::uint32_t> kernel_spirv(KernelId kernel)
     case KernelId::elementwise_narrow: return elementwise_narrow_spirv;
     case KernelId::reduce_narrow: return reduce_narrow_spirv;
     case KernelId::max_pool2d_narrow: return max_pool2d_narrow_spirv;
+    case KernelId::matmul_tiled: return matmul_tiled_spirv;
+    case KernelId::matmul_rows: return matmul_rows_spirv;
+    case KernelId::matmul_coop: return matmul_coop_spirv;
     }
     return {};
 }

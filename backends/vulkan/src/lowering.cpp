@@ -2,6 +2,7 @@
 #include "lowering.hpp"
 #include "lowering_operands.hpp"
 #include "lowering_spatial.hpp"
+#include "lowering_matmul.hpp"
 
 #include <fmt/format.h>
 
@@ -420,28 +421,6 @@ Result<std::vector<tosa::DispatchRequest>> lower_reduce(const tosa::OperatorView
     return std::vector{request(std::move(spec), {in}, out)};
 }
 
-Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view)
-{
-    const std::uint32_t a = view.inputs[0], b = view.inputs[1], out = view.outputs[0];
-    for (std::uint32_t t : {a, b, out})
-        if (tensor(view, t).dtype != DType::fp32) return fail(dtype_refusal(view, tensor(view, t).dtype));
-    auto pa = operand(view, a);
-    auto pb = operand(view, b);
-    auto po = operand(view, out);
-    if (!pa) return fail(pa.error());
-    if (!pb) return fail(pb.error());
-    if (!po) return fail(po.error());
-    const auto& as = tensor(view, a).shape;
-    const auto& bs = tensor(view, b).shape;
-    tosa::KernelSpec spec;
-    spec.kernel = static_cast<std::uint32_t>(KernelId::matmul);
-    spec.spec = {static_cast<std::uint32_t>(as[0]), static_cast<std::uint32_t>(as[1]),
-                 static_cast<std::uint32_t>(as[2]), static_cast<std::uint32_t>(bs[2]),
-                 po->buffer, po->base, pa->buffer, pa->base, pb->buffer, pb->base};
-    spec.work = static_cast<std::uint64_t>(as[0] * as[1] * bs[2]);
-    return std::vector{request(std::move(spec), {a, b}, out)};
-}
-
 Result<std::vector<tosa::DispatchRequest>> lower_max_pool(const tosa::OperatorView& view)
 {
     const std::uint32_t in = view.inputs[0], out = view.outputs[0];
@@ -494,7 +473,8 @@ Result<std::vector<tosa::DispatchRequest>> lower_max_pool(const tosa::OperatorVi
 
 }  // namespace
 
-Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view)
+Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
+                                                 const MatmulChoice& matmul)
 {
     const Op op = view.op->op;
     if (auto element = element_op(op)) return lower_elementwise(view, *element);
@@ -510,7 +490,7 @@ Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view)
     case Op::reduce_min: return lower_reduce(view, 2);
     case Op::reduce_product: return lower_reduce(view, 3);
     case Op::argmax: return lower_reduce(view, 4);
-    case Op::matmul: return lower_matmul(view);
+    case Op::matmul: return lower_matmul(view, matmul);
     case Op::max_pool2d: return lower_max_pool(view);
     default: break;
     }
@@ -552,6 +532,12 @@ tosa::CapabilityDescriptor vulkan_descriptor()
         }
     });
     add_spatial_operators(tier);
+    // FP16 for MATMUL only (lowering_matmul.hpp: read as halves of words, no
+    // 16-bit storage feature needed, so every device runs it); the lowerer
+    // refuses FP16 on the other operators at load.
+    tier.dtypes.push_back({DType::fp16, tosa::all_roles, false});
+    for (tosa::OperatorCapability& c : tier.operators)
+        if (c.op == Op::matmul) c.dtypes = {DType::fp32, DType::fp16};
     return tier;
 }
 

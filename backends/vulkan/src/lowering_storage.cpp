@@ -172,11 +172,14 @@ tosa::CapabilityDescriptor with_storage(tosa::CapabilityDescriptor fp32, Storage
     const std::uint8_t all = tosa::role_bit(tosa::Role::input) | tosa::role_bit(tosa::Role::output) |
                              tosa::role_bit(tosa::Role::constant) |
                              tosa::role_bit(tosa::Role::intermediate);
-    // INT8 was a parameter only (MUL's shift); CAST makes it a tensor dtype.
-    std::erase_if(fp32.dtypes, [](const tosa::DTypeCapability& c) { return c.dtype == DType::int8; });
-    for (DType d : {DType::int8, DType::int16, DType::fp16, DType::bf16, DType::fp8e4m3,
-                    DType::fp8e5m2})
-        fp32.dtypes.push_back({d, all, false});
+    // INT8 was a parameter only (MUL's shift) and FP16 MATMUL's alone; CAST
+    // and the narrow kernels make them tensor dtypes of every operator.
+    const auto narrow = {DType::int8, DType::int16, DType::fp16, DType::bf16, DType::fp8e4m3,
+                         DType::fp8e5m2};
+    std::erase_if(fp32.dtypes, [&](const tosa::DTypeCapability& c) {
+        return std::ranges::find(narrow, c.dtype) != narrow.end();
+    });
+    for (DType d : narrow) fp32.dtypes.push_back({d, all, false});
     std::ranges::sort(fp32.dtypes, {}, &tosa::DTypeCapability::dtype);
     fp32.operators.push_back({tosa::Op::cast, 0, {}});
     std::ranges::sort(fp32.operators, {}, &tosa::OperatorCapability::op);

@@ -8,6 +8,7 @@
 
 #include "kernels.hpp"
 #include "lowering.hpp"
+#include "lowering_matmul.hpp"
 #include "transfer.hpp"
 #include "vaccel/tosa/analysis.hpp"
 #include "vaccel/tosa/capability.hpp"
@@ -193,8 +194,15 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
                                              context->device->physical.storage_16bit}),
                                          *target); !admitted)
         return fail(admitted.error());
-    auto plan = tosa::plan_block(*graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
-                                 lower);
+    // The MATMUL kernels' shapes; a device (or override) none fits refuses
+    // programs with a MATMUL only.
+    const auto matmul = device_matmul_choice(context->device->physical);
+    auto plan = tosa::plan_block(
+        *graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
+        [&](const tosa::OperatorView& view) -> Result<std::vector<tosa::DispatchRequest>> {
+            if (view.op->op == tosa::Op::matmul && !matmul) return fail(matmul.error());
+            return lower(view, matmul.value_or(MatmulChoice{}));
+        });
     if (!plan) return fail(plan.error());
 
     auto program = std::make_shared<ProgramState>(std::move(context));

@@ -278,7 +278,8 @@ void Completer::end_unstarted(SubmissionState& submission, EventState state, Err
     finish(submission, state, std::move(failure));
 }
 
-void Completer::finish(SubmissionState& submission, EventState state, Error failure)
+void Completer::finish(SubmissionState& submission, EventState state, Error failure,
+                       std::shared_ptr<SubmissionState> reference)
 {
     submission.failure = std::move(failure);
     submission.release();
@@ -288,6 +289,7 @@ void Completer::finish(SubmissionState& submission, EventState state, Error fail
     EventStatus status;
     status.state = state;
     status.failure = submission.failure;
+    reference.reset();  // `submission` may be gone from here on
     sink->completed(status);
 }
 
@@ -312,16 +314,18 @@ void Completer::run()
             std::lock_guard lock(mutex_);
             pending_.pop_front();
         }
+        SubmissionState& submission = *next;
         if (r == VK_SUCCESS) {
-            finish(*next, EventState::complete, {});
+            finish(submission, EventState::complete, {}, std::move(next));
         } else {
             core_->lost.store(true, std::memory_order_release);
-            finish(*next, EventState::failed,
+            finish(submission, EventState::failed,
                    Error::of(Errc::device_lost, VACCEL_D_DEVICE_STATE)
                        .with_note(fmt::format("the Vulkan device \"{}\" was lost while running "
                                               "this work (VkResult {}); its outputs are "
                                               "undefined",
-                                              core_->info.name, static_cast<int>(r))));
+                                              core_->info.name, static_cast<int>(r))),
+                   std::move(next));
         }
     }
 }

@@ -82,7 +82,12 @@ public:
 
 private:
     void run();
-    void finish(SubmissionState& submission, EventState state, Error failure);
+    // `reference`, the completion thread's own, is dropped before the sink
+    // is told: the client may release the context and program the
+    // submission holds as soon as it hears, and the live counters must then
+    // read zero.
+    void finish(SubmissionState& submission, EventState state, Error failure,
+                std::shared_ptr<SubmissionState> reference = {});
 
     std::shared_ptr<DeviceCore> core_;
     std::mutex mutex_;

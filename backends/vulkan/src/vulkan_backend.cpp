@@ -102,7 +102,8 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
     queue.queueCount = 1;
     queue.pQueuePriorities = &priority;
     // synchronization2 is core in 1.3 but still opt-in; timeline semaphores
-    // are for gates (docs/adr/0013). Nothing else is enabled, so no memory
+    // are for gates (docs/adr/0013). Nothing else is enabled (but FP16
+    // MATMUL's cooperative matrices, below, where offered), so no memory
     // type needing another feature may be chosen (memory_plan.hpp).
     VkPhysicalDeviceVulkan13Features f13{};
     f13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
@@ -111,20 +112,36 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
     f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
     f12.timelineSemaphore = VK_TRUE;
     f12.pNext = &f13;
-    // 8- and 16-bit storage, only where the device offers both: the narrow
-    // dtypes' kernels use them, and the descriptor lists those dtypes then.
+    // One 1.1 features structure, chained after f13, for both users below.
     VkPhysicalDeviceVulkan11Features f11{};
     f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+    f13.pNext = &f11;
+    // 8- and 16-bit storage, only where the device offers both: the narrow
+    // dtypes' kernels use them, and the descriptor lists those dtypes then.
     if (record.storage_8bit && record.storage_16bit) {
         f12.storageBuffer8BitAccess = VK_TRUE;
         f11.storageBuffer16BitAccess = VK_TRUE;
-        f13.pNext = &f11;
     }
     VkDeviceCreateInfo create{};
     create.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     create.pNext = &f12;
     create.queueCreateInfoCount = 1;
     create.pQueueCreateInfos = &queue;
+    // FP16 MATMUL on cooperative matrices (MATMUL kernels, docs/adr/0013):
+    // enabled only when the probe saw the extension and every feature its
+    // shader needs offered (PhysicalRecord::coop_matrix_nv).
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{};
+    coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    const char* coop_extension = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    if (record.coop_matrix_nv) {
+        coop.cooperativeMatrix = VK_TRUE;
+        f12.shaderFloat16 = VK_TRUE;
+        f12.vulkanMemoryModel = VK_TRUE;
+        f11.storageBuffer16BitAccess = VK_TRUE;
+        f11.pNext = &coop;
+        create.enabledExtensionCount = 1;
+        create.ppEnabledExtensionNames = &coop_extension;
+    }
     if (VkResult r = vkCreateDevice(record.handle, &create, nullptr, &state->device);
         r != VK_SUCCESS) {
         state->device = VK_NULL_HANDLE;

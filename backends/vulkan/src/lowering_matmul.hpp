@@ -1,0 +1,37 @@
+// lowering_matmul.hpp - how the Vulkan backend lowers TOSA MATMUL
+// (docs/adr/0013-vulkan-backend.md, "MATMUL kernels").
+//
+// Decides:
+//  - dtypes: FP32 x FP32 -> FP32, FP16 x FP16 -> FP32 and FP16 x FP16 ->
+//    FP16 (TOSA 1.0's FP16 MATMUL: the accumulator is implied by the
+//    result), all accumulated in FP32; anything else is refused at load
+//    (Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = DType, arg1 = Op);
+//  - the kernel by shape: FP16 x FP16 -> FP32 takes the cooperative-matrix
+//    kernel (matmul_coop.comp) when the device offers VK_NV_cooperative_matrix
+//    with an FP16 shape and the shape's 2 x 2 fragment block divides H and W,
+//    its depth C, with 16-byte aligned bases and rows (VACCEL_VULKAN_COOPMAT=0
+//    turns it off); else H <= MatmulChoice::max_rows takes the streaming
+//    kernel (matmul_rows.comp) when the device has subgroup arithmetic in
+//    compute shaders, every other shape the tiled kernel (matmul_tiled.comp)
+//    with the device's tiles;
+//  - the grid: the submission sizes it as work / 64 groups (submit.cpp), so
+//    work is 64 per workgroup wanted: one per output block, capped at 65535
+//    groups there and covered by the kernels' grid-stride loops.
+#pragma once
+
+#include "instance.hpp"
+#include "matmul_tiles.hpp"
+#include "vaccel/tosa/plan.hpp"
+
+namespace vaccel::backend::vulkan {
+
+// What the choice reads of a physical device.
+MatmulLimits matmul_limits(const PhysicalRecord& device);
+
+// The device's choice, with VACCEL_VULKAN_MATMUL_TILES applied when set.
+Result<MatmulChoice> device_matmul_choice(const PhysicalRecord& device);
+
+Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view,
+                                                        const MatmulChoice& choice);
+
+}  // namespace vaccel::backend::vulkan

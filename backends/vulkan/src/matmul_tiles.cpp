@@ -1,0 +1,182 @@
+// matmul_tiles.cpp - choosing the MATMUL kernels' shapes (matmul_tiles.hpp).
+#include "matmul_tiles.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+
+namespace vaccel::backend::vulkan {
+namespace {
+
+// Largest first: more results per invocation reuse each shared-memory load
+// more often. Every candidate is a whole number of 64-wide groups, so it is
+// whole subgroups for any power-of-two subgroup size up to 64.
+constexpr std::array<MatmulTiles, 6> candidates{{
+    {128, 128, 16, 8, 8},  // 256 invocations, 16448 bytes of shared memory
+    {64, 64, 16, 4, 4},    // 256 invocations, 8256 bytes
+    {64, 64, 8, 4, 4},     // 256 invocations, 4128 bytes
+    {32, 32, 8, 4, 4},     // 64 invocations, 2080 bytes
+    {16, 16, 8, 2, 2},     // 64 invocations, 1056 bytes
+    {8, 8, 8, 1, 1},       // 64 invocations, 544 bytes
+}};
+
+constexpr MatmulTiles cpu_tiles{32, 32, 8, 4, 4, false};
+
+constexpr std::uint32_t rows_cols = 8;  // results of each row per workgroup
+// Enough invocations for a GPU to keep many loads in flight per result
+// block; a CPU device runs a workgroup on one thread, where fewer
+// subgroups mean fewer barriers' worth of turns.
+constexpr std::uint32_t rows_invocations_gpu = 256;
+constexpr std::uint32_t rows_invocations_cpu = 64;
+
+Error override_refusal(std::string_view text, std::string_view why)
+{
+    return Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+        .with_note(fmt::format("VACCEL_VULKAN_MATMUL_TILES=\"{}\" was refused: {}; give "
+                               "\"BM,BN,BK,RM,RN[,SHARED]\" with RM dividing BM, RN dividing "
+                               "BN and SHARED 0 or 1 (default 1), "
+                               "or unset it to let the device's limits choose",
+                               text, why));
+}
+
+Error rows_refusal(std::string_view text, std::string_view why)
+{
+    return Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+        .with_note(fmt::format("VACCEL_VULKAN_MATMUL_ROWS=\"{}\" was refused: {}; give "
+                               "\"INVOCATIONS,COLS,SLOTS\": a whole number of subgroups, 1 to "
+                               "16 results per row, at least one shared slot, or unset it",
+                               text, why));
+}
+
+// Three positive integers "a,b,c".
+std::optional<std::array<std::uint32_t, 3>> parse_three(std::string_view text)
+{
+    std::array<std::uint32_t, 3> v{};
+    const char* p = text.data();
+    const char* end = text.data() + text.size();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        auto [next, ec] = std::from_chars(p, end, v[i]);
+        if (ec != std::errc{} || v[i] == 0) return std::nullopt;
+        p = next;
+        if (i + 1 < v.size()) {
+            if (p == end || *p != ',') return std::nullopt;
+            ++p;
+        }
+    }
+    if (p != end) return std::nullopt;
+    return v;
+}
+
+std::optional<MatmulTiles> parse_tiles(std::string_view text)
+{
+    std::array<std::uint32_t, 6> v{0, 0, 0, 0, 0, 1};
+    const char* p = text.data();
+    const char* end = text.data() + text.size();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        auto [next, ec] = std::from_chars(p, end, v[i]);
+        if (ec != std::errc{}) return std::nullopt;
+        p = next;
+        if (p == end && i >= 4) break;  // SHARED may be left out
+        if (p == end || *p != ',' || i + 1 == v.size()) return std::nullopt;
+        ++p;
+    }
+    if (p != end || v[5] > 1) return std::nullopt;
+    return MatmulTiles{v[0], v[1], v[2], v[3], v[4], v[5] == 1};
+}
+
+}  // namespace
+
+std::string_view tiles_misfit(const MatmulTiles& t, const MatmulLimits& limits)
+{
+    if (t.bm == 0 || t.bn == 0 || t.bk == 0 || t.rm == 0 || t.rn == 0)
+        return "a tile dimension is zero";
+    if (t.bm % t.rm != 0 || t.bn % t.rn != 0)
+        return "the register block does not divide the tile";
+    if (t.rm * t.rn > 64) return "more than 64 results per invocation";
+    if (t.shared && t.shared_bytes() > limits.max_shared_bytes)
+        return "the two tiles exceed the device's shared memory";
+    if (t.invocations() > limits.max_invocations || t.invocations() > limits.max_group_size_x)
+        return "the workgroup exceeds the device's invocation limit";
+    if (limits.subgroup_size == 0 || t.invocations() % limits.subgroup_size != 0)
+        return "the workgroup is not a whole number of subgroups";
+    return {};
+}
+
+Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
+                                   std::optional<std::string_view> override_text,
+                                   std::optional<std::string_view> rows_text)
+{
+    MatmulChoice choice;
+    if (override_text) {
+        auto parsed = parse_tiles(*override_text);
+        if (!parsed) return fail(override_refusal(*override_text, "it is not five or six integers"));
+        if (auto why = tiles_misfit(*parsed, limits); !why.empty())
+            return fail(override_refusal(*override_text, why));
+        choice.tiles = *parsed;
+    } else if (limits.cpu_device && tiles_misfit(cpu_tiles, limits).empty()) {
+        choice.tiles = cpu_tiles;
+    } else {
+        bool found = false;
+        for (const MatmulTiles& t : candidates) {
+            if (tiles_misfit(t, limits).empty()) {
+                choice.tiles = t;
+                found = true;
+                break;
+            }
+        }
+        if (!found)
+            return fail(Error::of(Errc::unsupported, VACCEL_D_BAD_VALUE, limits.subgroup_size,
+                                  limits.max_shared_bytes)
+                            .with_note(fmt::format(
+                                "no MATMUL tile fits this Vulkan device (subgroup size {}, {} "
+                                "bytes of shared memory, {} invocations per workgroup); run "
+                                "MATMUL on the cpu device",
+                                limits.subgroup_size, limits.max_shared_bytes,
+                                limits.max_invocations)));
+    }
+    // The streaming kernel: whole subgroups, at least the wanted size.
+    if (limits.subgroup_arithmetic_in_compute && limits.subgroup_size != 0) {
+        const std::uint32_t wanted = limits.cpu_device ? rows_invocations_cpu : rows_invocations_gpu;
+        std::uint32_t invocations = limits.subgroup_size;
+        while (invocations < wanted) invocations *= 2;
+        const MatmulRows rows{invocations, rows_cols, invocations / limits.subgroup_size};
+        if (invocations <= limits.max_invocations && invocations <= limits.max_group_size_x &&
+            rows.shared_bytes() <= limits.max_shared_bytes)
+            choice.rows = rows;
+    }
+    if (rows_text) {
+        if (!limits.subgroup_arithmetic_in_compute)
+            return fail(rows_refusal(*rows_text, "the device has no subgroup arithmetic in "
+                                                 "compute shaders"));
+        auto v = parse_three(*rows_text);
+        if (!v) return fail(rows_refusal(*rows_text, "it is not three positive integers"));
+        const MatmulRows rows{(*v)[0], (*v)[1], (*v)[2]};
+        if (rows.cols > 16) return fail(rows_refusal(*rows_text, "more than 16 results per row"));
+        if (limits.subgroup_size == 0 || rows.invocations % limits.subgroup_size != 0 ||
+            rows.invocations > limits.max_invocations || rows.invocations > limits.max_group_size_x)
+            return fail(rows_refusal(*rows_text, "the workgroup is not whole subgroups within the "
+                                                 "device's invocation limit"));
+        if (rows.shared_bytes() > limits.max_shared_bytes)
+            return fail(rows_refusal(*rows_text, "the slots exceed the device's shared memory"));
+        choice.rows = rows;
+    }
+    return choice;
+}
+
+std::optional<CoopMatrixShape> choose_coop_shape(std::span<const CoopMatrixEntry> entries,
+                                                 std::uint32_t subgroup_size)
+{
+    if (subgroup_size == 0) return std::nullopt;
+    std::optional<CoopMatrixShape> first;
+    for (const CoopMatrixEntry& e : entries) {
+        if (!e.ab_fp16 || !e.cd_fp32 || !e.subgroup_scope) continue;
+        if (e.m == 0 || e.n == 0 || e.k == 0 || e.m % 8 || e.n % 8 || e.k % 8) continue;
+        const CoopMatrixShape shape{e.m, e.n, e.k, subgroup_size};
+        if (e.m == 16 && e.n == 16 && e.k == 16) return shape;
+        if (!first) first = shape;
+    }
+    return first;
+}
+
+}  // namespace vaccel::backend::vulkan

@@ -1,0 +1,321 @@
+// bench_vulkan.cpp - the Vulkan backend on any Vulkan device, each figure
+// beside a baseline measured in the same run (or given on the command line).
+//
+// Through the Backend interface (what a submission costs: bindings checked,
+// command buffer recorded, submitted, completion thread), wall clock from
+// submit to the completion sink, the median of --runs after one warm-up:
+//  (a) FP32 MATMUL [1,N,N] x [1,N,N] in GFLOP/s (2 N^3 flops); baseline:
+//      --anchor-fp32 (cuBLAS, from benchmarks/torch_anchor.py), when given;
+//  (b) FP16 x FP16 -> FP32 MATMUL, same shape, on cooperative matrices
+//      where the device offers them; baseline: the same with
+//      VACCEL_VULKAN_COOPMAT=0 (the scalar FP16 kernel), and (a), from this
+//      run (and --anchor-fp16 when given);
+//  (c) ADD of two FP32 tensors of --add-bytes each into a third: effective
+//      bandwidth counts reads + writes, 3 x bytes; baseline: one
+//      vkCmdCopyBuffer of the same bytes between two device-local buffers on
+//      the same device opened directly, counted the same way (read + write,
+//      2 x bytes), ratio = ADD's GB/s / the copy's GB/s;
+//  (d) GEMV, MATMUL [1,1,C] x [1,C,W] (the streaming kernel), time;
+//      baseline: the memory-bound floor, its bytes (A, B and the result)
+//      moved at the copy's effective bandwidth from (c);
+//  (e) submission latency of a tiny program (ADD of one element), submit to
+//      completion; baseline: vkQueueSubmit of an empty command buffer +
+//      vkWaitForFences on the same device opened directly.
+// Inputs are random for MATMUL and zero (fresh memory) for ADD. Nothing is
+// asserted beyond every run completing: the figures are the result.
+// --tiles sets VACCEL_VULKAN_MATMUL_TILES ("BM,BN,BK,RM,RN[,SHARED]") and
+// --rows VACCEL_VULKAN_MATMUL_ROWS ("INVOCATIONS,COLS,SLOTS") for tuning
+// (backends/vulkan/src/matmul_tiles.hpp); VACCEL_VULKAN_COOPMAT=0 keeps FP16
+// off cooperative matrices.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/raw_vulkan.hpp"
+#include "vaccel/backend/vulkan.hpp"
+#include "vaccel/tosa/builder.hpp"
+#include "vaccel/tosa/graph.hpp"
+
+namespace {
+
+using namespace vaccel;
+using namespace vaccel::backend;
+using Clock = std::chrono::steady_clock;
+using tosa::DType;
+
+[[noreturn]] void die(const std::string& what, const Error& error)
+{
+    std::fprintf(stderr, "bench_vulkan: %s: %s\n", what.c_str(), describe(error).c_str());
+    std::exit(1);
+}
+
+template <class T>
+T must(Result<T> result, const std::string& what)
+{
+    if (!result) die(what, result.error());
+    return std::move(*result);
+}
+
+struct Waiter final : EventSink {
+    std::atomic<bool> done{false};
+    void completed(const EventStatus&) noexcept override
+    {
+        done.store(true);
+        done.notify_all();
+    }
+};
+
+std::uint32_t zero_point(tosa::GraphBuilder& g, const char* name, DType dtype)
+{
+    const std::uint32_t t =
+        g.tensor(name, {1}, dtype, std::vector<std::uint8_t>(tosa::dtype_bytes(dtype), 0));
+    g.op(tosa::Op::const_, {}, {t});
+    return t;
+}
+
+tosa::Graph matmul_graph(DType in, DType out, std::int64_t h, std::int64_t c, std::int64_t w)
+{
+    tosa::GraphBuilder g;
+    const auto a = g.tensor("a", {1, h, c}, in);
+    const auto b = g.tensor("b", {1, c, w}, in);
+    const auto o = g.tensor("out", {1, h, w}, out);
+    g.op(tosa::Op::matmul, {a, b, zero_point(g, "a_zp", in), zero_point(g, "b_zp", in)}, {o});
+    g.input(a);
+    g.input(b);
+    g.output(o);
+    return g.finish();
+}
+
+tosa::Graph add_graph(std::int64_t elements)
+{
+    tosa::GraphBuilder g;
+    const auto a = g.tensor("a", {elements}, DType::fp32);
+    const auto b = g.tensor("b", {elements}, DType::fp32);
+    const auto o = g.tensor("out", {elements}, DType::fp32);
+    g.op(tosa::Op::add, {a, b}, {o});
+    g.input(a);
+    g.input(b);
+    g.output(o);
+    return g.finish();
+}
+
+// FP16 bits of a float in [-1, 1] (truncated: the bench needs values, not
+// rounding).
+std::uint16_t half_bits(float v)
+{
+    std::uint32_t f = 0;
+    std::memcpy(&f, &v, 4);
+    const std::uint32_t sign = (f >> 16) & 0x8000u;
+    const int exponent = static_cast<int>((f >> 23) & 0xff) - 127 + 15;
+    if (exponent <= 0) return static_cast<std::uint16_t>(sign);
+    return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(exponent) << 10) |
+                                      ((f >> 13) & 0x3ffu));
+}
+
+std::vector<std::byte> random_bytes(std::size_t elements, DType dtype, unsigned seed)
+{
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<std::byte> out(elements * (dtype == DType::fp16 ? 2 : 4));
+    for (std::size_t i = 0; i < elements; ++i) {
+        const float v = dist(rng);
+        if (dtype == DType::fp16) {
+            const std::uint16_t h = half_bits(v);
+            std::memcpy(out.data() + 2 * i, &h, 2);
+        } else {
+            std::memcpy(out.data() + 4 * i, &v, 4);
+        }
+    }
+    return out;
+}
+
+// Median seconds of `runs` submissions of `graph` (after one warm-up).
+double median_seconds(Backend& backend, const tosa::Graph& graph, int runs, bool random_inputs)
+{
+    auto context = must(backend.create_context(), "create_context");
+    auto queue = must(backend.create_queue(*context), "create_queue");
+    const std::vector<std::uint8_t> bytes = tosa::serialize(graph);
+    ProgramDesc desc;
+    desc.payload = std::as_bytes(std::span(bytes));
+    auto program = must(backend.load_program(*context, desc), "load_program");
+    std::vector<std::unique_ptr<Buffer>> buffers;
+    std::vector<Binding> bindings;
+    const auto slots = program->slots();
+    for (std::uint32_t s = 0; s < slots.size(); ++s) {
+        BufferDesc buffer;
+        buffer.bytes = slots[s].bytes;
+        BufferInfo info;
+        buffers.push_back(must(backend.allocate_buffer(*context, buffer, info), "allocate_buffer"));
+        const bool input = s < program->input_count();
+        if (input && random_inputs) {
+            const auto dtype = static_cast<DType>(slots[s].dtype);
+            const auto values = random_bytes(slots[s].bytes / (dtype == DType::fp16 ? 2 : 4),
+                                             dtype, s + 1);
+            if (auto ok = backend.write_buffer(*buffers.back(), 0, values); !ok)
+                die("write_buffer", ok.error());
+        }
+        bindings.push_back({s, input ? VACCEL_ACCESS_READ : VACCEL_ACCESS_WRITE,
+                            buffers.back().get(), 0, slots[s].bytes});
+    }
+    std::vector<double> seconds;
+    for (int i = 0; i < runs + 1; ++i) {
+        SubmitDesc submit;
+        submit.queue = queue.get();
+        submit.program = program.get();
+        submit.bindings = bindings;
+        auto waiter = std::make_shared<Waiter>();
+        submit.sink = waiter;
+        const auto start = Clock::now();
+        auto submitted = must(backend.submit(submit), "submit");
+        waiter->done.wait(false);
+        const double took = std::chrono::duration<double>(Clock::now() - start).count();
+        const EventStatus status = backend.poll(*submitted.event);
+        if (status.state != EventState::complete) {
+            std::fprintf(stderr, "bench_vulkan: a run did not complete\n");
+            std::exit(1);
+        }
+        (void)backend.destroy_event(submitted.event);
+        if (i > 0) seconds.push_back(took);
+    }
+    std::sort(seconds.begin(), seconds.end());
+    for (auto& b : buffers) (void)backend.free_buffer(b);
+    (void)backend.unload_program(program);
+    (void)backend.destroy_queue(queue);
+    (void)backend.destroy_context(context);
+    return seconds[seconds.size() / 2];
+}
+
+std::string anchor_text(double anchor, double ours)
+{
+    if (anchor <= 0) return "no anchor given (pass the figure benchmarks/torch_anchor.py prints)";
+    char text[128];
+    std::snprintf(text, sizeof text, "%.1f GFLOP/s anchor, ratio %.3fx", anchor, ours / anchor);
+    return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"The Vulkan backend's MATMUL, ADD, GEMV and latency beside same-run baselines"};
+    std::string device = "vulkan:0";
+    std::int64_t n = 4096, gemv_c = 4096, gemv_w = 4096;
+    std::uint64_t add_bytes = 1ull << 30;
+    int runs = 5, latency_runs = 1000;
+    double anchor_fp32 = 0, anchor_fp16 = 0;
+    std::string tiles, rows;
+    app.add_option("--device", device, "vulkan:N, in the backend's serving order (GPUs first)")
+        ->capture_default_str();
+    app.add_option("--matmul", n, "N of the N^3 MATMULs")->capture_default_str()->check(CLI::Range(1, 65536));
+    app.add_option("--add-bytes", add_bytes, "bytes of each ADD operand and of the copy")
+        ->capture_default_str()->check(CLI::Range(4ull, 1ull << 34));
+    app.add_option("--gemv-c", gemv_c, "C of the GEMV [1,1,C] x [1,C,W]")->capture_default_str();
+    app.add_option("--gemv-w", gemv_w, "W of the GEMV")->capture_default_str();
+    app.add_option("--runs", runs, "measured runs per figure (median)")->capture_default_str()->check(CLI::Range(1, 10000));
+    app.add_option("--latency-runs", latency_runs, "measured runs of the latency figures")
+        ->capture_default_str()->check(CLI::Range(1, 1000000));
+    app.add_option("--anchor-fp32", anchor_fp32, "cuBLAS FP32 GFLOP/s from torch_anchor.py");
+    app.add_option("--anchor-fp16", anchor_fp16, "cuBLAS FP16 GFLOP/s from torch_anchor.py");
+    app.add_option("--tiles", tiles, "VACCEL_VULKAN_MATMUL_TILES for this run: BM,BN,BK,RM,RN[,SHARED]");
+    app.add_option("--rows", rows, "VACCEL_VULKAN_MATMUL_ROWS for this run (the GEMV kernel): "
+                                   "INVOCATIONS,COLS,SLOTS");
+    CLI11_PARSE(app, argc, argv);
+    if (!tiles.empty()) setenv("VACCEL_VULKAN_MATMUL_TILES", tiles.c_str(), 1);
+    if (!rows.empty()) setenv("VACCEL_VULKAN_MATMUL_ROWS", rows.c_str(), 1);
+
+    std::size_t index = 0;
+    if (device.rfind("vulkan:", 0) != 0 || device.size() == 7 ||
+        device.find_first_not_of("0123456789", 7) != std::string::npos) {
+        std::fprintf(stderr, "bench_vulkan: --device %s: give vulkan:N (N a number)\n",
+                     device.c_str());
+        return 2;
+    }
+    index = std::stoul(device.substr(7));
+    VulkanDevices found = open_vulkan_devices({});
+    if (index >= found.devices.size()) {
+        std::fprintf(stderr, "bench_vulkan: --device %s: %zu Vulkan device(s) served%s%s\n",
+                     device.c_str(), found.devices.size(), found.unavailable.empty() ? "" : ": ",
+                     found.unavailable.c_str());
+        return 1;
+    }
+    Backend& backend = *found.devices[index];
+    const vaccel_device_info& info = backend.device_info();
+    std::array<std::uint8_t, 16> uuid{};
+    std::memcpy(uuid.data(), info.uuid, uuid.size());
+    vaccel::bench::RawVulkan raw(uuid);
+    const char* tiles_env = std::getenv("VACCEL_VULKAN_MATMUL_TILES");
+    const char* rows_env = std::getenv("VACCEL_VULKAN_MATMUL_ROWS");
+    std::printf("bench_vulkan on %s (%s), median of %d runs after 1 warm-up, wall clock submit "
+                "to completion; MATMUL tiles: %s; GEMV kernel: %s\n",
+                info.name, device.c_str(), runs, tiles_env ? tiles_env : "the device's choice",
+                rows_env ? rows_env : "the device's choice");
+
+    // (a), (b)
+    const double flop = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+    const double fp32_s = median_seconds(backend, matmul_graph(DType::fp32, DType::fp32, n, n, n), runs, true);
+    const double fp32_gf = flop / fp32_s / 1e9;
+    std::printf("(a) MATMUL FP32 %lldx%lldx%lld: %.1f GFLOP/s (%.3f ms) | baseline: %s\n",
+                static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
+                fp32_gf, fp32_s * 1e3, anchor_text(anchor_fp32, fp32_gf).c_str());
+    std::fflush(stdout);
+    const double fp16_s = median_seconds(backend, matmul_graph(DType::fp16, DType::fp32, n, n, n), runs, true);
+    const double fp16_gf = flop / fp16_s / 1e9;
+    // The same MATMUL with cooperative matrices turned off: the scalar kernel.
+    const char* coop_env = std::getenv("VACCEL_VULKAN_COOPMAT");
+    const std::string coop_saved = coop_env ? coop_env : "";
+    setenv("VACCEL_VULKAN_COOPMAT", "0", 1);
+    const double scalar_s = median_seconds(backend, matmul_graph(DType::fp16, DType::fp32, n, n, n), runs, true);
+    if (coop_env) setenv("VACCEL_VULKAN_COOPMAT", coop_saved.c_str(), 1);
+    else unsetenv("VACCEL_VULKAN_COOPMAT");
+    const double scalar_gf = flop / scalar_s / 1e9;
+    std::printf("(b) MATMUL FP16xFP16->FP32 %lld^3 (cooperative matrices where offered and the "
+                "shape divides): %.1f GFLOP/s (%.3f ms) | baseline: scalar FP16 kernel %.1f "
+                "GFLOP/s, ratio %.2fx; FP32 (a) ratio %.2fx; %s\n",
+                static_cast<long long>(n), fp16_gf, fp16_s * 1e3, scalar_gf, fp16_gf / scalar_gf,
+                fp16_gf / fp32_gf, anchor_text(anchor_fp16, fp16_gf).c_str());
+    std::fflush(stdout);
+
+    // (c)
+    const auto elements = static_cast<std::int64_t>(add_bytes / 4);
+    const double bytes = static_cast<double>(elements) * 4;
+    const double add_s = median_seconds(backend, add_graph(elements), runs, false);
+    const double copy_s = raw.copy_seconds(static_cast<std::uint64_t>(bytes), runs);
+    const double add_gbs = 3 * bytes / add_s / 1e9;    // two reads + one write
+    const double copy_gbs = 2 * bytes / copy_s / 1e9;  // one read + one write
+    std::printf("(c) ADD FP32 2x%.0f MiB -> %.0f MiB: %.1f GB/s effective (3x%.0f MiB moved in "
+                "%.3f ms) | baseline: vkCmdCopyBuffer of %.0f MiB device to device %.1f GB/s "
+                "effective (2x%.0f MiB in %.3f ms), ratio %.2fx\n",
+                bytes / 1048576, bytes / 1048576, add_gbs, bytes / 1048576, add_s * 1e3,
+                bytes / 1048576, copy_gbs, bytes / 1048576, copy_s * 1e3, add_gbs / copy_gbs);
+    std::fflush(stdout);
+
+    // (d)
+    const double gemv_s = median_seconds(
+        backend, matmul_graph(DType::fp32, DType::fp32, 1, gemv_c, gemv_w), runs, true);
+    const double gemv_bytes = 4.0 * static_cast<double>(gemv_c * gemv_w + gemv_c + gemv_w);
+    const double floor_s = gemv_bytes / (copy_gbs * 1e9);
+    std::printf("(d) GEMV FP32 1x%lldx%lld: %.1f us | baseline: memory-bound floor %.1f us "
+                "(%.1f MiB at the copy's %.1f GB/s), ratio floor/ours %.2fx\n",
+                static_cast<long long>(gemv_c), static_cast<long long>(gemv_w), gemv_s * 1e6,
+                floor_s * 1e6, gemv_bytes / 1048576, copy_gbs, floor_s / gemv_s);
+    std::fflush(stdout);
+
+    // (e)
+    const double noop_s = median_seconds(backend, add_graph(1), latency_runs, false);
+    const double empty_s = raw.empty_submit_seconds(latency_runs);
+    std::printf("(e) submit + completion latency, ADD of one element through the backend: %.1f "
+                "us | baseline: empty vkQueueSubmit + vkWaitForFences %.1f us, ratio %.2fx\n",
+                noop_s * 1e6, empty_s * 1e6, noop_s / empty_s);
+    return 0;
+}

@@ -1,0 +1,538 @@
+// test_matmul.cpp - the Vulkan MATMUL kernels (docs/adr/0013-vulkan-backend.md,
+// "MATMUL kernels"): the tile choice on fixtures of device limits, the
+// lowering's choice of kernel by shape, and the tiled (with and without
+// shared memory), streaming and FP16 kernels on lavapipe on odd shapes.
+//
+// References: FP32 results are checked against a float64 dot product of the
+// same float32 inputs on the host, within the bound docs/operators.md gives
+// MATMUL ("dot bound": |got - exact| <= gamma(C) * sum |a_k * b_k|, gamma(n)
+// = n u / (1 - n u), u = 2^-24), and against the CPU backend within twice
+// that bound (both are within it). FP16 inputs are multiples of 1/8 in
+// [-2, 2]: every product is a multiple of 1/64 and every partial sum of at
+// most 300 of them is below 2^11 in magnitude, so FP32 holds the exact
+// result and FP16 x FP16 -> FP32 must be exact; with C = 7 the result is
+// below 32 in magnitude, which FP16 also holds exactly (11 significant bits
+// cover 2^4 .. 2^-6), so FP16 x FP16 -> FP16 must be exact too.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "lowering.hpp"
+#include "matmul_tiles.hpp"
+#include "vaccel/backend/vulkan.hpp"
+#include "vaccel/tosa/analysis.hpp"
+#include "vaccel/tosa/plan.hpp"
+#include "../cpu/cpu_test_support.hpp"
+
+namespace {
+
+using namespace cpu_test;
+using vaccel::backend::vulkan::choose_coop_shape;
+using vaccel::backend::vulkan::choose_matmul;
+using vaccel::backend::vulkan::CoopMatrixEntry;
+using vaccel::backend::vulkan::CoopMatrixShape;
+using vaccel::backend::vulkan::KernelId;
+using vaccel::backend::vulkan::MatmulChoice;
+using vaccel::backend::vulkan::MatmulLimits;
+using vaccel::backend::vulkan::MatmulRows;
+using vaccel::backend::vulkan::MatmulTiles;
+
+// ----- the tile choice (pure) ---------------------------------------------------
+
+// An NVIDIA H200 as the driver reports it: 48 KiB shared, 1024 invocations,
+// subgroup 32 with arithmetic in compute.
+constexpr MatmulLimits h200{49152, 1024, 1024, 32, true, false};
+// Lavapipe: 32 KiB shared, subgroup 8, a CPU device.
+constexpr MatmulLimits lavapipe_limits{32768, 1024, 1024, 8, true, true};
+
+void tiles_follow_the_device_limits(void**)
+{
+    auto gpu = choose_matmul(h200);
+    assert_ok(gpu);
+    // The largest candidate: 128x128 blocks, k step 16, 8x8 per invocation:
+    // 256 invocations (8 subgroups of 32), (16*(128+1) + 16*128) * 4 =
+    // 16448 bytes (A's rows carry one word of padding).
+    assert_true(gpu->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
+    assert_int_equal(gpu->tiles.invocations(), 256);
+    assert_int_equal(gpu->tiles.shared_bytes(), 16448);
+    // Streaming: 256 invocations = 8 subgroups of 32, 8 results per row;
+    // 8 slots of 4 x 8 sums in shared memory, 1 KiB.
+    assert_true(gpu->rows.has_value());
+    assert_true(*gpu->rows == (MatmulRows{256, 8, 8}));
+    assert_int_equal(gpu->rows->shared_bytes(), 1024);
+    assert_int_equal(gpu->max_rows, 4);
+
+    // A CPU device reads straight from the buffers, no barriers.
+    auto cpu = choose_matmul(lavapipe_limits);
+    assert_ok(cpu);
+    assert_true(cpu->tiles == (MatmulTiles{32, 32, 8, 4, 4, false}));
+    assert_true(*cpu->rows == (MatmulRows{64, 8, 8}));  // 64 on a CPU device
+
+    // 128 invocations at most, subgroup 64: every 256-invocation candidate
+    // is out; 32x32 with 4x4 is 64 invocations, one subgroup.
+    auto wave64 = choose_matmul(MatmulLimits{16384, 128, 128, 64, true, false});
+    assert_ok(wave64);
+    assert_true(wave64->tiles == (MatmulTiles{32, 32, 8, 4, 4, true}));
+    // Streaming wants 256 invocations, over the limit of 128: none.
+    assert_false(wave64->rows.has_value());
+
+    // 4128 bytes of shared memory: 16448 and 8256 are out; 64x64 with a k
+    // step of 8 is (8*65 + 8*64) * 4 = 4128 bytes, it fits exactly; one
+    // byte less and 32x32 (8*33 + 8*32) * 4 = 2080 is taken.
+    auto small = choose_matmul(MatmulLimits{4128, 1024, 1024, 32, false, false});
+    assert_ok(small);
+    assert_true(small->tiles == (MatmulTiles{64, 64, 8, 4, 4, true}));
+    auto smaller = choose_matmul(MatmulLimits{4127, 1024, 1024, 32, false, false});
+    assert_true(smaller->tiles == (MatmulTiles{32, 32, 8, 4, 4, true}));
+    // No subgroup arithmetic in compute: no streaming kernel.
+    assert_false(small->rows.has_value());
+
+    // Subgroup 128: only the 256-invocation candidates are whole subgroups.
+    auto wide = choose_matmul(MatmulLimits{49152, 1024, 1024, 128, true, false});
+    assert_ok(wide);
+    assert_true(wide->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
+    assert_true(*wide->rows == (MatmulRows{256, 8, 2}));
+
+    // No subgroup size reported: nothing fits, refused.
+    assert_refused(choose_matmul(MatmulLimits{49152, 1024, 1024, 0, false, false}),
+                   Errc::unsupported, VACCEL_D_BAD_VALUE, 0, 49152);
+}
+
+void tile_overrides_are_checked(void**)
+{
+    auto five = choose_matmul(h200, "64,32,8,4,2");
+    assert_ok(five);
+    assert_true(five->tiles == (MatmulTiles{64, 32, 8, 4, 2, true}));
+    assert_int_equal(five->tiles.invocations(), 256);  // (64/4) * (32/2)
+    auto direct = choose_matmul(h200, "32,32,8,4,4,0");
+    assert_ok(direct);
+    assert_true(direct->tiles == (MatmulTiles{32, 32, 8, 4, 4, false}));
+    // Malformed, not dividing, too much shared memory ((32*257 + 32*256) *
+    // 4 = 65664 bytes > 48 KiB), not whole subgroups (4*4 = 16 invocations), a
+    // SHARED flag other than 0/1, a trailing comma.
+    for (const char* bad : {"64,64", "64,64,16,3,4", "256,256,32,8,8", "16,16,8,4,4",
+                            "32,32,8,4,4,2", "32,32,8,4,4,", "a,b,c,d,e", ""})
+        assert_refused(choose_matmul(h200, bad), Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
+    // The streaming kernel's override: 96 invocations (3 subgroups of 32),
+    // 3 results per row, 1 slot (the subgroups take turns).
+    auto rows = choose_matmul(h200, std::nullopt, "96,3,1");
+    assert_ok(rows);
+    assert_true(*rows->rows == (MatmulRows{96, 3, 1}));
+    assert_true(rows->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
+    // Not whole subgroups, 17 results per row, no slot, over 1024
+    // invocations, malformed; and no subgroup arithmetic at all.
+    for (const char* bad : {"48,8,1", "64,17,2", "64,8,0", "2048,8,64", "64,8", "64,8,2,"})
+        assert_refused(choose_matmul(h200, std::nullopt, bad), Errc::invalid_argument,
+                       VACCEL_D_BAD_VALUE, 0, 0);
+    assert_refused(choose_matmul(MatmulLimits{49152, 1024, 1024, 32, false, false}, std::nullopt,
+                                 "64,8,2"),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
+}
+
+void the_coop_shape_is_fp16_with_fp32_accumulation(void**)
+{
+    // As an NVIDIA driver lists them: FP16 x FP16 + FP16, FP16 x FP16 + FP32
+    // at 16x8x16 and 16x16x16, an INT8 one, and a workgroup-scope one.
+    const CoopMatrixEntry listed[] = {
+        {16, 16, 16, true, false, true},   // FP16 accumulator: not this kernel's
+        {16, 8, 16, true, true, true},     // first usable
+        {8, 8, 32, false, false, true},    // INT8
+        {32, 32, 16, true, true, false},   // workgroup scope
+        {16, 16, 16, true, true, true},    // preferred
+    };
+    auto shape = choose_coop_shape(listed, 32);
+    assert_true(shape.has_value());
+    assert_true(*shape == (CoopMatrixShape{16, 16, 16, 32}));
+    // Without 16x16x16 the first usable one; fragments not multiples of 8
+    // (unaligned FP16 rows) are passed over; nothing usable, none.
+    auto second = choose_coop_shape(std::span(listed, 4), 32);
+    assert_true(*second == (CoopMatrixShape{16, 8, 16, 32}));
+    const CoopMatrixEntry odd[] = {{12, 16, 16, true, true, true}};
+    assert_false(choose_coop_shape(odd, 32).has_value());
+    assert_false(choose_coop_shape(std::span(listed, 1), 32).has_value());
+    assert_false(choose_coop_shape({}, 32).has_value());
+    assert_false(choose_coop_shape(std::span(listed + 4, 1), 0).has_value());
+}
+
+// ----- the lowering's choice of kernel --------------------------------------------
+
+tosa::Graph matmul_graph(DType in, DType out, std::int64_t n, std::int64_t h, std::int64_t c,
+                         std::int64_t w);
+
+std::vector<tosa::Dispatch> planned(const tosa::Graph& graph, const MatmulChoice& choice)
+{
+    auto analysis = tosa::analyze(graph);
+    assert_ok(analysis);
+    auto plan = tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
+                                 [&](const tosa::OperatorView& view) {
+                                     return vaccel::backend::vulkan::lower(view, choice);
+                                 });
+    assert_ok(plan);
+    return plan->dispatches;
+}
+
+void the_lowering_chooses_the_kernel_by_shape(void**)
+{
+    const MatmulChoice choice = *choose_matmul(lavapipe_limits);
+    // H = 4 streams: N = 2, W = 17 -> 2 * ceil(17 / 8) = 6 blocks, a group
+    // each, work 384. Spec: N H C W, out/a/b buffer and base (slots 2, 0,
+    // 1), mode 0, COLS, invocations, slots (64 / 8).
+    auto rows = planned(matmul_graph(DType::fp32, DType::fp32, 2, 4, 5, 17), choice);
+    assert_int_equal(rows.size(), 1);
+    assert_int_equal(rows[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_rows));
+    assert_true(rows[0].kernel.spec ==
+                (std::vector<std::uint32_t>{2, 4, 5, 17, 2, 0, 0, 0, 1, 0, 0, 8, 64, 8}));
+    assert_int_equal(rows[0].kernel.work, 384);
+    // H = 5 is tiled: 1 * ceil(5 / 32) * ceil(70 / 32) = 3 blocks, work 192;
+    // FP16 -> FP16 is mode 2; the tiles and the workgroup size follow.
+    auto tiled = planned(matmul_graph(DType::fp16, DType::fp16, 1, 5, 3, 70), choice);
+    assert_int_equal(tiled[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
+    assert_true(tiled[0].kernel.spec == (std::vector<std::uint32_t>{
+                                            1, 5, 3, 70, 2, 0, 0, 0, 1, 0, 2,
+                                            32, 32, 8, 4, 4, 64, 0}));
+    assert_int_equal(tiled[0].kernel.work, 192);
+    // Without subgroup arithmetic even H = 1 is tiled (FP16 -> FP32: mode 1).
+    MatmulChoice no_rows = choice;
+    no_rows.rows.reset();
+    auto one = planned(matmul_graph(DType::fp16, DType::fp32, 1, 1, 3, 4), no_rows);
+    assert_int_equal(one[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
+    assert_int_equal(one[0].kernel.spec[10], 1);
+
+    // Cooperative matrices, 16x16x16 in 2x2 fragments per subgroup of 32:
+    // FP16 -> FP32 [2,64,48,96] is 2 * (64/32) * (96/32) = 12 blocks, work
+    // 768; spec: the 11 operand words, M N K, 2 2, 32 invocations.
+    MatmulChoice coop = choice;
+    coop.coop = CoopMatrixShape{16, 16, 16, 32};
+    auto fragments = planned(matmul_graph(DType::fp16, DType::fp32, 2, 64, 48, 96), coop);
+    assert_int_equal(fragments[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_coop));
+    assert_true(fragments[0].kernel.spec == (std::vector<std::uint32_t>{
+                                                2, 64, 48, 96, 2, 0, 0, 0, 1, 0, 1,
+                                                16, 16, 16, 2, 2, 32}));
+    assert_int_equal(fragments[0].kernel.work, 768);
+    // Not divisible (H = 48 is not a multiple of 32; C = 40 not of 16), FP16
+    // results and FP32 inputs stay on the scalar kernels.
+    for (const auto& g : {matmul_graph(DType::fp16, DType::fp32, 1, 48, 48, 96),
+                          matmul_graph(DType::fp16, DType::fp32, 1, 64, 40, 96),
+                          matmul_graph(DType::fp16, DType::fp16, 1, 64, 48, 96),
+                          matmul_graph(DType::fp32, DType::fp32, 1, 64, 48, 96)})
+        assert_int_equal(planned(g, coop)[0].kernel.kernel,
+                         static_cast<std::uint32_t>(KernelId::matmul_tiled));
+}
+
+// ----- on lavapipe --------------------------------------------------------------
+
+std::unique_ptr<Backend> lavapipe()
+{
+    VulkanDevices found = open_vulkan_devices({});
+    if (found.devices.size() != 1)
+        fail_msg("expected exactly one Vulkan device (lavapipe), found %zu: %s",
+                 found.devices.size(), found.unavailable.c_str());
+    return std::move(found.devices[0]);
+}
+
+Rig vulkan_rig()
+{
+    Rig rig(1);
+    assert_ok(rig.backend->destroy_queue(rig.queue));
+    assert_ok(rig.backend->destroy_context(rig.context));
+    rig.backend = lavapipe();
+    auto c = rig.backend->create_context();
+    assert_ok(c);
+    rig.context = std::move(*c);
+    auto q = rig.backend->create_queue(*rig.context);
+    assert_ok(q);
+    rig.queue = std::move(*q);
+    return rig;
+}
+
+std::uint32_t zero_of(tosa::GraphBuilder& g, const char* name, DType dtype)
+{
+    const std::uint32_t t =
+        g.tensor(name, {1}, dtype, std::vector<std::uint8_t>(tosa::dtype_bytes(dtype), 0));
+    g.op(Op::const_, {}, {t});
+    return t;
+}
+
+tosa::Graph matmul_graph(DType in, DType out, std::int64_t n, std::int64_t h, std::int64_t c,
+                         std::int64_t w)
+{
+    tosa::GraphBuilder g;
+    const auto a = g.tensor("a", {n, h, c}, in);
+    const auto b = g.tensor("b", {n, c, w}, in);
+    const auto o = g.tensor("out", {n, h, w}, out);
+    g.op(Op::matmul, {a, b, zero_of(g, "a_zp", in), zero_of(g, "b_zp", in)}, {o});
+    g.input(a);
+    g.input(b);
+    g.output(o);
+    return g.finish();
+}
+
+using Bytes = std::vector<std::byte>;
+
+Bytes raw(const void* data, std::size_t bytes)
+{
+    const auto* p = static_cast<const std::byte*>(data);
+    return Bytes(p, p + bytes);
+}
+std::vector<float> floats(const Bytes& b)
+{
+    std::vector<float> v(b.size() / 4);
+    std::memcpy(v.data(), b.data(), b.size());
+    return v;
+}
+
+// Runs the graph on the CPU and on lavapipe with the same inputs.
+std::pair<Bytes, Bytes> cpu_and_vulkan(const tosa::Graph& graph, const std::vector<Bytes>& inputs)
+{
+    std::vector<std::span<const std::byte>> spans(inputs.begin(), inputs.end());
+    Rig cpu(1);
+    auto p1 = cpu.must_load(graph);
+    auto want = cpu.run_raw(*p1, spans);
+    cpu.finish(p1);
+    Rig gpu = vulkan_rig();
+    auto p2 = gpu.must_load(graph);
+    auto got = gpu.run_raw(*p2, spans);
+    gpu.finish(p2);
+    return {std::move(want[0]), std::move(got[0])};
+}
+
+struct Shape {
+    std::int64_t n, h, c, w;
+};
+
+// FP32: lavapipe within the dot bound of the float64 product, and within
+// twice the bound of the CPU.
+void check_fp32(const Shape& s, std::uint32_t seed)
+{
+    const auto a = sample(static_cast<std::size_t>(s.n * s.h * s.c), seed);
+    const auto b = sample(static_cast<std::size_t>(s.n * s.c * s.w), seed + 1);
+    auto [want, got] = cpu_and_vulkan(matmul_graph(DType::fp32, DType::fp32, s.n, s.h, s.c, s.w),
+                                      {raw(a.data(), a.size() * 4), raw(b.data(), b.size() * 4)});
+    const auto cpu = floats(want), gpu = floats(got);
+    assert_int_equal(gpu.size(), static_cast<std::size_t>(s.n * s.h * s.w));
+    const double u = std::ldexp(1.0, -24);
+    const double gamma = static_cast<double>(s.c) * u / (1 - static_cast<double>(s.c) * u);
+    for (std::int64_t n = 0; n < s.n; ++n)
+        for (std::int64_t y = 0; y < s.h; ++y)
+            for (std::int64_t x = 0; x < s.w; ++x) {
+                double exact = 0, magnitude = 0;
+                for (std::int64_t k = 0; k < s.c; ++k) {
+                    const double term = static_cast<double>(a[(n * s.h + y) * s.c + k]) *
+                                        static_cast<double>(b[(n * s.c + k) * s.w + x]);
+                    exact += term;
+                    magnitude += std::abs(term);
+                }
+                const std::size_t i = static_cast<std::size_t>((n * s.h + y) * s.w + x);
+                const double bound = gamma * magnitude;
+                if (std::abs(gpu[i] - exact) > bound || std::abs(gpu[i] - cpu[i]) > 2 * bound)
+                    fail_msg("[%lld,%lld,%lld,%lld] element %zu: vulkan %.9g, cpu %.9g, "
+                             "float64 %.12g, bound %.3g",
+                             static_cast<long long>(s.n), static_cast<long long>(s.h),
+                             static_cast<long long>(s.c), static_cast<long long>(s.w), i,
+                             static_cast<double>(gpu[i]), static_cast<double>(cpu[i]), exact,
+                             bound);
+            }
+}
+
+const Shape odd_shapes[] = {
+    {1, 1, 37, 1},                                                  // 1 x C x 1
+    {1, 1, 300, 77}, {1, 2, 300, 77}, {1, 3, 300, 77}, {1, 4, 300, 77},  // streaming
+    {1, 5, 300, 77},                                                // tiled from H = 5
+    {3, 7, 33, 29},                                                 // batch > 1
+    {2, 3, 19, 45},                                                 // streaming, batch > 1
+    {1, 257, 129, 65},                                              // past every tile
+};
+
+void fp32_matches_on_odd_shapes(void**)
+{
+    std::uint32_t seed = 40;
+    for (const Shape& s : odd_shapes) check_fp32(s, seed += 2);
+}
+
+// The shared-memory path (the GPU default) runs on lavapipe through the
+// override: small tiles so every shape crosses block and k-step edges, and
+// the largest candidate on the largest shape.
+void the_shared_memory_tiles_match_on_odd_shapes(void**)
+{
+    for (const char* tiles : {"16,16,8,2,2", "64,32,8,4,2"}) {
+        setenv("VACCEL_VULKAN_MATMUL_TILES", tiles, 1);
+        std::uint32_t seed = 80;
+        for (const Shape& s : odd_shapes) check_fp32(s, seed += 2);
+    }
+    setenv("VACCEL_VULKAN_MATMUL_TILES", "128,128,16,8,8", 1);
+    check_fp32({2, 257, 129, 65}, 99);
+    unsetenv("VACCEL_VULKAN_MATMUL_TILES");
+}
+
+void check_fp16(const Shape& s, DType out, std::uint32_t seed);
+
+// The streaming kernel with fewer shared slots than subgroups (lavapipe's
+// 8 subgroups of 8 in 64 invocations through 2 or 3 slots: 4 or 3 turns)
+// and other result counts per row.
+void the_streaming_kernel_takes_turns(void**)
+{
+    const Shape few_rows[] = {{1, 1, 37, 1}, {1, 4, 300, 77}, {2, 3, 19, 45}, {1, 2, 5, 3}};
+    for (const char* rows : {"64,3,2", "64,1,3", "128,16,1", "8,8,1"}) {
+        setenv("VACCEL_VULKAN_MATMUL_ROWS", rows, 1);
+        std::uint32_t seed = 160;
+        for (const Shape& s : few_rows) check_fp32(s, seed += 2);
+        check_fp16({2, 3, 7, 31}, DType::fp16, seed += 2);
+    }
+    unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
+}
+
+void a_bad_tile_override_refuses_the_load(void**)
+{
+    setenv("VACCEL_VULKAN_MATMUL_TILES", "64,64,16,3,4", 1);
+    Rig gpu = vulkan_rig();
+    assert_refused(gpu.load(matmul_graph(DType::fp32, DType::fp32, 1, 8, 8, 8)),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
+    // A program without MATMUL still loads and runs: 1.5 + 2.25 = 3.75.
+    tosa::GraphBuilder g;
+    const auto x = f32(g, "x", {1});
+    const auto y = f32(g, "y", {1});
+    const auto z = f32(g, "z", {1});
+    g.op(Op::add, {x, y}, {z});
+    g.input(x);
+    g.input(y);
+    g.output(z);
+    auto add = gpu.must_load(g.finish());
+    const std::vector<float> xs{1.5f}, ys{2.25f};
+    const std::vector<std::span<const std::byte>> inputs{std::as_bytes(std::span(xs)),
+                                                         std::as_bytes(std::span(ys))};
+    assert_exactly(floats(gpu.run_raw(*add, inputs)[0]), {3.75f});
+    unsetenv("VACCEL_VULKAN_MATMUL_TILES");
+    gpu.finish(add);
+}
+
+// ----- FP16 -------------------------------------------------------------------
+
+// Multiples of 1/8 in [-2, 2] and their FP16 encodings (normal numbers and
+// zero: exponent 15 + e, 10 fraction bits).
+std::uint16_t half_of(float v)
+{
+    if (v == 0) return 0;
+    std::uint16_t sign = v < 0 ? 0x8000 : 0;
+    float m = std::abs(v);
+    int e = 0;
+    while (m >= 2) { m /= 2; ++e; }
+    while (m < 1) { m *= 2; --e; }
+    const auto fraction = static_cast<std::uint16_t>((m - 1) * 1024);
+    return static_cast<std::uint16_t>(sign | ((e + 15) << 10) | fraction);
+}
+float float_of_half(std::uint16_t h)
+{
+    const int e = (h >> 10) & 0x1f;
+    const float f = static_cast<float>(h & 0x3ff);
+    const float magnitude = e == 0 ? std::ldexp(f, -24) : std::ldexp(1024 + f, e - 25);
+    return (h & 0x8000) ? -magnitude : magnitude;
+}
+
+std::vector<float> eighths(std::size_t count, std::uint32_t seed)
+{
+    auto v = sample(count, seed);
+    for (float& x : v) x = std::round(x * 8) / 8;
+    return v;
+}
+
+void check_fp16(const Shape& s, DType out, std::uint32_t seed)
+{
+    const auto a = eighths(static_cast<std::size_t>(s.n * s.h * s.c), seed);
+    const auto b = eighths(static_cast<std::size_t>(s.n * s.c * s.w), seed + 1);
+    std::vector<std::uint16_t> ha, hb;
+    for (float x : a) ha.push_back(half_of(x));
+    for (float x : b) hb.push_back(half_of(x));
+    assert_true(float_of_half(ha[0]) == a[0]);  // the encoding round-trips
+    auto [want, got] = cpu_and_vulkan(matmul_graph(DType::fp16, out, s.n, s.h, s.c, s.w),
+                                      {raw(ha.data(), ha.size() * 2), raw(hb.data(), hb.size() * 2)});
+    assert_int_equal(got.size(), want.size());
+    for (std::int64_t n = 0; n < s.n; ++n)
+        for (std::int64_t y = 0; y < s.h; ++y)
+            for (std::int64_t x = 0; x < s.w; ++x) {
+                double exact = 0;
+                for (std::int64_t k = 0; k < s.c; ++k)
+                    exact += static_cast<double>(a[(n * s.h + y) * s.c + k]) *
+                             static_cast<double>(b[(n * s.c + k) * s.w + x]);
+                const std::size_t i = static_cast<std::size_t>((n * s.h + y) * s.w + x);
+                float g = 0, c = 0;
+                if (out == DType::fp32) {
+                    std::memcpy(&g, got.data() + 4 * i, 4);
+                    std::memcpy(&c, want.data() + 4 * i, 4);
+                } else {
+                    std::uint16_t gh = 0, ch = 0;
+                    std::memcpy(&gh, got.data() + 2 * i, 2);
+                    std::memcpy(&ch, want.data() + 2 * i, 2);
+                    g = float_of_half(gh);
+                    c = float_of_half(ch);
+                }
+                if (static_cast<double>(g) != exact || static_cast<double>(c) != exact)
+                    fail_msg("FP16 [%lld,%lld,%lld,%lld] element %zu: vulkan %.9g, cpu %.9g, "
+                             "exact %.9g",
+                             static_cast<long long>(s.n), static_cast<long long>(s.h),
+                             static_cast<long long>(s.c), static_cast<long long>(s.w), i,
+                             static_cast<double>(g), static_cast<double>(c), exact);
+            }
+}
+
+void fp16_matches_exactly(void**)
+{
+    // FP32 results: C up to 300 (exact, see the header). The last two
+    // shapes are whole 32x32 blocks, 16 deep: on a device with cooperative
+    // matrices they take matmul_coop.
+    const Shape to_fp32[] = {{1, 1, 300, 77}, {1, 3, 129, 33}, {3, 7, 33, 29},
+                             {1, 257, 129, 65}, {2, 64, 48, 96}, {1, 128, 256, 160}};
+    std::uint32_t seed = 120;
+    for (const Shape& s : to_fp32) check_fp16(s, DType::fp32, seed += 2);
+    // FP16 results: C = 7; odd W so neighbouring results share a word
+    // across rows (the halves written with atomics).
+    const Shape to_fp16[] = {{1, 1, 7, 1}, {1, 3, 7, 13}, {2, 5, 7, 31}, {1, 67, 7, 65}};
+    for (const Shape& s : to_fp16) check_fp16(s, DType::fp16, seed += 2);
+    // And through the shared-memory tiles.
+    setenv("VACCEL_VULKAN_MATMUL_TILES", "16,16,8,2,2", 1);
+    check_fp16({2, 5, 7, 31}, DType::fp16, seed += 2);
+    check_fp16({1, 67, 129, 65}, DType::fp32, seed += 2);
+    unsetenv("VACCEL_VULKAN_MATMUL_TILES");
+}
+
+// ----- refusals -----------------------------------------------------------------
+
+void unsupported_dtypes_are_refused_exactly(void**)
+{
+    Rig gpu = vulkan_rig();
+    // FP32 x FP32 -> FP16: both dtypes are advertised, the combination is
+    // not one the kernels run; the lowerer refuses the result's dtype at
+    // load (Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = FP16, arg1 = MATMUL).
+    assert_refused(gpu.load(matmul_graph(DType::fp32, DType::fp16, 1, 2, 3, 4)), Errc::unsupported,
+                   VACCEL_D_TOSA_DTYPE, static_cast<std::uint32_t>(DType::fp16),
+                   static_cast<std::uint32_t>(Op::matmul));
+    // FP8 inputs (FP16 result, as TOSA defines): the device lists FP8 on a
+    // device with narrow storage, but no MATMUL kernel reads it; refused at
+    // load (Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = FP8E4M3, arg1 = MATMUL).
+    assert_refused(gpu.load(matmul_graph(DType::fp8e4m3, DType::fp16, 1, 2, 3, 4)),
+                   Errc::unsupported, VACCEL_D_TOSA_DTYPE,
+                   static_cast<std::uint32_t>(DType::fp8e4m3),
+                   static_cast<std::uint32_t>(Op::matmul));
+    gpu.finish();
+}
+
+}  // namespace
+
+int main()
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tiles_follow_the_device_limits),
+        cmocka_unit_test(tile_overrides_are_checked),
+        cmocka_unit_test(the_coop_shape_is_fp16_with_fp32_accumulation),
+        cmocka_unit_test(the_lowering_chooses_the_kernel_by_shape),
+        cmocka_unit_test(fp32_matches_on_odd_shapes),
+        cmocka_unit_test(the_shared_memory_tiles_match_on_odd_shapes),
+        cmocka_unit_test(the_streaming_kernel_takes_turns),
+        cmocka_unit_test(a_bad_tile_override_refuses_the_load),
+        cmocka_unit_test(fp16_matches_exactly),
+        cmocka_unit_test(unsupported_dtypes_are_refused_exactly),
+    };
+    unsetenv("VACCEL_VULKAN_MATMUL_TILES");  // the tests set them themselves
+    unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
