@@ -18,6 +18,7 @@ ContextState::ContextState(std::shared_ptr<DeviceCore> owner) : device(std::move
 
 ContextState::~ContextState()
 {
+    ring.reset();
     VkDevice d = device->device;
     if (transfer_done != VK_NULL_HANDLE)
         vkDestroyFence(d, transfer_done, nullptr);

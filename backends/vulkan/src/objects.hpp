@@ -20,6 +20,7 @@
 
 #include "instance.hpp"
 #include "memory_plan.hpp"
+#include "ring.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/backend/vulkan.hpp"
 
@@ -59,7 +60,7 @@ struct DeviceCore {
 };
 
 // One context: the command pool, command buffer and fence of its blocking
-// transfers, and its share of the limits.
+// transfers, its submission ring, and its share of the limits.
 struct ContextState {
     std::shared_ptr<DeviceCore> device;
     VkCommandPool pool = VK_NULL_HANDLE;
@@ -73,6 +74,8 @@ struct ContextState {
     // Gates alive; a destroyed gate may die on the completion thread (a
     // released submission holds it), so atomic.
     std::atomic<std::uint64_t> gates{0};
+    // Its submissions' command buffers, descriptor pools and fences (ring.hpp).
+    std::unique_ptr<SubmissionRing> ring;
 
     explicit ContextState(std::shared_ptr<DeviceCore> owner);
     ContextState(const ContextState&) = delete;

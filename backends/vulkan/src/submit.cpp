@@ -56,24 +56,13 @@ Status record(SubmissionState& s, std::span<const BoundSlot> slots)
         infos.push_back({slot.buffer->buffer, slot.offset, VK_WHOLE_SIZE});
     if (program.plan.arena_bytes != 0) infos.push_back({program.arena, 0, VK_WHOLE_SIZE});
 
-    if (count != 0) {
-        VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, count};
-        VkDescriptorPoolCreateInfo pool{};
-        pool.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-        pool.maxSets = 1;
-        pool.poolSizeCount = 1;
-        pool.pPoolSizes = &size;
-        if (VkResult r = vkCreateDescriptorPool(core.device, &pool, nullptr, &s.descriptors);
-            r != VK_SUCCESS) {
-            s.descriptors = VK_NULL_HANDLE;
-            return fail(vulkan_error(core, r, "creating a descriptor pool"));
-        }
-    }
+    // The slot's pool holds one set of up to tuning's descriptor count
+    // (program.cpp refuses larger programs at load); reset with the slot.
     VkDescriptorSet set = VK_NULL_HANDLE;
     if (count != 0) {
         VkDescriptorSetAllocateInfo allocate{};
         allocate.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-        allocate.descriptorPool = s.descriptors;
+        allocate.descriptorPool = s.context->ring->slot(*s.slot).descriptors;
         allocate.descriptorSetCount = 1;
         allocate.pSetLayouts = &program.set_layout;
         if (VkResult r = vkAllocateDescriptorSets(core.device, &allocate, &set); r != VK_SUCCESS)
@@ -86,27 +75,6 @@ Status record(SubmissionState& s, std::span<const BoundSlot> slots)
         write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         write.pBufferInfo = infos.data();
         vkUpdateDescriptorSets(core.device, 1, &write, 0, nullptr);
-    }
-
-    VkCommandPoolCreateInfo pool{};
-    pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-    pool.queueFamilyIndex = core.physical.queue_family;
-    if (VkResult r = vkCreateCommandPool(core.device, &pool, nullptr, &s.pool); r != VK_SUCCESS) {
-        s.pool = VK_NULL_HANDLE;
-        return fail(vulkan_error(core, r, "creating a command pool"));
-    }
-    VkCommandBufferAllocateInfo allocate{};
-    allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-    allocate.commandPool = s.pool;
-    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    allocate.commandBufferCount = 1;
-    if (VkResult r = vkAllocateCommandBuffers(core.device, &allocate, &s.commands); r != VK_SUCCESS)
-        return fail(vulkan_error(core, r, "allocating a command buffer"));
-    VkFenceCreateInfo fence{};
-    fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-    if (VkResult r = vkCreateFence(core.device, &fence, nullptr, &s.fence); r != VK_SUCCESS) {
-        s.fence = VK_NULL_HANDLE;
-        return fail(vulkan_error(core, r, "creating a fence"));
     }
 
     VkCommandBufferBeginInfo begin{};
@@ -149,14 +117,7 @@ Status record(SubmissionState& s, std::span<const BoundSlot> slots)
 
 }  // namespace
 
-SubmissionState::~SubmissionState()
-{
-    release();
-    VkDevice d = context->device->device;
-    if (fence != VK_NULL_HANDLE) vkDestroyFence(d, fence, nullptr);
-    if (pool != VK_NULL_HANDLE) vkDestroyCommandPool(d, pool, nullptr);
-    if (descriptors != VK_NULL_HANDLE) vkDestroyDescriptorPool(d, descriptors, nullptr);
-}
+SubmissionState::~SubmissionState() { release(); }
 
 void SubmissionState::release()
 {
@@ -170,6 +131,13 @@ void SubmissionState::release()
     if (program) program->in_flight.fetch_sub(1, std::memory_order_acq_rel);
     // Done with the gate's semaphore: ended, or its fence has signalled.
     gate.reset();
+    if (slot) {
+        if (on_device)
+            context->ring->retire(*slot);
+        else
+            context->ring->give_back(*slot);
+        slot.reset();
+    }
 }
 
 VulkanEvent::VulkanEvent(std::shared_ptr<SubmissionState> s) : submission(std::move(s))
@@ -189,8 +157,13 @@ Result<std::shared_ptr<SubmissionState>> record_only(std::shared_ptr<ContextStat
                                                      std::span<const BoundSlot> slots,
                                                      std::shared_ptr<EventSink> sink)
 {
+    auto taken = context->ring->take();
+    if (!taken) return fail(ring_full_error());
     auto s = std::make_shared<SubmissionState>();
     s->context = context;
+    s->slot = *taken;
+    s->commands = context->ring->slot(*taken).commands;
+    s->fence = context->ring->slot(*taken).fence;
     s->sink = std::move(sink);
     s->program = program;
     program->in_flight.fetch_add(1, std::memory_order_acq_rel);
@@ -235,6 +208,7 @@ Status submit_recorded(SubmissionState& s, std::uint64_t deadline_ns)
         submitted = vkQueueSubmit2(core.queue, 1, &submit, s.fence);
     }
     if (submitted != VK_SUCCESS) return fail(vulkan_error(core, submitted, "submitting a program"));
+    s.on_device = true;
     return {};
 }
 
@@ -313,6 +287,7 @@ void Completer::run()
             pending_.pop_front();
         }
         if (r == VK_SUCCESS) {
+            next->on_device = false;  // its fence signalled: the slot may be reset
             finish(*next, EventState::complete, {});
         } else {
             core_->lost.store(true, std::memory_order_release);

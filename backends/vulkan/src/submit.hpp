@@ -1,8 +1,8 @@
 // submit.hpp - running a loaded program: recording, submission and completion.
 //
-// Owns: SubmissionState (one accepted submission: its command pool and
-// buffer, descriptor pool and set, fence, the buffers it holds in flight and
-// its event sink) and the Completer, one thread per device that waits for
+// Owns: SubmissionState (one accepted submission: the ring slot it took
+// (ring.hpp: command buffer, descriptor set, fence), the buffers it holds in
+// flight and its event sink) and the Completer, one thread per device that waits for
 // the fences in submission order and reports each outcome.
 // Decides (docs/adr/0013-vulkan-backend.md):
 //  - recording: a barrier first (orders this run after earlier work on the
@@ -24,6 +24,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -42,10 +43,12 @@ struct SubmissionState {
     std::uint64_t after_value = 0;
     std::uint64_t deadline_ns = 0;  // checked again when the gate releases it
     std::shared_ptr<ProgramState> program;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    VkCommandBuffer commands = VK_NULL_HANDLE;
-    VkDescriptorPool descriptors = VK_NULL_HANDLE;
-    VkFence fence = VK_NULL_HANDLE;
+    // The context's ring slot this submission took; given back (reset) by
+    // release(), or retired when `on_device` (its work may still run).
+    std::optional<std::uint32_t> slot;
+    VkCommandBuffer commands = VK_NULL_HANDLE;  // the slot's
+    VkFence fence = VK_NULL_HANDLE;             // the slot's
+    bool on_device = false;  // submitted and its fence not yet seen signalled
     struct Held {
         VulkanBuffer* buffer;  // alive: free_buffer is refused while held
         bool writes;
@@ -59,7 +62,7 @@ struct SubmissionState {
     SubmissionState(const SubmissionState&) = delete;
     SubmissionState& operator=(const SubmissionState&) = delete;
     ~SubmissionState();
-    // Gives back the buffers and the program (once).
+    // Gives back the buffers, the program and the ring slot (once).
     void release();
     bool released = false;
 };
@@ -101,6 +104,8 @@ struct BoundSlot {
     bool writes = false;
 };
 // Records and holds without submitting (a SUBMIT_AFTER parked on its gate).
+// Takes a slot of the context's ring: refused with ring_full_error() when all
+// are taken.
 Result<std::shared_ptr<SubmissionState>> record_only(std::shared_ptr<ContextState> context,
                                                      std::shared_ptr<ProgramState> program,
                                                      std::span<const BoundSlot> slots,

@@ -194,6 +194,9 @@ public:
             context->transfer_done = VK_NULL_HANDLE;
             return fail(vulkan_error(*core_, r, "creating a context's transfer fence"));
         }
+        auto ring = SubmissionRing::create(*core_, VACCEL_MAX_BINDINGS + 1);
+        if (!ring) return fail(ring.error());
+        context->ring = std::move(*ring);
         return std::make_unique<VulkanContext>(std::move(context));
     }
 
@@ -441,12 +444,20 @@ Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
                                                    "the device's storage-buffer offset alignment "
                                                    "({} bytes); bind at an aligned offset",
                                                    i, b.offset, offset_alignment)));
+        bound[b.slot] = BoundSlot{&buffer, b.offset, (b.access & VACCEL_ACCESS_WRITE) != 0};
+    }
+    // A full ring is refused before the buffers' in-flight state is looked
+    // at. Only this (device-serialised) call takes slots, so a free slot seen
+    // here is still free when record_only takes it.
+    if (queue.owner->ring->in_use() + queue.owner->ring->retired() >= ring_depth)
+        return fail(ring_full_error());
+    for (const Binding& b : desc.bindings) {
+        const auto& buffer = static_cast<const VulkanBuffer&>(*b.buffer);
         const bool writes = (b.access & VACCEL_ACCESS_WRITE) != 0;
         if (buffer.writers.load(std::memory_order_acquire) != 0 ||
             (writes && buffer.in_flight() != 0))
             return fail(in_flight_error(buffer, writes ? "binding a buffer for writing"
                                                        : "binding a buffer for reading"));
-        bound[b.slot] = BoundSlot{&buffer, b.offset, writes};
     }
     if (desc.deadline_ns != 0 && monotonic_ns() >= desc.deadline_ns)
         return fail(Error::of(Errc::deadline_expired, VACCEL_D_DEADLINE)
