@@ -7,6 +7,7 @@ DeviceCore::~DeviceCore()
 {
     if (device != VK_NULL_HANDLE) {
         vkDeviceWaitIdle(device);
+        pipelines.reset();
         vkDestroyDevice(device, nullptr);
     }
 }

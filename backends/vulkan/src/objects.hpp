@@ -20,6 +20,7 @@
 
 #include "instance.hpp"
 #include "memory_plan.hpp"
+#include "pipeline_cache.hpp"
 #include "ring.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/backend/vulkan.hpp"
@@ -52,6 +53,8 @@ struct DeviceCore {
     // submissions take this lock around the call.
     std::mutex queue_mutex;
     std::uint64_t next_identity = 1;  // buffers' serial numbers (device-serialised calls)
+    // The pipeline cache and shader modules; destroyed (and saved) before the device.
+    std::unique_ptr<PipelineCache> pipelines;
 
     DeviceCore() = default;
     DeviceCore(const DeviceCore&) = delete;

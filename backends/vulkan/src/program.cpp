@@ -50,15 +50,9 @@ Status make_layouts(ProgramState& program)
 Result<VkPipeline> make_pipeline(ProgramState& program, const tosa::KernelSpec& spec)
 {
     DeviceCore& core = *program.owner->device;
-    const auto code = kernel_spirv(static_cast<KernelId>(spec.kernel));
-    VkShaderModuleCreateInfo module_info{};
-    module_info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-    module_info.codeSize = code.size_bytes();
-    module_info.pCode = code.data();
-    VkShaderModule module = VK_NULL_HANDLE;
-    if (VkResult r = vkCreateShaderModule(core.device, &module_info, nullptr, &module);
-        r != VK_SUCCESS)
-        return fail(vulkan_error(core, r, "creating a shader module"));
+    // One module per kernel per device (pipeline_cache.hpp), kept with the device.
+    auto module = core.pipelines->module(kernel_spirv(static_cast<KernelId>(spec.kernel)));
+    if (!module) return fail(module.error());
     std::vector<std::uint32_t> words;
     words.push_back(program.plan.buffer_count());
     words.insert(words.end(), spec.spec.begin(), spec.spec.end());
@@ -74,14 +68,13 @@ Result<VkPipeline> make_pipeline(ProgramState& program, const tosa::KernelSpec& 
     create.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
     create.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    create.stage.module = module;
+    create.stage.module = *module;
     create.stage.pName = "main";
     create.stage.pSpecializationInfo = &specialization;
     create.layout = program.layout;
     VkPipeline pipeline = VK_NULL_HANDLE;
-    const VkResult r =
-        vkCreateComputePipelines(core.device, VK_NULL_HANDLE, 1, &create, nullptr, &pipeline);
-    vkDestroyShaderModule(core.device, module, nullptr);
+    const VkResult r = vkCreateComputePipelines(core.device, core.pipelines->handle(), 1, &create,
+                                                nullptr, &pipeline);
     if (r != VK_SUCCESS) return fail(vulkan_error(core, r, "creating a compute pipeline"));
     return pipeline;
 }
@@ -207,6 +200,7 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     if (auto ok = make_arena(*program); !ok) return fail(ok.error());
     program->counted = true;
     program->owner->device->counters.programs.fetch_add(1);
+    program->owner->device->pipelines->programs_loaded();
     return program;
 }
 

@@ -140,6 +140,12 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
             record, "no host-visible coherent memory type a storage buffer may use"));
     state->plan = *plan;
     state->info = describe_device(record, *plan);
+    VkPhysicalDeviceProperties properties{};
+    vkGetPhysicalDeviceProperties(record.handle, &properties);
+    PipelineCacheIdentity identity{properties.vendorID, properties.deviceID,
+                                   properties.driverVersion, {}};
+    std::memcpy(identity.cache_uuid.data(), properties.pipelineCacheUUID, VK_UUID_SIZE);
+    state->pipelines = PipelineCache::open(state->device, identity, options.state_dir);
     return state;
 }
 

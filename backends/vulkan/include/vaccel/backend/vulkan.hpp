@@ -9,6 +9,7 @@
 // and transfers buffers; it runs no programs yet.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ struct VulkanOptions {
     // staging buffer and copy commands, even into mapped memory, so the
     // staging path runs on devices whose every memory type is host-visible.
     bool stage_all_transfers = false;
+    // The daemon's state directory ([daemon] state_dir): each device keeps
+    // its pipeline cache in <state_dir>/vulkan/. Empty: nothing is kept
+    // across restarts.
+    std::filesystem::path state_dir;
 };
 
 // What the probe found about one physical device.
