@@ -1,6 +1,8 @@
 // test_ring.cpp - the submission ring of a Vulkan context (Mesa lavapipe):
 // 64 preallocated slots reused in order, a 65th submission in flight refused
 // with the events limit, and every slot back once the work ends.
+#include <fmt/format.h>
+
 #include "../cpu/cpu_test_support.hpp"
 #include "objects.hpp"
 #include "vaccel/backend/vulkan.hpp"
@@ -168,6 +170,34 @@ void a_cancelled_submission_gives_its_slot_back(void**)
     gpu.finish(p);
 }
 
+// 32 inputs summed in a chain into one output: 33 slots and the arena (the
+// 30 partial sums) need 34 descriptors; lavapipe binds 32 storage buffers
+// per shader stage, below VACCEL_MAX_BINDINGS + 1 (tuning.hpp).
+void a_program_with_more_buffers_than_a_set_holds_is_refused_at_load(void**)
+{
+    Rig gpu = vulkan_rig();
+    tosa::GraphBuilder g;
+    std::vector<std::uint32_t> inputs;
+    for (int i = 0; i < 32; ++i) inputs.push_back(f32(g, fmt::format("x{}", i).c_str(), {4}));
+    std::uint32_t sum = inputs[0];
+    for (int i = 1; i < 32; ++i) {
+        const auto next = f32(g, i == 31 ? "out" : fmt::format("s{}", i).c_str(), {4});
+        g.op(Op::add, {sum, inputs[i]}, {next});
+        sum = next;
+    }
+    for (auto x : inputs) g.input(x);
+    g.output(sum);
+    const auto refused = gpu.load(g.finish());
+    assert_refused(refused, Errc::resource_limit, VACCEL_D_LIMIT, 32, 34);
+    assert_int_equal(refused.error().limit, VACCEL_LIMIT_BINDINGS);
+    assert_string_equal(refused.error().note.c_str(),
+                        "the program needs 34 storage buffers (33 slots and its arena), more "
+                        "than the 32 this device binds at once; split the program or give it "
+                        "fewer inputs and outputs");
+    assert_int_equal(gpu.backend->live().programs, 0);
+    gpu.finish();
+}
+
 }  // namespace
 
 int main()
@@ -176,6 +206,7 @@ int main()
         cmocka_unit_test(more_submissions_than_slots_reuse_them),
         cmocka_unit_test(a_sixty_fifth_submission_in_flight_is_refused),
         cmocka_unit_test(a_cancelled_submission_gives_its_slot_back),
+        cmocka_unit_test(a_program_with_more_buffers_than_a_set_holds_is_refused_at_load),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -22,6 +22,7 @@
 #include "memory_plan.hpp"
 #include "pipeline_cache.hpp"
 #include "ring.hpp"
+#include "tuning.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/backend/vulkan.hpp"
 
@@ -45,6 +46,7 @@ struct DeviceCore {
     VkDevice device = VK_NULL_HANDLE;
     VkQueue queue = VK_NULL_HANDLE;
     MemoryPlan plan;
+    Tuning tuning;  // written once at open (tuning.hpp)
     vaccel_device_info info{};  // Invariant: written once at open, then read-only.
     Counters counters;
     std::atomic<bool> lost{false};

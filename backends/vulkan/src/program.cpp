@@ -186,6 +186,17 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
                                  lower);
     if (!plan) return fail(plan.error());
 
+    // The descriptor array (slots, then the arena) must fit the device
+    // (tuning.hpp) and a ring slot's descriptor pool, which is sized to it.
+    const std::uint32_t descriptors = context->device->tuning.descriptors;
+    if (plan->buffer_count() > descriptors)
+        return fail(Error::limit_hit(VACCEL_LIMIT_BINDINGS, descriptors, plan->buffer_count())
+                        .with_note(fmt::format("the program needs {} storage buffers ({} slots "
+                                               "and its arena), more than the {} this device "
+                                               "binds at once; split the program or give it "
+                                               "fewer inputs and outputs",
+                                               plan->buffer_count(), plan->slots.size(),
+                                               descriptors)));
     auto program = std::make_shared<ProgramState>(std::move(context));
     program->plan = std::move(*plan);
     const tosa::Block& block = graph->regions[0].blocks[0];

@@ -21,11 +21,6 @@ std::uint64_t monotonic_ns()
 
 namespace {
 
-// 64 invocations per workgroup (kernels/vulkan/common.glsl); the grid is
-// capped and the kernels loop over the rest.
-constexpr std::uint64_t workgroup_size = 64;
-constexpr std::uint64_t max_groups = 65535;
-
 void memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
                     VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
                     VkAccessFlags2 dst_access)
@@ -102,8 +97,10 @@ Status record(SubmissionState& s, std::span<const BoundSlot> slots)
             vkCmdBindPipeline(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
             bound = pipeline;
         }
-        const std::uint64_t groups =
-            std::min(max_groups, (dispatch.kernel.work + workgroup_size - 1) / workgroup_size);
+        // The grid is capped (tuning.hpp) and the kernels loop over the rest.
+        const std::uint64_t width = core.tuning.workgroup_size;
+        const std::uint64_t groups = std::min<std::uint64_t>(
+            core.tuning.max_groups, (dispatch.kernel.work + width - 1) / width);
         vkCmdDispatch(s.commands, static_cast<std::uint32_t>(groups), 1, 1);
     }
     memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,

@@ -28,6 +28,7 @@
 #include "gate.hpp"
 #include "submit.hpp"
 #include "transfer.hpp"
+#include "tuning.hpp"
 #include "vaccel/backend/vulkan.hpp"
 #include "vaccel/common/validation.hpp"
 
@@ -139,6 +140,13 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
         return std::unexpected(open_failure(
             record, "no host-visible coherent memory type a storage buffer may use"));
     state->plan = *plan;
+    const VkPhysicalDeviceLimits& l = record.limits;
+    auto tuning = tune({l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations,
+                        l.maxComputeWorkGroupCount[0], l.maxPerStageDescriptorStorageBuffers,
+                        l.maxDescriptorSetStorageBuffers, l.maxPushConstantsSize,
+                        record.subgroup_size});
+    if (!tuning) return std::unexpected(open_failure(record, tuning.error()));
+    state->tuning = *tuning;
     state->info = describe_device(record, *plan);
     VkPhysicalDeviceProperties properties{};
     vkGetPhysicalDeviceProperties(record.handle, &properties);
@@ -200,7 +208,7 @@ public:
             context->transfer_done = VK_NULL_HANDLE;
             return fail(vulkan_error(*core_, r, "creating a context's transfer fence"));
         }
-        auto ring = SubmissionRing::create(*core_, VACCEL_MAX_BINDINGS + 1);
+        auto ring = SubmissionRing::create(*core_, core_->tuning.descriptors);
         if (!ring) return fail(ring.error());
         context->ring = std::move(*ring);
         return std::make_unique<VulkanContext>(std::move(context));
