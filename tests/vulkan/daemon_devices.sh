@@ -38,8 +38,8 @@ assert vk["driver"].startswith("vaccel-vulkan llvmpipe Mesa "), vk["driver"]
 # the UUID begins with the bytes of "mesa" (6d 65 73 61).
 assert vk["vendor_id"] == 0x10005 and vk["device_id"] == 0, vk
 assert vk["uuid"].replace("-", "").startswith("6d657361"), vk["uuid"]
-assert vk["formats"] == ["tosa"], vk["formats"]
-assert vk["capabilities"] == ["gates"], vk["capabilities"]  # host gates only, no launches
+assert vk["formats"] == ["tosa", "spirv"], vk["formats"]
+assert vk["capabilities"] == ["gates", "launch"], vk["capabilities"]  # host gates, SPIR-V launches
 assert vk["pci"] is None, vk["pci"]
 assert vk["class"] == "other", vk["class"]  # a CPU-type Vulkan device
 assert len(vk["tosa_targets"]) == 1, vk["tosa_targets"]

@@ -79,7 +79,9 @@ void more_submissions_than_slots_reuse_them(void**)
         assert_ok(gpu.backend->write_buffer(*in, 0, bytes_of(x)));
         auto submitted = submit_desc(gpu, *p, gpu.bind(*p, {in.get(), out.get()}), nullptr, 0);
         assert_ok(submitted);
-        assert_int_equal(ring_of(gpu).in_use(), 1);
+        // One slot at most: this run's (the completion thread may already
+        // have given it back).
+        assert_true(ring_of(gpu).in_use() <= 1);
         assert_int_equal(static_cast<int>(gpu.wait(*submitted->event).state),
                          static_cast<int>(EventState::complete));
         assert_exactly(gpu.read(*out, 70), doubled(x));

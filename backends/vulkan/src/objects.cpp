@@ -36,7 +36,7 @@ VulkanBuffer::VulkanBuffer(std::shared_ptr<ContextState> context, const BufferDe
 VulkanBuffer::~VulkanBuffer()
 {
     VkDevice d = owner->device->device;
-    if (mapped != nullptr)
+    if (mapped != nullptr && !imported)
         vkUnmapMemory(d, memory);
     if (buffer != VK_NULL_HANDLE)
         vkDestroyBuffer(d, buffer, nullptr);

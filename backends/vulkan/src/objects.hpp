@@ -101,6 +101,7 @@ struct VulkanBuffer final : Buffer {
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
     std::byte* mapped = nullptr;
+    bool imported = false;  // `mapped` is the caller's memory (import_host_buffer): never unmapped
     std::uint64_t allocation_bytes = 0;
     std::uint64_t serial = 0;
     // Submissions accepted and not complete that bind this buffer, and how

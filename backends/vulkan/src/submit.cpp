@@ -41,8 +41,74 @@ void memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
 constexpr VkAccessFlags2 shader_rw =
     VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
 
+Status begin_recording(SubmissionState& s)
+{
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    if (VkResult r = vkBeginCommandBuffer(s.commands, &begin); r != VK_SUCCESS)
+        return fail(vulkan_error(*s.context->device, r, "recording a program"));
+    // Earlier submissions on the queue may still use the arena or these
+    // buffers (and transfers may have written them).
+    memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+                   shader_rw | VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                   shader_rw);
+    return {};
+}
+
+Status end_recording(SubmissionState& s)
+{
+    memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,
+                   VK_PIPELINE_STAGE_2_HOST_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_HOST_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
+                       VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    if (VkResult r = vkEndCommandBuffer(s.commands); r != VK_SUCCESS)
+        return fail(vulkan_error(*s.context->device, r, "recording a program"));
+    return {};
+}
+
+// A kernel launch: set 0 holds the pointer arguments' buffers in argv
+// order, the push constants the scalars; one dispatch of the grid.
+Status record_launch(SubmissionState& s)
+{
+    DeviceCore& core = *s.context->device;
+    const LaunchRecord& launch = *s.launch;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    if (!launch.buffers.empty()) {
+        VkDescriptorSetAllocateInfo allocate{};
+        allocate.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+        allocate.descriptorPool = s.context->ring->slot(*s.slot).descriptors;
+        allocate.descriptorSetCount = 1;
+        allocate.pSetLayouts = &launch.kernel.set_layout;
+        if (VkResult r = vkAllocateDescriptorSets(core.device, &allocate, &set); r != VK_SUCCESS)
+            return fail(vulkan_error(core, r, "allocating a descriptor set"));
+        std::vector<VkWriteDescriptorSet> writes(launch.buffers.size());
+        for (std::uint32_t i = 0; i < writes.size(); ++i) {
+            writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+            writes[i].dstSet = set;
+            writes[i].dstBinding = i;
+            writes[i].descriptorCount = 1;
+            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+            writes[i].pBufferInfo = &launch.buffers[i];
+        }
+        vkUpdateDescriptorSets(core.device, static_cast<std::uint32_t>(writes.size()),
+                               writes.data(), 0, nullptr);
+    }
+    if (auto ok = begin_recording(s); !ok) return ok;
+    vkCmdBindPipeline(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, launch.kernel.pipeline);
+    if (set != VK_NULL_HANDLE)
+        vkCmdBindDescriptorSets(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, launch.kernel.layout, 0,
+                                1, &set, 0, nullptr);
+    if (!launch.push.empty())
+        vkCmdPushConstants(s.commands, launch.kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                           static_cast<std::uint32_t>(launch.push.size()), launch.push.data());
+    vkCmdDispatch(s.commands, launch.grid[0], launch.grid[1], launch.grid[2]);
+    return end_recording(s);
+}
+
 Status record(SubmissionState& s, std::span<const BoundSlot> slots)
 {
+    if (s.launch) return record_launch(s);
     DeviceCore& core = *s.context->device;
     const ProgramState& program = *s.program;
     const std::uint32_t count = program.plan.buffer_count();
@@ -149,10 +215,10 @@ VulkanEvent::~VulkanEvent()
     submission->context->device->counters.events.fetch_sub(1);
 }
 
-Result<std::shared_ptr<SubmissionState>> record_only(std::shared_ptr<ContextState> context,
-                                                     std::shared_ptr<ProgramState> program,
-                                                     std::span<const BoundSlot> slots,
-                                                     std::shared_ptr<EventSink> sink)
+Result<std::shared_ptr<SubmissionState>> record_only(
+    std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink,
+    std::optional<LaunchRecord> launch)
 {
     auto taken = context->ring->take();
     if (!taken) return fail(ring_full_error());
@@ -161,6 +227,7 @@ Result<std::shared_ptr<SubmissionState>> record_only(std::shared_ptr<ContextStat
     s->slot = *taken;
     s->commands = context->ring->slot(*taken).commands;
     s->fence = context->ring->slot(*taken).fence;
+    s->launch = std::move(launch);
     s->sink = std::move(sink);
     s->program = program;
     program->in_flight.fetch_add(1, std::memory_order_acq_rel);
@@ -211,9 +278,10 @@ Status submit_recorded(SubmissionState& s, std::uint64_t deadline_ns)
 
 Result<std::shared_ptr<SubmissionState>> record_and_submit(
     std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
-    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns)
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns,
+    std::optional<LaunchRecord> launch)
 {
-    auto s = record_only(context, std::move(program), slots, std::move(sink));
+    auto s = record_only(context, std::move(program), slots, std::move(sink), std::move(launch));
     if (!s) return fail(s.error());
     if (auto ok = submit_recorded(**s, deadline_ns); !ok) return fail(ok.error());
     context->device->counters.events_in_flight.fetch_add(1);

@@ -20,6 +20,7 @@
 // DeviceCore::queue_mutex.
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -35,6 +36,15 @@ namespace vaccel::backend::vulkan {
 
 struct GateState;
 
+// What a launch of a SPIR-V kernel records instead of a plan's dispatches:
+// its pipeline, set 0's storage buffers, the push constants and the grid.
+struct LaunchRecord {
+    ProgramState::KernelPipeline kernel;
+    std::vector<VkDescriptorBufferInfo> buffers;
+    std::vector<std::byte> push;
+    std::array<std::uint32_t, 3> grid{};
+};
+
 struct SubmissionState {
     std::shared_ptr<ContextState> context;
     // A SUBMIT_AFTER's gate: kept alive until completion, since the queued
@@ -49,6 +59,7 @@ struct SubmissionState {
     VkCommandBuffer commands = VK_NULL_HANDLE;  // the slot's
     VkFence fence = VK_NULL_HANDLE;             // the slot's
     bool on_device = false;  // submitted and its fence not yet seen signalled
+    std::optional<LaunchRecord> launch;  // a kernel launch, else the program's plan
     struct Held {
         VulkanBuffer* buffer;  // alive: free_buffer is refused while held
         bool writes;
@@ -106,17 +117,19 @@ struct BoundSlot {
 // Records and holds without submitting (a SUBMIT_AFTER parked on its gate).
 // Takes a slot of the context's ring: refused with ring_full_error() when all
 // are taken.
-Result<std::shared_ptr<SubmissionState>> record_only(std::shared_ptr<ContextState> context,
-                                                     std::shared_ptr<ProgramState> program,
-                                                     std::span<const BoundSlot> slots,
-                                                     std::shared_ptr<EventSink> sink);
+// `slots` are the buffers held in flight; a launch binds `launch->buffers`.
+Result<std::shared_ptr<SubmissionState>> record_only(
+    std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink,
+    std::optional<LaunchRecord> launch = std::nullopt);
 // Gives a recorded submission to the queue (waiting on its gate's semaphore
 // at after_value when it has one); past `deadline_ns` nothing is submitted.
 // Does not count it in flight.
 Status submit_recorded(SubmissionState& submission, std::uint64_t deadline_ns);
 Result<std::shared_ptr<SubmissionState>> record_and_submit(
     std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
-    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns);
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns,
+    std::optional<LaunchRecord> launch = std::nullopt);
 
 std::uint64_t monotonic_ns();
 
