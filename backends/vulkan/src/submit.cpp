@@ -323,10 +323,10 @@ void Completer::finish(SubmissionState& submission, EventState state, Error fail
     submission.release();
     auto sink = std::move(submission.sink);
     core_->counters.events_in_flight.fetch_sub(1);
-    submission.state.store(static_cast<std::uint32_t>(state), std::memory_order_release);
     EventStatus status;
     status.state = state;
     status.failure = submission.failure;
+    submission.state.store(static_cast<std::uint32_t>(state), std::memory_order_release);
     sink->completed(status);
 }
 
@@ -350,6 +350,7 @@ void Completer::run()
         {
             std::lock_guard lock(mutex_);
             pending_.pop_front();
+            current_ = next.get();
         }
         if (r == VK_SUCCESS) {
             next->on_device = false;  // its fence signalled: the slot may be reset
@@ -363,7 +364,19 @@ void Completer::run()
                                               "undefined",
                                               core_->info.name, static_cast<int>(r))));
         }
+        next.reset();
+        {
+            std::lock_guard lock(mutex_);
+            current_ = nullptr;
+        }
+        idle_.notify_all();
     }
+}
+
+void Completer::forget(const SubmissionState* submission)
+{
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return current_ != submission; });
 }
 
 }  // namespace vaccel::backend::vulkan

@@ -93,6 +93,11 @@ public:
     // Ends an accepted submission that never reached the device (cancelled,
     // or failed when released); reports it like any other.
     void end_unstarted(SubmissionState& submission, EventState state, Error failure);
+    // Returns once the completion thread holds no reference to `submission`
+    // (it drops its own after publishing the outcome), so destroying a
+    // finished event releases the submission's context on the caller's
+    // thread and live() counts are exact when it returns.
+    void forget(const SubmissionState* submission);
 
 private:
     void run();
@@ -102,6 +107,8 @@ private:
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<std::shared_ptr<SubmissionState>> pending_;
+    const SubmissionState* current_ = nullptr;  // finishing, still referenced by the thread
+    std::condition_variable idle_;               // current_ changed
     bool stopping_ = false;
     std::thread thread_;  // last: started once everything above exists
 };

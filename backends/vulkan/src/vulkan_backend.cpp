@@ -358,6 +358,7 @@ public:
         if (s.state.load(std::memory_order_acquire) == VACCEL_EVENT_PENDING)
             return fail(Error::of(Errc::busy, VACCEL_D_NOT_COMPLETE)
                             .with_note("the event is still pending; wait for it first"));
+        completer_.forget(&s);
         event.reset();
         return {};
     }

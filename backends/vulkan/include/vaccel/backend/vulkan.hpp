@@ -6,7 +6,8 @@
 // virtual > CPU (ties keep the loader's order); the others are refused with
 // the reason in the log and in the probe report. A machine without a Vulkan
 // driver has no Vulkan device, which is not an error. The backend allocates
-// and transfers buffers; it runs no programs yet.
+// and transfers buffers, runs FP32 TOSA programs, launches SPIR-V kernels
+// and imports host memory (import_host_buffer).
 #pragma once
 
 #include <filesystem>
