@@ -215,15 +215,17 @@ void pointer_arguments_start_at_their_binding_offsets(void**)
     gpu.finish(p);
 }
 
-// A u64 before two u32s: the push block is the parameter block of the
-// scalars (u64 at 0, u32 at 8 and 12). values[i] = 7 + i for i < 70 of 128.
+// A u64 between two u32s: the push block is the parameter block of the
+// scalars (u32 at 0, padding, u64 at 8, u32 at 16). values[i] = 7 + i for
+// i < 70 of 128. Packed without the padding the block would be 16 bytes,
+// with count at 12, where the kernel reads the u64's high word.
 void scalars_keep_their_natural_alignment(void**)
 {
     Rig gpu = vulkan_rig();
     auto p = must_load_kernel(gpu, "fill64");
     auto out = gpu.buffer(128 * 4);
     run(gpu, *p, "main",
-        {Arg::u64(0xdeadbeefcafef00dull), Arg::u32(7), Arg::u32(70), Arg::ptr(0, 512)},
+        {Arg::u32(7), Arg::u64(0xdeadbeefcafef00dull), Arg::u32(70), Arg::ptr(0, 512)},
         {{0, VACCEL_ACCESS_WRITE, out.get(), 0, 512}}, grid(2));
     std::vector<std::uint32_t> got(128), want(128, 0);
     for (std::uint32_t i = 0; i < 70; ++i) want[i] = 7 + i;

@@ -1,13 +1,14 @@
 // fill64.comp - out[i] = base + i for i < count, with a 64-bit scalar
-// before a 32-bit one, so the push-constant block has the argv parameter
-// block's natural alignment (tests/vulkan/test_launch.cpp).
+// between two 32-bit ones, so the push-constant block must have the argv
+// parameter block's natural alignment, padding included
+// (tests/vulkan/test_launch.cpp). The u64 is read
+// as a uvec2 (8-byte aligned in std430 too), so no shaderInt64 is needed.
 #version 450
-#extension GL_ARB_gpu_shader_int64 : require
 layout(local_size_x = 64) in;
 layout(push_constant) uniform Scalars {
-    uint64_t unused;  // a u64 record: 8 bytes at offset 0
-    uint base;        // a u32 record at offset 8
-    uint count;       // a u32 record at offset 12
+    uint base;     // a u32 record at offset 0, then 4 bytes of padding
+    uvec2 unused;  // a u64 record: 8 bytes at offset 8
+    uint count;    // a u32 record at offset 16
 } scalars;
 layout(set = 0, binding = 0) writeonly buffer Out { uint values[]; };
 
