@@ -242,7 +242,12 @@ enum vaccel_program_format {
 	 * without NUL
 	 */
 	VACCEL_FORMAT_CPU_BUILTIN = 4,
-	VACCEL_FORMAT_COUNT = 5,
+	/* a SPIR-V module (little-endian words) with GLCompute entry points,
+	 * run on Vulkan devices: scalar arguments are its push constants,
+	 * pointer arguments its storage buffers (docs/adr/0013)
+	 */
+	VACCEL_FORMAT_SPIRV = 5,
+	VACCEL_FORMAT_COUNT = 6,
 };
 #define VACCEL_FORMAT_BIT(f)	(1U << (f))
 

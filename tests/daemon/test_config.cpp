@@ -146,6 +146,26 @@ gates = 16
     assert_true(*again == c);
 }
 
+void state_dir_is_read_checked_and_round_trips(void**)
+{
+    assert_string_equal(parsed("").daemon.state_dir.c_str(), "/var/lib/vaccel");
+    const Config c = parsed("[daemon]\nstate_dir = \"/srv/vaccel-state\"\n");
+    assert_string_equal(c.daemon.state_dir.c_str(), "/srv/vaccel-state");
+    const std::string written = write_config(c);
+    assert_true(written.find("state_dir = \"/srv/vaccel-state\"\n") != std::string::npos);
+    auto again = parse_config(written, "written.toml");
+    if (!again) fail_msg("%s", again.error().message().c_str());
+    assert_true(*again == c);
+    // The default is not written back: files that never named it keep their text.
+    assert_true(write_config(parsed("")).find("state_dir") == std::string::npos);
+    assert_refused_at("[daemon]\nstate_dir = \"var/lib\"\n", 2, "daemon.state_dir");
+    assert_refused_at("[daemon]\n\nstate_dir = \"\"\n", 3, "daemon.state_dir");
+    auto relative = parse_config("[daemon]\nstate_dir = \"state\"\n", "r.toml");
+    assert_string_equal(relative.error().message().c_str(),
+                        "r.toml:2: key 'daemon.state_dir': \"state\" is not an absolute path; "
+                        "write the full path, e.g. \"/var/lib/vaccel\"");
+}
+
 void backend_table_values_must_be_plain(void**)
 {
     assert_refused_at("[devices.cpu]\nthreads = [1, 2]\n", 2, "devices.cpu.threads");
@@ -253,6 +273,7 @@ int main()
         cmocka_unit_test(empty_file_gives_defaults),
         cmocka_unit_test(shipped_default_config_parses),
         cmocka_unit_test(backend_tables_are_kept_as_text_and_round_trip),
+        cmocka_unit_test(state_dir_is_read_checked_and_round_trips),
         cmocka_unit_test(backend_table_values_must_be_plain),
         cmocka_unit_test(bad_size_names_line_and_key),
         cmocka_unit_test(weight_out_of_range_is_refused),

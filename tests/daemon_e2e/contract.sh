@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # contract.sh VACCELD VACCELCTL CLIENT FIXTURE MODE
 #
-# The contract's gates, launch, notify descriptor and device loss through a real vacceld over
+# The contract's gates, launch (also of a SPIR-V kernel on lavapipe:
+# spirv-launch MODULE), notify descriptor and device loss through a real vacceld over
 # the socket (vaccel-e2e-client MODE: contract_modes.cpp). For `loss` the
 # daemon serves the CPU as two devices and device 0 loses itself at its
 # fourth acceptance ([devices.cpu] fault injection); `vaccelctl devices`
@@ -13,6 +14,12 @@ case "$mode" in
 gates | launch | notify)
 	start_daemon
 	"$client" "$mode"
+	;;
+spirv-launch)
+	# $2: the saxpy test kernel; the daemon serves the CPU and lavapipe.
+	printf '[daemon]\ndevices = ["cpu", "vulkan:0"]\n' >"$config"
+	start_daemon
+	"$client" spirv-launch "$2"
 	;;
 loss)
 	{

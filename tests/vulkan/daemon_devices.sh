@@ -7,13 +7,14 @@
 # the FP32 tier's target and its memory domains; `run --device auto` still
 # runs the ADD fixture on the CPU (device 0), and `run --device vulkan:0`
 # runs it on lavapipe, exactly equal to the fixture's expected result.
+# The daemon's state directory then holds lavapipe's pipeline cache file.
 # Fails when lavapipe is missing.
 e2e=$(cd "$(dirname "$0")/../e2e" && pwd)
 source "$e2e/lib.sh"
 source "$e2e/daemon.sh"
 vacceld=$1 ctl=$2 fixtures=$3
 
-printf '[daemon]\ndevices = ["cpu", "vulkan:0"]\n' >"$daemon_config"
+printf '[daemon]\ndevices = ["cpu", "vulkan:0"]\nstate_dir = "%s"\n' "$scratch/state" >"$daemon_config"
 start_daemon "$vacceld"
 
 "$ctl" devices >"$scratch/devices.txt" || fail "vaccelctl devices failed"
@@ -37,8 +38,8 @@ assert vk["driver"].startswith("vaccel-vulkan llvmpipe Mesa "), vk["driver"]
 # the UUID begins with the bytes of "mesa" (6d 65 73 61).
 assert vk["vendor_id"] == 0x10005 and vk["device_id"] == 0, vk
 assert vk["uuid"].replace("-", "").startswith("6d657361"), vk["uuid"]
-assert vk["formats"] == ["tosa"], vk["formats"]
-assert vk["capabilities"] == ["gates"], vk["capabilities"]  # host gates only, no launches
+assert vk["formats"] == ["tosa", "spirv"], vk["formats"]
+assert vk["capabilities"] == ["gates", "launch"], vk["capabilities"]  # host gates, SPIR-V launches
 assert vk["pci"] is None, vk["pci"]
 assert vk["class"] == "other", vk["class"]  # a CPU-type Vulkan device
 assert len(vk["tosa_targets"]) == 1, vk["tosa_targets"]
@@ -59,4 +60,8 @@ compare "$scratch/out/TosaOutput_0.npy" "$add/tflite_result.npy" --exact
 grep -q " on \[1\] llvmpipe" "$scratch/run2.txt" ||
 	{ cat "$scratch/run2.txt"; fail "run --device vulkan:0 did not run on lavapipe [1]"; }
 compare "$scratch/out2/TosaOutput_0.npy" "$add/tflite_result.npy" --exact
+# Saved after the load: one cache file, at least its 32-byte header.
+cache=$(ls "$scratch"/state/vulkan/pipelines-*-10005-0000-*.bin 2>/dev/null)
+[ "$(echo "$cache" | wc -w)" = 1 ] || fail "no single pipeline cache file in $scratch/state/vulkan: $cache"
+[ "$(stat -c %s "$cache")" -ge 32 ] || fail "the pipeline cache $cache is shorter than its header"
 echo "PASS: cpu and vulkan:0 served; the ADD fixture runs exactly on both"

@@ -63,9 +63,10 @@ void enumeration_finds_one_cpu_device_with_its_identity(void**)
     assert_int_equal(info.memory_caps,
                      VACCEL_MEM_HOST_VISIBLE | VACCEL_MEM_DEVICE_LOCAL | VACCEL_MEM_SHARED);
     assert_true(info.memory_bytes > 0);
-    // TOSA programs of the FP32 tier; host gates; no launches yet.
-    assert_int_equal(info.formats, VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA));
-    assert_int_equal(info.flags, VACCEL_CAP_GATES);
+    // TOSA programs of the FP32 tier; host gates; SPIR-V kernels launched.
+    assert_int_equal(info.formats, VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA) |
+                                       VACCEL_FORMAT_BIT(VACCEL_FORMAT_SPIRV));
+    assert_int_equal(info.flags, VACCEL_CAP_GATES | VACCEL_CAP_LAUNCH);
     assert_int_equal(info.tosa_target_count, 1);
     assert_int_equal(info.limits.max_buffer_bytes % 4, 0);
     assert_true(info.limits.max_buffer_bytes <= info.memory_bytes);
@@ -228,7 +229,7 @@ void other_formats_and_gates_past_the_limit_are_refused(void**)
         assert_int_equal(program.error().detail, VACCEL_D_FORMAT);
         assert_int_equal(program.error().arg0, format);
         assert_true(program.error().note.starts_with(
-            "the Vulkan device loads TOSA 1.0 programs only"));
+            "the Vulkan device loads TOSA 1.0 programs and SPIR-V compute modules only"));
     }
     // Gates: max_gates (256, as the CPU device) per context, then refused
     // as a limit; a context with a gate cannot be destroyed.

@@ -556,7 +556,8 @@ void the_device_advertises_the_fp32_tier_it_runs(void**)
     assert_true(descriptors[0].operator_capability(Op::matmul)->dtypes ==
                 (std::vector<DType>{DType::fp32, DType::fp16}));
     const vaccel_device_info& info = backend->device_info();
-    assert_int_equal(info.formats, VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA));
+    assert_int_equal(info.formats, VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA) |
+                                       VACCEL_FORMAT_BIT(VACCEL_FORMAT_SPIRV));
     assert_int_equal(info.tosa_target_count, 1);
     assert_true((info.tosa_targets[0].profiles & tosa::fp32_target().profiles) != 0);
 }

@@ -24,7 +24,8 @@ namespace {
 // the host as that many devices, for tests of several devices), and fault
 // injection for tests: inject_loss_after (see CpuOptions) applied to the
 // device inject_loss_device (default 0) only.
-Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& settings)
+Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& settings,
+                                                            const std::filesystem::path&)
 {
     static constexpr std::array<std::string_view, 4> known{"threads", "count",
                                                            "inject_loss_after",
@@ -60,7 +61,9 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
 // staged as on a discrete GPU). Every Vulkan 1.3 device with
 // synchronization2, timeline semaphores and a compute queue is found; the
 // others are named in the log with the reason (docs/adr/0013-vulkan-backend.md).
-Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& settings)
+// Each device keeps its pipeline cache under <state_dir>/vulkan/.
+Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& settings,
+                                                               const std::filesystem::path& state_dir)
 {
     static constexpr std::array<std::string_view, 1> known{"unified_memory"};
     if (auto ok = settings_known(settings, "vulkan", known); !ok)
@@ -72,6 +75,7 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
                         .with_note("[devices.vulkan] unified_memory is 0 or 1"));
     VulkanOptions options;
     options.unified_memory = *unified == 1;
+    options.state_dir = state_dir;
     return std::move(open_vulkan_devices(options).devices);
 }
 #endif
@@ -191,7 +195,8 @@ Result<std::vector<std::unique_ptr<Backend>>> open_devices(const Selection& sele
             continue;
         static const Settings none;
         auto it = selection.settings.find(factory.name);
-        auto found = factory.enumerate(it == selection.settings.end() ? none : it->second);
+        auto found = factory.enumerate(it == selection.settings.end() ? none : it->second,
+                                       selection.state_dir);
         if (!found) return fail(found.error());
         for (const Pattern& p : patterns)
             if (p.backend == factory.name && p.index && *p.index >= found->size())

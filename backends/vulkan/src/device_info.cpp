@@ -88,13 +88,14 @@ vaccel_device_info describe_device(const PhysicalRecord& record, const MemoryPla
     info.limits.max_artifact_bytes = std::uint64_t{256} << 20;
     info.limits.max_memory_bytes = largest;
     info.limits.max_gates = 256;  // as the CPU device; each is one timeline semaphore
-    info.formats = VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA);
+    // SPIR-V compute modules are launched (launch.hpp).
+    info.formats = VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA) | VACCEL_FORMAT_BIT(VACCEL_FORMAT_SPIRV);
     info.tosa_target_count = 1;
     // The target of the descriptor the device advertises (lowering.hpp).
     info.tosa_targets[0] =
         vulkan_descriptor(StorageFeatures{record.storage_8bit, record.storage_16bit})
             .target.to_uapi();
-    info.flags = VACCEL_CAP_GATES;  // timeline semaphores: device selection requires them
+    info.flags = VACCEL_CAP_GATES | VACCEL_CAP_LAUNCH;  // timeline semaphores: device selection requires them
     return info;
 }
 

@@ -7,6 +7,7 @@ DeviceCore::~DeviceCore()
 {
     if (device != VK_NULL_HANDLE) {
         vkDeviceWaitIdle(device);
+        pipelines.reset();
         vkDestroyDevice(device, nullptr);
     }
 }
@@ -18,6 +19,7 @@ ContextState::ContextState(std::shared_ptr<DeviceCore> owner) : device(std::move
 
 ContextState::~ContextState()
 {
+    ring.reset();
     VkDevice d = device->device;
     if (transfer_done != VK_NULL_HANDLE)
         vkDestroyFence(d, transfer_done, nullptr);
@@ -34,7 +36,7 @@ VulkanBuffer::VulkanBuffer(std::shared_ptr<ContextState> context, const BufferDe
 VulkanBuffer::~VulkanBuffer()
 {
     VkDevice d = owner->device->device;
-    if (mapped != nullptr)
+    if (mapped != nullptr && !imported)
         vkUnmapMemory(d, memory);
     if (buffer != VK_NULL_HANDLE)
         vkDestroyBuffer(d, buffer, nullptr);

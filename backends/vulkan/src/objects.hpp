@@ -20,6 +20,9 @@
 
 #include "instance.hpp"
 #include "memory_plan.hpp"
+#include "pipeline_cache.hpp"
+#include "ring.hpp"
+#include "tuning.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/backend/vulkan.hpp"
 
@@ -43,6 +46,7 @@ struct DeviceCore {
     VkDevice device = VK_NULL_HANDLE;
     VkQueue queue = VK_NULL_HANDLE;
     MemoryPlan plan;
+    Tuning tuning;  // written once at open (tuning.hpp)
     vaccel_device_info info{};  // Invariant: written once at open, then read-only.
     Counters counters;
     std::atomic<bool> lost{false};
@@ -51,6 +55,8 @@ struct DeviceCore {
     // submissions take this lock around the call.
     std::mutex queue_mutex;
     std::uint64_t next_identity = 1;  // buffers' serial numbers (device-serialised calls)
+    // The pipeline cache and shader modules; destroyed (and saved) before the device.
+    std::unique_ptr<PipelineCache> pipelines;
 
     DeviceCore() = default;
     DeviceCore(const DeviceCore&) = delete;
@@ -59,7 +65,7 @@ struct DeviceCore {
 };
 
 // One context: the command pool, command buffer and fence of its blocking
-// transfers, and its share of the limits.
+// transfers, its submission ring, and its share of the limits.
 struct ContextState {
     std::shared_ptr<DeviceCore> device;
     VkCommandPool pool = VK_NULL_HANDLE;
@@ -73,6 +79,8 @@ struct ContextState {
     // Gates alive; a destroyed gate may die on the completion thread (a
     // released submission holds it), so atomic.
     std::atomic<std::uint64_t> gates{0};
+    // Its submissions' command buffers, descriptor pools and fences (ring.hpp).
+    std::unique_ptr<SubmissionRing> ring;
 
     explicit ContextState(std::shared_ptr<DeviceCore> owner);
     ContextState(const ContextState&) = delete;
@@ -93,6 +101,7 @@ struct VulkanBuffer final : Buffer {
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
     std::byte* mapped = nullptr;
+    bool imported = false;  // `mapped` is the caller's memory (import_host_buffer): never unmapped
     std::uint64_t allocation_bytes = 0;
     std::uint64_t serial = 0;
     // Submissions accepted and not complete that bind this buffer, and how

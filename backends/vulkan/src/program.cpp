@@ -9,6 +9,7 @@
 #include "kernels.hpp"
 #include "lowering.hpp"
 #include "lowering_matmul.hpp"
+#include "spirv_module.hpp"
 #include "transfer.hpp"
 #include "vaccel/tosa/analysis.hpp"
 #include "vaccel/tosa/capability.hpp"
@@ -51,15 +52,9 @@ Status make_layouts(ProgramState& program)
 Result<VkPipeline> make_pipeline(ProgramState& program, const tosa::KernelSpec& spec)
 {
     DeviceCore& core = *program.owner->device;
-    const auto code = kernel_spirv(static_cast<KernelId>(spec.kernel));
-    VkShaderModuleCreateInfo module_info{};
-    module_info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-    module_info.codeSize = code.size_bytes();
-    module_info.pCode = code.data();
-    VkShaderModule module = VK_NULL_HANDLE;
-    if (VkResult r = vkCreateShaderModule(core.device, &module_info, nullptr, &module);
-        r != VK_SUCCESS)
-        return fail(vulkan_error(core, r, "creating a shader module"));
+    // One module per kernel per device (pipeline_cache.hpp), kept with the device.
+    auto module = core.pipelines->module(kernel_spirv(static_cast<KernelId>(spec.kernel)));
+    if (!module) return fail(module.error());
     std::vector<std::uint32_t> words;
     words.push_back(program.plan.buffer_count());
     words.insert(words.end(), spec.spec.begin(), spec.spec.end());
@@ -75,14 +70,13 @@ Result<VkPipeline> make_pipeline(ProgramState& program, const tosa::KernelSpec& 
     create.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
     create.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    create.stage.module = module;
+    create.stage.module = *module;
     create.stage.pName = "main";
     create.stage.pSpecializationInfo = &specialization;
     create.layout = program.layout;
     VkPipeline pipeline = VK_NULL_HANDLE;
-    const VkResult r =
-        vkCreateComputePipelines(core.device, VK_NULL_HANDLE, 1, &create, nullptr, &pipeline);
-    vkDestroyShaderModule(core.device, module, nullptr);
+    const VkResult r = vkCreateComputePipelines(core.device, core.pipelines->handle(), 1, &create,
+                                                nullptr, &pipeline);
     if (r != VK_SUCCESS) return fail(vulkan_error(core, r, "creating a compute pipeline"));
     return pipeline;
 }
@@ -172,6 +166,13 @@ ProgramState::~ProgramState()
 {
     VkDevice d = owner->device->device;
     for (VkPipeline pipeline : pipelines) vkDestroyPipeline(d, pipeline, nullptr);
+    for (auto& [key, kernel] : kernels) {
+        if (kernel.pipeline != VK_NULL_HANDLE) vkDestroyPipeline(d, kernel.pipeline, nullptr);
+        if (kernel.layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(d, kernel.layout, nullptr);
+        if (kernel.set_layout != VK_NULL_HANDLE)
+            vkDestroyDescriptorSetLayout(d, kernel.set_layout, nullptr);
+    }
+    if (module != VK_NULL_HANDLE) vkDestroyShaderModule(d, module, nullptr);
     if (layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(d, layout, nullptr);
     if (set_layout != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(d, set_layout, nullptr);
     if (arena != VK_NULL_HANDLE) vkDestroyBuffer(d, arena, nullptr);
@@ -205,6 +206,17 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
         });
     if (!plan) return fail(plan.error());
 
+    // The descriptor array (slots, then the arena) must fit the device
+    // (tuning.hpp) and a ring slot's descriptor pool, which is sized to it.
+    const std::uint32_t descriptors = context->device->tuning.descriptors;
+    if (plan->buffer_count() > descriptors)
+        return fail(Error::limit_hit(VACCEL_LIMIT_BINDINGS, descriptors, plan->buffer_count())
+                        .with_note(fmt::format("the program needs {} storage buffers ({} slots "
+                                               "and its arena), more than the {} this device "
+                                               "binds at once; split the program or give it "
+                                               "fewer inputs and outputs",
+                                               plan->buffer_count(), plan->slots.size(),
+                                               descriptors)));
     auto program = std::make_shared<ProgramState>(std::move(context));
     program->plan = std::move(*plan);
     const tosa::Block& block = graph->regions[0].blocks[0];
@@ -219,7 +231,108 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     if (auto ok = make_arena(*program); !ok) return fail(ok.error());
     program->counted = true;
     program->owner->device->counters.programs.fetch_add(1);
+    program->owner->device->pipelines->programs_loaded();
     return program;
+}
+
+Result<std::shared_ptr<ProgramState>> load_spirv(std::shared_ptr<ContextState> context,
+                                                 const ProgramDesc& desc)
+{
+    auto inspected = inspect_spirv(desc.payload);
+    if (!inspected) return fail(inspected.error());
+    if (inspected->compute_entries.empty())
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_KERNEL_ENTRY)
+                        .with_note("the SPIR-V module has no GLCompute entry point; compile it "
+                                   "from a compute shader (a .comp file)"));
+    DeviceCore& core = *context->device;
+    auto program = std::make_shared<ProgramState>(std::move(context));
+    program->format = VACCEL_FORMAT_SPIRV;
+    program->entries = std::move(inspected->compute_entries);
+    VkShaderModuleCreateInfo create{};
+    create.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+    create.codeSize = inspected->words.size() * 4;
+    create.pCode = inspected->words.data();
+    if (VkResult r = vkCreateShaderModule(core.device, &create, nullptr, &program->module);
+        r != VK_SUCCESS) {
+        program->module = VK_NULL_HANDLE;
+        return fail(vulkan_error(core, r, "creating the program's shader module"));
+    }
+    program->counted = true;
+    core.counters.programs.fetch_add(1);
+    return program;
+}
+
+Result<ProgramState::KernelPipeline> kernel_pipeline(ProgramState& program,
+                                                     const std::string& entry,
+                                                     std::uint32_t buffers,
+                                                     std::uint32_t push_bytes)
+{
+    std::lock_guard lock(program.kernels_mutex);
+    const auto key = std::make_tuple(entry, buffers, push_bytes);
+    if (auto found = program.kernels.find(key); found != program.kernels.end())
+        return found->second;
+    DeviceCore& core = *program.owner->device;
+    ProgramState::KernelPipeline kept;
+    // On a refusal below, whatever was made is destroyed and nothing kept.
+    struct Cleanup {
+        VkDevice device;
+        ProgramState::KernelPipeline& made;
+        bool armed = true;
+        ~Cleanup()
+        {
+            if (!armed) return;
+            if (made.layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(device, made.layout, nullptr);
+            if (made.set_layout != VK_NULL_HANDLE)
+                vkDestroyDescriptorSetLayout(device, made.set_layout, nullptr);
+        }
+    } cleanup{core.device, kept};
+    std::vector<VkDescriptorSetLayoutBinding> bindings(buffers);
+    for (std::uint32_t i = 0; i < buffers; ++i)
+        bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
+                       nullptr};
+    VkDescriptorSetLayoutCreateInfo set{};
+    set.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+    set.bindingCount = buffers;
+    set.pBindings = bindings.data();
+    if (VkResult r = vkCreateDescriptorSetLayout(core.device, &set, nullptr, &kept.set_layout);
+        r != VK_SUCCESS) {
+        kept.set_layout = VK_NULL_HANDLE;
+        return fail(vulkan_error(core, r, "creating a kernel's descriptor set layout"));
+    }
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+    VkPipelineLayoutCreateInfo layout{};
+    layout.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+    layout.setLayoutCount = 1;
+    layout.pSetLayouts = &kept.set_layout;
+    layout.pushConstantRangeCount = push_bytes == 0 ? 0 : 1;
+    layout.pPushConstantRanges = &range;
+    if (VkResult r = vkCreatePipelineLayout(core.device, &layout, nullptr, &kept.layout);
+        r != VK_SUCCESS) {
+        kept.layout = VK_NULL_HANDLE;
+        return fail(vulkan_error(core, r, "creating a kernel's pipeline layout"));
+    }
+    VkComputePipelineCreateInfo create{};
+    create.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    create.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    create.stage.module = program.module;
+    create.stage.pName = entry.c_str();
+    create.layout = kept.layout;
+    if (VkResult r = vkCreateComputePipelines(core.device, core.pipelines->handle(), 1, &create,
+                                              nullptr, &kept.pipeline);
+        r != VK_SUCCESS) {
+        kept.pipeline = VK_NULL_HANDLE;
+        return fail(Error::of(Errc::incompatible, VACCEL_D_KERNEL_SIGNATURE)
+                        .with_note(fmt::format("the driver could not build \"{}\" with {} "
+                                               "storage buffers and {} push-constant bytes "
+                                               "(VkResult {}); the arguments must match the "
+                                               "kernel's bindings and push-constant block",
+                                               entry, buffers, push_bytes, static_cast<int>(r))));
+    }
+    cleanup.armed = false;
+    program.kernels.emplace(key, kept);
+    core.pipelines->programs_loaded();
+    return kept;
 }
 
 }  // namespace vaccel::backend::vulkan

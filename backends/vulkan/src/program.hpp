@@ -14,7 +14,11 @@
 #include <vulkan/vulkan.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "objects.hpp"
@@ -35,6 +39,20 @@ struct ProgramState {
     std::atomic<std::uint64_t> in_flight{0};
     bool counted = false;
 
+    // VACCEL_FORMAT_SPIRV (launch.hpp): the module, its GLCompute entry
+    // points, and one pipeline per (entry, storage buffers, push-constant
+    // bytes), made at the first launch that needs it and kept with the program.
+    std::uint32_t format = VACCEL_FORMAT_TOSA;
+    VkShaderModule module = VK_NULL_HANDLE;
+    std::vector<std::string> entries;
+    struct KernelPipeline {
+        VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+        VkPipelineLayout layout = VK_NULL_HANDLE;
+        VkPipeline pipeline = VK_NULL_HANDLE;
+    };
+    std::mutex kernels_mutex;  // guards kernels (launches of one program may race)
+    std::map<std::tuple<std::string, std::uint32_t, std::uint32_t>, KernelPipeline> kernels;
+
     explicit ProgramState(std::shared_ptr<ContextState> context) : owner(std::move(context)) {}
     ProgramState(const ProgramState&) = delete;
     ProgramState& operator=(const ProgramState&) = delete;
@@ -46,7 +64,7 @@ struct VulkanProgram final : Program {
     explicit VulkanProgram(std::shared_ptr<ProgramState> s) : state(std::move(s)) {}
     std::span<const SlotInfo> slots() const override { return state->slots; }
     std::uint32_t input_count() const override { return state->plan.input_count; }
-    std::uint32_t format() const override { return VACCEL_FORMAT_TOSA; }
+    std::uint32_t format() const override { return state->format; }
 };
 
 // parse, analyze, admit against vulkan_descriptor() (with `target`), plan
@@ -54,5 +72,16 @@ struct VulkanProgram final : Program {
 // as the CPU backend's for the TOSA steps.
 Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> context,
                                                 const ProgramDesc& desc);
+
+// A SPIR-V module (spirv_module.hpp checks it first); no slots, launched only.
+Result<std::shared_ptr<ProgramState>> load_spirv(std::shared_ptr<ContextState> context,
+                                                 const ProgramDesc& desc);
+
+// The pipeline of `entry` with `buffers` storage buffers in set 0 and
+// `push_bytes` of push constants (made once, then reused).
+Result<ProgramState::KernelPipeline> kernel_pipeline(ProgramState& program,
+                                                     const std::string& entry,
+                                                     std::uint32_t buffers,
+                                                     std::uint32_t push_bytes);
 
 }  // namespace vaccel::backend::vulkan

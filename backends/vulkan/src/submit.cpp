@@ -21,11 +21,6 @@ std::uint64_t monotonic_ns()
 
 namespace {
 
-// 64 invocations per workgroup (kernels/vulkan/common.glsl); the grid is
-// capped and the kernels loop over the rest.
-constexpr std::uint64_t workgroup_size = 64;
-constexpr std::uint64_t max_groups = 65535;
-
 void memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
                     VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
                     VkAccessFlags2 dst_access)
@@ -46,8 +41,74 @@ void memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
 constexpr VkAccessFlags2 shader_rw =
     VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
 
+Status begin_recording(SubmissionState& s)
+{
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    if (VkResult r = vkBeginCommandBuffer(s.commands, &begin); r != VK_SUCCESS)
+        return fail(vulkan_error(*s.context->device, r, "recording a program"));
+    // Earlier submissions on the queue may still use the arena or these
+    // buffers (and transfers may have written them).
+    memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+                   shader_rw | VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                   shader_rw);
+    return {};
+}
+
+Status end_recording(SubmissionState& s)
+{
+    memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,
+                   VK_PIPELINE_STAGE_2_HOST_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+                   VK_ACCESS_2_HOST_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
+                       VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    if (VkResult r = vkEndCommandBuffer(s.commands); r != VK_SUCCESS)
+        return fail(vulkan_error(*s.context->device, r, "recording a program"));
+    return {};
+}
+
+// A kernel launch: set 0 holds the pointer arguments' buffers in argv
+// order, the push constants the scalars; one dispatch of the grid.
+Status record_launch(SubmissionState& s)
+{
+    DeviceCore& core = *s.context->device;
+    const LaunchRecord& launch = *s.launch;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    if (!launch.buffers.empty()) {
+        VkDescriptorSetAllocateInfo allocate{};
+        allocate.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+        allocate.descriptorPool = s.context->ring->slot(*s.slot).descriptors;
+        allocate.descriptorSetCount = 1;
+        allocate.pSetLayouts = &launch.kernel.set_layout;
+        if (VkResult r = vkAllocateDescriptorSets(core.device, &allocate, &set); r != VK_SUCCESS)
+            return fail(vulkan_error(core, r, "allocating a descriptor set"));
+        std::vector<VkWriteDescriptorSet> writes(launch.buffers.size());
+        for (std::uint32_t i = 0; i < writes.size(); ++i) {
+            writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+            writes[i].dstSet = set;
+            writes[i].dstBinding = i;
+            writes[i].descriptorCount = 1;
+            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+            writes[i].pBufferInfo = &launch.buffers[i];
+        }
+        vkUpdateDescriptorSets(core.device, static_cast<std::uint32_t>(writes.size()),
+                               writes.data(), 0, nullptr);
+    }
+    if (auto ok = begin_recording(s); !ok) return ok;
+    vkCmdBindPipeline(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, launch.kernel.pipeline);
+    if (set != VK_NULL_HANDLE)
+        vkCmdBindDescriptorSets(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, launch.kernel.layout, 0,
+                                1, &set, 0, nullptr);
+    if (!launch.push.empty())
+        vkCmdPushConstants(s.commands, launch.kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                           static_cast<std::uint32_t>(launch.push.size()), launch.push.data());
+    vkCmdDispatch(s.commands, launch.grid[0], launch.grid[1], launch.grid[2]);
+    return end_recording(s);
+}
+
 Status record(SubmissionState& s, std::span<const BoundSlot> slots)
 {
+    if (s.launch) return record_launch(s);
     DeviceCore& core = *s.context->device;
     const ProgramState& program = *s.program;
     const std::uint32_t count = program.plan.buffer_count();
@@ -56,24 +117,13 @@ Status record(SubmissionState& s, std::span<const BoundSlot> slots)
         infos.push_back({slot.buffer->buffer, slot.offset, VK_WHOLE_SIZE});
     if (program.plan.arena_bytes != 0) infos.push_back({program.arena, 0, VK_WHOLE_SIZE});
 
-    if (count != 0) {
-        VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, count};
-        VkDescriptorPoolCreateInfo pool{};
-        pool.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
-        pool.maxSets = 1;
-        pool.poolSizeCount = 1;
-        pool.pPoolSizes = &size;
-        if (VkResult r = vkCreateDescriptorPool(core.device, &pool, nullptr, &s.descriptors);
-            r != VK_SUCCESS) {
-            s.descriptors = VK_NULL_HANDLE;
-            return fail(vulkan_error(core, r, "creating a descriptor pool"));
-        }
-    }
+    // The slot's pool holds one set of up to tuning's descriptor count
+    // (program.cpp refuses larger programs at load); reset with the slot.
     VkDescriptorSet set = VK_NULL_HANDLE;
     if (count != 0) {
         VkDescriptorSetAllocateInfo allocate{};
         allocate.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
-        allocate.descriptorPool = s.descriptors;
+        allocate.descriptorPool = s.context->ring->slot(*s.slot).descriptors;
         allocate.descriptorSetCount = 1;
         allocate.pSetLayouts = &program.set_layout;
         if (VkResult r = vkAllocateDescriptorSets(core.device, &allocate, &set); r != VK_SUCCESS)
@@ -86,27 +136,6 @@ Status record(SubmissionState& s, std::span<const BoundSlot> slots)
         write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         write.pBufferInfo = infos.data();
         vkUpdateDescriptorSets(core.device, 1, &write, 0, nullptr);
-    }
-
-    VkCommandPoolCreateInfo pool{};
-    pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-    pool.queueFamilyIndex = core.physical.queue_family;
-    if (VkResult r = vkCreateCommandPool(core.device, &pool, nullptr, &s.pool); r != VK_SUCCESS) {
-        s.pool = VK_NULL_HANDLE;
-        return fail(vulkan_error(core, r, "creating a command pool"));
-    }
-    VkCommandBufferAllocateInfo allocate{};
-    allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-    allocate.commandPool = s.pool;
-    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    allocate.commandBufferCount = 1;
-    if (VkResult r = vkAllocateCommandBuffers(core.device, &allocate, &s.commands); r != VK_SUCCESS)
-        return fail(vulkan_error(core, r, "allocating a command buffer"));
-    VkFenceCreateInfo fence{};
-    fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-    if (VkResult r = vkCreateFence(core.device, &fence, nullptr, &s.fence); r != VK_SUCCESS) {
-        s.fence = VK_NULL_HANDLE;
-        return fail(vulkan_error(core, r, "creating a fence"));
     }
 
     VkCommandBufferBeginInfo begin{};
@@ -134,8 +163,10 @@ Status record(SubmissionState& s, std::span<const BoundSlot> slots)
             vkCmdBindPipeline(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
             bound = pipeline;
         }
-        const std::uint64_t groups =
-            std::min(max_groups, (dispatch.kernel.work + workgroup_size - 1) / workgroup_size);
+        // The grid is capped (tuning.hpp) and the kernels loop over the rest.
+        const std::uint64_t width = core.tuning.workgroup_size;
+        const std::uint64_t groups = std::min<std::uint64_t>(
+            core.tuning.max_groups, (dispatch.kernel.work + width - 1) / width);
         vkCmdDispatch(s.commands, static_cast<std::uint32_t>(groups), 1, 1);
     }
     memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,
@@ -149,14 +180,7 @@ Status record(SubmissionState& s, std::span<const BoundSlot> slots)
 
 }  // namespace
 
-SubmissionState::~SubmissionState()
-{
-    release();
-    VkDevice d = context->device->device;
-    if (fence != VK_NULL_HANDLE) vkDestroyFence(d, fence, nullptr);
-    if (pool != VK_NULL_HANDLE) vkDestroyCommandPool(d, pool, nullptr);
-    if (descriptors != VK_NULL_HANDLE) vkDestroyDescriptorPool(d, descriptors, nullptr);
-}
+SubmissionState::~SubmissionState() { release(); }
 
 void SubmissionState::release()
 {
@@ -170,6 +194,13 @@ void SubmissionState::release()
     if (program) program->in_flight.fetch_sub(1, std::memory_order_acq_rel);
     // Done with the gate's semaphore: ended, or its fence has signalled.
     gate.reset();
+    if (slot) {
+        if (on_device)
+            context->ring->retire(*slot);
+        else
+            context->ring->give_back(*slot);
+        slot.reset();
+    }
 }
 
 VulkanEvent::VulkanEvent(std::shared_ptr<SubmissionState> s) : submission(std::move(s))
@@ -184,13 +215,19 @@ VulkanEvent::~VulkanEvent()
     submission->context->device->counters.events.fetch_sub(1);
 }
 
-Result<std::shared_ptr<SubmissionState>> record_only(std::shared_ptr<ContextState> context,
-                                                     std::shared_ptr<ProgramState> program,
-                                                     std::span<const BoundSlot> slots,
-                                                     std::shared_ptr<EventSink> sink)
+Result<std::shared_ptr<SubmissionState>> record_only(
+    std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink,
+    std::optional<LaunchRecord> launch)
 {
+    auto taken = context->ring->take();
+    if (!taken) return fail(ring_full_error());
     auto s = std::make_shared<SubmissionState>();
     s->context = context;
+    s->slot = *taken;
+    s->commands = context->ring->slot(*taken).commands;
+    s->fence = context->ring->slot(*taken).fence;
+    s->launch = std::move(launch);
     s->sink = std::move(sink);
     s->program = program;
     program->in_flight.fetch_add(1, std::memory_order_acq_rel);
@@ -235,14 +272,16 @@ Status submit_recorded(SubmissionState& s, std::uint64_t deadline_ns)
         submitted = vkQueueSubmit2(core.queue, 1, &submit, s.fence);
     }
     if (submitted != VK_SUCCESS) return fail(vulkan_error(core, submitted, "submitting a program"));
+    s.on_device = true;
     return {};
 }
 
 Result<std::shared_ptr<SubmissionState>> record_and_submit(
     std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
-    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns)
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns,
+    std::optional<LaunchRecord> launch)
 {
-    auto s = record_only(context, std::move(program), slots, std::move(sink));
+    auto s = record_only(context, std::move(program), slots, std::move(sink), std::move(launch));
     if (!s) return fail(s.error());
     if (auto ok = submit_recorded(**s, deadline_ns); !ok) return fail(ok.error());
     context->device->counters.events_in_flight.fetch_add(1);
@@ -285,10 +324,10 @@ void Completer::finish(SubmissionState& submission, EventState state, Error fail
     submission.release();
     auto sink = std::move(submission.sink);
     core_->counters.events_in_flight.fetch_sub(1);
-    submission.state.store(static_cast<std::uint32_t>(state), std::memory_order_release);
     EventStatus status;
     status.state = state;
     status.failure = submission.failure;
+    submission.state.store(static_cast<std::uint32_t>(state), std::memory_order_release);
     reference.reset();  // `submission` may be gone from here on
     sink->completed(status);
 }
@@ -313,9 +352,11 @@ void Completer::run()
         {
             std::lock_guard lock(mutex_);
             pending_.pop_front();
+            current_ = next.get();
         }
         SubmissionState& submission = *next;
         if (r == VK_SUCCESS) {
+            next->on_device = false;  // its fence signalled: the slot may be reset
             finish(submission, EventState::complete, {}, std::move(next));
         } else {
             core_->lost.store(true, std::memory_order_release);
@@ -327,7 +368,19 @@ void Completer::run()
                                               core_->info.name, static_cast<int>(r))),
                    std::move(next));
         }
+        next.reset();
+        {
+            std::lock_guard lock(mutex_);
+            current_ = nullptr;
+        }
+        idle_.notify_all();
     }
+}
+
+void Completer::forget(const SubmissionState* submission)
+{
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return current_ != submission; });
 }
 
 }  // namespace vaccel::backend::vulkan

@@ -1,8 +1,8 @@
 // submit.hpp - running a loaded program: recording, submission and completion.
 //
-// Owns: SubmissionState (one accepted submission: its command pool and
-// buffer, descriptor pool and set, fence, the buffers it holds in flight and
-// its event sink) and the Completer, one thread per device that waits for
+// Owns: SubmissionState (one accepted submission: the ring slot it took
+// (ring.hpp: command buffer, descriptor set, fence), the buffers it holds in
+// flight and its event sink) and the Completer, one thread per device that waits for
 // the fences in submission order and reports each outcome.
 // Decides (docs/adr/0013-vulkan-backend.md):
 //  - recording: a barrier first (orders this run after earlier work on the
@@ -20,10 +20,12 @@
 // DeviceCore::queue_mutex.
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -34,6 +36,15 @@ namespace vaccel::backend::vulkan {
 
 struct GateState;
 
+// What a launch of a SPIR-V kernel records instead of a plan's dispatches:
+// its pipeline, set 0's storage buffers, the push constants and the grid.
+struct LaunchRecord {
+    ProgramState::KernelPipeline kernel;
+    std::vector<VkDescriptorBufferInfo> buffers;
+    std::vector<std::byte> push;
+    std::array<std::uint32_t, 3> grid{};
+};
+
 struct SubmissionState {
     std::shared_ptr<ContextState> context;
     // A SUBMIT_AFTER's gate: kept alive until completion, since the queued
@@ -42,10 +53,13 @@ struct SubmissionState {
     std::uint64_t after_value = 0;
     std::uint64_t deadline_ns = 0;  // checked again when the gate releases it
     std::shared_ptr<ProgramState> program;
-    VkCommandPool pool = VK_NULL_HANDLE;
-    VkCommandBuffer commands = VK_NULL_HANDLE;
-    VkDescriptorPool descriptors = VK_NULL_HANDLE;
-    VkFence fence = VK_NULL_HANDLE;
+    // The context's ring slot this submission took; given back (reset) by
+    // release(), or retired when `on_device` (its work may still run).
+    std::optional<std::uint32_t> slot;
+    VkCommandBuffer commands = VK_NULL_HANDLE;  // the slot's
+    VkFence fence = VK_NULL_HANDLE;             // the slot's
+    bool on_device = false;  // submitted and its fence not yet seen signalled
+    std::optional<LaunchRecord> launch;  // a kernel launch, else the program's plan
     struct Held {
         VulkanBuffer* buffer;  // alive: free_buffer is refused while held
         bool writes;
@@ -59,7 +73,7 @@ struct SubmissionState {
     SubmissionState(const SubmissionState&) = delete;
     SubmissionState& operator=(const SubmissionState&) = delete;
     ~SubmissionState();
-    // Gives back the buffers and the program (once).
+    // Gives back the buffers, the program and the ring slot (once).
     void release();
     bool released = false;
 };
@@ -79,6 +93,11 @@ public:
     // Ends an accepted submission that never reached the device (cancelled,
     // or failed when released); reports it like any other.
     void end_unstarted(SubmissionState& submission, EventState state, Error failure);
+    // Returns once the completion thread holds no reference to `submission`
+    // (it drops its own after publishing the outcome), so destroying a
+    // finished event releases the submission's context on the caller's
+    // thread and live() counts are exact when it returns.
+    void forget(const SubmissionState* submission);
 
 private:
     void run();
@@ -93,6 +112,8 @@ private:
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<std::shared_ptr<SubmissionState>> pending_;
+    const SubmissionState* current_ = nullptr;  // finishing, still referenced by the thread
+    std::condition_variable idle_;               // current_ changed
     bool stopping_ = false;
     std::thread thread_;  // last: started once everything above exists
 };
@@ -106,17 +127,21 @@ struct BoundSlot {
     bool writes = false;
 };
 // Records and holds without submitting (a SUBMIT_AFTER parked on its gate).
-Result<std::shared_ptr<SubmissionState>> record_only(std::shared_ptr<ContextState> context,
-                                                     std::shared_ptr<ProgramState> program,
-                                                     std::span<const BoundSlot> slots,
-                                                     std::shared_ptr<EventSink> sink);
+// Takes a slot of the context's ring: refused with ring_full_error() when all
+// are taken.
+// `slots` are the buffers held in flight; a launch binds `launch->buffers`.
+Result<std::shared_ptr<SubmissionState>> record_only(
+    std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink,
+    std::optional<LaunchRecord> launch = std::nullopt);
 // Gives a recorded submission to the queue (waiting on its gate's semaphore
 // at after_value when it has one); past `deadline_ns` nothing is submitted.
 // Does not count it in flight.
 Status submit_recorded(SubmissionState& submission, std::uint64_t deadline_ns);
 Result<std::shared_ptr<SubmissionState>> record_and_submit(
     std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
-    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns);
+    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns,
+    std::optional<LaunchRecord> launch = std::nullopt);
 
 std::uint64_t monotonic_ns();
 

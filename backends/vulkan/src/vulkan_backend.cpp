@@ -10,9 +10,9 @@
 //    mapping, else (or with stage_all_transfers) word copies through a
 //    bounded staging buffer (staging.hpp);
 //  - TOSA programs of the FP32 tier are loaded by program.hpp and run by
-//    submit.hpp; host gates are timeline semaphores (gate.hpp); launches
-//    are refused (Unsupported): the device advertises the TOSA format and
-//    VACCEL_CAP_GATES only.
+//    submit.hpp; host gates are timeline semaphores (gate.hpp); SPIR-V
+//    compute modules are launched (launch.hpp): the device advertises the
+//    TOSA and SPIR-V formats, VACCEL_CAP_GATES and VACCEL_CAP_LAUNCH.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -26,8 +26,10 @@
 #include "objects.hpp"
 #include "program.hpp"
 #include "gate.hpp"
+#include "launch.hpp"
 #include "submit.hpp"
 #include "transfer.hpp"
+#include "tuning.hpp"
 #include "vaccel/backend/vulkan.hpp"
 #include "vaccel/common/validation.hpp"
 
@@ -39,10 +41,6 @@ namespace {
 constexpr VkBufferUsageFlags buffer_usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-
-constexpr const char* no_programs_yet =
-    "the Vulkan backend runs TOSA programs with vaccel_submit only; use the cpu device for "
-    "this (vaccelctl --device cpu or auto)";
 
 // The largest power of two dividing `address` (2^40 for zero).
 std::uint64_t address_alignment(std::uint64_t address)
@@ -56,11 +54,6 @@ Error in_flight_error(const VulkanBuffer& buffer, std::string_view what)
         .with_note(fmt::format("{} refused: {} submission(s) in flight bind this buffer; wait "
                                "for their events first",
                                what, buffer.in_flight()));
-}
-
-Error unsupported(std::string_view what)
-{
-    return Error::of(Errc::unsupported).with_note(fmt::format("{}: {}", what, no_programs_yet));
 }
 
 // The memoryTypeBits a buffer with this backend's usage reports: which types
@@ -125,6 +118,12 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
     VkDeviceCreateInfo create{};
     create.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     create.pNext = &f12;
+    // Host memory import, when offered (import_host_buffer).
+    const char* host_import = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    if (record.host_import_alignment) {
+        create.enabledExtensionCount = 1;
+        create.ppEnabledExtensionNames = &host_import;
+    }
     create.queueCreateInfoCount = 1;
     create.pQueueCreateInfos = &queue;
     // FP16 MATMUL on cooperative matrices (MATMUL kernels, docs/adr/0013):
@@ -165,12 +164,33 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
         return std::unexpected(open_failure(
             record, "no host-visible coherent memory type a storage buffer may use"));
     state->plan = *plan;
+    const VkPhysicalDeviceLimits& l = record.limits;
+    auto tuning = tune({l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations,
+                        l.maxComputeWorkGroupCount[0], l.maxPerStageDescriptorStorageBuffers,
+                        l.maxDescriptorSetStorageBuffers, l.maxPushConstantsSize,
+                        record.subgroup_size});
+    if (!tuning) return std::unexpected(open_failure(record, tuning.error()));
+    state->tuning = *tuning;
     state->info = describe_device(record, *plan);
+    VkPhysicalDeviceProperties properties{};
+    vkGetPhysicalDeviceProperties(record.handle, &properties);
+    PipelineCacheIdentity identity{properties.vendorID, properties.deviceID,
+                                   properties.driverVersion, {}};
+    std::memcpy(identity.cache_uuid.data(), properties.pipelineCacheUUID, VK_UUID_SIZE);
+    state->pipelines = PipelineCache::open(state->device, identity, options.state_dir);
     return state;
 }
 
 class VulkanBackend final : public Backend {
 public:
+    Result<std::unique_ptr<Buffer>> import_host(Context& context, const BufferDesc& desc,
+                                                void* memory, std::uint64_t bytes,
+                                                BufferInfo& info);
+    std::optional<std::uint64_t> import_alignment() const
+    {
+        return core_->physical.host_import_alignment;
+    }
+
     explicit VulkanBackend(std::shared_ptr<DeviceCore> core)
         : core_(std::move(core)), completer_(core_)
     {
@@ -221,6 +241,9 @@ public:
             context->transfer_done = VK_NULL_HANDLE;
             return fail(vulkan_error(*core_, r, "creating a context's transfer fence"));
         }
+        auto ring = SubmissionRing::create(*core_, core_->tuning.descriptors);
+        if (!ring) return fail(ring.error());
+        context->ring = std::move(*ring);
         return std::make_unique<VulkanContext>(std::move(context));
     }
 
@@ -260,10 +283,11 @@ public:
     Result<std::unique_ptr<Program>> load_program(Context& context,
                                                   const ProgramDesc& desc) override
     {
-        if (desc.format != VACCEL_FORMAT_TOSA)
+        if (desc.format != VACCEL_FORMAT_TOSA && desc.format != VACCEL_FORMAT_SPIRV)
             return fail(Error::of(Errc::unsupported, VACCEL_D_FORMAT, desc.format)
-                            .with_note("the Vulkan device loads TOSA 1.0 programs only; run "
-                                       "kernel programs on the cpu device"));
+                            .with_note("the Vulkan device loads TOSA 1.0 programs and SPIR-V "
+                                       "compute modules only; run other kernel programs on "
+                                       "the device of their format"));
         if (desc.payload.size() > core_->info.limits.max_artifact_bytes)
             return fail(Error::limit_hit(VACCEL_LIMIT_ARTIFACT_BYTES,
                                          core_->info.limits.max_artifact_bytes,
@@ -273,7 +297,8 @@ public:
             return fail(Error::limit_hit(VACCEL_LIMIT_PROGRAMS, core_->info.limits.max_programs,
                                          owner->programs));
         if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
-        auto program = load_tosa(owner, desc);
+        auto program = desc.format == VACCEL_FORMAT_SPIRV ? load_spirv(owner, desc)
+                                                          : load_tosa(owner, desc);
         if (!program) return fail(program.error());
         owner->programs += 1;
         return std::make_unique<VulkanProgram>(std::move(*program));
@@ -344,7 +369,7 @@ public:
         return {};
     }
     Result<Submitted> submit(const SubmitDesc& desc) override;
-    Result<Submitted> launch(const LaunchDesc&) override { return fail(unsupported("launches")); }
+    Result<Submitted> launch(const LaunchDesc& desc) override;
     EventStatus poll(Event& event) override
     {
         const SubmissionState& s = *static_cast<VulkanEvent&>(event).submission;
@@ -360,6 +385,7 @@ public:
         if (s.state.load(std::memory_order_acquire) == VACCEL_EVENT_PENDING)
             return fail(Error::of(Errc::busy, VACCEL_D_NOT_COMPLETE)
                             .with_note("the event is still pending; wait for it first"));
+        completer_.forget(&s);
         event.reset();
         return {};
     }
@@ -431,6 +457,9 @@ Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
     auto& queue = static_cast<VulkanQueue&>(*desc.queue);
     auto& program = static_cast<VulkanProgram&>(*desc.program);
     if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
+    if (program.state->format != VACCEL_FORMAT_TOSA)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_FORMAT, program.state->format)
+                        .with_note("a kernel program is run with vaccel_launch, not submitted"));
     if (program.state->owner != queue.owner)
         return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
                         .with_note("the program belongs to another context than the queue"));
@@ -468,12 +497,20 @@ Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
                                                    "the device's storage-buffer offset alignment "
                                                    "({} bytes); bind at an aligned offset",
                                                    i, b.offset, offset_alignment)));
+        bound[b.slot] = BoundSlot{&buffer, b.offset, (b.access & VACCEL_ACCESS_WRITE) != 0};
+    }
+    // A full ring is refused before the buffers' in-flight state is looked
+    // at. Only this (device-serialised) call takes slots, so a free slot seen
+    // here is still free when record_only takes it.
+    if (queue.owner->ring->in_use() + queue.owner->ring->retired() >= ring_depth)
+        return fail(ring_full_error());
+    for (const Binding& b : desc.bindings) {
+        const auto& buffer = static_cast<const VulkanBuffer&>(*b.buffer);
         const bool writes = (b.access & VACCEL_ACCESS_WRITE) != 0;
         if (buffer.writers.load(std::memory_order_acquire) != 0 ||
             (writes && buffer.in_flight() != 0))
             return fail(in_flight_error(buffer, writes ? "binding a buffer for writing"
                                                        : "binding a buffer for reading"));
-        bound[b.slot] = BoundSlot{&buffer, b.offset, writes};
     }
     if (desc.deadline_ns != 0 && monotonic_ns() >= desc.deadline_ns)
         return fail(Error::of(Errc::deadline_expired, VACCEL_D_DEADLINE)
@@ -502,6 +539,119 @@ Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
     Submitted submitted;
     submitted.event = std::make_unique<VulkanEvent>(*submission);
     if (!gate->state->park(*submission, desc.after_value)) start(std::move(*submission));
+    return submitted;
+}
+
+// A SPIR-V kernel (launch.hpp): refused in the CPU's order (format, entry,
+// the work's context and bindings, the argv's pointers), then this
+// device's limits (push bytes, storage buffers, grid), deadline and
+// events, the ring, and the buffers' in-flight state.
+Result<Submitted> VulkanBackend::launch(const LaunchDesc& desc)
+{
+    auto& queue = static_cast<VulkanQueue&>(*desc.queue);
+    auto& program = static_cast<VulkanProgram&>(*desc.program);
+    if (program.state->format != VACCEL_FORMAT_SPIRV)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_FORMAT, program.state->format)
+                        .with_note("only kernel programs are launched; submit TOSA programs "
+                                   "with vaccel_submit"));
+    const auto& entries = program.state->entries;
+    if (std::ranges::find(entries, desc.entry) == entries.end()) {
+        std::string names;
+        for (const std::string& name : entries) names += (names.empty() ? "" : ", ") + name;
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_KERNEL_ENTRY)
+                        .with_note(fmt::format("\"{}\" is not a GLCompute entry point of the "
+                                               "SPIR-V module (entries: {})",
+                                               desc.entry, names)));
+    }
+    if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
+    if (program.state->owner != queue.owner)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
+                        .with_note("the program belongs to another context than the queue"));
+    for (std::size_t i = 0; i < desc.bindings.size(); ++i)
+        if (desc.bindings[i].buffer == nullptr)
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_UNKNOWN_HANDLE, 0)
+                            .with_note(fmt::format("binding {} names no buffer", i)));
+    std::vector<validate::BindingFacts> facts;
+    for (const Binding& b : desc.bindings) {
+        const auto& buffer = static_cast<const VulkanBuffer&>(*b.buffer);
+        facts.push_back({b.slot, b.access, buffer.identity(), buffer.desc().bytes,
+                         buffer.desc().usage, buffer.desc().access, b.offset, b.bytes});
+    }
+    if (auto ok = validate::launch_bindings(facts, core_->info.limits.max_bindings); !ok)
+        return fail(ok.error());
+    const std::uint64_t offset_alignment = core_->physical.limits.minStorageBufferOffsetAlignment;
+    std::vector<vaccel_binding> wire(desc.bindings.size());
+    for (std::size_t i = 0; i < desc.bindings.size(); ++i) {
+        const Binding& b = desc.bindings[i];
+        if (static_cast<const VulkanBuffer&>(*b.buffer).owner != queue.owner)
+            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, i)
+                            .with_note(fmt::format("binding {} names a buffer of another context",
+                                                   i)));
+        if (b.offset % offset_alignment != 0)
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                                  offsetof(vaccel_binding, offset), b.offset)
+                            .with_note(fmt::format("binding {}: offset {} is not a multiple of "
+                                                   "the device's storage-buffer offset alignment "
+                                                   "({} bytes); bind at an aligned offset",
+                                                   i, b.offset, offset_alignment)));
+        wire[i] = vaccel_binding{b.slot, b.access, i, b.offset, b.bytes};
+    }
+    auto mapped = map_kernel_args(desc.args, wire, core_->tuning.push_constant_bytes,
+                                  core_->tuning.descriptors);
+    if (!mapped) return fail(mapped.error());
+    if (auto ok = validate::launch_dims(desc.dims); !ok) return fail(ok.error());
+    // The grid is the number of workgroups; their size is the module's own.
+    const auto& counts = core_->physical.limits.maxComputeWorkGroupCount;
+    for (std::size_t i = 0; i < 3; ++i)
+        if (desc.dims.grid[i] > counts[i])
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_LAUNCH_DIMS,
+                                  offsetof(vaccel_launch, dims) +
+                                      offsetof(vaccel_launch_dims, grid) + 4 * i,
+                                  desc.dims.grid[i])
+                            .with_note(fmt::format("grid[{}] is {} workgroups, more than the "
+                                                   "device's {}; launch fewer, larger "
+                                                   "workgroups or loop in the kernel",
+                                                   i, desc.dims.grid[i], counts[i])));
+    if (desc.deadline_ns != 0 && monotonic_ns() >= desc.deadline_ns)
+        return fail(Error::of(Errc::deadline_expired, VACCEL_D_DEADLINE)
+                        .with_note("the deadline had already passed when the work was "
+                                   "submitted; nothing ran"));
+    const auto max_events = core_->info.limits.max_events;
+    if (queue.owner->events.load() >= max_events)
+        return fail(Error::limit_hit(VACCEL_LIMIT_EVENTS, max_events, queue.owner->events.load()));
+    if (queue.owner->ring->in_use() + queue.owner->ring->retired() >= ring_depth)
+        return fail(ring_full_error());
+    std::vector<BoundSlot> held;
+    for (const Binding& b : desc.bindings) {
+        auto& buffer = static_cast<VulkanBuffer&>(*b.buffer);
+        const bool writes = (b.access & VACCEL_ACCESS_WRITE) != 0;
+        if (buffer.writers.load(std::memory_order_acquire) != 0 ||
+            (writes && buffer.in_flight() != 0))
+            return fail(in_flight_error(buffer, writes ? "binding a buffer for writing"
+                                                       : "binding a buffer for reading"));
+        held.push_back(BoundSlot{&buffer, b.offset, writes});
+    }
+    auto kernel = kernel_pipeline(*program.state, std::string(desc.entry),
+                                  static_cast<std::uint32_t>(mapped->buffers.size()),
+                                  static_cast<std::uint32_t>(mapped->push.size()));
+    if (!kernel) return fail(kernel.error());
+    LaunchRecord record;
+    record.kernel = *kernel;
+    for (const KernelBuffer& k : mapped->buffers) {
+        const Binding& b = desc.bindings[k.binding];
+        record.buffers.push_back(
+            {static_cast<VulkanBuffer&>(*b.buffer).buffer, b.offset,
+             // Whole words: buffers are allocated in words (objects.hpp).
+             (k.bytes + word_bytes - 1) / word_bytes * word_bytes});
+    }
+    record.push = std::move(mapped->push);
+    record.grid = {desc.dims.grid[0], desc.dims.grid[1], desc.dims.grid[2]};
+    auto submission = record_and_submit(queue.owner, program.state, held, desc.sink,
+                                        desc.deadline_ns, std::move(record));
+    if (!submission) return fail(submission.error());
+    Submitted submitted;
+    submitted.event = std::make_unique<VulkanEvent>(*submission);
+    completer_.watch(std::move(*submission));
     return submitted;
 }
 
@@ -612,6 +762,131 @@ Result<std::unique_ptr<Buffer>> VulkanBackend::allocate_buffer(Context& context,
     return buffer;
 }
 
+Result<std::unique_ptr<Buffer>> VulkanBackend::import_host(Context& context,
+                                                          const BufferDesc& desc, void* memory,
+                                                          std::uint64_t bytes, BufferInfo& info)
+{
+    const auto& device = core_->info;
+    if (auto valid = validate::buffer_desc(device, desc.bytes, desc.alignment, desc.domain,
+                                           desc.usage, desc.access);
+        !valid)
+        return fail(valid.error());
+    if (auto ok = refuse_if_lost(); !ok) return fail(ok.error());
+    const auto alignment = core_->physical.host_import_alignment;
+    if (!alignment)
+        return fail(Error::of(Errc::unsupported)
+                        .with_note(fmt::format("\"{}\" cannot import host memory (no "
+                                               "VK_EXT_external_memory_host); allocate a buffer "
+                                               "and write it instead",
+                                               device.name)));
+    if (desc.domain == VACCEL_DOMAIN_DEVICE)
+        return fail(Error::of(Errc::unsupported, VACCEL_D_BAD_VALUE,
+                              offsetof(vaccel_buffer_alloc, domain), desc.domain)
+                        .with_note("imported host memory is in the HOST or SHARED domain, "
+                                   "never DEVICE; ask for HOST"));
+    const auto address = reinterpret_cast<std::uintptr_t>(memory);
+    if (memory == nullptr || address % *alignment != 0 || bytes == 0 || bytes % *alignment != 0)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, address, bytes)
+                        .with_note(fmt::format("host memory at {:#x} of {} bytes cannot be "
+                                               "imported: the address and the length must be "
+                                               "non-zero multiples of the device's {}-byte "
+                                               "import alignment (minImportedHostPointer"
+                                               "Alignment); use aligned_alloc or mmap",
+                                               address, bytes, *alignment)));
+    if (desc.bytes > bytes)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, desc.bytes, bytes)
+                        .with_note(fmt::format("a {}-byte buffer does not fit the {} bytes of "
+                                               "host memory given",
+                                               desc.bytes, bytes)));
+    auto& owner = static_cast<VulkanContext&>(context).state;
+    if (owner->buffers >= device.limits.max_buffers)
+        return fail(Error::limit_hit(VACCEL_LIMIT_BUFFERS, device.limits.max_buffers,
+                                     owner->buffers));
+    if (owner->memory_bytes + bytes > device.limits.max_memory_bytes)
+        return fail(Error::limit_hit(VACCEL_LIMIT_MEMORY_BYTES, device.limits.max_memory_bytes,
+                                     owner->memory_bytes));
+    VkDevice d = core_->device;
+    auto properties_of = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
+        vkGetDeviceProcAddr(d, "vkGetMemoryHostPointerPropertiesEXT"));
+    VkMemoryHostPointerPropertiesEXT host{};
+    host.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT;
+    if (properties_of == nullptr ||
+        properties_of(d, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, memory, &host) !=
+            VK_SUCCESS)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, address, bytes)
+                        .with_note("the driver cannot import this host memory (it must be "
+                                   "ordinary anonymous or huge-page memory)"));
+    auto buffer = std::make_unique<VulkanBuffer>(owner, desc);
+    VkExternalMemoryBufferCreateInfo external{};
+    external.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
+    external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    VkBufferCreateInfo create{};
+    create.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    create.pNext = &external;
+    create.size = bytes;
+    create.usage = buffer_usage;
+    create.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    if (VkResult r = vkCreateBuffer(d, &create, nullptr, &buffer->buffer); r != VK_SUCCESS) {
+        buffer->buffer = VK_NULL_HANDLE;
+        return fail(vulkan_error(*core_, r, "creating a buffer over host memory"));
+    }
+    VkMemoryRequirements needs{};
+    vkGetBufferMemoryRequirements(d, buffer->buffer, &needs);
+    // A host-coherent type both the pointer and the buffer allow; the
+    // plan's Host type first.
+    const std::uint32_t allowed = host.memoryTypeBits & needs.memoryTypeBits;
+    std::optional<std::uint32_t> type;
+    if (auto preferred = type_for_domain(core_->plan, VACCEL_DOMAIN_HOST);
+        preferred && (allowed & (1u << *preferred)) != 0)
+        type = *preferred;
+    for (std::uint32_t i = 0; !type && i < core_->physical.memory.memoryTypeCount; ++i)
+        if ((allowed & (1u << i)) != 0 &&
+            (core_->physical.memory.memoryTypes[i].propertyFlags & host_coherent_flags) ==
+                host_coherent_flags)
+            type = i;
+    if (!type || needs.size > bytes)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_BAD_VALUE, address, bytes)
+                        .with_note("no host-coherent memory type of the device can hold a "
+                                   "storage buffer over this host memory"));
+    VkImportMemoryHostPointerInfoEXT import{};
+    import.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT;
+    import.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    import.pHostPointer = memory;
+    VkMemoryAllocateInfo allocate{};
+    allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    allocate.pNext = &import;
+    allocate.allocationSize = bytes;
+    allocate.memoryTypeIndex = *type;
+    if (VkResult r = vkAllocateMemory(d, &allocate, nullptr, &buffer->memory); r != VK_SUCCESS) {
+        buffer->memory = VK_NULL_HANDLE;
+        return fail(vulkan_error(*core_, r, "importing host memory"));
+    }
+    if (VkResult r = vkBindBufferMemory(d, buffer->buffer, buffer->memory, 0); r != VK_SUCCESS)
+        return fail(vulkan_error(*core_, r, "binding imported host memory"));
+    buffer->mapped = static_cast<std::byte*>(memory);
+    buffer->imported = true;
+    const std::uint64_t measured = address_alignment(address);
+    if (desc.alignment != 0 && measured < desc.alignment)
+        return fail(Error::of(Errc::resource_limit, VACCEL_D_BAD_VALUE,
+                              offsetof(vaccel_buffer_alloc, alignment), desc.alignment)
+                        .with_note(fmt::format("the host memory is aligned to {} bytes, less "
+                                               "than the {} asked for",
+                                               measured, desc.alignment)));
+    buffer->allocation_bytes = bytes;
+    buffer->serial = core_->next_identity++;
+    owner->buffers += 1;
+    owner->memory_bytes += bytes;
+    core_->counters.buffers.fetch_add(1);
+    core_->counters.buffer_bytes.fetch_add(bytes);
+    info.allocation_bytes = bytes;
+    info.measured_alignment = measured;
+    info.properties = VACCEL_PROP_DIRECT_BINDING | VACCEL_PROP_HOST_VISIBLE | VACCEL_PROP_COHERENT;
+    if ((core_->physical.memory.memoryTypes[*type].propertyFlags &
+         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0)
+        info.properties |= VACCEL_PROP_DEVICE_LOCAL;
+    return std::unique_ptr<Buffer>(std::move(buffer));
+}
+
 Status VulkanBackend::check_transfer(const VulkanBuffer& buffer, std::uint32_t usage,
                                      std::uint64_t offset, std::uint64_t length,
                                      std::string_view what) const
@@ -664,6 +939,24 @@ Status VulkanBackend::read_buffer(Buffer& buffer, std::uint64_t offset, std::spa
 
 }  // namespace
 }  // namespace vulkan
+
+std::optional<std::uint64_t> vulkan_host_import_alignment(const Backend& device)
+{
+    const auto* vulkan = dynamic_cast<const vulkan::VulkanBackend*>(&device);
+    return vulkan == nullptr ? std::nullopt : vulkan->import_alignment();
+}
+
+Result<std::unique_ptr<Buffer>> import_host_buffer(Backend& device, Context& context,
+                                                   const BufferDesc& desc, void* memory,
+                                                   std::uint64_t bytes, BufferInfo& info)
+{
+    auto* vulkan = dynamic_cast<vulkan::VulkanBackend*>(&device);
+    if (vulkan == nullptr)
+        return fail(Error::of(Errc::unsupported)
+                        .with_note("host memory import is a Vulkan device's; this device is "
+                                   "not one"));
+    return vulkan->import_host(context, desc, memory, bytes, info);
+}
 
 VulkanDevices open_vulkan_devices(const VulkanOptions& options)
 {

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string_view>
 #include <vector>
 
@@ -551,6 +553,74 @@ int loss_mode(std::uint64_t accepted_before_loss)
     }
     vaccel_client_close(client);
     std::puts("loss: device 0 lost with its work, device 1 kept serving");
+    return 0;
+}
+
+// The first device that loads SPIR-V (a Vulkan device) runs the saxpy test
+// kernel at `module_path` (tests/vulkan/kernels/saxpy.comp: y = a x + y for
+// i < n; a and n push constants, x and y storage buffers): x[i] = i, y[i] =
+// 1000 - 3i, a = 2, n = 100 over 128 floats in two workgroups, so y becomes
+// 1000 - i below 100 and keeps 1000 - 3i above (exact small integers). An
+// entry the module lacks is refused with D_KERNEL_ENTRY.
+int spirv_launch_mode(const char* module_path)
+{
+    std::ifstream in(module_path, std::ios::binary);
+    E2E_EXPECT(static_cast<bool>(in), "cannot read {}", module_path);
+    const std::vector<char> module((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+    vaccel_client* client = open_client();
+    std::uint32_t count = 0;
+    E2E_CALL(vaccel_device_count(client, &count));
+    std::uint32_t device = count;
+    for (std::uint32_t i = 0; i < count && device == count; ++i) {
+        struct vaccel_device_info info{};
+        E2E_CALL(vaccel_device_info(client, i, &info));
+        if ((info.formats & VACCEL_FORMAT_BIT(VACCEL_FORMAT_SPIRV)) != 0 &&
+            (info.flags & VACCEL_CAP_LAUNCH) != 0)
+            device = i;
+    }
+    E2E_EXPECT(device < count, "none of the {} devices loads SPIR-V", count);
+    Kernels k;
+    E2E_CALL(vaccel_context_create(client, device, &k.context));
+    E2E_CALL(vaccel_program_load(client, k.context, VACCEL_FORMAT_SPIRV, nullptr, module.data(),
+                                 module.size(), &k.program, nullptr, nullptr));
+    E2E_CALL(vaccel_queue_create(client, k.context, &k.queue));
+    k.x = alloc_host_buffer(client, k.context, 512);
+    k.y = alloc_host_buffer(client, k.context, 512);
+    std::vector<float> x(128), y(128);
+    for (int i = 0; i < 128; ++i) {
+        x[i] = static_cast<float>(i);
+        y[i] = static_cast<float>(1000 - 3 * i);
+    }
+    write_floats(client, k.x, x);
+    write_floats(client, k.y, y);
+    std::vector<std::uint8_t> argv;
+    put_ptr(argv, 0, 512);
+    put_ptr(argv, 1, 512);
+    const float a = 2.0f;
+    std::uint32_t a_bits = 0;
+    std::memcpy(&a_bits, &a, 4);
+    put_u32(argv, VACCEL_ARG_F32, a_bits);
+    put_u32(argv, VACCEL_ARG_U32, 100);
+    const std::vector<vaccel_binding> bindings{{0, VACCEL_ACCESS_READ, k.x, 0, 512},
+                                               {1, VACCEL_ACCESS_RW, k.y, 0, 512}};
+    const vaccel_launch_dims two_groups{{2, 1, 1}, {1, 1, 1}, 0, 0};
+    std::uint64_t event = 0;
+    E2E_CALL(launch(client, k, "main", argv, bindings, &event, two_groups));
+    wait_done(client, event);
+    E2E_EXPECT(poll_state(client, event) == VACCEL_EVENT_COMPLETE, "saxpy completed");
+    const auto out = read_floats(client, k.y, 128);
+    for (int i = 0; i < 128; ++i) {
+        const float expected = static_cast<float>(i < 100 ? 1000 - i : 1000 - 3 * i);
+        E2E_EXPECT(std::memcmp(&out[i], &expected, 4) == 0, "y[{}] = {} (expected {})", i, out[i],
+                   expected);
+    }
+    E2E_CALL(vaccel_event_destroy(client, event));
+    expect_refusal("launching an entry the module lacks",
+                   launch(client, k, "saxpy", argv, bindings, &event, two_groups),
+                   {-EINVAL, VACCEL_E_INVALID_ARGUMENT, VACCEL_D_KERNEL_ENTRY});
+    vaccel_client_close(client);
+    std::printf("spirv-launch: saxpy on device %u wrote exact floats\n", device);
     return 0;
 }
 

@@ -22,6 +22,7 @@ constexpr const char* usage =
     "  malformed KIND                    the daemon drops a malformed connection\n"
     "  gates                             host gates hold, release and cancel work\n"
     "  launch                            built-in kernels run, bad launches are refused\n"
+    "  spirv-launch MODULE.spv           the saxpy SPIR-V test kernel on a Vulkan device\n"
     "  notify                            vaccel_client_fd() reports completions\n"
     "  loss N                            device 0 is lost at its (N+1)th acceptance\n";
 
@@ -54,6 +55,7 @@ int main(int argc, char** argv)
     if (mode == "malformed" && args == 1) return malformed_mode(argv[2]);
     if (mode == "gates" && args == 0) return gates_mode();
     if (mode == "launch" && args == 0) return launch_mode();
+    if (mode == "spirv-launch" && args == 1) return spirv_launch_mode(argv[2]);
     if (mode == "notify" && args == 0) return notify_mode();
     if (mode == "loss" && args == 1) return loss_mode(number(argv[2]));
     std::fputs(usage, stderr);

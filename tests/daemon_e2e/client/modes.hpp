@@ -48,6 +48,9 @@ int notify_mode();
 // The CPU's built-in kernels write exact bytes; every malformed launch is
 // refused with its own detail and charges nothing.
 int launch_mode();
+// A SPIR-V kernel (the saxpy test kernel at the path) launched on the first
+// device that loads SPIR-V, with exact output.
+int spirv_launch_mode(const char* module_path);
 // Needs a daemon serving the CPU as two devices with device 0 losing itself
 // after `accepted_before_loss` acceptances ([devices.cpu] count = 2,
 // inject_loss_after = N): the next submit is indeterminate, device 0's

@@ -19,11 +19,12 @@ constexpr std::array<std::pair<std::uint32_t, std::string_view>, 3> memory_cap_w
     {VACCEL_MEM_DEVICE_LOCAL, "device-local"},
     {VACCEL_MEM_SHARED, "shared"},
 }};
-constexpr std::array<std::pair<std::uint32_t, std::string_view>, 4> format_words{{
+constexpr std::array<std::pair<std::uint32_t, std::string_view>, 5> format_words{{
     {VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA), "tosa"},
     {VACCEL_FORMAT_BIT(VACCEL_FORMAT_CUDA_PTX), "cuda-ptx"},
     {VACCEL_FORMAT_BIT(VACCEL_FORMAT_CUDA_CUBIN), "cuda-cubin"},
     {VACCEL_FORMAT_BIT(VACCEL_FORMAT_CPU_BUILTIN), "cpu-builtin"},
+    {VACCEL_FORMAT_BIT(VACCEL_FORMAT_SPIRV), "spirv"},
 }};
 constexpr std::array<std::pair<std::uint32_t, std::string_view>, 2> profile_words{{
     {VACCEL_TOSA_PRO_INT, "int"},

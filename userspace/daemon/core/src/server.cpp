@@ -120,6 +120,7 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
         selection.settings[name] = backend::Settings(values.begin(), values.end());
     if (options.cpu_threads != 0)
         selection.settings["cpu"]["threads"] = std::to_string(options.cpu_threads);
+    selection.state_dir = settings.state_dir;
     auto devices = engine::DeviceManager::open(selection);
     if (!devices)
         return std::unexpected("no device to serve: " + describe(devices.error()));

@@ -138,23 +138,28 @@ private:
                     devices.push_back(*device);
                 }
                 settings.devices = std::move(devices);
-            } else if (key.str() == "socket" || key.str() == "admin_group") {
+            } else if (key.str() == "socket" || key.str() == "admin_group" ||
+                       key.str() == "state_dir") {
                 const auto text = node.value<std::string>();
                 if (!node.is_string() || !text || text->empty())
                     return refuse(node.source(), name, "must be a non-empty string in quotes");
-                if (key.str() == "socket") {
+                if (key.str() == "socket" || key.str() == "state_dir") {
+                    const bool socket = key.str() == "socket";
                     if (text->front() != '/')
                         return refuse(node.source(), name,
                                       fmt::format("\"{}\" is not an absolute path; write the "
                                                   "full path, e.g. \"{}\"",
-                                                  *text, default_socket_path));
-                    settings.socket = *text;
+                                                  *text,
+                                                  socket ? default_socket_path
+                                                         : default_state_dir));
+                    (socket ? settings.socket : settings.state_dir) = *text;
                 } else {
                     settings.admin_group = *text;
                 }
             } else {
                 return refuse(key.source(), name,
-                              "is not a [daemon] setting; use devices, socket or admin_group");
+                              "is not a [daemon] setting; use devices, socket, admin_group or "
+                              "state_dir");
             }
         }
         return settings;

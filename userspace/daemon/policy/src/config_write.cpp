@@ -107,6 +107,9 @@ std::string write_config(const Config& config)
     }
     out += fmt::format("socket = {}\nadmin_group = {}\n", toml_string(d.socket),
                        toml_string(d.admin_group));
+    // Written only when set, so files that never named it stay as they were.
+    if (d.state_dir != default_state_dir)
+        out += fmt::format("state_dir = {}\n", toml_string(d.state_dir));
     for (const auto& [backend, values] : d.backends) {
         out += fmt::format("\n[devices.{}]\n", backend);
         for (const auto& [key, value] : values) {

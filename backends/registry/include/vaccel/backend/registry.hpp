@@ -14,9 +14,13 @@
 //    exist, is refused (InvalidArgument) so a typo in a config never
 //    silently serves something else; "NAME:*" finding none is fine.
 //  - settings: each backend reads its own table ([devices.NAME] in the
-//    daemon's config) as text values and refuses keys it does not know.
+//    daemon's config) as text values and refuses keys it does not know;
+//  - state: every backend gets the daemon's state directory ([daemon]
+//    state_dir) and keeps what it wants there under a folder of its own
+//    name; empty means nothing is kept across restarts.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <span>
@@ -37,7 +41,8 @@ struct Factory {
     // Opens every device of this backend that the machine has (none is not
     // an error). Refuses unknown or malformed settings (InvalidArgument,
     // with a note naming the key).
-    Result<std::vector<std::unique_ptr<Backend>>> (*enumerate)(const Settings& settings);
+    Result<std::vector<std::unique_ptr<Backend>>> (*enumerate)(
+        const Settings& settings, const std::filesystem::path& state_dir);
 };
 
 // The factories of this build, in serving order.
@@ -46,6 +51,7 @@ std::span<const Factory> factories();
 struct Selection {
     std::vector<std::string> devices;         // patterns; empty = all found
     std::map<std::string, Settings, std::less<>> settings;  // per backend name
+    std::filesystem::path state_dir;  // the daemon's; empty: nothing kept across restarts
 };
 
 // The devices a selection names, in order. Refuses an unknown backend name

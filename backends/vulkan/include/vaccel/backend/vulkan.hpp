@@ -6,10 +6,13 @@
 // virtual > CPU (ties keep the loader's order); the others are refused with
 // the reason in the log and in the probe report. A machine without a Vulkan
 // driver has no Vulkan device, which is not an error. The backend allocates
-// and transfers buffers; it runs no programs yet.
+// and transfers buffers, runs FP32 TOSA programs, launches SPIR-V kernels
+// and imports host memory (import_host_buffer).
 #pragma once
 
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +31,10 @@ struct VulkanOptions {
     // staging buffer and copy commands, even into mapped memory, so the
     // staging path runs on devices whose every memory type is host-visible.
     bool stage_all_transfers = false;
+    // The daemon's state directory ([daemon] state_dir): each device keeps
+    // its pipeline cache in <state_dir>/vulkan/. Empty: nothing is kept
+    // across restarts.
+    std::filesystem::path state_dir;
 };
 
 // What the probe found about one physical device.
@@ -46,5 +53,24 @@ struct VulkanDevices {
 // Never fails: no loader driver or no usable device gives no devices, and
 // `unavailable` / `probe` say why.
 VulkanDevices open_vulkan_devices(const VulkanOptions& options = {});
+
+// Host memory import (VK_EXT_external_memory_host; docs/adr/0013): the
+// alignment a pointer and a length must have, or nothing when `device` is
+// not a Vulkan device or cannot import.
+std::optional<std::uint64_t> vulkan_host_import_alignment(const Backend& device);
+
+// A buffer of `context` over caller-owned host memory [memory, memory +
+// bytes), imported rather than copied: what the host writes there is the
+// buffer's contents, and what the device writes the host reads there. It is
+// otherwise a buffer of `desc` (bound, transferred, freed as any other);
+// its domain is HOST or SHARED. The memory must stay mapped until the
+// buffer is freed and no submission binding it is in flight. Refused:
+// Unsupported when the device cannot import or the domain is DEVICE;
+// InvalidArgument (D_BAD_VALUE) when memory or bytes is not a multiple of
+// the import alignment or desc.bytes exceeds bytes; the buffer and memory
+// limits as for allocate_buffer.
+Result<std::unique_ptr<Buffer>> import_host_buffer(Backend& device, Context& context,
+                                                   const BufferDesc& desc, void* memory,
+                                                   std::uint64_t bytes, BufferInfo& info);
 
 }  // namespace vaccel::backend

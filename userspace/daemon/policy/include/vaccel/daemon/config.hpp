@@ -8,6 +8,8 @@
 //                  registry reads them: NAME, NAME:*, NAME:N)
 //                  socket = "/run/vaccel/vacceld.sock"
 //                  admin_group = "vaccel"
+//                  state_dir = "/var/lib/vaccel" (what backends keep
+//                  across restarts, e.g. Vulkan pipeline caches)
 //        [[rule]]  exactly one selector: uid = N | gid = N |
 //                  cgroup = "/path/prefix" | default = true
 //                  then any of: contexts, memory, buffers, programs, queues,
@@ -42,6 +44,7 @@ namespace vaccel::daemon {
 inline constexpr std::string_view default_config_path = "/etc/vaccel/vacceld.toml";
 inline constexpr std::string_view default_socket_path = "/run/vaccel/vacceld.sock";
 inline constexpr std::string_view default_admin_group = "vaccel";
+inline constexpr std::string_view default_state_dir = "/var/lib/vaccel";
 
 // [daemon]: parsed and kept; acting on it is the daemon's business.
 struct DaemonSettings {
@@ -50,6 +53,7 @@ struct DaemonSettings {
     std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> backends;
     std::string socket{default_socket_path};
     std::string admin_group{default_admin_group};
+    std::string state_dir{default_state_dir};
     bool operator==(const DaemonSettings&) const = default;
 };
 
