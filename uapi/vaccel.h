@@ -36,11 +36,13 @@ extern "C" {
  * VACCEL_LIMIT_GATES. vaccel_device_limits and vaccel_context_limits grew
  * by 8 bytes each, so the ioctls that carry them changed number; 1.0 was
  * never released outside this repository (docs/adr/0009).
- * 1.2 (this header): VACCEL_IOCTL_DEVICE_TOSA, a device's TOSA capability
- * descriptors (docs/adr/0014-tosa-descriptors.md). Nothing of 1.1 moved.
+ * 1.2: VACCEL_IOCTL_DEVICE_TOSA, a device's TOSA capability descriptors
+ * (docs/adr/0014-tosa-descriptors.md). Nothing of 1.1 moved.
+ * 1.3 (this header): VACCEL_FORMAT_SPIRV, raw SPIR-V compute kernels for
+ * Vulkan devices (docs/adr/0013-vulkan-backend.md). Nothing of 1.2 moved.
  */
 #define VACCEL_ABI_MAJOR 1
-#define VACCEL_ABI_MINOR 2
+#define VACCEL_ABI_MINOR 3
 
 /* Capabilities reported by VACCEL_IOCTL_GET_VERSION. */
 #define VACCEL_CAP_TOSA		(1ULL << 0)	/* TOSA 1.0 programs */

@@ -38,7 +38,7 @@ verdict=$(/usr/bin/python3 - "$scratch/devices.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 problems = []
-if doc["abi"]["minor"] != 2 or "tosa-descriptors" not in doc["abi"]["capabilities"]:
+if doc["abi"]["minor"] != 3 or "tosa-descriptors" not in doc["abi"]["capabilities"]:
     problems.append("abi %r lacks 1.2 / tosa-descriptors" % doc["abi"])
 for device in doc["devices"]:
     # The fields that were there before stay.
