@@ -155,6 +155,9 @@ double median_seconds(Backend& backend, const tosa::Graph& graph, int runs, bool
     for (std::uint32_t s = 0; s < slots.size(); ++s) {
         BufferDesc buffer;
         buffer.bytes = slots[s].bytes;
+        // Device memory, as a GPU client allocates it (the Host domain is
+        // system memory: every kernel access would cross PCIe).
+        buffer.domain = VACCEL_DOMAIN_DEVICE;
         BufferInfo info;
         buffers.push_back(must(backend.allocate_buffer(*context, buffer, info), "allocate_buffer"));
         const bool input = s < program->input_count();

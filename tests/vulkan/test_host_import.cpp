@@ -4,6 +4,7 @@
 // through the host's pointer; misaligned memory is refused clearly.
 #include <cstdlib>
 
+#include <sys/mman.h>
 #include "../cpu/cpu_test_support.hpp"
 #include "vaccel/backend/vulkan.hpp"
 
@@ -33,12 +34,16 @@ Rig vulkan_rig()
 // Page-aligned host memory, freed at scope exit.
 struct HostPages {
     void* memory;
-    explicit HostPages(std::size_t bytes) : memory(std::aligned_alloc(4096, bytes))
+    std::size_t size;
+    // Anonymous pages of their own: the NVIDIA driver imports those (and
+    // huge pages) only, not pages of the C heap.
+    explicit HostPages(std::size_t bytes)
+        : memory(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)),
+          size(bytes)
     {
-        if (memory == nullptr) fail_msg("aligned_alloc(4096, %zu) failed", bytes);
-        std::memset(memory, 0, bytes);
+        if (memory == MAP_FAILED) fail_msg("mmap of %zu bytes failed", bytes);
     }
-    ~HostPages() { std::free(memory); }
+    ~HostPages() { munmap(memory, size); }
     float* floats() const { return static_cast<float*>(memory); }
 };
 

@@ -368,12 +368,14 @@ void the_shared_memory_tiles_match_on_odd_shapes(void**)
 void check_fp16(const Shape& s, DType out, std::uint32_t seed);
 
 // The streaming kernel with fewer shared slots than subgroups (lavapipe's
-// 8 subgroups of 8 in 64 invocations through 2 or 3 slots: 4 or 3 turns)
-// and other result counts per row.
+// 8 subgroups of 8 in 64 invocations through 2 or 3 slots: 4 or 3 turns;
+// on a device with subgroups of 32, 2 subgroups through 2 slots) and other
+// result counts per row. Each workgroup size is a whole number of
+// subgroups of 8 and of 32.
 void the_streaming_kernel_takes_turns(void**)
 {
     const Shape few_rows[] = {{1, 1, 37, 1}, {1, 4, 300, 77}, {2, 3, 19, 45}, {1, 2, 5, 3}};
-    for (const char* rows : {"64,3,2", "64,1,3", "128,16,1", "8,8,1"}) {
+    for (const char* rows : {"64,3,2", "64,1,3", "128,16,1", "32,8,1"}) {
         setenv("VACCEL_VULKAN_MATMUL_ROWS", rows, 1);
         std::uint32_t seed = 160;
         for (const Shape& s : few_rows) check_fp32(s, seed += 2);
@@ -518,19 +520,28 @@ void unsupported_dtypes_are_refused_exactly(void**)
 
 }  // namespace
 
+// After every test: no override left behind by a test that failed midway.
+int clear_overrides(void**)
+{
+    unsetenv("VACCEL_VULKAN_MATMUL_TILES");
+    unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
+    unsetenv("VACCEL_VULKAN_COOPMAT");
+    return 0;
+}
+
 int main()
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(tiles_follow_the_device_limits),
-        cmocka_unit_test(tile_overrides_are_checked),
-        cmocka_unit_test(the_coop_shape_is_fp16_with_fp32_accumulation),
-        cmocka_unit_test(the_lowering_chooses_the_kernel_by_shape),
-        cmocka_unit_test(fp32_matches_on_odd_shapes),
-        cmocka_unit_test(the_shared_memory_tiles_match_on_odd_shapes),
-        cmocka_unit_test(the_streaming_kernel_takes_turns),
-        cmocka_unit_test(a_bad_tile_override_refuses_the_load),
-        cmocka_unit_test(fp16_matches_exactly),
-        cmocka_unit_test(unsupported_dtypes_are_refused_exactly),
+        cmocka_unit_test_teardown(tiles_follow_the_device_limits, clear_overrides),
+        cmocka_unit_test_teardown(tile_overrides_are_checked, clear_overrides),
+        cmocka_unit_test_teardown(the_coop_shape_is_fp16_with_fp32_accumulation, clear_overrides),
+        cmocka_unit_test_teardown(the_lowering_chooses_the_kernel_by_shape, clear_overrides),
+        cmocka_unit_test_teardown(fp32_matches_on_odd_shapes, clear_overrides),
+        cmocka_unit_test_teardown(the_shared_memory_tiles_match_on_odd_shapes, clear_overrides),
+        cmocka_unit_test_teardown(the_streaming_kernel_takes_turns, clear_overrides),
+        cmocka_unit_test_teardown(a_bad_tile_override_refuses_the_load, clear_overrides),
+        cmocka_unit_test_teardown(fp16_matches_exactly, clear_overrides),
+        cmocka_unit_test_teardown(unsupported_dtypes_are_refused_exactly, clear_overrides),
     };
     unsetenv("VACCEL_VULKAN_MATMUL_TILES");  // the tests set them themselves
     unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
