@@ -278,10 +278,13 @@ void bad_modules_and_launches_are_refused(void**)
                           {Arg::ptr(0, 512), Arg::ptr(9, 512), Arg::f32(2.0f), Arg::u32(128)},
                           bindings, grid(2)),
                    Errc::invalid_argument, VACCEL_D_KERNEL_ARG_POINTER, 1, 9);
-    // More workgroups than lavapipe's 65535 along x, then along y.
-    assert_refused(launch(gpu, *p, "main", args, bindings, grid(65536)), Errc::invalid_argument,
-                   VACCEL_D_LAUNCH_DIMS,
-                   offsetof(vaccel_launch, dims) + offsetof(vaccel_launch_dims, grid), 65536);
+    // More workgroups along x than any device counts (2^32 - 1: lavapipe
+    // takes 65535, the NVIDIA H200 2^31 - 1), then along y past lavapipe's
+    // and the H200's 65535.
+    assert_refused(launch(gpu, *p, "main", args, bindings, grid(0xffffffffu)),
+                   Errc::invalid_argument, VACCEL_D_LAUNCH_DIMS,
+                   offsetof(vaccel_launch, dims) + offsetof(vaccel_launch_dims, grid),
+                   0xffffffffu);
     assert_refused(launch(gpu, *p, "main", args, bindings, grid(1, 70000)),
                    Errc::invalid_argument, VACCEL_D_LAUNCH_DIMS,
                    offsetof(vaccel_launch, dims) + offsetof(vaccel_launch_dims, grid) + 4, 70000);

@@ -118,12 +118,10 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
     VkDeviceCreateInfo create{};
     create.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     create.pNext = &f12;
-    // Host memory import, when offered (import_host_buffer).
-    const char* host_import = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
-    if (record.host_import_alignment) {
-        create.enabledExtensionCount = 1;
-        create.ppEnabledExtensionNames = &host_import;
-    }
+    // The device extensions, each only when offered: host memory import
+    // (import_host_buffer) and cooperative matrices (below).
+    std::vector<const char*> extensions;
+    if (record.host_import_alignment) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
     create.queueCreateInfoCount = 1;
     create.pQueueCreateInfos = &queue;
     // FP16 MATMUL on cooperative matrices (MATMUL kernels, docs/adr/0013):
@@ -131,16 +129,16 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
     // shader needs offered (PhysicalRecord::coop_matrix_nv).
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{};
     coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
-    const char* coop_extension = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
     if (record.coop_matrix_nv) {
         coop.cooperativeMatrix = VK_TRUE;
         f12.shaderFloat16 = VK_TRUE;
         f12.vulkanMemoryModel = VK_TRUE;
         f11.storageBuffer16BitAccess = VK_TRUE;
         f11.pNext = &coop;
-        create.enabledExtensionCount = 1;
-        create.ppEnabledExtensionNames = &coop_extension;
+        extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     }
+    create.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+    create.ppEnabledExtensionNames = extensions.data();
     if (VkResult r = vkCreateDevice(record.handle, &create, nullptr, &state->device);
         r != VK_SUCCESS) {
         state->device = VK_NULL_HANDLE;
