@@ -16,13 +16,15 @@
 // daemon serves (the daemon started here serves cpu and vulkan:0), and one
 // more floor is measured in the same run: an empty command buffer submitted
 // straight to that device with vkQueueSubmit and waited for with
-// vkWaitForFences in this process (support/vulkan_noop.hpp). The target
+// vkWaitForFences in this process (support/raw_vulkan.hpp). The target
 // there: submit + completion through vacceld within 1.0x of that floor.
 #include <sched.h>
 
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,7 +33,7 @@
 #include "support/noop_client.hpp"
 #include "support/seqpacket_floor.hpp"
 #ifdef VACCEL_BENCH_VULKAN
-#include "support/vulkan_noop.hpp"
+#include "support/raw_vulkan.hpp"
 #endif
 #include "support/vacceld_process.hpp"
 
@@ -48,10 +50,14 @@ struct CallTimes {
 std::string device_kind = "cpu";
 const char* driver_prefix() { return device_kind == "vulkan" ? "vaccel-vulkan" : "vaccel-cpu"; }
 
+// The UUID of the device the no-op ran on (for the raw Vulkan floor).
+std::array<std::uint8_t, 16> device_uuid{};
+
 std::optional<CallTimes> measure(const char* transport, unsigned iterations, unsigned warmup)
 {
     NoopClient client;
     if (!client.open(transport, 1, driver_prefix())) return std::nullopt;
+    std::memcpy(device_uuid.data(), client.device().uuid, device_uuid.size());
     CallTimes t;
     for (auto* v : {&t.submit, &t.wait, &t.destroy, &t.submit_wait, &t.total})
         v->reserve(iterations);
@@ -130,14 +136,14 @@ bool run_set(const char* title, int cpu, unsigned iterations, unsigned warmup)
     }
 #ifdef VACCEL_BENCH_VULKAN
     if (device_kind == "vulkan") {
-        const VulkanNoopFloor gpu = vulkan_noop_floor(iterations, warmup);
-        if (gpu.samples.empty()) return false;
-        const Summary raw = summarize(gpu.samples);
-        fmt::print("{:<26} {:>15} (vkQueueSubmit of an empty command buffer + vkWaitForFences "
-                   "on {}, in process)\n", "vulkan floor", cell(raw), gpu.device);
+        // The same physical device opened directly, found by its UUID.
+        RawVulkan raw(device_uuid);
+        const double floor_us = raw.empty_submit_seconds(static_cast<int>(iterations)) * 1e6;
+        fmt::print("{:<26} {:>15.1f} (median; vkQueueSubmit of an empty command buffer + "
+                   "vkWaitForFences on {}, in process)\n", "vulkan floor", floor_us, raw.name());
         if (socket_submit_wait > 0)
             fmt::print("socket submit+wait / vulkan floor: {:.2f}x (target <= 1.00x)\n",
-                       socket_submit_wait / raw.median_us);
+                       socket_submit_wait / floor_us);
     }
 #else
     (void)socket_submit_wait;

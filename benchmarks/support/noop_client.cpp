@@ -58,8 +58,10 @@ bool NoopClient::open(const char* transport, unsigned outputs, const char* drive
     for (std::uint32_t i = 0; i < count && device == count; ++i) {
         struct vaccel_device_info info{};
         if (vaccel_device_info(client_, i, &info) == 0 &&
-            std::strncmp(info.driver, driver, std::strlen(driver)) == 0)
+            std::strncmp(info.driver, driver, std::strlen(driver)) == 0) {
             device = i;
+            device_ = info;
+        }
     }
     if (device == count) {
         std::fprintf(stderr, "no device of driver %s among the %u served\n", driver, count);

@@ -40,10 +40,13 @@ public:
 
     vaccel_client* client() const { return client_; }
     std::uint64_t context() const { return context_; }
+    // The device the context is on, as vaccel_device_info reported it.
+    const struct vaccel_device_info& device() const { return device_; }
 
 private:
     vaccel_client* client_ = nullptr;
     std::uint64_t context_ = 0;
+    struct vaccel_device_info device_{};
     std::uint64_t program_ = 0;
     std::uint64_t queue_ = 0;
     std::uint64_t a_ = 0, b_ = 0;
