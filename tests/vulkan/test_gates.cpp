@@ -7,31 +7,11 @@
 #include <thread>
 
 #include "vaccel/backend/vulkan.hpp"
-#include "../cpu/cpu_test_support.hpp"
+#include "vulkan_test_support.hpp"
 
 namespace {
 
-using namespace cpu_test;
-
-// A Rig (cpu_test_support.hpp) over the one lavapipe device.
-Rig vulkan_rig()
-{
-    Rig rig(1);
-    assert_ok(rig.backend->destroy_queue(rig.queue));
-    assert_ok(rig.backend->destroy_context(rig.context));
-    VulkanDevices found = open_vulkan_devices();
-    if (found.devices.size() != 1)
-        fail_msg("expected exactly one Vulkan device (lavapipe), found %zu: %s",
-                 found.devices.size(), found.unavailable.c_str());
-    rig.backend = std::move(found.devices[0]);
-    auto c = rig.backend->create_context();
-    assert_ok(c);
-    rig.context = std::move(*c);
-    auto q = rig.backend->create_queue(*rig.context);
-    assert_ok(q);
-    rig.queue = std::move(*q);
-    return rig;
-}
+using namespace vulkan_test;
 
 // out = x + x over 70 elements (more than one workgroup of 64).
 tosa::Graph doubling()

@@ -5,13 +5,13 @@
 #include <fstream>
 #include <iterator>
 
-#include "../cpu/cpu_test_support.hpp"
+#include "vulkan_test_support.hpp"
 #include "spirv_module.hpp"
 #include "vaccel/backend/vulkan.hpp"
 
 namespace {
 
-using namespace cpu_test;
+using namespace vulkan_test;
 using kernel_args::Arg;
 using vaccel::backend::vulkan::inspect_spirv;
 
@@ -65,25 +65,6 @@ void spirv_words_are_checked_and_entries_read(void**)
     unterminated[9] = 0x41414141;  // "main" then "AAAA": no NUL in its words
     assert_refused(inspect_spirv(bytes_of_words(unterminated)), Errc::invalid_argument,
                    VACCEL_D_FORMAT, VACCEL_FORMAT_SPIRV, 20);
-}
-
-Rig vulkan_rig()
-{
-    Rig rig(1);
-    assert_ok(rig.backend->destroy_queue(rig.queue));
-    assert_ok(rig.backend->destroy_context(rig.context));
-    VulkanDevices found = open_vulkan_devices();
-    if (found.devices.size() != 1)
-        fail_msg("expected exactly one Vulkan device (lavapipe), found %zu: %s",
-                 found.devices.size(), found.unavailable.c_str());
-    rig.backend = std::move(found.devices[0]);
-    auto c = rig.backend->create_context();
-    assert_ok(c);
-    rig.context = std::move(*c);
-    auto q = rig.backend->create_queue(*rig.context);
-    assert_ok(q);
-    rig.queue = std::move(*q);
-    return rig;
 }
 
 std::vector<std::byte> kernel_file(const char* name)

@@ -18,87 +18,16 @@
 #include "vaccel/backend/vulkan.hpp"
 #include "vaccel/tosa/analysis.hpp"
 #include "vaccel/tosa/plan.hpp"
-#include "../cpu/cpu_test_support.hpp"
+#include "vulkan_test_support.hpp"
 
 namespace {
 
-using namespace cpu_test;
-
-std::unique_ptr<Backend> lavapipe(VulkanOptions options = {})
-{
-    VulkanDevices found = open_vulkan_devices(options);
-    if (found.devices.size() != 1)
-        fail_msg("expected exactly one Vulkan device (lavapipe), found %zu: %s",
-                 found.devices.size(), found.unavailable.c_str());
-    return std::move(found.devices[0]);
-}
-
-// A Rig (cpu_test_support.hpp) over the Vulkan device.
-Rig vulkan_rig(VulkanOptions options = {})
-{
-    Rig rig(1);
-    assert_ok(rig.backend->destroy_queue(rig.queue));
-    assert_ok(rig.backend->destroy_context(rig.context));
-    rig.backend = lavapipe(options);
-    auto c = rig.backend->create_context();
-    assert_ok(c);
-    rig.context = std::move(*c);
-    auto q = rig.backend->create_queue(*rig.context);
-    assert_ok(q);
-    rig.queue = std::move(*q);
-    return rig;
-}
+using namespace vulkan_test;
 
 tosa::Attributes nan_propagate(tosa::Attributes a = {})
 {
     a.nan_mode = 1;  // PROPAGATE
     return a;
-}
-
-using GraphMaker = std::function<tosa::Graph()>;
-
-// Runs `make()` on the CPU and on the Vulkan device with the same raw
-// inputs; returns both outputs' bytes. Both rigs end with every counter zero.
-std::pair<std::vector<std::vector<std::byte>>, std::vector<std::vector<std::byte>>> both(
-    const GraphMaker& make, const std::vector<std::vector<std::byte>>& inputs)
-{
-    std::vector<std::span<const std::byte>> spans(inputs.begin(), inputs.end());
-    Rig cpu(1);
-    auto p1 = cpu.must_load(make());
-    auto want = cpu.run_raw(*p1, spans);
-    cpu.finish(p1);
-    Rig gpu = vulkan_rig();
-    auto p2 = gpu.must_load(make());
-    auto got = gpu.run_raw(*p2, spans);
-    gpu.finish(p2);
-    return {std::move(want), std::move(got)};
-}
-
-std::vector<std::byte> raw(const std::vector<float>& v)
-{
-    auto b = std::as_bytes(std::span(v));
-    return {b.begin(), b.end()};
-}
-std::vector<float> floats(const std::vector<std::byte>& b)
-{
-    std::vector<float> v(b.size() / 4);
-    std::memcpy(v.data(), b.data(), b.size());
-    return v;
-}
-
-void compare(const std::vector<std::byte>& got, const std::vector<std::byte>& want,
-             float tolerance, const char* what)
-{
-    if (tolerance == 0) {
-        assert_int_equal(got.size(), want.size());
-        if (std::memcmp(got.data(), want.data(), got.size()) != 0) {
-            print_error("%s differs from the CPU\n", what);
-            assert_exactly(floats(got), floats(want));  // names the element
-            fail_msg("%s: bytes differ", what);
-        }
-    } else {
-        assert_close(floats(got), floats(want), tolerance);
-    }
 }
 
 // ----- elementwise -------------------------------------------------------

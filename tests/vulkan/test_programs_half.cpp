@@ -23,56 +23,12 @@
 #include "vaccel/backend/vulkan.hpp"
 #include "vaccel/tosa/analysis.hpp"
 #include "vaccel/tosa/plan.hpp"
-#include "../cpu/cpu_test_support.hpp"
+#include "vulkan_test_support.hpp"
 
 namespace {
 
-using namespace cpu_test;
+using namespace vulkan_test;
 namespace vk = vaccel::backend::vulkan;
-
-std::unique_ptr<Backend> lavapipe()
-{
-    VulkanDevices found = open_vulkan_devices(VulkanOptions{});
-    if (found.devices.size() != 1)
-        fail_msg("expected exactly one Vulkan device (lavapipe), found %zu: %s",
-                 found.devices.size(), found.unavailable.c_str());
-    return std::move(found.devices[0]);
-}
-
-Rig vulkan_rig()
-{
-    Rig rig(1);
-    assert_ok(rig.backend->destroy_queue(rig.queue));
-    assert_ok(rig.backend->destroy_context(rig.context));
-    rig.backend = lavapipe();
-    auto c = rig.backend->create_context();
-    assert_ok(c);
-    rig.context = std::move(*c);
-    auto q = rig.backend->create_queue(*rig.context);
-    assert_ok(q);
-    rig.queue = std::move(*q);
-    return rig;
-}
-
-using Bytes = std::vector<std::byte>;
-using GraphMaker = std::function<tosa::Graph()>;
-
-// Runs `make()` on the CPU and on the Vulkan device with the same input
-// bytes; returns both devices' output bytes.
-std::pair<std::vector<Bytes>, std::vector<Bytes>> both(const GraphMaker& make,
-                                                       const std::vector<Bytes>& inputs)
-{
-    std::vector<std::span<const std::byte>> spans(inputs.begin(), inputs.end());
-    Rig cpu(1);
-    auto p1 = cpu.must_load(make());
-    auto want = cpu.run_raw(*p1, spans);
-    cpu.finish(p1);
-    Rig gpu = vulkan_rig();
-    auto p2 = gpu.must_load(make());
-    auto got = gpu.run_raw(*p2, spans);
-    gpu.finish(p2);
-    return {std::move(want), std::move(got)};
-}
 
 std::size_t width(DType d) { return tosa::dtype_bytes(d); }
 

@@ -3,35 +3,15 @@
 // with the events limit, and every slot back once the work ends.
 #include <fmt/format.h>
 
-#include "../cpu/cpu_test_support.hpp"
+#include "vulkan_test_support.hpp"
 #include "objects.hpp"
 #include "vaccel/backend/vulkan.hpp"
 
 namespace {
 
-using namespace cpu_test;
+using namespace vulkan_test;
 using vaccel::backend::vulkan::SubmissionRing;
 using vaccel::backend::vulkan::VulkanContext;
-
-// A Rig (cpu_test_support.hpp) over the one lavapipe device.
-Rig vulkan_rig()
-{
-    Rig rig(1);
-    assert_ok(rig.backend->destroy_queue(rig.queue));
-    assert_ok(rig.backend->destroy_context(rig.context));
-    VulkanDevices found = open_vulkan_devices();
-    if (found.devices.size() != 1)
-        fail_msg("expected exactly one Vulkan device (lavapipe), found %zu: %s",
-                 found.devices.size(), found.unavailable.c_str());
-    rig.backend = std::move(found.devices[0]);
-    auto c = rig.backend->create_context();
-    assert_ok(c);
-    rig.context = std::move(*c);
-    auto q = rig.backend->create_queue(*rig.context);
-    assert_ok(q);
-    rig.queue = std::move(*q);
-    return rig;
-}
 
 SubmissionRing& ring_of(Rig& rig) { return *static_cast<VulkanContext&>(*rig.context).state->ring; }
 

@@ -1,5 +1,7 @@
-// vulkan_test_support.hpp - running one graph on lavapipe and on the CPU
-// backend with the same inputs, for the Vulkan program tests.
+// vulkan_test_support.hpp - what the Vulkan device tests share: the one
+// Vulkan device they run on (lavapipe in `make test`, the machine's GPU in
+// `make test-gpu`), a Rig over it, and running one graph on it and on the
+// CPU backend with the same inputs.
 #pragma once
 
 #include <cstring>
@@ -15,22 +17,24 @@ namespace vulkan_test {
 
 using namespace cpu_test;
 
-inline std::unique_ptr<Backend> lavapipe()
+// The one Vulkan device the loader offers (ctest points it at lavapipe).
+inline std::unique_ptr<Backend> lavapipe(VulkanOptions options = {})
 {
-    VulkanDevices found = open_vulkan_devices(VulkanOptions{});
+    VulkanDevices found = open_vulkan_devices(options);
     if (found.devices.size() != 1)
-        fail_msg("expected exactly one Vulkan device (lavapipe), found %zu: %s",
+        fail_msg("expected exactly one Vulkan device (lavapipe, or the GPU under make "
+                 "test-gpu), found %zu: %s",
                  found.devices.size(), found.unavailable.c_str());
     return std::move(found.devices[0]);
 }
 
 // A Rig (cpu_test_support.hpp) over the Vulkan device.
-inline Rig vulkan_rig()
+inline Rig vulkan_rig(VulkanOptions options = {})
 {
     Rig rig(1);
     assert_ok(rig.backend->destroy_queue(rig.queue));
     assert_ok(rig.backend->destroy_context(rig.context));
-    rig.backend = lavapipe();
+    rig.backend = lavapipe(options);
     auto c = rig.backend->create_context();
     assert_ok(c);
     rig.context = std::move(*c);
