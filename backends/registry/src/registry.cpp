@@ -58,14 +58,16 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
 #ifdef VACCEL_REGISTRY_HAS_VULKAN
 // [devices.vulkan]: unified_memory (1 = on a single-heap device the Device
 // domain takes host-visible memory and transfers are mapped copies; 0 =
-// staged as on a discrete GPU). Every Vulkan 1.3 device with
+// staged as on a discrete GPU); fault injection for tests, as the CPU's:
+// inject_loss_after (see VulkanOptions) on device inject_loss_device. Every Vulkan 1.3 device with
 // synchronization2, timeline semaphores and a compute queue is found; the
 // others are named in the log with the reason (docs/adr/0013-vulkan-backend.md).
 // Each device keeps its pipeline cache under <state_dir>/vulkan/.
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& settings,
                                                                const std::filesystem::path& state_dir)
 {
-    static constexpr std::array<std::string_view, 1> known{"unified_memory"};
+    static constexpr std::array<std::string_view, 3> known{"unified_memory", "inject_loss_after",
+                                                           "inject_loss_device"};
     if (auto ok = settings_known(settings, "vulkan", known); !ok)
         return fail(ok.error());
     auto unified = setting_number(settings, "vulkan", "unified_memory", 1);
@@ -73,9 +75,15 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
     if (*unified > 1)
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *unified)
                         .with_note("[devices.vulkan] unified_memory is 0 or 1"));
+    auto loss = setting_number(settings, "vulkan", "inject_loss_after", UINT64_MAX);
+    if (!loss) return fail(loss.error());
+    auto lossy = setting_number(settings, "vulkan", "inject_loss_device", 0);
+    if (!lossy) return fail(lossy.error());
     VulkanOptions options;
     options.unified_memory = *unified == 1;
     options.state_dir = state_dir;
+    options.inject_loss_after = *loss;
+    options.inject_loss_device = static_cast<std::uint32_t>(*lossy);
     return std::move(open_vulkan_devices(options).devices);
 }
 #endif

@@ -50,6 +50,10 @@ struct DeviceCore {
     vaccel_device_info info{};  // Invariant: written once at open, then read-only.
     Counters counters;
     std::atomic<bool> lost{false};
+    // Fault injection (VulkanOptions::inject_loss_after, this device only):
+    // acceptances counted by `accepted`; UINT64_MAX = never.
+    std::uint64_t inject_loss_after = UINT64_MAX;
+    std::atomic<std::uint64_t> accepted{0};
     // vkQueueSubmit* needs the queue externally synchronised: transfers
     // (also from load_program, which runs beside other calls) and
     // submissions take this lock around the call.

@@ -523,6 +523,16 @@ Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
         if (!submission) return fail(submission.error());
         Submitted submitted;
         submitted.event = std::make_unique<VulkanEvent>(*submission);
+        if (core_->accepted.fetch_add(1) == core_->inject_loss_after) {
+            // Fault injection: the device dies while taking this work, so
+            // whether it was taken cannot be confirmed. The completion thread
+            // sees the loss and fails it with everything else still pending.
+            core_->lost.store(true, std::memory_order_release);
+            submitted.indeterminate =
+                Error::of(Errc::device_lost, VACCEL_D_INDETERMINATE)
+                    .with_note("the device was lost while accepting this work; its event "
+                               "reports the outcome");
+        }
         completer_.watch(std::move(*submission));
         return submitted;
     }
@@ -969,6 +979,8 @@ VulkanDevices open_vulkan_devices(const VulkanOptions& options)
             out.probe[record.probe_line].reason = core.error();
             continue;
         }
+        if (out.devices.size() == options.inject_loss_device)
+            (*core)->inject_loss_after = options.inject_loss_after;
         out.devices.push_back(std::make_unique<vulkan::VulkanBackend>(std::move(*core)));
     }
     for (const auto& line : out.probe) {

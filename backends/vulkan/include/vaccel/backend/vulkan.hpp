@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,13 @@ struct VulkanOptions {
     // its pipeline cache in <state_dir>/vulkan/. Empty: nothing is kept
     // across restarts.
     std::filesystem::path state_dir;
+    // Fault injection, for tests ([devices.vulkan] inject_loss_after and
+    // inject_loss_device): device vulkan:<inject_loss_device> is lost while
+    // accepting the submission that comes after this many (it is accepted
+    // indeterminately, as a real loss at that moment would leave it), and
+    // then behaves as a lost device does. UINT64_MAX: never.
+    std::uint64_t inject_loss_after = UINT64_MAX;
+    std::uint32_t inject_loss_device = 0;
 };
 
 // What the probe found about one physical device.
