@@ -112,13 +112,14 @@ Result<MatmulChoice> device_matmul_choice(const PhysicalRecord& device)
     if (const char* text = std::getenv("VACCEL_VULKAN_MATMUL_ROWS")) rows = text;
     auto choice = choose_matmul(matmul_limits(device), tiles, rows);
     if (!choice) return choice;
-    // VACCEL_VULKAN_COOPMAT=0 keeps FP16 on the scalar kernel (comparisons).
     const char* coop = std::getenv("VACCEL_VULKAN_COOPMAT");
-    if (device.coop_matrix_nv && !(coop != nullptr && std::string_view(coop) == "0"))
-        choice->coop = choose_coop_shape(device.coop_entries, device.subgroup_size);
+    const bool coop_off = coop != nullptr && std::string_view(coop) == "0";
+    if (device.coop_matrix_nv) choice->coop = choose_coop_shape(device.coop_entries, device.subgroup_size);
     std::optional<std::string_view> coop_tiles;
     if (const char* text = std::getenv("VACCEL_VULKAN_COOPMAT_TILES")) coop_tiles = text;
     if (choice->coop) {
+        // Checked even when turned off, so a bad override is refused the
+        // same way whatever VACCEL_VULKAN_COOPMAT says.
         auto tiles = choose_coop_tiles(*choice->coop, matmul_limits(device), coop_tiles);
         if (!tiles) return fail(tiles.error());
         choice->coop_tiles = std::move(*tiles);
@@ -127,11 +128,15 @@ Result<MatmulChoice> device_matmul_choice(const PhysicalRecord& device)
         // the scalar kernel under the override's name.
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
                         .with_note(fmt::format("VACCEL_VULKAN_COOPMAT_TILES=\"{}\" was refused: "
-                                               "this device runs no FP16 MATMUL on cooperative "
-                                               "matrices (no VK_NV_cooperative_matrix FP16 x "
-                                               "FP16 + FP32 shape, or VACCEL_VULKAN_COOPMAT=0); "
-                                               "unset it",
+                                               "this device offers no FP16 x FP16 + FP32 "
+                                               "cooperative matrix shape (VK_NV_cooperative_"
+                                               "matrix) to run FP16 MATMUL on; unset it",
                                                *coop_tiles)));
+    }
+    // VACCEL_VULKAN_COOPMAT=0 keeps FP16 on the scalar kernel (comparisons).
+    if (coop_off) {
+        choice->coop.reset();
+        choice->coop_tiles.clear();
     }
     return choice;
 }
