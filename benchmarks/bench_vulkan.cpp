@@ -303,7 +303,8 @@ int main(int argc, char** argv)
     const std::string coop_tiles_saved = coop_tiles_env ? coop_tiles_env : "";
     for (const std::string& t : coop_tiles) {
         setenv("VACCEL_VULKAN_COOPMAT_TILES", t.c_str(), 1);
-        const double s = median_seconds(backend, matmul_graph(DType::fp16, DType::fp32, n, n, n), runs, true);
+        const double s =
+            median_seconds(backend, matmul_graph(DType::fp16, DType::fp32, n, n, n), runs, true);
         const double gf = flop / s / 1e9;
         std::printf("(b) with VACCEL_VULKAN_COOPMAT_TILES=%s: %.1f GFLOP/s (%.3f ms), ratio %.2fx "
                     "to (b); %s\n",

@@ -8,7 +8,8 @@
 // fragments of MM x NN results (a shape the device lists). The K loop
 // stages A's BM x BK and B's BK x BN tiles in shared memory, every
 // invocation copying 8 halves (one uvec4) at a time, then each subgroup
-// loads its fragments from there, KK deep at a time.
+// loads its fragments from there, KK deep at a time; each stage's global
+// loads are issued into registers while the previous stage is multiplied.
 //
 // The lowerer (lowering_matmul.cpp) takes this kernel only when BM divides
 // H and BN divides W, so no fragment crosses an edge of the result; C needs
@@ -65,6 +66,36 @@ shared uvec4 b_stage[BK * B_ROW];
 const uint TM = WM / MM;  // fragments per subgroup, down and across
 const uint TN = WN / NN;
 
+// Each invocation copies A_EACH uvec4s of A's stage and B_EACH of B's:
+// uvec4 i of a stage is invocation i % invocations' number
+// i / invocations (matmul_tiles.cpp checks the invocations divide both
+// stages, so every invocation copies the same number).
+const uint A_EACH = BM * (BK / 8u) / gl_WorkGroupSize.x;
+const uint B_EACH = BK * (BN / 8u) / gl_WorkGroupSize.x;
+uvec4 a_next[A_EACH];
+uvec4 b_next[B_EACH];
+
+// A[row0 + r][k0 + 8q .. +8] -> a_next for a_stage[r][q], B[k0 + r][col0 +
+// 8q .. +8] -> b_next for b_stage[r][q]; `a_base`, `b_base` in uvec4s. k0
+// is a multiple of 8 (BK is), so a uvec4 of A is wholly before C or wholly
+// past it; past C (A's columns, B's rows) the stage holds zeros.
+void fetch(uint k0, uint a_base, uint b_base, uint row0, uint col0)
+{
+    const uint c8 = C / 8u;  // A's row and B's row in uvec4s
+    const uint w8 = W / 8u;
+    [[unroll]] for (uint e = 0u; e < A_EACH; ++e) {
+        const uint i = gl_LocalInvocationID.x + e * gl_WorkGroupSize.x;
+        const uint r = i / (BK / 8u), q = i % (BK / 8u);
+        const uint kq = k0 / 8u + q;
+        a_next[e] = kq < c8 ? qbufs[A_BUF].q[a_base + (row0 + r) * c8 + kq] : uvec4(0u);
+    }
+    [[unroll]] for (uint e = 0u; e < B_EACH; ++e) {
+        const uint i = gl_LocalInvocationID.x + e * gl_WorkGroupSize.x;
+        const uint r = i / (BN / 8u), q = i % (BN / 8u);
+        b_next[e] = k0 + r < C ? qbufs[B_BUF].q[b_base + (k0 + r) * w8 + col0 / 8u + q] : uvec4(0u);
+    }
+}
+
 void main()
 {
     const uint invocations = gl_WorkGroupSize.x;
@@ -73,8 +104,6 @@ void main()
     // workgroup is that many whole subgroups.
     const uint sub_row = (gl_SubgroupID / (BN / WN)) * WM;
     const uint sub_col = (gl_SubgroupID % (BN / WN)) * WN;
-    const uint c8 = C / 8u;  // A's row and B's row in uvec4s
-    const uint w8 = W / 8u;
     const uint blocks_w = W / BN;
     const uint blocks_h = H / BM;
     // `t` is the same for the whole workgroup: every invocation reaches
@@ -90,25 +119,24 @@ void main()
         [[unroll]] for (uint i = 0u; i < TM; ++i)
             [[unroll]] for (uint j = 0u; j < TN; ++j)
                 acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, MM, NN>(0.0);
+        fetch(0u, a_base, b_base, row0, col0);
         for (uint k0 = 0u; k0 < C; k0 += BK) {
-            // A[row0 + r][k0 + 8q .. +8] -> a_stage[r][q]; k0 is a multiple of
-            // 8 (BK is), so the uvec4 is wholly before C or wholly past it.
-            for (uint i = local; i < BM * (BK / 8u); i += invocations) {
-                const uint r = i / (BK / 8u), q = i % (BK / 8u);
-                const uint kq = k0 / 8u + q;
-                a_stage[r * A_ROW + q] =
-                    kq < c8 ? qbufs[A_BUF].q[a_base + (row0 + r) * c8 + kq] : uvec4(0u);
+            // The uvec4s fetched for this stage (before the loop, or during
+            // the previous stage's multiplies) go to shared memory.
+            [[unroll]] for (uint e = 0u; e < A_EACH; ++e) {
+                const uint i = local + e * invocations;
+                a_stage[(i / (BK / 8u)) * A_ROW + i % (BK / 8u)] = a_next[e];
             }
-            // B[k0 + r][col0 + 8q .. +8] -> b_stage[r][q]; rows past C are 0.
-            for (uint i = local; i < BK * (BN / 8u); i += invocations) {
-                const uint r = i / (BN / 8u), q = i % (BN / 8u);
-                b_stage[r * B_ROW + q] = k0 + r < C
-                                             ? qbufs[B_BUF].q[b_base + (k0 + r) * w8 + col0 / 8u + q]
-                                             : uvec4(0u);
+            [[unroll]] for (uint e = 0u; e < B_EACH; ++e) {
+                const uint i = local + e * invocations;
+                b_stage[(i / (BN / 8u)) * B_ROW + i % (BN / 8u)] = b_next[e];
             }
             // The stage is complete before any subgroup reads it.
             memoryBarrierShared();
             barrier();
+            // The next stage's global loads are in flight during this one's
+            // multiplies (registers only: the stage is still being read).
+            if (k0 + BK < C) fetch(k0 + BK, a_base, b_base, row0, col0);
             [[unroll]] for (uint kk = 0u; kk < BK; kk += KK) {
                 // Row-major loads from the stage: element and stride count
                 // uvec4s (8 halves), the array's element type.

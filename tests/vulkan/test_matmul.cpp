@@ -216,10 +216,13 @@ void coop_tile_overrides_are_checked(void**)
     // Four or six numbers, a zero, trailing comma; WM 48 not dividing 128; BK
     // 24 not a whole fragment deep; 128 x 64 sub-blocks = 32 fragments;
     // 256x256x64 = 256*72*2 + 64*264*2 = 70656 bytes; 256x256x16 in 32x32
-    // sub-blocks = 64 subgroups = 2048 invocations.
+    // sub-blocks = 64 subgroups = 2048 invocations; 64x32x16 in 16x16
+    // sub-blocks = 8 subgroups = 256 invocations for A's 64 * 16/8 = 128
+    // uvec4s.
     for (const char* bad : {"128,128,32,64", "128,128,32,64,32,1", "0,128,32,64,32",
                             "128,128,32,64,32,", "128,128,32,48,32", "128,128,24,64,32",
-                            "128,128,32,128,64", "256,256,64,64,64", "256,256,16,32,32"})
+                            "128,128,32,128,64", "256,256,64,64,64", "256,256,16,32,32",
+                            "64,32,16,16,16"})
         assert_refused(choose_coop_tiles(f16, h200, bad), Errc::invalid_argument,
                        VACCEL_D_BAD_VALUE, 0, 0);
 }

@@ -114,7 +114,8 @@ Result<MatmulChoice> device_matmul_choice(const PhysicalRecord& device)
     if (!choice) return choice;
     const char* coop = std::getenv("VACCEL_VULKAN_COOPMAT");
     const bool coop_off = coop != nullptr && std::string_view(coop) == "0";
-    if (device.coop_matrix_nv) choice->coop = choose_coop_shape(device.coop_entries, device.subgroup_size);
+    if (device.coop_matrix_nv)
+        choice->coop = choose_coop_shape(device.coop_entries, device.subgroup_size);
     std::optional<std::string_view> coop_tiles;
     if (const char* text = std::getenv("VACCEL_VULKAN_COOPMAT_TILES")) coop_tiles = text;
     if (choice->coop) {

@@ -226,6 +226,9 @@ std::string_view coop_tiles_misfit(const CoopTiles& t, const CoopMatrixShape& sh
         static_cast<std::uint64_t>(t.subgroups()) * shape.subgroup_size;
     if (invocations > limits.max_invocations || invocations > limits.max_group_size_x)
         return "the subgroups exceed the device's invocation limit";
+    // Every invocation copies the same number of uvec4s of each stage.
+    if ((t.bm * (t.bk / 8)) % invocations != 0 || (t.bk * (t.bn / 8)) % invocations != 0)
+        return "the invocations do not divide each staged tile's uvec4s (8 halves each)";
     return {};
 }
 

@@ -19,6 +19,10 @@
 //    256 invocations (64 on a CPU device) computes 8 results of every row,
 //    its invocations split C, each subgroup sums with subgroupAdd and the
 //    subgroups' sums meet in shared memory;
+//  - the cooperative-matrix kernel (matmul_coop.comp) takes the fitting
+//    tilings of a fixed list, largest first (128x128 blocks staged 32 deep
+//    down to 32x32x16 in one subgroup), and the lowerer the first whose
+//    block divides the MATMUL;
 //  - VACCEL_VULKAN_MATMUL_TILES="BM,BN,BK,RM,RN[,SHARED]" overrides the choice (for
 //    tuning on a GPU), and VACCEL_VULKAN_MATMUL_ROWS="INVOCATIONS,COLS,SLOTS"
 //    the streaming kernel's shape, and VACCEL_VULKAN_COOPMAT_TILES=
@@ -109,8 +113,9 @@ struct CoopTiles {
 // Why `tiles` cannot run `shape` on the device, empty when it can: every
 // dimension a whole number of fragments (and of 8 halves), at most 16
 // fragments per subgroup (their FP32 accumulators live in registers), the
-// stage within maxComputeSharedMemorySize and the subgroups within the
-// invocation limits.
+// stage within maxComputeSharedMemorySize, the subgroups within the
+// invocation limits, and their invocations dividing each staged tile's
+// uvec4s of 8 halves (each copies as many).
 std::string_view coop_tiles_misfit(const CoopTiles& tiles, const CoopMatrixShape& shape,
                                    const MatmulLimits& limits);
 
