@@ -26,7 +26,10 @@
 // --tiles sets VACCEL_VULKAN_MATMUL_TILES ("BM,BN,BK,RM,RN[,SHARED]") and
 // --rows VACCEL_VULKAN_MATMUL_ROWS ("INVOCATIONS,COLS,SLOTS") for tuning
 // (backends/vulkan/src/matmul_tiles.hpp); VACCEL_VULKAN_COOPMAT=0 keeps FP16
-// off cooperative matrices.
+// off cooperative matrices. --coop-tiles BM,BN,BK,WM,WN (repeatable) measures
+// (b) again with VACCEL_VULKAN_COOPMAT_TILES set to each value in turn, one
+// line each, to sweep the cooperative-matrix tilings in one run; a tiling
+// the device refuses ends the run with the refusal.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -218,6 +221,7 @@ int main(int argc, char** argv)
     int runs = 5, latency_runs = 1000;
     double anchor_fp32 = 0, anchor_fp16 = 0;
     std::string tiles, rows;
+    std::vector<std::string> coop_tiles;
     app.add_option("--device", device, "vulkan:N, in the backend's serving order (GPUs first)")
         ->capture_default_str();
     app.add_option("--matmul", n, "N of the N^3 MATMULs")->capture_default_str()->check(CLI::Range(1, 65536));
@@ -233,6 +237,9 @@ int main(int argc, char** argv)
     app.add_option("--tiles", tiles, "VACCEL_VULKAN_MATMUL_TILES for this run: BM,BN,BK,RM,RN[,SHARED]");
     app.add_option("--rows", rows, "VACCEL_VULKAN_MATMUL_ROWS for this run (the GEMV kernel): "
                                    "INVOCATIONS,COLS,SLOTS");
+    app.add_option("--coop-tiles", coop_tiles,
+                   "VACCEL_VULKAN_COOPMAT_TILES to measure (b) with, after the device's "
+                   "choice: BM,BN,BK,WM,WN, repeatable");
     CLI11_PARSE(app, argc, argv);
     if (!tiles.empty()) setenv("VACCEL_VULKAN_MATMUL_TILES", tiles.c_str(), 1);
     if (!rows.empty()) setenv("VACCEL_VULKAN_MATMUL_ROWS", rows.c_str(), 1);
@@ -259,10 +266,13 @@ int main(int argc, char** argv)
     vaccel::bench::RawVulkan raw(uuid);
     const char* tiles_env = std::getenv("VACCEL_VULKAN_MATMUL_TILES");
     const char* rows_env = std::getenv("VACCEL_VULKAN_MATMUL_ROWS");
+    const char* coop_env_tiles = std::getenv("VACCEL_VULKAN_COOPMAT_TILES");
     std::printf("bench_vulkan on %s (%s), median of %d runs after 1 warm-up, wall clock submit "
-                "to completion; MATMUL tiles: %s; GEMV kernel: %s\n",
+                "to completion; MATMUL tiles: %s; GEMV kernel: %s; cooperative-matrix tiles: "
+                "%s\n",
                 info.name, device.c_str(), runs, tiles_env ? tiles_env : "the device's choice",
-                rows_env ? rows_env : "the device's choice");
+                rows_env ? rows_env : "the device's choice",
+                coop_env_tiles ? coop_env_tiles : "the device's choice");
 
     // (a), (b)
     const double flop = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
@@ -288,6 +298,21 @@ int main(int argc, char** argv)
                 static_cast<long long>(n), fp16_gf, fp16_s * 1e3, scalar_gf, fp16_gf / scalar_gf,
                 fp16_gf / fp32_gf, anchor_text(anchor_fp16, fp16_gf).c_str());
     std::fflush(stdout);
+    // (b) again per cooperative-matrix tiling asked for.
+    const char* coop_tiles_env = std::getenv("VACCEL_VULKAN_COOPMAT_TILES");
+    const std::string coop_tiles_saved = coop_tiles_env ? coop_tiles_env : "";
+    for (const std::string& t : coop_tiles) {
+        setenv("VACCEL_VULKAN_COOPMAT_TILES", t.c_str(), 1);
+        const double s =
+            median_seconds(backend, matmul_graph(DType::fp16, DType::fp32, n, n, n), runs, true);
+        const double gf = flop / s / 1e9;
+        std::printf("(b) with VACCEL_VULKAN_COOPMAT_TILES=%s: %.1f GFLOP/s (%.3f ms), ratio %.2fx "
+                    "to (b); %s\n",
+                    t.c_str(), gf, s * 1e3, gf / fp16_gf, anchor_text(anchor_fp16, gf).c_str());
+        std::fflush(stdout);
+    }
+    if (coop_tiles_env) setenv("VACCEL_VULKAN_COOPMAT_TILES", coop_tiles_saved.c_str(), 1);
+    else unsetenv("VACCEL_VULKAN_COOPMAT_TILES");
 
     // (c)
     const auto elements = static_cast<std::int64_t>(add_bytes / 4);

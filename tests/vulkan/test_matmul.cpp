@@ -29,6 +29,8 @@ namespace {
 
 using namespace cpu_test;
 using vaccel::backend::vulkan::choose_coop_shape;
+using vaccel::backend::vulkan::choose_coop_tiles;
+using vaccel::backend::vulkan::CoopTiles;
 using vaccel::backend::vulkan::choose_matmul;
 using vaccel::backend::vulkan::CoopMatrixEntry;
 using vaccel::backend::vulkan::CoopMatrixShape;
@@ -155,6 +157,76 @@ void the_coop_shape_is_fp16_with_fp32_accumulation(void**)
     assert_false(choose_coop_shape(std::span(listed + 4, 1), 0).has_value());
 }
 
+void coop_tiles_follow_the_device_limits(void**)
+{
+    const CoopMatrixShape f16{16, 16, 16, 32};
+    // Every candidate fits an H200, largest first. Shared bytes, FP16 rows
+    // padded by 8 halves: 128x128x32 is 128*(32+8)*2 + 32*(128+8)*2 =
+    // 10240 + 8704 = 18944; 64x64x32 is 64*40*2 + 32*72*2 = 5120 + 4608 =
+    // 9728; 32x32x16 is 32*24*2 + 16*40*2 = 1536 + 1280 = 2816.
+    auto gpu = choose_coop_tiles(f16, h200);
+    assert_ok(gpu);
+    assert_true(*gpu == (std::vector<CoopTiles>{{128, 128, 32, 64, 32},
+                                                {128, 128, 32, 64, 64},
+                                                {64, 64, 32, 32, 32},
+                                                {32, 32, 16, 32, 32}}));
+    assert_int_equal((*gpu)[0].shared_bytes(), 18944);
+    assert_int_equal((*gpu)[0].subgroups(), 8);  // (128/64) * (128/32)
+    assert_int_equal((*gpu)[1].subgroups(), 4);
+    assert_int_equal((*gpu)[2].shared_bytes(), 9728);
+    assert_int_equal((*gpu)[3].shared_bytes(), 2816);
+    // 32 KiB of shared memory and at most 128 invocations: 8 subgroups of
+    // 32 (256 invocations) are too many, the rest fit.
+    const MatmulLimits small{32768, 128, 128, 32, true, false};
+    auto fewer = choose_coop_tiles(f16, small);
+    assert_ok(fewer);
+    assert_true(*fewer == (std::vector<CoopTiles>{{128, 128, 32, 64, 64},
+                                                  {64, 64, 32, 32, 32},
+                                                  {32, 32, 16, 32, 32}}));
+    // 16 KiB: neither 18944-byte stage fits.
+    const MatmulLimits tiny{16384, 1024, 1024, 32, true, false};
+    assert_true(*choose_coop_tiles(f16, tiny) ==
+                (std::vector<CoopTiles>{{64, 64, 32, 32, 32}, {32, 32, 16, 32, 32}}));
+    // 16x8x16 fragments: a 64x64 sub-block is 4 x 8 = 32 fragments, over 16.
+    auto narrow = choose_coop_tiles(CoopMatrixShape{16, 8, 16, 32}, h200);
+    assert_ok(narrow);
+    assert_true(*narrow == (std::vector<CoopTiles>{{128, 128, 32, 64, 32},
+                                                   {64, 64, 32, 32, 32},
+                                                   {32, 32, 16, 32, 32}}));
+    // Too little shared memory for even the smallest: none (FP16 then stays
+    // on the scalar kernel).
+    const MatmulLimits none{2048, 1024, 1024, 32, true, false};
+    assert_true(choose_coop_tiles(f16, none)->empty());
+}
+
+void coop_tile_overrides_are_checked(void**)
+{
+    const CoopMatrixShape f16{16, 16, 16, 32};
+    // 64x128 blocks, 64 deep, 4 subgroups of 2 x 4 fragments: 64*72*2 +
+    // 64*136*2 = 9216 + 17408 = 26624 bytes: the only tiling taken.
+    auto one = choose_coop_tiles(f16, h200, "64,128,64,32,64");
+    assert_ok(one);
+    assert_true(*one == (std::vector<CoopTiles>{{64, 128, 64, 32, 64}}));
+    // 128x128x64: 128*72*2 + 64*136*2 = 18432 + 17408 = 35840 bytes fits 48
+    // KiB, not 32 KiB.
+    assert_ok(choose_coop_tiles(f16, h200, "128,128,64,64,64"));
+    const MatmulLimits small{32768, 1024, 1024, 32, true, false};
+    assert_refused(choose_coop_tiles(f16, small, "128,128,64,64,64"), Errc::invalid_argument,
+                   VACCEL_D_BAD_VALUE, 0, 0);
+    // Four or six numbers, a zero, trailing comma; WM 48 not dividing 128; BK
+    // 24 not a whole fragment deep; 128 x 64 sub-blocks = 32 fragments;
+    // 256x256x64 = 256*72*2 + 64*264*2 = 70656 bytes; 256x256x16 in 32x32
+    // sub-blocks = 64 subgroups = 2048 invocations; 64x32x16 in 16x16
+    // sub-blocks = 8 subgroups = 256 invocations for A's 64 * 16/8 = 128
+    // uvec4s.
+    for (const char* bad : {"128,128,32,64", "128,128,32,64,32,1", "0,128,32,64,32",
+                            "128,128,32,64,32,", "128,128,32,48,32", "128,128,24,64,32",
+                            "128,128,32,128,64", "256,256,64,64,64", "256,256,16,32,32",
+                            "64,32,16,16,16"})
+        assert_refused(choose_coop_tiles(f16, h200, bad), Errc::invalid_argument,
+                       VACCEL_D_BAD_VALUE, 0, 0);
+}
+
 // ----- the lowering's choice of kernel --------------------------------------------
 
 tosa::Graph matmul_graph(DType in, DType out, std::int64_t n, std::int64_t h, std::int64_t c,
@@ -199,25 +271,43 @@ void the_lowering_chooses_the_kernel_by_shape(void**)
     assert_int_equal(one[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
     assert_int_equal(one[0].kernel.spec[10], 1);
 
-    // Cooperative matrices, 16x16x16 in 2x2 fragments per subgroup of 32:
-    // FP16 -> FP32 [2,64,48,96] is 2 * (64/32) * (96/32) = 12 blocks, work
-    // 768; spec: the 11 operand words, M N K, 2 2, 32 invocations.
+    // Cooperative matrices, 16x16x16 fragments, subgroups of 32, the H200's
+    // tilings: the first whose block divides H and W. [2,64,48,96]: 128
+    // divides neither, 64 not W, so 32x32 blocks in one subgroup: 2 * (64/32)
+    // * (96/32) = 12 blocks, work 768; spec: the 11 operand words, M N K,
+    // BM BN BK WM WN, 32 invocations.
     MatmulChoice coop = choice;
     coop.coop = CoopMatrixShape{16, 16, 16, 32};
+    coop.coop_tiles = {{128, 128, 32, 64, 32}, {64, 64, 32, 32, 32}, {32, 32, 16, 32, 32}};
     auto fragments = planned(matmul_graph(DType::fp16, DType::fp32, 2, 64, 48, 96), coop);
     assert_int_equal(fragments[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_coop));
     assert_true(fragments[0].kernel.spec == (std::vector<std::uint32_t>{
                                                 2, 64, 48, 96, 2, 0, 0, 0, 1, 0, 1,
-                                                16, 16, 16, 2, 2, 32}));
+                                                16, 16, 16, 32, 32, 16, 32, 32, 32}));
     assert_int_equal(fragments[0].kernel.work, 768);
-    // Not divisible (H = 48 is not a multiple of 32; C = 40 not of 16), FP16
-    // results and FP32 inputs stay on the scalar kernels.
+    // [1,256,40,128]: 128x128 blocks (C = 40 is no multiple of BK = 32: the
+    // kernel stages zeros past it), 8 subgroups = 256 invocations; (256/128)
+    // * (128/128) = 2 blocks, work 128.
+    auto large = planned(matmul_graph(DType::fp16, DType::fp32, 1, 256, 40, 128), coop);
+    assert_int_equal(large[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_coop));
+    assert_true(large[0].kernel.spec == (std::vector<std::uint32_t>{
+                                            1, 256, 40, 128, 2, 0, 0, 0, 1, 0, 1,
+                                            16, 16, 16, 128, 128, 32, 64, 32, 256}));
+    assert_int_equal(large[0].kernel.work, 128);
+    // Not divisible (H = 48: no block divides it; C = 44 is no multiple of
+    // 8 halves), FP16 results and FP32 inputs stay on the scalar kernels;
+    // no tiling at all, likewise.
     for (const auto& g : {matmul_graph(DType::fp16, DType::fp32, 1, 48, 48, 96),
-                          matmul_graph(DType::fp16, DType::fp32, 1, 64, 40, 96),
+                          matmul_graph(DType::fp16, DType::fp32, 1, 64, 44, 96),
                           matmul_graph(DType::fp16, DType::fp16, 1, 64, 48, 96),
                           matmul_graph(DType::fp32, DType::fp32, 1, 64, 48, 96)})
         assert_int_equal(planned(g, coop)[0].kernel.kernel,
                          static_cast<std::uint32_t>(KernelId::matmul_tiled));
+    MatmulChoice untiled = coop;
+    untiled.coop_tiles.clear();
+    assert_int_equal(planned(matmul_graph(DType::fp16, DType::fp32, 2, 64, 48, 96), untiled)[0]
+                         .kernel.kernel,
+                     static_cast<std::uint32_t>(KernelId::matmul_tiled));
 }
 
 // ----- on lavapipe --------------------------------------------------------------
@@ -408,6 +498,19 @@ void a_bad_tile_override_refuses_the_load(void**)
     gpu.finish(add);
 }
 
+void a_bad_coop_tile_override_refuses_the_load(void**)
+{
+    // Well formed but 70656 bytes of stage: refused on a device with
+    // cooperative matrices (over 48 KiB) and on one without (lavapipe: no
+    // FP16 MATMUL on cooperative matrices to apply it to).
+    setenv("VACCEL_VULKAN_COOPMAT_TILES", "256,256,64,64,64", 1);
+    Rig gpu = vulkan_rig();
+    assert_refused(gpu.load(matmul_graph(DType::fp16, DType::fp32, 1, 8, 8, 8)),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
+    unsetenv("VACCEL_VULKAN_COOPMAT_TILES");
+    gpu.finish();
+}
+
 // ----- FP16 -------------------------------------------------------------------
 
 // Multiples of 1/8 in [-2, 2] and their FP16 encodings (normal numbers and
@@ -479,11 +582,13 @@ void check_fp16(const Shape& s, DType out, std::uint32_t seed)
 
 void fp16_matches_exactly(void**)
 {
-    // FP32 results: C up to 300 (exact, see the header). The last two
-    // shapes are whole 32x32 blocks, 16 deep: on a device with cooperative
-    // matrices they take matmul_coop.
-    const Shape to_fp32[] = {{1, 1, 300, 77}, {1, 3, 129, 33}, {3, 7, 33, 29},
-                             {1, 257, 129, 65}, {2, 64, 48, 96}, {1, 128, 256, 160}};
+    // FP32 results: C up to 300 (exact, see the header). The last four
+    // shapes are whole blocks: on a device with cooperative matrices they
+    // take matmul_coop, the first two in 32x32 blocks (an H200), the last
+    // two in 128x128 blocks, one with C = 40 past its last 32-deep stage.
+    const Shape to_fp32[] = {{1, 1, 300, 77},   {1, 3, 129, 33},   {3, 7, 33, 29},
+                             {1, 257, 129, 65}, {2, 64, 48, 96},   {1, 128, 256, 160},
+                             {1, 256, 40, 128}, {2, 128, 64, 256}};
     std::uint32_t seed = 120;
     for (const Shape& s : to_fp32) check_fp16(s, DType::fp32, seed += 2);
     // FP16 results: C = 7; odd W so neighbouring results share a word
@@ -526,6 +631,7 @@ int clear_overrides(void**)
     unsetenv("VACCEL_VULKAN_MATMUL_TILES");
     unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
     unsetenv("VACCEL_VULKAN_COOPMAT");
+    unsetenv("VACCEL_VULKAN_COOPMAT_TILES");
     return 0;
 }
 
@@ -535,15 +641,19 @@ int main()
         cmocka_unit_test_teardown(tiles_follow_the_device_limits, clear_overrides),
         cmocka_unit_test_teardown(tile_overrides_are_checked, clear_overrides),
         cmocka_unit_test_teardown(the_coop_shape_is_fp16_with_fp32_accumulation, clear_overrides),
+        cmocka_unit_test_teardown(coop_tiles_follow_the_device_limits, clear_overrides),
+        cmocka_unit_test_teardown(coop_tile_overrides_are_checked, clear_overrides),
         cmocka_unit_test_teardown(the_lowering_chooses_the_kernel_by_shape, clear_overrides),
         cmocka_unit_test_teardown(fp32_matches_on_odd_shapes, clear_overrides),
         cmocka_unit_test_teardown(the_shared_memory_tiles_match_on_odd_shapes, clear_overrides),
         cmocka_unit_test_teardown(the_streaming_kernel_takes_turns, clear_overrides),
         cmocka_unit_test_teardown(a_bad_tile_override_refuses_the_load, clear_overrides),
+        cmocka_unit_test_teardown(a_bad_coop_tile_override_refuses_the_load, clear_overrides),
         cmocka_unit_test_teardown(fp16_matches_exactly, clear_overrides),
         cmocka_unit_test_teardown(unsupported_dtypes_are_refused_exactly, clear_overrides),
     };
     unsetenv("VACCEL_VULKAN_MATMUL_TILES");  // the tests set them themselves
     unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
+    unsetenv("VACCEL_VULKAN_COOPMAT_TILES");
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

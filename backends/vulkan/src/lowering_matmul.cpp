@@ -71,15 +71,16 @@ Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index)
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
-// matmul_coop.comp loads and stores whole fragments only, at 16-byte
-// aligned addresses with 16-byte aligned strides: the block must divide H
-// and W, the depth C, and every base and row stride be a multiple of 8
-// elements (FP16 rows; FP32 result rows are then multiples of 32 bytes).
-bool coop_fits(const CoopMatrixShape& s, std::uint64_t h, std::uint64_t c, std::uint64_t w,
+// matmul_coop.comp stores whole fragments and stages A and B in uvec4s of
+// 8 halves: the block must divide H and W (no fragment crosses an edge of
+// the result), and C, W and every base be multiples of 8 elements (each
+// uvec4 within one row, 16-byte aligned; FP32 result rows are then
+// multiples of 32 bytes). C need not be a multiple of BK: the kernel
+// stages zeros past it.
+bool coop_fits(const CoopTiles& t, std::uint64_t h, std::uint64_t c, std::uint64_t w,
                std::initializer_list<std::uint32_t> bases)
 {
-    const std::uint64_t f = CoopMatrixShape::fragments;
-    if (h % (s.m * f) != 0 || w % (s.n * f) != 0 || c % s.k != 0 || c == 0) return false;
+    if (h % t.bm != 0 || w % t.bn != 0 || c == 0) return false;
     if (c % 8 != 0 || w % 8 != 0) return false;
     for (std::uint32_t base : bases)
         if (base % 8 != 0) return false;
@@ -111,10 +112,33 @@ Result<MatmulChoice> device_matmul_choice(const PhysicalRecord& device)
     if (const char* text = std::getenv("VACCEL_VULKAN_MATMUL_ROWS")) rows = text;
     auto choice = choose_matmul(matmul_limits(device), tiles, rows);
     if (!choice) return choice;
-    // VACCEL_VULKAN_COOPMAT=0 keeps FP16 on the scalar kernel (comparisons).
     const char* coop = std::getenv("VACCEL_VULKAN_COOPMAT");
-    if (device.coop_matrix_nv && !(coop != nullptr && std::string_view(coop) == "0"))
+    const bool coop_off = coop != nullptr && std::string_view(coop) == "0";
+    if (device.coop_matrix_nv)
         choice->coop = choose_coop_shape(device.coop_entries, device.subgroup_size);
+    std::optional<std::string_view> coop_tiles;
+    if (const char* text = std::getenv("VACCEL_VULKAN_COOPMAT_TILES")) coop_tiles = text;
+    if (choice->coop) {
+        // Checked even when turned off, so a bad override is refused the
+        // same way whatever VACCEL_VULKAN_COOPMAT says.
+        auto tiles = choose_coop_tiles(*choice->coop, matmul_limits(device), coop_tiles);
+        if (!tiles) return fail(tiles.error());
+        choice->coop_tiles = std::move(*tiles);
+    } else if (coop_tiles) {
+        // Refused rather than ignored: a tuning run would otherwise measure
+        // the scalar kernel under the override's name.
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+                        .with_note(fmt::format("VACCEL_VULKAN_COOPMAT_TILES=\"{}\" was refused: "
+                                               "this device offers no FP16 x FP16 + FP32 "
+                                               "cooperative matrix shape (VK_NV_cooperative_"
+                                               "matrix) to run FP16 MATMUL on; unset it",
+                                               *coop_tiles)));
+    }
+    // VACCEL_VULKAN_COOPMAT=0 keeps FP16 on the scalar kernel (comparisons).
+    if (coop_off) {
+        choice->coop.reset();
+        choice->coop_tiles.clear();
+    }
     return choice;
 }
 
@@ -148,12 +172,22 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
                  po->buffer, po->base, pa->buffer, pa->base, pb->buffer, pb->base,
                  static_cast<std::uint32_t>(mode)};
     const bool empty = n * h * w == 0;
-    if (const auto& coop = choice.coop; coop && mode == MatmulMode::fp16_to_fp32 && !empty &&
-                                        coop_fits(*coop, h, c, w, {pa->base, pb->base, po->base})) {
-        const std::uint32_t f = CoopMatrixShape::fragments;
+    const CoopTiles* coop_tiles = nullptr;
+    if (choice.coop && mode == MatmulMode::fp16_to_fp32 && !empty)
+        for (const CoopTiles& t : choice.coop_tiles)
+            if (coop_fits(t, h, c, w, {pa->base, pb->base, po->base})) {
+                coop_tiles = &t;
+                break;
+            }
+    if (coop_tiles != nullptr) {
+        // One workgroup per BM x BN block; matmul_coop.comp's constants
+        // 12-20 follow the 11 operand words.
+        const CoopMatrixShape& f = *choice.coop;
+        const CoopTiles& t = *coop_tiles;
         spec.kernel = static_cast<std::uint32_t>(KernelId::matmul_coop);
-        spec.spec.insert(spec.spec.end(), {coop->m, coop->n, coop->k, f, f, coop->invocations});
-        spec.work = n * (h / (coop->m * f)) * (w / (coop->n * f)) * work_per_group;
+        spec.spec.insert(spec.spec.end(), {f.m, f.n, f.k, t.bm, t.bn, t.bk, t.wm, t.wn,
+                                         t.subgroups() * f.subgroup_size});
+        spec.work = n * (h / t.bm) * (w / t.bn) * work_per_group;
     } else if (choice.rows && h <= choice.max_rows) {
         // One workgroup per block of `cols` results across every row.
         const MatmulRows& rows = *choice.rows;

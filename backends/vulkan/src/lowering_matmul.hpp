@@ -8,9 +8,10 @@
 //    (Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = DType, arg1 = Op);
 //  - the kernel by shape: FP16 x FP16 -> FP32 takes the cooperative-matrix
 //    kernel (matmul_coop.comp) when the device offers VK_NV_cooperative_matrix
-//    with an FP16 shape and the shape's 2 x 2 fragment block divides H and W,
-//    its depth C, with 16-byte aligned bases and rows (VACCEL_VULKAN_COOPMAT=0
-//    turns it off); else H <= MatmulChoice::max_rows takes the streaming
+//    with an FP16 shape and one of the device's block tilings
+//    (MatmulChoice::coop_tiles, largest first) divides H and W, with C, W
+//    and every base multiples of 8 halves (VACCEL_VULKAN_COOPMAT=0 turns it
+//    off); else H <= MatmulChoice::max_rows takes the streaming
 //    kernel (matmul_rows.comp) when the device has subgroup arithmetic in
 //    compute shaders, every other shape the tiled kernel (matmul_tiled.comp)
 //    with the device's tiles;
@@ -28,7 +29,9 @@ namespace vaccel::backend::vulkan {
 // What the choice reads of a physical device.
 MatmulLimits matmul_limits(const PhysicalRecord& device);
 
-// The device's choice, with VACCEL_VULKAN_MATMUL_TILES applied when set.
+// The device's choice, with VACCEL_VULKAN_MATMUL_TILES, _MATMUL_ROWS and
+// _COOPMAT_TILES applied when set (the last refused on a device without
+// FP16 cooperative matrices).
 Result<MatmulChoice> device_matmul_choice(const PhysicalRecord& device);
 
 Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view,

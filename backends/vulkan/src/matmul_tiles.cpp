@@ -21,6 +21,30 @@ constexpr std::array<MatmulTiles, 6> candidates{{
     {8, 8, 8, 1, 1},       // 64 invocations, 544 bytes
 }};
 
+// The cooperative-matrix kernel's tilings, largest first (for 16x16x16
+// fragments; coop_tiles_misfit passes over those another fragment does not
+// divide). 128 x 128 blocks reuse each staged element 128 times; the
+// smaller ones are for MATMULs the large block does not divide.
+constexpr std::array<CoopTiles, 4> coop_candidates{{
+    {128, 128, 32, 64, 32},  // 8 subgroups of 4 x 2 fragments, 18944 bytes
+    {128, 128, 32, 64, 64},  // 4 subgroups of 4 x 4 fragments, 18944 bytes
+    {64, 64, 32, 32, 32},    // 4 subgroups of 2 x 2 fragments, 9728 bytes
+    {32, 32, 16, 32, 32},    // 1 subgroup of 2 x 2 fragments, 2816 bytes
+}};
+
+// Each subgroup's FP32 accumulator fragments stay in registers.
+constexpr std::uint32_t max_coop_fragments = 16;
+
+Error coop_refusal(std::string_view text, std::string_view why)
+{
+    return Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+        .with_note(fmt::format("VACCEL_VULKAN_COOPMAT_TILES=\"{}\" was refused: {}; give "
+                               "\"BM,BN,BK,WM,WN\" with WM dividing BM and WN dividing BN, "
+                               "each a whole number of the device's fragments, or unset it to "
+                               "let the device's limits choose",
+                               text, why));
+}
+
 constexpr MatmulTiles cpu_tiles{32, 32, 8, 4, 4, false};
 
 constexpr std::uint32_t rows_cols = 8;  // results of each row per workgroup
@@ -49,10 +73,11 @@ Error rows_refusal(std::string_view text, std::string_view why)
                                text, why));
 }
 
-// Three positive integers "a,b,c".
-std::optional<std::array<std::uint32_t, 3>> parse_three(std::string_view text)
+// Count positive integers "a,b,...".
+template <std::size_t Count>
+std::optional<std::array<std::uint32_t, Count>> parse_positive(std::string_view text)
 {
-    std::array<std::uint32_t, 3> v{};
+    std::array<std::uint32_t, Count> v{};
     const char* p = text.data();
     const char* end = text.data() + text.size();
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -149,7 +174,7 @@ Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
         if (!limits.subgroup_arithmetic_in_compute)
             return fail(rows_refusal(*rows_text, "the device has no subgroup arithmetic in "
                                                  "compute shaders"));
-        auto v = parse_three(*rows_text);
+        auto v = parse_positive<3>(*rows_text);
         if (!v) return fail(rows_refusal(*rows_text, "it is not three positive integers"));
         const MatmulRows rows{(*v)[0], (*v)[1], (*v)[2]};
         if (rows.cols > 16) return fail(rows_refusal(*rows_text, "more than 16 results per row"));
@@ -177,6 +202,53 @@ std::optional<CoopMatrixShape> choose_coop_shape(std::span<const CoopMatrixEntry
         if (!first) first = shape;
     }
     return first;
+}
+
+std::string_view coop_tiles_misfit(const CoopTiles& t, const CoopMatrixShape& shape,
+                                   const MatmulLimits& limits)
+{
+    if (t.bm == 0 || t.bn == 0 || t.bk == 0 || t.wm == 0 || t.wn == 0)
+        return "a tile dimension is zero";
+    if (shape.m == 0 || shape.n == 0 || shape.k == 0 || shape.subgroup_size == 0)
+        return "the device lists no usable fragment";
+    if (t.bm % t.wm != 0 || t.bn % t.wn != 0)
+        return "the sub-blocks do not divide the block";
+    if (t.wm % shape.m != 0 || t.wn % shape.n != 0 || t.bk % shape.k != 0)
+        return "a sub-block or the stage's depth is not a whole number of fragments";
+    // The stage is copied and loaded in uvec4s of 8 halves.
+    if (t.bk % 8 != 0 || t.bn % 8 != 0)
+        return "BK or BN is not a multiple of 8";
+    if ((t.wm / shape.m) * (t.wn / shape.n) > max_coop_fragments)
+        return "more than 16 fragments per subgroup";
+    if (t.shared_bytes() > limits.max_shared_bytes)
+        return "the two staged tiles exceed the device's shared memory";
+    const std::uint64_t invocations =
+        static_cast<std::uint64_t>(t.subgroups()) * shape.subgroup_size;
+    if (invocations > limits.max_invocations || invocations > limits.max_group_size_x)
+        return "the subgroups exceed the device's invocation limit";
+    // Every invocation copies the same number of uvec4s of each stage.
+    if ((t.bm * (t.bk / 8)) % invocations != 0 || (t.bk * (t.bn / 8)) % invocations != 0)
+        return "the invocations do not divide each staged tile's uvec4s (8 halves each)";
+    return {};
+}
+
+Result<std::vector<CoopTiles>> choose_coop_tiles(const CoopMatrixShape& shape,
+                                                 const MatmulLimits& limits,
+                                                 std::optional<std::string_view> override_text)
+{
+    std::vector<CoopTiles> fitting;
+    if (override_text) {
+        auto v = parse_positive<5>(*override_text);
+        if (!v) return fail(coop_refusal(*override_text, "it is not five positive integers"));
+        const CoopTiles t{(*v)[0], (*v)[1], (*v)[2], (*v)[3], (*v)[4]};
+        if (auto why = coop_tiles_misfit(t, shape, limits); !why.empty())
+            return fail(coop_refusal(*override_text, why));
+        fitting.push_back(t);
+        return fitting;
+    }
+    for (const CoopTiles& t : coop_candidates)
+        if (coop_tiles_misfit(t, shape, limits).empty()) fitting.push_back(t);
+    return fitting;
 }
 
 }  // namespace vaccel::backend::vulkan

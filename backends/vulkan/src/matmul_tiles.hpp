@@ -19,16 +19,22 @@
 //    256 invocations (64 on a CPU device) computes 8 results of every row,
 //    its invocations split C, each subgroup sums with subgroupAdd and the
 //    subgroups' sums meet in shared memory;
+//  - the cooperative-matrix kernel (matmul_coop.comp) takes the fitting
+//    tilings of a fixed list, largest first (128x128 blocks staged 32 deep
+//    down to 32x32x16 in one subgroup), and the lowerer the first whose
+//    block divides the MATMUL;
 //  - VACCEL_VULKAN_MATMUL_TILES="BM,BN,BK,RM,RN[,SHARED]" overrides the choice (for
 //    tuning on a GPU), and VACCEL_VULKAN_MATMUL_ROWS="INVOCATIONS,COLS,SLOTS"
-//    the streaming kernel's shape; an override that does not fit is
-//    refused, never silently replaced.
+//    the streaming kernel's shape, and VACCEL_VULKAN_COOPMAT_TILES=
+//    "BM,BN,BK,WM,WN" the cooperative-matrix kernel's; an override that does
+//    not fit is refused, never silently replaced.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "vaccel/common/error.hpp"
 
@@ -78,26 +84,58 @@ struct CoopMatrixEntry {
     bool subgroup_scope = false;
 };
 
-// The cooperative-matrix kernel (matmul_coop.comp): fragments of m x n
-// results, k deep; a subgroup computes 2 x 2 fragments.
+// The cooperative-matrix kernel's fragment (matmul_coop.comp): m x n
+// results, k deep, computed by one subgroup of `subgroup_size`.
 struct CoopMatrixShape {
     std::uint32_t m = 0, n = 0, k = 0;
-    std::uint32_t invocations = 0;  // one subgroup
-    static constexpr std::uint32_t fragments = 2;  // per dimension
+    std::uint32_t subgroup_size = 0;  // the device's
     friend bool operator==(const CoopMatrixShape&, const CoopMatrixShape&) = default;
 };
 
 // The FP16 x FP16 + FP32 shape at subgroup scope to use: 16x16x16 when
 // listed, else the first such entry; none when none is listed. `m`, `n` and
-// `k` must be multiples of 8 (16-byte aligned rows of FP16).
+// `k` must be multiples of 8 (whole uvec4s of FP16 in the staged tiles).
 std::optional<CoopMatrixShape> choose_coop_shape(std::span<const CoopMatrixEntry> entries,
                                                  std::uint32_t subgroup_size);
+
+// The cooperative-matrix kernel's tiling: a workgroup computes a bm x bn
+// block, staging A's bm x bk and B's bk x bn FP16 tiles in shared memory
+// (each row padded by 8 halves against bank conflicts); its
+// (bm / wm) * (bn / wn) subgroups each own a wm x wn sub-block of
+// fragments.
+struct CoopTiles {
+    std::uint32_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0;
+    std::uint32_t subgroups() const { return (bm / wm) * (bn / wn); }
+    std::uint32_t shared_bytes() const { return (bm * (bk + 8) + bk * (bn + 8)) * 2; }
+    friend bool operator==(const CoopTiles&, const CoopTiles&) = default;
+};
+
+// Why `tiles` cannot run `shape` on the device, empty when it can: every
+// dimension a whole number of fragments (and of 8 halves), at most 16
+// fragments per subgroup (their FP32 accumulators live in registers), the
+// stage within maxComputeSharedMemorySize, the subgroups within the
+// invocation limits, and their invocations dividing each staged tile's
+// uvec4s of 8 halves (each copies as many).
+std::string_view coop_tiles_misfit(const CoopTiles& tiles, const CoopMatrixShape& shape,
+                                   const MatmulLimits& limits);
+
+// The tilings to try for `shape`, largest first (the lowerer takes the
+// first whose block divides the MATMUL): the candidates that fit, or only
+// `override_text` (VACCEL_VULKAN_COOPMAT_TILES="BM,BN,BK,WM,WN"), refused
+// (InvalidArgument, VACCEL_D_BAD_VALUE) when malformed or when it does not
+// fit. Empty when no candidate fits.
+Result<std::vector<CoopTiles>> choose_coop_tiles(const CoopMatrixShape& shape,
+                                                 const MatmulLimits& limits,
+                                                 std::optional<std::string_view> override_text =
+                                                     std::nullopt);
 
 struct MatmulChoice {
     MatmulTiles tiles;
     // FP16 x FP16 -> FP32 on cooperative matrices when the device offers
-    // them (VK_NV_cooperative_matrix), for shapes the block divides.
+    // them (VK_NV_cooperative_matrix), for shapes one of `coop_tiles`
+    // divides (the first that does).
     std::optional<CoopMatrixShape> coop;
+    std::vector<CoopTiles> coop_tiles;
     std::optional<MatmulRows> rows;  // absent: no subgroup arithmetic in compute
     std::uint32_t max_rows = 4;      // H at or below this takes the streaming kernel
     friend bool operator==(const MatmulChoice&, const MatmulChoice&) = default;
