@@ -27,6 +27,9 @@ layout(constant_id = 19) const uint VEC4 = 0;
 // their latency hides behind the arithmetic (software pipelining through
 // registers); 0: loaded after, as a plain loop would.
 layout(constant_id = 20) const uint PREFETCH = 1;
+// 2: two shared stages, the next step stored into the other while this one
+// is read, one barrier a step; 1: one stage, two barriers a step.
+layout(constant_id = 21) const uint STAGES = 1;
 
 // The same binding seen as vec4 (aliased view, as common.glsl does for
 // narrow storage); read only through VEC4.
@@ -49,8 +52,10 @@ const uint AS_ROW4 = (BM + 3u) / 4u + 1u;
 const uint BS_ROW4 = (BN + 3u) / 4u;
 const uint AS_ROW = AS_ROW4 * 4u;
 const uint BS_ROW = BS_ROW4 * 4u;
-shared vec4 As[BK * AS_ROW4];
-shared vec4 Bs[BK * BS_ROW4];
+const uint AS_STAGE4 = BK * AS_ROW4;  // one stage, in vec4s
+const uint BS_STAGE4 = BK * BS_ROW4;
+shared vec4 As[STAGES * AS_STAGE4];
+shared vec4 Bs[STAGES * BS_STAGE4];
 
 // One k step's tile elements per invocation, held in registers between the
 // loads and the stores to shared memory. 4 * ceil(x / 4) >= ceil(x), so
@@ -61,9 +66,39 @@ const uint A_SCALARS = (BM * BK + THREADS - 1u) / THREADS;
 const uint B_SCALARS = (BK * BN + THREADS - 1u) / THREADS;
 float ra[A_QUADS * 4u];
 float rb[B_QUADS * 4u];
+float acc[RM][RN];
 
 float shared_a(uint i) { return As[i >> 2][i & 3u]; }
 float shared_b(uint i) { return Bs[i >> 2][i & 3u]; }
+
+// acc += this stage's A tile times its B tile, for invocation (ty, tx).
+void multiply_step(uint stage, uint tx, uint ty)
+{
+    const uint a0 = stage * AS_STAGE4, b0 = stage * BS_STAGE4;  // in vec4s
+    [[unroll]] for (uint k = 0u; k < BK; ++k) {
+        float a[RM], b[RN];
+        if (A_RUNS) {
+            [[unroll]] for (uint i = 0u; i < RM / 4u; ++i) {
+                const vec4 v = As[a0 + k * AS_ROW4 + i * TY + ty];
+                [[unroll]] for (uint q = 0u; q < 4u; ++q) a[i * 4u + q] = v[q];
+            }
+        } else {
+            [[unroll]] for (uint i = 0u; i < RM; ++i)
+                a[i] = shared_a(a0 * 4u + k * AS_ROW + ty + i * TY);
+        }
+        if (B_RUNS) {
+            [[unroll]] for (uint j = 0u; j < RN / 4u; ++j) {
+                const vec4 v = Bs[b0 + k * BS_ROW4 + j * TX + tx];
+                [[unroll]] for (uint q = 0u; q < 4u; ++q) b[j * 4u + q] = v[q];
+            }
+        } else {
+            [[unroll]] for (uint j = 0u; j < RN; ++j)
+                b[j] = shared_b(b0 * 4u + k * BS_ROW + tx + j * TX);
+        }
+        [[unroll]] for (uint i = 0u; i < RM; ++i)
+            [[unroll]] for (uint j = 0u; j < RN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+    }
+}
 
 // Loads the k step at k0 of the block at (row0, col0) into ra and rb.
 void load_step(uint tid, uint a_base, uint b_base, uint row0, uint col0, uint k0)
@@ -98,38 +133,37 @@ void load_step(uint tid, uint a_base, uint b_base, uint row0, uint col0, uint k0
     }
 }
 
-// Stores ra and rb to the shared tiles, in the layout load_step read them.
-void store_step(uint tid)
+// Stores ra and rb to the shared tiles of `stage`, in the layout load_step
+// read them.
+void store_step(uint tid, uint stage)
 {
+    const uint a0 = stage * AS_STAGE4, b0 = stage * BS_STAGE4;  // in vec4s
     if (VEC4 != 0u) {
         const uint bk4 = BK / 4u, bn4 = BN / 4u;
         [[unroll]] for (uint l = 0u; l < A_QUADS; ++l) {
             const uint e = tid + l * THREADS;
-            if (e >= BM * bk4) break;
             const uint m = e / bk4, k = (e % bk4) * 4u;
             [[unroll]] for (uint q = 0u; q < 4u; ++q) {
                 const uint i = (k + q) * AS_ROW + m;
-                As[i >> 2][i & 3u] = ra[l * 4u + q];
+                if (e < BM * bk4) As[a0 + (i >> 2)][i & 3u] = ra[l * 4u + q];
             }
         }
         [[unroll]] for (uint l = 0u; l < B_QUADS; ++l) {
             const uint e = tid + l * THREADS;
-            if (e >= BK * bn4) break;
-            Bs[(e / bn4) * BS_ROW4 + e % bn4] =
-                vec4(rb[l * 4u], rb[l * 4u + 1u], rb[l * 4u + 2u], rb[l * 4u + 3u]);
+            if (e < BK * bn4)
+                Bs[b0 + (e / bn4) * BS_ROW4 + e % bn4] =
+                    vec4(rb[l * 4u], rb[l * 4u + 1u], rb[l * 4u + 2u], rb[l * 4u + 3u]);
         }
     } else {
         [[unroll]] for (uint l = 0u; l < A_SCALARS; ++l) {
             const uint e = tid + l * THREADS;
-            if (e >= BM * BK) break;
             const uint i = (e % BK) * AS_ROW + e / BK;
-            As[i >> 2][i & 3u] = ra[l];
+            if (e < BM * BK) As[a0 + (i >> 2)][i & 3u] = ra[l];
         }
         [[unroll]] for (uint l = 0u; l < B_SCALARS; ++l) {
             const uint e = tid + l * THREADS;
-            if (e >= BK * BN) break;
             const uint i = (e / BN) * BS_ROW + e % BN;
-            Bs[i >> 2][i & 3u] = rb[l];
+            if (e < BK * BN) Bs[b0 + (i >> 2)][i & 3u] = rb[l];
         }
     }
 }
@@ -152,7 +186,6 @@ void main()
         const uint col0 = (t % tiles_w) * BN;
         const uint a_base = A_BASE + n * H * C;
         const uint b_base = B_BASE + n * C * W;
-        float acc[RM][RN];
         [[unroll]] for (uint i = 0u; i < RM; ++i)
             [[unroll]] for (uint j = 0u; j < RN; ++j) acc[i][j] = 0.0;
         if (USE_SHARED == 0u) {
@@ -171,36 +204,30 @@ void main()
             }
         } else {
             load_step(tid, a_base, b_base, row0, col0, 0u);
+            if (STAGES == 2u) {
+                store_step(tid, 0u);
+                barrier();
+            }
         }
+        // Step k0 reads stage s; with two stages the next step is stored
+        // into the other one meanwhile, and the one barrier at the end both
+        // publishes it and ends every read of stage s before it is reused.
+        uint s = 0u;
         for (uint k0 = 0u; USE_SHARED != 0u && k0 < C; k0 += BK) {
-            store_step(tid);
-            barrier();
+            if (STAGES == 1u) {
+                store_step(tid, 0u);
+                barrier();
+            }
             const bool more = k0 + BK < C;
             if (PREFETCH != 0u && more) load_step(tid, a_base, b_base, row0, col0, k0 + BK);
-            [[unroll]] for (uint k = 0u; k < BK; ++k) {
-                float a[RM], b[RN];
-                if (A_RUNS) {
-                    [[unroll]] for (uint i = 0u; i < RM / 4u; ++i) {
-                        const vec4 v = As[k * AS_ROW4 + i * TY + ty];
-                        [[unroll]] for (uint q = 0u; q < 4u; ++q) a[i * 4u + q] = v[q];
-                    }
-                } else {
-                    [[unroll]] for (uint i = 0u; i < RM; ++i) a[i] = shared_a(k * AS_ROW + ty + i * TY);
-                }
-                if (B_RUNS) {
-                    [[unroll]] for (uint j = 0u; j < RN / 4u; ++j) {
-                        const vec4 v = Bs[k * BS_ROW4 + j * TX + tx];
-                        [[unroll]] for (uint q = 0u; q < 4u; ++q) b[j * 4u + q] = v[q];
-                    }
-                } else {
-                    [[unroll]] for (uint j = 0u; j < RN; ++j) b[j] = shared_b(k * BS_ROW + tx + j * TX);
-                }
-                [[unroll]] for (uint i = 0u; i < RM; ++i)
-                    [[unroll]] for (uint j = 0u; j < RN; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);
-            }
-            // The next step overwrites the tiles this one read.
-            barrier();
+            multiply_step(s, tx, ty);
+            if (STAGES == 1u) barrier();  // the next step overwrites the tiles
             if (PREFETCH == 0u && more) load_step(tid, a_base, b_base, row0, col0, k0 + BK);
+            if (STAGES == 2u) {
+                if (more) store_step(tid, s ^ 1u);
+                barrier();
+                s ^= 1u;
+            }
         }
         [[unroll]] for (uint i = 0u; i < RM; ++i) {
             const uint r = row0 + (a_runs ? (ty + (i / 4u) * TY) * 4u + i % 4u : ty + i * TY);

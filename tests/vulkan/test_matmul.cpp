@@ -130,14 +130,26 @@ void tile_overrides_are_checked(void**)
     assert_int_equal(flags->tiles.invocations(), 512);  // (128/8) * (128/4)
     auto no_vec4 = choose_matmul(h200, "64,64,16,4,4,1,1,0");
     assert_true(no_vec4->tiles == (MatmulTiles{64, 64, 16, 4, 4, true, true, false}));
+    // STAGES last, 1 or 2: two stages of (16*(16+1) + 16*16) * 16 = 8448
+    // bytes; 128x128x16 in two stages is 2 * 16640 = 33280 bytes, within
+    // 48 KiB.
+    auto two = choose_matmul(h200, "64,64,16,4,4,1,1,1,2");
+    assert_ok(two);
+    assert_true(two->tiles == (MatmulTiles{64, 64, 16, 4, 4, true, true, true, 2}));
+    assert_int_equal(two->tiles.shared_bytes(), 16896);
+    assert_int_equal(choose_matmul(h200, "128,128,16,8,8,1,1,1,2")->tiles.shared_bytes(), 33280);
+    // 128x128x32 in two stages is 66560 bytes > 48 KiB (one stage fits).
+    assert_ok(choose_matmul(h200, "128,128,32,8,8,1,1,1,1"));
     // Malformed, not dividing, too much shared memory ((32*(64+1) +
     // 32*64) * 16 = 66048 bytes > 48 KiB), not whole subgroups (4*4 = 16
-    // invocations), a SHARED, PREFETCH or VEC4 flag other than 0/1, a
-    // fourth flag, trailing commas.
+    // invocations), a SHARED, PREFETCH or VEC4 flag other than 0/1, STAGES
+    // other than 1 or 2, a tenth field, trailing commas, two stages past
+    // the shared memory.
     for (const char* bad : {"64,64", "64,64,16,3,4", "256,256,32,8,8", "16,16,8,4,4",
                             "32,32,8,4,4,2", "32,32,8,4,4,", "a,b,c,d,e", "",
-                            "32,32,8,4,4,1,2", "32,32,8,4,4,1,1,2", "32,32,8,4,4,1,1,1,1",
-                            "32,32,8,4,4,1,1,", "32,32,8,4,4,1,1,1,"})
+                            "32,32,8,4,4,1,2", "32,32,8,4,4,1,1,2", "32,32,8,4,4,1,1,", "32,32,8,4,4,1,1,1,0", "32,32,8,4,4,1,1,1,3",
+                            "32,32,8,4,4,1,1,1,2,", "32,32,8,4,4,1,1,1,1,1",
+                            "128,128,32,8,8,1,1,1,2"})
         assert_refused(choose_matmul(h200, bad), Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
     // The streaming kernel's override: 96 invocations (3 subgroups of 32),
     // 3 results per row, 1 slot (the subgroups take turns).
@@ -215,7 +227,7 @@ void the_lowering_chooses_the_kernel_by_shape(void**)
     assert_int_equal(tiled[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
     assert_true(tiled[0].kernel.spec == (std::vector<std::uint32_t>{
                                             1, 5, 3, 70, 2, 0, 0, 0, 1, 0, 2,
-                                            32, 32, 8, 4, 4, 64, 0, 0, 0}));
+                                            32, 32, 8, 4, 4, 64, 0, 0, 0, 1}));
     assert_int_equal(tiled[0].kernel.work, 192);
     // Without subgroup arithmetic even H = 1 is tiled (FP16 -> FP32: mode 1).
     MatmulChoice no_rows = choice;
@@ -227,13 +239,13 @@ void the_lowering_chooses_the_kernel_by_shape(void**)
     // On a GPU: FP32 [2,36,20,44] (C and W multiples of 4, slots at base 0)
     // takes vec4 loads: 2 * ceil(36/128) * ceil(44/128) = 2 blocks, work 128;
     // spec: the 11 operand words, 128 128 16 8 8, 256 invocations, SHARED,
-    // VEC4, PREFETCH.
+    // VEC4, PREFETCH, STAGES.
     const MatmulChoice gpu = *choose_matmul(h200);
     auto quads = planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 44), gpu);
     assert_int_equal(quads[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
     assert_true(quads[0].kernel.spec == (std::vector<std::uint32_t>{
                                             2, 36, 20, 44, 2, 0, 0, 0, 1, 0, 0,
-                                            128, 128, 16, 8, 8, 256, 1, 1, 1}));
+                                            128, 128, 16, 8, 8, 256, 1, 1, 1, 1}));
     assert_int_equal(quads[0].kernel.work, 128);
     // Scalar loads (VEC4 0) for C = 21, W = 42, FP16 inputs, and tiles that
     // do not allow them; PREFETCH follows the tiles.
@@ -250,7 +262,11 @@ void the_lowering_chooses_the_kernel_by_shape(void**)
     const auto plain = planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 44), scalar);
     assert_true(plain[0].kernel.spec == (std::vector<std::uint32_t>{
                                             2, 36, 20, 44, 2, 0, 0, 0, 1, 0, 0,
-                                            64, 64, 16, 4, 4, 256, 1, 0, 0}));
+                                            64, 64, 16, 4, 4, 256, 1, 0, 0, 1}));
+    // Two shared stages.
+    const MatmulChoice staged = *choose_matmul(h200, "64,64,16,4,4,1,1,1,2");
+    const auto two = planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 44), staged);
+    assert_int_equal(two[0].kernel.spec[20], 2);
     // BK = 6 is not a whole number of quads: scalar loads.
     const MatmulChoice k6 = *choose_matmul(h200, "64,64,6,4,4");
     assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 1, 8, 8, 8), k6)[0]
@@ -427,22 +443,27 @@ void the_shared_memory_tiles_match_on_odd_shapes(void**)
 // them as vec4 (the lowering test checks the spec word), across partial
 // blocks (H, W, C not multiples of the block), batches and k steps; with
 // and without prefetching, with runs of 4 (RM, RN multiples of 4) and
-// single rows and columns, and with vec4 loads refused by the override.
+// single rows and columns, in one and two shared stages, and with vec4
+// loads refused by the override.
 void the_vec4_tiles_match_on_aligned_shapes(void**)
 {
     const Shape aligned[] = {
         {1, 64, 64, 64}, {2, 36, 20, 44}, {1, 5, 300, 76}, {3, 7, 32, 28}, {1, 133, 68, 132},
     };
     for (const char* tiles : {"16,16,8,2,2", "32,32,8,4,4", "64,32,8,4,2", "32,64,16,8,4,1,0",
-                              "64,64,16,4,8,1,1,0", "128,128,8,8,8"}) {
+                              "64,64,16,4,8,1,1,0", "128,128,8,8,8", "32,32,8,4,4,1,1,1,2",
+                              "16,16,8,2,2,1,0,1,2", "64,64,16,8,4,1,1,0,2"}) {
         setenv("VACCEL_VULKAN_MATMUL_TILES", tiles, 1);
         std::uint32_t seed = 200;
         for (const Shape& s : aligned) check_fp32(s, seed += 2);
     }
-    // And shapes off the quads with runs of 4 and without prefetching.
-    setenv("VACCEL_VULKAN_MATMUL_TILES", "32,64,16,8,4,1,0", 1);
+    // And shapes off the quads with runs of 4, without prefetching, and in
+    // two stages.
     std::uint32_t seed = 240;
-    for (const Shape& s : odd_shapes) check_fp32(s, seed += 2);
+    for (const char* tiles : {"32,64,16,8,4,1,0", "32,32,8,4,4,1,1,1,2", "16,16,8,2,2,1,0,1,2"}) {
+        setenv("VACCEL_VULKAN_MATMUL_TILES", tiles, 1);
+        for (const Shape& s : odd_shapes) check_fp32(s, seed += 2);
+    }
     unsetenv("VACCEL_VULKAN_MATMUL_TILES");
 }
 
@@ -575,7 +596,7 @@ void fp16_matches_exactly(void**)
     // And through the shared-memory tiles, single rows and runs of 4 (FP16
     // never takes vec4 loads, even on a shape whose C and W are multiples
     // of 4).
-    for (const char* tiles : {"16,16,8,2,2", "32,32,8,4,4"}) {
+    for (const char* tiles : {"16,16,8,2,2", "32,32,8,4,4", "32,32,8,4,4,1,1,1,2"}) {
         setenv("VACCEL_VULKAN_MATMUL_TILES", tiles, 1);
         check_fp16({2, 5, 7, 31}, DType::fp16, seed += 2);
         check_fp16({1, 67, 129, 65}, DType::fp32, seed += 2);

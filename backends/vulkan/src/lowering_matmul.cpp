@@ -182,7 +182,8 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
         spec.kernel = static_cast<std::uint32_t>(KernelId::matmul_tiled);
         spec.spec.insert(spec.spec.end(), {t.bm, t.bn, t.bk, t.rm, t.rn, t.invocations(),
                                          t.shared ? 1u : 0u, vec4 ? 1u : 0u,
-                                         t.shared && t.prefetch ? 1u : 0u});
+                                         t.shared && t.prefetch ? 1u : 0u,
+                                         t.shared ? t.stages : 1u});
         spec.work = empty ? 0 : n * ceil_div(h, t.bm) * ceil_div(w, t.bn) * work_per_group;
     }
     return std::vector{tosa::DispatchRequest{std::move(spec), {a, b}, {out}}};

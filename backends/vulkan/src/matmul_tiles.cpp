@@ -37,8 +37,9 @@ Error override_refusal(std::string_view text, std::string_view why)
 {
     return Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
         .with_note(fmt::format("VACCEL_VULKAN_MATMUL_TILES=\"{}\" was refused: {}; give "
-                               "\"BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4]]]\" with RM dividing "
-                               "BM, RN dividing BN and each flag 0 or 1 (default 1), "
+                               "\"BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4[,STAGES]]]]\" with RM "
+                               "dividing BM, RN dividing BN, each flag 0 or 1 (default 1) "
+                               "and STAGES 1 or 2 (default 1), "
                                "or unset it to let the device's limits choose",
                                text, why));
 }
@@ -71,10 +72,11 @@ std::optional<std::array<std::uint32_t, 3>> parse_three(std::string_view text)
     return v;
 }
 
-// "BM,BN,BK,RM,RN" and up to three 0/1 flags: SHARED, PREFETCH, VEC4.
+// "BM,BN,BK,RM,RN", up to three 0/1 flags (SHARED, PREFETCH, VEC4) and
+// STAGES, 1 or 2.
 std::optional<MatmulTiles> parse_tiles(std::string_view text)
 {
-    std::array<std::uint32_t, 8> v{0, 0, 0, 0, 0, 1, 1, 1};
+    std::array<std::uint32_t, 9> v{0, 0, 0, 0, 0, 1, 1, 1, 1};
     const char* p = text.data();
     const char* end = text.data() + text.size();
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -85,8 +87,9 @@ std::optional<MatmulTiles> parse_tiles(std::string_view text)
         if (p == end || *p != ',' || i + 1 == v.size()) return std::nullopt;
         ++p;
     }
-    if (p != end || v[5] > 1 || v[6] > 1 || v[7] > 1) return std::nullopt;
-    return MatmulTiles{v[0], v[1], v[2], v[3], v[4], v[5] == 1, v[6] == 1, v[7] == 1};
+    if (p != end || v[5] > 1 || v[6] > 1 || v[7] > 1 || v[8] < 1 || v[8] > 2)
+        return std::nullopt;
+    return MatmulTiles{v[0], v[1], v[2], v[3], v[4], v[5] == 1, v[6] == 1, v[7] == 1, v[8]};
 }
 
 }  // namespace
@@ -114,7 +117,10 @@ Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
     MatmulChoice choice;
     if (override_text) {
         auto parsed = parse_tiles(*override_text);
-        if (!parsed) return fail(override_refusal(*override_text, "it is not five integers and up to three 0/1 flags"));
+        if (!parsed)
+            return fail(override_refusal(*override_text,
+                                         "it is not five integers, up to three 0/1 flags "
+                                         "and STAGES 1 or 2"));
         if (auto why = tiles_misfit(*parsed, limits); !why.empty())
             return fail(override_refusal(*override_text, why));
         choice.tiles = *parsed;

@@ -27,8 +27,10 @@
 //    from the buffers as vec4 (VEC4: allowed by the tiles, taken by shape;
 //    never on a device whose storage-buffer offset alignment is not a
 //    multiple of 16 bytes, where a slot's start may not be);
-//  - VACCEL_VULKAN_MATMUL_TILES="BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4]]]"
-//    overrides the choice (for tuning on a GPU; each flag 0 or 1, default 1), and VACCEL_VULKAN_MATMUL_ROWS="INVOCATIONS,COLS,SLOTS"
+//  - VACCEL_VULKAN_MATMUL_TILES=
+//    "BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4[,STAGES]]]]" overrides the
+//    choice (for tuning on a GPU; each flag 0 or 1, default 1; STAGES 1 or
+//    2, default 1: a second shared stage), and VACCEL_VULKAN_MATMUL_ROWS="INVOCATIONS,COLS,SLOTS"
 //    the streaming kernel's shape; an override that does not fit is
 //    refused, never silently replaced.
 #pragma once
@@ -64,14 +66,17 @@ struct MatmulTiles {
     // vec4 loads from the buffers allowed (the lowerer takes them only for
     // FP32 shapes and bases that are multiples of 4).
     bool vec4 = true;
+    // Shared stages: 1, or 2 (the next step stored while this one is read,
+    // one barrier a step instead of two, twice the shared memory).
+    std::uint32_t stages = 1;
 
     std::uint32_t invocations() const { return (bm / rm) * (bn / rn); }
-    // Two FP32 tiles in whole vec4 rows (matmul_tiled.comp): A's BK rows of
-    // BM rounded up to 4 plus 4 words of padding against bank conflicts,
-    // and B's BK rows of BN rounded up to 4.
+    // Per stage two FP32 tiles in whole vec4 rows (matmul_tiled.comp): A's
+    // BK rows of BM rounded up to 4 plus 4 words of padding against bank
+    // conflicts, and B's BK rows of BN rounded up to 4.
     std::uint32_t shared_bytes() const
     {
-        return (bk * ((bm + 3) / 4 + 1) + bk * ((bn + 3) / 4)) * 16;
+        return stages * (bk * ((bm + 3) / 4 + 1) + bk * ((bn + 3) / 4)) * 16;
     }
     friend bool operator==(const MatmulTiles&, const MatmulTiles&) = default;
 };
