@@ -58,10 +58,10 @@ shared vec4 As[STAGES * AS_STAGE4];
 shared vec4 Bs[STAGES * BS_STAGE4];
 
 // One k step's tile elements per invocation, held in registers between the
-// loads and the stores to shared memory. 4 * ceil(x / 4) >= ceil(x), so
-// the sizes hold the vec4 and the scalar loads alike.
-const uint A_QUADS = (BM * BK / 4u + THREADS - 1u) / THREADS;
-const uint B_QUADS = (BK * BN / 4u + THREADS - 1u) / THREADS;
+// loads and the stores to shared memory. 4 * ceil(x / 4T) >= ceil(x / T),
+// so the sizes hold the vec4 and the scalar loads alike.
+const uint A_QUADS = (BM * BK + 4u * THREADS - 1u) / (4u * THREADS);
+const uint B_QUADS = (BK * BN + 4u * THREADS - 1u) / (4u * THREADS);
 const uint A_SCALARS = (BM * BK + THREADS - 1u) / THREADS;
 const uint B_SCALARS = (BK * BN + THREADS - 1u) / THREADS;
 float ra[A_QUADS * 4u];
