@@ -452,7 +452,10 @@ void the_vec4_tiles_match_on_aligned_shapes(void**)
     };
     for (const char* tiles : {"16,16,8,2,2", "32,32,8,4,4", "64,32,8,4,2", "32,64,16,8,4,1,0",
                               "64,64,16,4,8,1,1,0", "128,128,8,8,8", "32,32,8,4,4,1,1,1,2",
-                              "16,16,8,2,2,1,0,1,2", "64,64,16,8,4,1,1,0,2"}) {
+                              "16,16,8,2,2,1,0,1,2", "64,64,16,8,4,1,1,0,2",
+                              // BK = 3: no whole quads, scalar loads; 9 x 1
+                              // per invocation, 27 tile elements over 8.
+                              "9,8,3,9,1"}) {
         setenv("VACCEL_VULKAN_MATMUL_TILES", tiles, 1);
         std::uint32_t seed = 200;
         for (const Shape& s : aligned) check_fp32(s, seed += 2);
