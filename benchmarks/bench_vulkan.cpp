@@ -23,8 +23,9 @@
 //      vkWaitForFences on the same device opened directly.
 // Inputs are random for MATMUL and zero (fresh memory) for ADD. Nothing is
 // asserted beyond every run completing: the figures are the result.
-// --tiles sets VACCEL_VULKAN_MATMUL_TILES ("BM,BN,BK,RM,RN[,SHARED]") and
-// --rows VACCEL_VULKAN_MATMUL_ROWS ("INVOCATIONS,COLS,SLOTS") for tuning
+// --tiles sets VACCEL_VULKAN_MATMUL_TILES
+// ("BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4[,STAGES]]]]") and --rows
+// VACCEL_VULKAN_MATMUL_ROWS ("INVOCATIONS,COLS,SLOTS") for tuning
 // (backends/vulkan/src/matmul_tiles.hpp); VACCEL_VULKAN_COOPMAT=0 keeps FP16
 // off cooperative matrices. --coop-tiles BM,BN,BK,WM,WN (repeatable) measures
 // (b) again with VACCEL_VULKAN_COOPMAT_TILES set to each value in turn, one
@@ -234,7 +235,8 @@ int main(int argc, char** argv)
         ->capture_default_str()->check(CLI::Range(1, 1000000));
     app.add_option("--anchor-fp32", anchor_fp32, "cuBLAS FP32 GFLOP/s from torch_anchor.py");
     app.add_option("--anchor-fp16", anchor_fp16, "cuBLAS FP16 GFLOP/s from torch_anchor.py");
-    app.add_option("--tiles", tiles, "VACCEL_VULKAN_MATMUL_TILES for this run: BM,BN,BK,RM,RN[,SHARED]");
+    app.add_option("--tiles", tiles, "VACCEL_VULKAN_MATMUL_TILES for this run: "
+                                     "BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4[,STAGES]]]]");
     app.add_option("--rows", rows, "VACCEL_VULKAN_MATMUL_ROWS for this run (the GEMV kernel): "
                                    "INVOCATIONS,COLS,SLOTS");
     app.add_option("--coop-tiles", coop_tiles,

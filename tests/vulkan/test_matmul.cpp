@@ -53,11 +53,12 @@ void tiles_follow_the_device_limits(void**)
     auto gpu = choose_matmul(h200);
     assert_ok(gpu);
     // The largest candidate: 128x128 blocks, k step 16, 8x8 per invocation:
-    // 256 invocations (8 subgroups of 32), (16*(128+1) + 16*128) * 4 =
-    // 16448 bytes (A's rows carry one word of padding).
-    assert_true(gpu->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
+    // 256 invocations (8 subgroups of 32), (16*(32+1) + 16*32) * 16 =
+    // 16640 bytes (rows of whole vec4s, A's with one vec4 of padding);
+    // prefetching, vec4 loads allowed.
+    assert_true(gpu->tiles == (MatmulTiles{128, 128, 16, 8, 8, true, true, true}));
     assert_int_equal(gpu->tiles.invocations(), 256);
-    assert_int_equal(gpu->tiles.shared_bytes(), 16448);
+    assert_int_equal(gpu->tiles.shared_bytes(), 16640);
     // Streaming: 256 invocations = 8 subgroups of 32, 8 results per row;
     // 8 slots of 4 x 8 sums in shared memory, 1 KiB.
     assert_true(gpu->rows.has_value());
@@ -68,7 +69,8 @@ void tiles_follow_the_device_limits(void**)
     // A CPU device reads straight from the buffers, no barriers.
     auto cpu = choose_matmul(lavapipe_limits);
     assert_ok(cpu);
-    assert_true(cpu->tiles == (MatmulTiles{32, 32, 8, 4, 4, false}));
+    // No k steps to prefetch, no tiles to load as vec4.
+    assert_true(cpu->tiles == (MatmulTiles{32, 32, 8, 4, 4, false, false, false}));
     assert_true(*cpu->rows == (MatmulRows{64, 8, 8}));  // 64 on a CPU device
 
     // 128 invocations at most, subgroup 64: every 256-invocation candidate
@@ -79,13 +81,14 @@ void tiles_follow_the_device_limits(void**)
     // Streaming wants 256 invocations, over the limit of 128: none.
     assert_false(wave64->rows.has_value());
 
-    // 4128 bytes of shared memory: 16448 and 8256 are out; 64x64 with a k
-    // step of 8 is (8*65 + 8*64) * 4 = 4128 bytes, it fits exactly; one
-    // byte less and 32x32 (8*33 + 8*32) * 4 = 2080 is taken.
-    auto small = choose_matmul(MatmulLimits{4128, 1024, 1024, 32, false, false});
+    // 4224 bytes of shared memory: 16640, 8320 (128x128x8) and 8448
+    // (64x64x16) are out; 64x64 with a k step of 8 is (8*17 + 8*16) * 16 =
+    // 4224 bytes, it fits exactly; one byte less and 32x32 (8*9 + 8*8) * 16
+    // = 2176 is taken.
+    auto small = choose_matmul(MatmulLimits{4224, 1024, 1024, 32, false, false});
     assert_ok(small);
     assert_true(small->tiles == (MatmulTiles{64, 64, 8, 4, 4, true}));
-    auto smaller = choose_matmul(MatmulLimits{4127, 1024, 1024, 32, false, false});
+    auto smaller = choose_matmul(MatmulLimits{4223, 1024, 1024, 32, false, false});
     assert_true(smaller->tiles == (MatmulTiles{32, 32, 8, 4, 4, true}));
     // No subgroup arithmetic in compute: no streaming kernel.
     assert_false(small->rows.has_value());
@@ -95,6 +98,18 @@ void tiles_follow_the_device_limits(void**)
     assert_ok(wide);
     assert_true(wide->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
     assert_true(*wide->rows == (MatmulRows{256, 8, 2}));
+
+    // 8320 bytes: the 128x128 block with a k step of 8, (8*33 + 8*32) * 16.
+    auto k8 = choose_matmul(MatmulLimits{8320, 1024, 1024, 32, true, false});
+    assert_true(k8->tiles == (MatmulTiles{128, 128, 8, 8, 8, true}));
+
+    // Storage buffers bound at multiples of 4 bytes: a slot may start off
+    // 16 bytes, so no vec4 loads, even when an override asks for them.
+    MatmulLimits loose = h200;
+    loose.storage_offset_alignment = 4;
+    assert_false(choose_matmul(loose)->tiles.vec4);
+    assert_false(choose_matmul(loose, "64,64,16,4,4,1,1,1")->tiles.vec4);
+    assert_true(choose_matmul(loose)->tiles.prefetch);
 
     // No subgroup size reported: nothing fits, refused.
     assert_refused(choose_matmul(MatmulLimits{49152, 1024, 1024, 0, false, false}),
@@ -110,11 +125,33 @@ void tile_overrides_are_checked(void**)
     auto direct = choose_matmul(h200, "32,32,8,4,4,0");
     assert_ok(direct);
     assert_true(direct->tiles == (MatmulTiles{32, 32, 8, 4, 4, false}));
-    // Malformed, not dividing, too much shared memory ((32*257 + 32*256) *
-    // 4 = 65664 bytes > 48 KiB), not whole subgroups (4*4 = 16 invocations), a
-    // SHARED flag other than 0/1, a trailing comma.
+    // PREFETCH and VEC4 after SHARED, each 0 or 1.
+    auto flags = choose_matmul(h200, "128,128,8,8,4,1,0,1");
+    assert_ok(flags);
+    assert_true(flags->tiles == (MatmulTiles{128, 128, 8, 8, 4, true, false, true}));
+    assert_int_equal(flags->tiles.invocations(), 512);  // (128/8) * (128/4)
+    auto no_vec4 = choose_matmul(h200, "64,64,16,4,4,1,1,0");
+    assert_true(no_vec4->tiles == (MatmulTiles{64, 64, 16, 4, 4, true, true, false}));
+    // STAGES last, 1 or 2: two stages of (16*(16+1) + 16*16) * 16 = 8448
+    // bytes; 128x128x16 in two stages is 2 * 16640 = 33280 bytes, within
+    // 48 KiB.
+    auto two = choose_matmul(h200, "64,64,16,4,4,1,1,1,2");
+    assert_ok(two);
+    assert_true(two->tiles == (MatmulTiles{64, 64, 16, 4, 4, true, true, true, 2}));
+    assert_int_equal(two->tiles.shared_bytes(), 16896);
+    assert_int_equal(choose_matmul(h200, "128,128,16,8,8,1,1,1,2")->tiles.shared_bytes(), 33280);
+    // 128x128x32 in two stages is 66560 bytes > 48 KiB (one stage fits).
+    assert_ok(choose_matmul(h200, "128,128,32,8,8,1,1,1,1"));
+    // Malformed, not dividing, too much shared memory ((32*(64+1) +
+    // 32*64) * 16 = 66048 bytes > 48 KiB), not whole subgroups (4*4 = 16
+    // invocations), a SHARED, PREFETCH or VEC4 flag other than 0/1, STAGES
+    // other than 1 or 2, a tenth field, trailing commas, two stages past
+    // the shared memory.
     for (const char* bad : {"64,64", "64,64,16,3,4", "256,256,32,8,8", "16,16,8,4,4",
-                            "32,32,8,4,4,2", "32,32,8,4,4,", "a,b,c,d,e", ""})
+                            "32,32,8,4,4,2", "32,32,8,4,4,", "a,b,c,d,e", "",
+                            "32,32,8,4,4,1,2", "32,32,8,4,4,1,1,2", "32,32,8,4,4,1,1,", "32,32,8,4,4,1,1,1,0", "32,32,8,4,4,1,1,1,3",
+                            "32,32,8,4,4,1,1,1,2,", "32,32,8,4,4,1,1,1,1,1",
+                            "128,128,32,8,8,1,1,1,2"})
         assert_refused(choose_matmul(h200, bad), Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
     // The streaming kernel's override: 96 invocations (3 subgroups of 32),
     // 3 results per row, 1 slot (the subgroups take turns).
@@ -262,7 +299,7 @@ void the_lowering_chooses_the_kernel_by_shape(void**)
     assert_int_equal(tiled[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
     assert_true(tiled[0].kernel.spec == (std::vector<std::uint32_t>{
                                             1, 5, 3, 70, 2, 0, 0, 0, 1, 0, 2,
-                                            32, 32, 8, 4, 4, 64, 0}));
+                                            32, 32, 8, 4, 4, 64, 0, 0, 0, 1}));
     assert_int_equal(tiled[0].kernel.work, 192);
     // Without subgroup arithmetic even H = 1 is tiled (FP16 -> FP32: mode 1).
     MatmulChoice no_rows = choice;
@@ -270,6 +307,43 @@ void the_lowering_chooses_the_kernel_by_shape(void**)
     auto one = planned(matmul_graph(DType::fp16, DType::fp32, 1, 1, 3, 4), no_rows);
     assert_int_equal(one[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
     assert_int_equal(one[0].kernel.spec[10], 1);
+
+    // On a GPU: FP32 [2,36,20,44] (C and W multiples of 4, slots at base 0)
+    // takes vec4 loads: 2 * ceil(36/128) * ceil(44/128) = 2 blocks, work 128;
+    // spec: the 11 operand words, 128 128 16 8 8, 256 invocations, SHARED,
+    // VEC4, PREFETCH, STAGES.
+    const MatmulChoice gpu = *choose_matmul(h200);
+    auto quads = planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 44), gpu);
+    assert_int_equal(quads[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
+    assert_true(quads[0].kernel.spec == (std::vector<std::uint32_t>{
+                                            2, 36, 20, 44, 2, 0, 0, 0, 1, 0, 0,
+                                            128, 128, 16, 8, 8, 256, 1, 1, 1, 1}));
+    assert_int_equal(quads[0].kernel.work, 128);
+    // Scalar loads (VEC4 0) for C = 21, W = 42, FP16 inputs, and tiles that
+    // do not allow them; PREFETCH follows the tiles.
+    for (const auto& g : {matmul_graph(DType::fp32, DType::fp32, 2, 36, 21, 44),
+                          matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 42),
+                          matmul_graph(DType::fp16, DType::fp32, 2, 36, 20, 44),
+                          matmul_graph(DType::fp16, DType::fp16, 2, 36, 20, 44)}) {
+        const auto spec = planned(g, gpu)[0].kernel.spec;
+        assert_int_equal(spec[17], 1);  // SHARED
+        assert_int_equal(spec[18], 0);  // VEC4
+        assert_int_equal(spec[19], 1);  // PREFETCH
+    }
+    const MatmulChoice scalar = *choose_matmul(h200, "64,64,16,4,4,1,0,0");
+    const auto plain = planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 44), scalar);
+    assert_true(plain[0].kernel.spec == (std::vector<std::uint32_t>{
+                                            2, 36, 20, 44, 2, 0, 0, 0, 1, 0, 0,
+                                            64, 64, 16, 4, 4, 256, 1, 0, 0, 1}));
+    // Two shared stages.
+    const MatmulChoice staged = *choose_matmul(h200, "64,64,16,4,4,1,1,1,2");
+    const auto two = planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 44), staged);
+    assert_int_equal(two[0].kernel.spec[20], 2);
+    // BK = 6 is not a whole number of quads: scalar loads.
+    const MatmulChoice k6 = *choose_matmul(h200, "64,64,6,4,4");
+    assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 1, 8, 8, 8), k6)[0]
+                         .kernel.spec[18],
+                     0);
 
     // Cooperative matrices, 16x16x16 fragments, subgroups of 32, the H200's
     // tilings: the first whose block divides H and W. [2,64,48,96]: 128
@@ -455,6 +529,37 @@ void the_shared_memory_tiles_match_on_odd_shapes(void**)
     unsetenv("VACCEL_VULKAN_MATMUL_TILES");
 }
 
+// Shapes whose C and W are multiples of 4: the shared-memory tiles load
+// them as vec4 (the lowering test checks the spec word), across partial
+// blocks (H, W, C not multiples of the block), batches and k steps; with
+// and without prefetching, with runs of 4 (RM, RN multiples of 4) and
+// single rows and columns, in one and two shared stages, and with vec4
+// loads refused by the override.
+void the_vec4_tiles_match_on_aligned_shapes(void**)
+{
+    const Shape aligned[] = {
+        {1, 64, 64, 64}, {2, 36, 20, 44}, {1, 5, 300, 76}, {3, 7, 32, 28}, {1, 133, 68, 132},
+    };
+    for (const char* tiles : {"16,16,8,2,2", "32,32,8,4,4", "64,32,8,4,2", "32,64,16,8,4,1,0",
+                              "64,64,16,4,8,1,1,0", "128,128,8,8,8", "32,32,8,4,4,1,1,1,2",
+                              "16,16,8,2,2,1,0,1,2", "64,64,16,8,4,1,1,0,2",
+                              // BK = 3: no whole quads, scalar loads; 9 x 1
+                              // per invocation, 27 tile elements over 8.
+                              "9,8,3,9,1"}) {
+        setenv("VACCEL_VULKAN_MATMUL_TILES", tiles, 1);
+        std::uint32_t seed = 200;
+        for (const Shape& s : aligned) check_fp32(s, seed += 2);
+    }
+    // And shapes off the quads with runs of 4, without prefetching, and in
+    // two stages.
+    std::uint32_t seed = 240;
+    for (const char* tiles : {"32,64,16,8,4,1,0", "32,32,8,4,4,1,1,1,2", "16,16,8,2,2,1,0,1,2"}) {
+        setenv("VACCEL_VULKAN_MATMUL_TILES", tiles, 1);
+        for (const Shape& s : odd_shapes) check_fp32(s, seed += 2);
+    }
+    unsetenv("VACCEL_VULKAN_MATMUL_TILES");
+}
+
 void check_fp16(const Shape& s, DType out, std::uint32_t seed);
 
 // The streaming kernel with fewer shared slots than subgroups (lavapipe's
@@ -596,9 +701,15 @@ void fp16_matches_exactly(void**)
     const Shape to_fp16[] = {{1, 1, 7, 1}, {1, 3, 7, 13}, {2, 5, 7, 31}, {1, 67, 7, 65}};
     for (const Shape& s : to_fp16) check_fp16(s, DType::fp16, seed += 2);
     // And through the shared-memory tiles.
-    setenv("VACCEL_VULKAN_MATMUL_TILES", "16,16,8,2,2", 1);
-    check_fp16({2, 5, 7, 31}, DType::fp16, seed += 2);
-    check_fp16({1, 67, 129, 65}, DType::fp32, seed += 2);
+    // And through the shared-memory tiles, single rows and runs of 4 (FP16
+    // never takes vec4 loads, even on a shape whose C and W are multiples
+    // of 4).
+    for (const char* tiles : {"16,16,8,2,2", "32,32,8,4,4", "32,32,8,4,4,1,1,1,2"}) {
+        setenv("VACCEL_VULKAN_MATMUL_TILES", tiles, 1);
+        check_fp16({2, 5, 7, 31}, DType::fp16, seed += 2);
+        check_fp16({1, 67, 129, 65}, DType::fp32, seed += 2);
+        check_fp16({1, 36, 20, 44}, DType::fp32, seed += 2);
+    }
     unsetenv("VACCEL_VULKAN_MATMUL_TILES");
 }
 
@@ -646,6 +757,7 @@ int main()
         cmocka_unit_test_teardown(the_lowering_chooses_the_kernel_by_shape, clear_overrides),
         cmocka_unit_test_teardown(fp32_matches_on_odd_shapes, clear_overrides),
         cmocka_unit_test_teardown(the_shared_memory_tiles_match_on_odd_shapes, clear_overrides),
+        cmocka_unit_test_teardown(the_vec4_tiles_match_on_aligned_shapes, clear_overrides),
         cmocka_unit_test_teardown(the_streaming_kernel_takes_turns, clear_overrides),
         cmocka_unit_test_teardown(a_bad_tile_override_refuses_the_load, clear_overrides),
         cmocka_unit_test_teardown(a_bad_coop_tile_override_refuses_the_load, clear_overrides),

@@ -87,6 +87,20 @@ bool coop_fits(const CoopTiles& t, std::uint64_t h, std::uint64_t c, std::uint64
     return true;
 }
 
+// matmul_tiled.comp's VEC4 loads read A's rows k0 .. k0 + BK and B's
+// columns col0 .. col0 + BN as aligned vec4s: every row start (base + r *
+// C, base + k * W, over batches too) must be a multiple of 4 words, and a
+// quad must lie wholly inside or wholly past C and W, so C, W, the bases,
+// BK and BN are multiples of 4 (bases are word offsets of FP32 elements).
+bool quads_fit(const MatmulTiles& t, std::uint64_t c, std::uint64_t w,
+               std::initializer_list<std::uint32_t> bases)
+{
+    if (c % 4 != 0 || w % 4 != 0 || t.bk % 4 != 0 || t.bn % 4 != 0) return false;
+    for (std::uint32_t base : bases)
+        if (base % 4 != 0) return false;
+    return true;
+}
+
 }  // namespace
 
 MatmulLimits matmul_limits(const PhysicalRecord& device)
@@ -97,6 +111,7 @@ MatmulLimits matmul_limits(const PhysicalRecord& device)
     limits.max_group_size_x = device.limits.maxComputeWorkGroupSize[0];
     limits.subgroup_size = device.subgroup_size;
     limits.cpu_device = device.facts.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    limits.storage_offset_alignment = device.limits.minStorageBufferOffsetAlignment;
     limits.subgroup_arithmetic_in_compute =
         (device.subgroup_operations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
         (device.subgroup_operations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0 &&
@@ -196,9 +211,13 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
         spec.work = empty ? 0 : n * ceil_div(w, rows.cols) * work_per_group;
     } else {
         const MatmulTiles& t = choice.tiles;
+        const bool vec4 = t.shared && t.vec4 && mode == MatmulMode::fp32 &&
+                          quads_fit(t, c, w, {pa->base, pb->base});
         spec.kernel = static_cast<std::uint32_t>(KernelId::matmul_tiled);
         spec.spec.insert(spec.spec.end(), {t.bm, t.bn, t.bk, t.rm, t.rn, t.invocations(),
-                                         t.shared ? 1u : 0u});
+                                         t.shared ? 1u : 0u, vec4 ? 1u : 0u,
+                                         t.shared && t.prefetch ? 1u : 0u,
+                                         t.shared ? t.stages : 1u});
         spec.work = empty ? 0 : n * ceil_div(h, t.bm) * ceil_div(w, t.bn) * work_per_group;
     }
     return std::vector{tosa::DispatchRequest{std::move(spec), {a, b}, {out}}};

@@ -12,13 +12,15 @@ namespace {
 // Largest first: more results per invocation reuse each shared-memory load
 // more often. Every candidate is a whole number of 64-wide groups, so it is
 // whole subgroups for any power-of-two subgroup size up to 64.
-constexpr std::array<MatmulTiles, 6> candidates{{
-    {128, 128, 16, 8, 8},  // 256 invocations, 16448 bytes of shared memory
-    {64, 64, 16, 4, 4},    // 256 invocations, 8256 bytes
-    {64, 64, 8, 4, 4},     // 256 invocations, 4128 bytes
-    {32, 32, 8, 4, 4},     // 64 invocations, 2080 bytes
-    {16, 16, 8, 2, 2},     // 64 invocations, 1056 bytes
-    {8, 8, 8, 1, 1},       // 64 invocations, 544 bytes
+// 8 x 8 per invocation reads 2 + 2 vec4 of shared memory per 64 products.
+constexpr std::array<MatmulTiles, 7> candidates{{
+    {128, 128, 16, 8, 8},  // 256 invocations, 16640 bytes of shared memory
+    {128, 128, 8, 8, 8},   // 256 invocations, 8320 bytes
+    {64, 64, 16, 4, 4},    // 256 invocations, 8448 bytes
+    {64, 64, 8, 4, 4},     // 256 invocations, 4224 bytes
+    {32, 32, 8, 4, 4},     // 64 invocations, 2176 bytes
+    {16, 16, 8, 2, 2},     // 64 invocations, 1152 bytes
+    {8, 8, 8, 1, 1},       // 64 invocations, 640 bytes
 }};
 
 // The cooperative-matrix kernel's tilings, largest first (for 16x16x16
@@ -45,7 +47,8 @@ Error coop_refusal(std::string_view text, std::string_view why)
                                text, why));
 }
 
-constexpr MatmulTiles cpu_tiles{32, 32, 8, 4, 4, false};
+// The direct path has no k steps to prefetch and no tiles to load as vec4.
+constexpr MatmulTiles cpu_tiles{32, 32, 8, 4, 4, false, false, false};
 
 constexpr std::uint32_t rows_cols = 8;  // results of each row per workgroup
 // Enough invocations for a GPU to keep many loads in flight per result
@@ -58,8 +61,9 @@ Error override_refusal(std::string_view text, std::string_view why)
 {
     return Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
         .with_note(fmt::format("VACCEL_VULKAN_MATMUL_TILES=\"{}\" was refused: {}; give "
-                               "\"BM,BN,BK,RM,RN[,SHARED]\" with RM dividing BM, RN dividing "
-                               "BN and SHARED 0 or 1 (default 1), "
+                               "\"BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4[,STAGES]]]]\" with RM "
+                               "dividing BM, RN dividing BN, each flag 0 or 1 (default 1) "
+                               "and STAGES 1 or 2 (default 1), "
                                "or unset it to let the device's limits choose",
                                text, why));
 }
@@ -93,21 +97,24 @@ std::optional<std::array<std::uint32_t, Count>> parse_positive(std::string_view 
     return v;
 }
 
+// "BM,BN,BK,RM,RN", up to three 0/1 flags (SHARED, PREFETCH, VEC4) and
+// STAGES, 1 or 2.
 std::optional<MatmulTiles> parse_tiles(std::string_view text)
 {
-    std::array<std::uint32_t, 6> v{0, 0, 0, 0, 0, 1};
+    std::array<std::uint32_t, 9> v{0, 0, 0, 0, 0, 1, 1, 1, 1};
     const char* p = text.data();
     const char* end = text.data() + text.size();
     for (std::size_t i = 0; i < v.size(); ++i) {
         auto [next, ec] = std::from_chars(p, end, v[i]);
         if (ec != std::errc{}) return std::nullopt;
         p = next;
-        if (p == end && i >= 4) break;  // SHARED may be left out
+        if (p == end && i >= 4) break;  // the flags may be left out
         if (p == end || *p != ',' || i + 1 == v.size()) return std::nullopt;
         ++p;
     }
-    if (p != end || v[5] > 1) return std::nullopt;
-    return MatmulTiles{v[0], v[1], v[2], v[3], v[4], v[5] == 1};
+    if (p != end || v[5] > 1 || v[6] > 1 || v[7] > 1 || v[8] < 1 || v[8] > 2)
+        return std::nullopt;
+    return MatmulTiles{v[0], v[1], v[2], v[3], v[4], v[5] == 1, v[6] == 1, v[7] == 1, v[8]};
 }
 
 }  // namespace
@@ -135,7 +142,10 @@ Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
     MatmulChoice choice;
     if (override_text) {
         auto parsed = parse_tiles(*override_text);
-        if (!parsed) return fail(override_refusal(*override_text, "it is not five or six integers"));
+        if (!parsed)
+            return fail(override_refusal(*override_text,
+                                         "it is not five integers, up to three 0/1 flags "
+                                         "and STAGES 1 or 2"));
         if (auto why = tiles_misfit(*parsed, limits); !why.empty())
             return fail(override_refusal(*override_text, why));
         choice.tiles = *parsed;
@@ -160,6 +170,8 @@ Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
                                 limits.subgroup_size, limits.max_shared_bytes,
                                 limits.max_invocations)));
     }
+    // A slot bound at a multiple of 4 or 8 bytes would misalign vec4 loads.
+    if (limits.storage_offset_alignment % 16 != 0) choice.tiles.vec4 = false;
     // The streaming kernel: whole subgroups, at least the wanted size.
     if (limits.subgroup_arithmetic_in_compute && limits.subgroup_size != 0) {
         const std::uint32_t wanted = limits.cpu_device ? rows_invocations_cpu : rows_invocations_gpu;

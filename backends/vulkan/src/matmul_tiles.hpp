@@ -23,8 +23,18 @@
 //    tilings of a fixed list, largest first (128x128 blocks staged 32 deep
 //    down to 32x32x16 in one subgroup), and the lowerer the first whose
 //    block divides the MATMUL;
-//  - VACCEL_VULKAN_MATMUL_TILES="BM,BN,BK,RM,RN[,SHARED]" overrides the choice (for
-//    tuning on a GPU), and VACCEL_VULKAN_MATMUL_ROWS="INVOCATIONS,COLS,SLOTS"
+//  - on a GPU the kernel keeps A's tile transposed in shared memory (rows
+//    padded to whole vec4s) and reads runs of 4 rows and columns as vec4
+//    when RM and RN are multiples of 4; it issues the next k step's loads
+//    before the current step's products (PREFETCH) and, where the lowerer
+//    finds FP32 with C, W and both bases multiples of 4, reads the tiles
+//    from the buffers as vec4 (VEC4: allowed by the tiles, taken by shape;
+//    never on a device whose storage-buffer offset alignment is not a
+//    multiple of 16 bytes, where a slot's start may not be);
+//  - VACCEL_VULKAN_MATMUL_TILES=
+//    "BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4[,STAGES]]]]" overrides the
+//    choice (for tuning on a GPU; each flag 0 or 1, default 1; STAGES 1 or
+//    2, default 1: a second shared stage), and VACCEL_VULKAN_MATMUL_ROWS="INVOCATIONS,COLS,SLOTS"
 //    the streaming kernel's shape, and VACCEL_VULKAN_COOPMAT_TILES=
 //    "BM,BN,BK,WM,WN" the cooperative-matrix kernel's; an override that does
 //    not fit is refused, never silently replaced.
@@ -48,17 +58,32 @@ struct MatmulLimits {
     std::uint32_t subgroup_size = 0;          // VkPhysicalDeviceVulkan11Properties
     bool subgroup_arithmetic_in_compute = false;  // supportedOperations & stages
     bool cpu_device = false;  // VK_PHYSICAL_DEVICE_TYPE_CPU (lavapipe)
+    // minStorageBufferOffsetAlignment: slots are bound at multiples of it,
+    // so vec4 loads are 16-byte aligned only when it is a multiple of 16.
+    std::uint64_t storage_offset_alignment = 16;
 };
 
 struct MatmulTiles {
     std::uint32_t bm = 0, bn = 0, bk = 0, rm = 0, rn = 0;
     // false: registers only, no shared memory and no barriers (CPU devices).
     bool shared = true;
+    // The next k step loaded into registers before this step's products.
+    bool prefetch = true;
+    // vec4 loads from the buffers allowed (the lowerer takes them only for
+    // FP32 shapes and bases that are multiples of 4).
+    bool vec4 = true;
+    // Shared stages: 1, or 2 (the next step stored while this one is read,
+    // one barrier a step instead of two, twice the shared memory).
+    std::uint32_t stages = 1;
 
     std::uint32_t invocations() const { return (bm / rm) * (bn / rn); }
-    // Two FP32 tiles: A's BK rows of BM + 1 (one word of padding against
-    // bank conflicts, matmul_tiled.comp) and B's BK x BN.
-    std::uint32_t shared_bytes() const { return (bk * (bm + 1) + bk * bn) * 4; }
+    // Per stage two FP32 tiles in whole vec4 rows (matmul_tiled.comp): A's
+    // BK rows of BM rounded up to 4 plus 4 words of padding against bank
+    // conflicts, and B's BK rows of BN rounded up to 4.
+    std::uint32_t shared_bytes() const
+    {
+        return stages * (bk * ((bm + 3) / 4 + 1) + bk * ((bn + 3) / 4)) * 16;
+    }
     friend bool operator==(const MatmulTiles&, const MatmulTiles&) = default;
 };
 
