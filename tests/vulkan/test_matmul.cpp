@@ -56,26 +56,26 @@ void tiles_follow_the_device_limits(void**)
     assert_true(gpu->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
     assert_int_equal(gpu->tiles.invocations(), 256);
     assert_int_equal(gpu->tiles.shared_bytes(), 16448);
-    // Streaming: 256 invocations = 8 subgroups of 32, 8 results per row;
-    // 8 slots of 4 x 8 sums in shared memory, 1 KiB.
+    // Streaming: 8 column invocations x 128 K-slices = 1024 invocations;
+    // 1024 x 4 FP32 partial sums in shared memory, 16 KiB.
     assert_true(gpu->rows.has_value());
-    assert_true(*gpu->rows == (MatmulRows{256, 8, 8}));
-    assert_int_equal(gpu->rows->shared_bytes(), 1024);
+    assert_true(*gpu->rows == (MatmulRows{8, 128}));
+    assert_int_equal(gpu->rows->shared_bytes(), 16384);
     assert_int_equal(gpu->max_rows, 4);
 
     // A CPU device reads straight from the buffers, no barriers.
     auto cpu = choose_matmul(lavapipe_limits);
     assert_ok(cpu);
     assert_true(cpu->tiles == (MatmulTiles{32, 32, 8, 4, 4, false}));
-    assert_true(*cpu->rows == (MatmulRows{64, 8, 8}));  // 64 on a CPU device
+    assert_true(*cpu->rows == (MatmulRows{8, 8}));  // 64 invocations on a CPU device
 
     // 128 invocations at most, subgroup 64: every 256-invocation candidate
     // is out; 32x32 with 4x4 is 64 invocations, one subgroup.
     auto wave64 = choose_matmul(MatmulLimits{16384, 128, 128, 64, true, false});
     assert_ok(wave64);
     assert_true(wave64->tiles == (MatmulTiles{32, 32, 8, 4, 4, true}));
-    // Streaming wants 256 invocations, over the limit of 128: none.
-    assert_false(wave64->rows.has_value());
+    // Streaming halves its slices to 8 x 16 = 128 invocations, 2 subgroups.
+    assert_true(*wave64->rows == (MatmulRows{8, 16}));
 
     // 4128 bytes of shared memory: 16448 and 8256 are out; 64x64 with a k
     // step of 8 is (8*65 + 8*64) * 4 = 4128 bytes, it fits exactly; one
@@ -85,14 +85,15 @@ void tiles_follow_the_device_limits(void**)
     assert_true(small->tiles == (MatmulTiles{64, 64, 8, 4, 4, true}));
     auto smaller = choose_matmul(MatmulLimits{4127, 1024, 1024, 32, false, false});
     assert_true(smaller->tiles == (MatmulTiles{32, 32, 8, 4, 4, true}));
-    // No subgroup arithmetic in compute: no streaming kernel.
-    assert_false(small->rows.has_value());
+    // Streaming needs no subgroup operation; its sums must fit: 8 x 32 x
+    // 16 = 4096 bytes (8 x 64 x 16 = 8192 does not).
+    assert_true(*small->rows == (MatmulRows{8, 32}));
 
     // Subgroup 128: only the 256-invocation candidates are whole subgroups.
     auto wide = choose_matmul(MatmulLimits{49152, 1024, 1024, 128, true, false});
     assert_ok(wide);
     assert_true(wide->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
-    assert_true(*wide->rows == (MatmulRows{256, 8, 2}));
+    assert_true(*wide->rows == (MatmulRows{8, 128}));  // 1024 = 8 subgroups of 128
 
     // No subgroup size reported: nothing fits, refused.
     assert_refused(choose_matmul(MatmulLimits{49152, 1024, 1024, 0, false, false}),
@@ -114,19 +115,21 @@ void tile_overrides_are_checked(void**)
     for (const char* bad : {"64,64", "64,64,16,3,4", "256,256,32,8,8", "16,16,8,4,4",
                             "32,32,8,4,4,2", "32,32,8,4,4,", "a,b,c,d,e", ""})
         assert_refused(choose_matmul(h200, bad), Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
-    // The streaming kernel's override: 96 invocations (3 subgroups of 32),
-    // 3 results per row, 1 slot (the subgroups take turns).
-    auto rows = choose_matmul(h200, std::nullopt, "96,3,1");
+    // The streaming kernel's override: 24 column invocations x 4 slices =
+    // 96 invocations (3 subgroups of 32).
+    auto rows = choose_matmul(h200, std::nullopt, "24,4");
     assert_ok(rows);
-    assert_true(*rows->rows == (MatmulRows{96, 3, 1}));
+    assert_true(*rows->rows == (MatmulRows{24, 4}));
     assert_true(rows->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
-    // Not whole subgroups, 17 results per row, no slot, over 1024
-    // invocations, malformed; and no subgroup arithmetic at all.
-    for (const char* bad : {"48,8,1", "64,17,2", "64,8,0", "2048,8,64", "64,8", "64,8,2,"})
+    // Not whole subgroups (48), slices not a power of two, over 1024
+    // invocations, a zero, malformed (one number, a trailing comma, three
+    // numbers, letters, empty).
+    for (const char* bad : {"48,1", "8,3", "64,32", "8,0", "0,8", "64", "8,4,", "8,4,1", "a,b", ""})
         assert_refused(choose_matmul(h200, std::nullopt, bad), Errc::invalid_argument,
                        VACCEL_D_BAD_VALUE, 0, 0);
-    assert_refused(choose_matmul(MatmulLimits{49152, 1024, 1024, 32, false, false}, std::nullopt,
-                                 "64,8,2"),
+    // 8 x 64 = 512 invocations need 8192 bytes of sums: over 4096 bytes.
+    assert_refused(choose_matmul(MatmulLimits{4096, 1024, 1024, 32, true, false}, std::nullopt,
+                                 "8,64"),
                    Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
 }
 
@@ -175,15 +178,26 @@ std::vector<tosa::Dispatch> planned(const tosa::Graph& graph, const MatmulChoice
 void the_lowering_chooses_the_kernel_by_shape(void**)
 {
     const MatmulChoice choice = *choose_matmul(lavapipe_limits);
-    // H = 4 streams: N = 2, W = 17 -> 2 * ceil(17 / 8) = 6 blocks, a group
-    // each, work 384. Spec: N H C W, out/a/b buffer and base (slots 2, 0,
-    // 1), mode 0, COLS, invocations, slots (64 / 8).
+    // H = 4 streams: N = 2, W = 17 (not a multiple of 4: one column per
+    // invocation) -> 2 * ceil(17 / 8) = 6 blocks, a group each, work 384.
+    // Spec: N H C W, out/a/b buffer and base (slots 2, 0, 1), mode 0,
+    // THREADS 8, invocations 64, SLICES 8, WIDTH 1.
     auto rows = planned(matmul_graph(DType::fp32, DType::fp32, 2, 4, 5, 17), choice);
     assert_int_equal(rows.size(), 1);
     assert_int_equal(rows[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_rows));
     assert_true(rows[0].kernel.spec ==
-                (std::vector<std::uint32_t>{2, 4, 5, 17, 2, 0, 0, 0, 1, 0, 0, 8, 64, 8}));
+                (std::vector<std::uint32_t>{2, 4, 5, 17, 2, 0, 0, 0, 1, 0, 0, 8, 64, 8, 1}));
     assert_int_equal(rows[0].kernel.work, 384);
+    // W = 40, FP32: vec4 loads, 8 x 4 = 32 columns a block -> ceil(40 / 32)
+    // = 2 blocks, work 128. The same shape in FP16 reads one column per
+    // invocation: ceil(40 / 8) = 5 blocks, work 320.
+    auto quads = planned(matmul_graph(DType::fp32, DType::fp32, 1, 1, 5, 40), choice);
+    assert_true(quads[0].kernel.spec ==
+                (std::vector<std::uint32_t>{1, 1, 5, 40, 2, 0, 0, 0, 1, 0, 0, 8, 64, 8, 4}));
+    assert_int_equal(quads[0].kernel.work, 128);
+    auto halves = planned(matmul_graph(DType::fp16, DType::fp32, 1, 1, 5, 40), choice);
+    assert_int_equal(halves[0].kernel.spec[14], 1);
+    assert_int_equal(halves[0].kernel.work, 320);
     // H = 5 is tiled: 1 * ceil(5 / 32) * ceil(70 / 32) = 3 blocks, work 192;
     // FP16 -> FP16 is mode 2; the tiles and the workgroup size follow.
     auto tiled = planned(matmul_graph(DType::fp16, DType::fp16, 1, 5, 3, 70), choice);
@@ -367,21 +381,22 @@ void the_shared_memory_tiles_match_on_odd_shapes(void**)
 
 void check_fp16(const Shape& s, DType out, std::uint32_t seed);
 
-// The streaming kernel with fewer shared slots than subgroups (lavapipe's
-// 8 subgroups of 8 in 64 invocations through 2 or 3 slots: 4 or 3 turns;
-// on a device with subgroups of 32, 2 subgroups through 2 slots) and other
-// result counts per row. Each workgroup size is a whole number of
-// subgroups of 8 and of 32.
-void the_streaming_kernel_takes_turns(void**)
+// The streaming kernel in other shapes through the override: one column
+// thread x 64 slices, 32 x 2, 16 x 16, and 4 x 2 (one subgroup of 8 on
+// lavapipe); shapes with W a multiple of 4 (vec4 loads: 36, 8) and not (77,
+// 45, 3, 1), C odd, H = 1..4, batches.
+void the_streaming_kernel_matches_in_every_shape(void**)
 {
-    const Shape few_rows[] = {{1, 1, 37, 1}, {1, 4, 300, 77}, {2, 3, 19, 45}, {1, 2, 5, 3}};
-    for (const char* rows : {"64,3,2", "64,1,3", "128,16,1", "32,8,1"}) {
+    const Shape few_rows[] = {{1, 1, 37, 1},  {1, 4, 300, 77}, {2, 3, 19, 45},
+                              {1, 2, 5, 3},   {1, 3, 65, 36},  {3, 2, 33, 8}};
+    for (const char* rows : {"1,64", "32,2", "16,16", "4,2"}) {
         setenv("VACCEL_VULKAN_MATMUL_ROWS", rows, 1);
         std::uint32_t seed = 160;
         for (const Shape& s : few_rows) check_fp32(s, seed += 2);
         check_fp16({2, 3, 7, 31}, DType::fp16, seed += 2);
+        check_fp16({1, 4, 9, 12}, DType::fp32, seed += 2);
+        unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
     }
-    unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
 }
 
 void a_bad_tile_override_refuses_the_load(void**)
@@ -538,7 +553,7 @@ int main()
         cmocka_unit_test_teardown(the_lowering_chooses_the_kernel_by_shape, clear_overrides),
         cmocka_unit_test_teardown(fp32_matches_on_odd_shapes, clear_overrides),
         cmocka_unit_test_teardown(the_shared_memory_tiles_match_on_odd_shapes, clear_overrides),
-        cmocka_unit_test_teardown(the_streaming_kernel_takes_turns, clear_overrides),
+        cmocka_unit_test_teardown(the_streaming_kernel_matches_in_every_shape, clear_overrides),
         cmocka_unit_test_teardown(a_bad_tile_override_refuses_the_load, clear_overrides),
         cmocka_unit_test_teardown(fp16_matches_exactly, clear_overrides),
         cmocka_unit_test_teardown(unsupported_dtypes_are_refused_exactly, clear_overrides),
