@@ -24,7 +24,7 @@
 // Inputs are random for MATMUL and zero (fresh memory) for ADD. Nothing is
 // asserted beyond every run completing: the figures are the result.
 // --tiles sets VACCEL_VULKAN_MATMUL_TILES ("BM,BN,BK,RM,RN[,SHARED]") and
-// --rows VACCEL_VULKAN_MATMUL_ROWS ("INVOCATIONS,COLS,SLOTS") for tuning
+// --rows VACCEL_VULKAN_MATMUL_ROWS ("THREADS,SLICES") for tuning
 // (backends/vulkan/src/matmul_tiles.hpp); VACCEL_VULKAN_COOPMAT=0 keeps FP16
 // off cooperative matrices.
 #include <CLI/CLI.hpp>
@@ -232,7 +232,7 @@ int main(int argc, char** argv)
     app.add_option("--anchor-fp16", anchor_fp16, "cuBLAS FP16 GFLOP/s from torch_anchor.py");
     app.add_option("--tiles", tiles, "VACCEL_VULKAN_MATMUL_TILES for this run: BM,BN,BK,RM,RN[,SHARED]");
     app.add_option("--rows", rows, "VACCEL_VULKAN_MATMUL_ROWS for this run (the GEMV kernel): "
-                                   "INVOCATIONS,COLS,SLOTS");
+                                   "THREADS,SLICES (column invocations x K-slices)");
     CLI11_PARSE(app, argc, argv);
     if (!tiles.empty()) setenv("VACCEL_VULKAN_MATMUL_TILES", tiles.c_str(), 1);
     if (!rows.empty()) setenv("VACCEL_VULKAN_MATMUL_ROWS", rows.c_str(), 1);

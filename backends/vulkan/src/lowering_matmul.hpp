@@ -11,9 +11,10 @@
 //    with an FP16 shape and the shape's 2 x 2 fragment block divides H and W,
 //    its depth C, with 16-byte aligned bases and rows (VACCEL_VULKAN_COOPMAT=0
 //    turns it off); else H <= MatmulChoice::max_rows takes the streaming
-//    kernel (matmul_rows.comp) when the device has subgroup arithmetic in
-//    compute shaders, every other shape the tiled kernel (matmul_tiled.comp)
-//    with the device's tiles;
+//    kernel (matmul_rows.comp) when a streaming shape fits the device (with
+//    vec4 loads of B for FP32, W % 4 == 0 and B's base a multiple of 4),
+//    every other shape the tiled kernel (matmul_tiled.comp) with the
+//    device's tiles;
 //  - the grid: the submission sizes it as work / 64 groups (submit.cpp), so
 //    work is 64 per workgroup wanted: one per output block, capped at 65535
 //    groups there and covered by the kernels' grid-stride loops.
