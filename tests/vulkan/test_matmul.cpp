@@ -282,6 +282,29 @@ tosa::Graph matmul_graph(DType in, DType out, std::int64_t n, std::int64_t h, st
     return g.finish();
 }
 
+// The same product with A and B negated first, so MATMUL reads both from
+// arena intermediates at nonzero bases: (-a)(-b) = ab term by term, exactly.
+tosa::Graph matmul_of_arena_operands(std::int64_t n, std::int64_t h, std::int64_t c,
+                                     std::int64_t w)
+{
+    tosa::GraphBuilder g;
+    const auto a = g.tensor("a", {n, h, c}, DType::fp32);
+    const auto b = g.tensor("b", {n, c, w}, DType::fp32);
+    const auto na = g.tensor("neg_a", {n, h, c}, DType::fp32);
+    const auto nb = g.tensor("neg_b", {n, c, w}, DType::fp32);
+    const auto o = g.tensor("out", {n, h, w}, DType::fp32);
+    g.op(Op::negate, {a, zero_of(g, "a_in_zp", DType::fp32), zero_of(g, "a_out_zp", DType::fp32)},
+         {na});
+    g.op(Op::negate, {b, zero_of(g, "b_in_zp", DType::fp32), zero_of(g, "b_out_zp", DType::fp32)},
+         {nb});
+    g.op(Op::matmul, {na, nb, zero_of(g, "a_zp", DType::fp32), zero_of(g, "b_zp", DType::fp32)},
+         {o});
+    g.input(a);
+    g.input(b);
+    g.output(o);
+    return g.finish();
+}
+
 using Bytes = std::vector<std::byte>;
 
 Bytes raw(const void* data, std::size_t bytes)
@@ -317,11 +340,13 @@ struct Shape {
 
 // FP32: lavapipe within the dot bound of the float64 product, and within
 // twice the bound of the CPU.
-void check_fp32(const Shape& s, std::uint32_t seed)
+void check_fp32(const Shape& s, std::uint32_t seed, bool arena_operands = false)
 {
     const auto a = sample(static_cast<std::size_t>(s.n * s.h * s.c), seed);
     const auto b = sample(static_cast<std::size_t>(s.n * s.c * s.w), seed + 1);
-    auto [want, got] = cpu_and_vulkan(matmul_graph(DType::fp32, DType::fp32, s.n, s.h, s.c, s.w),
+    auto [want, got] = cpu_and_vulkan(arena_operands
+                                          ? matmul_of_arena_operands(s.n, s.h, s.c, s.w)
+                                          : matmul_graph(DType::fp32, DType::fp32, s.n, s.h, s.c, s.w),
                                       {raw(a.data(), a.size() * 4), raw(b.data(), b.size() * 4)});
     const auto cpu = floats(want), gpu = floats(got);
     assert_int_equal(gpu.size(), static_cast<std::size_t>(s.n * s.h * s.w));
@@ -395,6 +420,20 @@ void the_streaming_kernel_matches_in_every_shape(void**)
         for (const Shape& s : few_rows) check_fp32(s, seed += 2);
         check_fp16({2, 3, 7, 31}, DType::fp16, seed += 2);
         check_fp16({1, 4, 9, 12}, DType::fp32, seed += 2);
+        unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
+    }
+}
+
+// Operands in the arena at nonzero bases (256-byte aligned, so B still
+// takes vec4 loads when W % 4 == 0), streaming and vec4 (W = 36, 8) or not
+// (W = 45, 1), in the default shape and in 4 x 2.
+void the_streaming_kernel_reads_arena_operands(void**)
+{
+    const Shape few_rows[] = {{1, 1, 37, 1}, {2, 3, 19, 45}, {1, 3, 65, 36}, {3, 4, 33, 8}};
+    for (const char* rows : {"", "4,2"}) {
+        if (*rows != '\0') setenv("VACCEL_VULKAN_MATMUL_ROWS", rows, 1);
+        std::uint32_t seed = 300;
+        for (const Shape& s : few_rows) check_fp32(s, seed += 2, true);
         unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
     }
 }
@@ -554,6 +593,7 @@ int main()
         cmocka_unit_test_teardown(fp32_matches_on_odd_shapes, clear_overrides),
         cmocka_unit_test_teardown(the_shared_memory_tiles_match_on_odd_shapes, clear_overrides),
         cmocka_unit_test_teardown(the_streaming_kernel_matches_in_every_shape, clear_overrides),
+        cmocka_unit_test_teardown(the_streaming_kernel_reads_arena_operands, clear_overrides),
         cmocka_unit_test_teardown(a_bad_tile_override_refuses_the_load, clear_overrides),
         cmocka_unit_test_teardown(fp16_matches_exactly, clear_overrides),
         cmocka_unit_test_teardown(unsupported_dtypes_are_refused_exactly, clear_overrides),
