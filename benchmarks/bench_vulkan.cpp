@@ -25,7 +25,7 @@
 // asserted beyond every run completing: the figures are the result.
 // --tiles sets VACCEL_VULKAN_MATMUL_TILES
 // ("BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4[,STAGES]]]]") and --rows
-// VACCEL_VULKAN_MATMUL_ROWS ("INVOCATIONS,COLS,SLOTS") for tuning
+// VACCEL_VULKAN_MATMUL_ROWS ("THREADS,SLICES") for tuning
 // (backends/vulkan/src/matmul_tiles.hpp); VACCEL_VULKAN_COOPMAT=0 keeps FP16
 // off cooperative matrices. --coop-tiles BM,BN,BK,WM,WN (repeatable) measures
 // (b) again with VACCEL_VULKAN_COOPMAT_TILES set to each value in turn, one
@@ -238,7 +238,7 @@ int main(int argc, char** argv)
     app.add_option("--tiles", tiles, "VACCEL_VULKAN_MATMUL_TILES for this run: "
                                      "BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4[,STAGES]]]]");
     app.add_option("--rows", rows, "VACCEL_VULKAN_MATMUL_ROWS for this run (the GEMV kernel): "
-                                   "INVOCATIONS,COLS,SLOTS");
+                                   "THREADS,SLICES (column invocations x K-slices)");
     app.add_option("--coop-tiles", coop_tiles,
                    "VACCEL_VULKAN_COOPMAT_TILES to measure (b) with, after the device's "
                    "choice: BM,BN,BK,WM,WN, repeatable");

@@ -59,11 +59,11 @@ void tiles_follow_the_device_limits(void**)
     assert_true(gpu->tiles == (MatmulTiles{128, 128, 16, 8, 8, true, true, true}));
     assert_int_equal(gpu->tiles.invocations(), 256);
     assert_int_equal(gpu->tiles.shared_bytes(), 16640);
-    // Streaming: 256 invocations = 8 subgroups of 32, 8 results per row;
-    // 8 slots of 4 x 8 sums in shared memory, 1 KiB.
+    // Streaming: 8 column invocations x 128 K-slices = 1024 invocations;
+    // 1024 x 4 FP32 partial sums in shared memory, 16 KiB.
     assert_true(gpu->rows.has_value());
-    assert_true(*gpu->rows == (MatmulRows{256, 8, 8}));
-    assert_int_equal(gpu->rows->shared_bytes(), 1024);
+    assert_true(*gpu->rows == (MatmulRows{8, 128}));
+    assert_int_equal(gpu->rows->shared_bytes(), 16384);
     assert_int_equal(gpu->max_rows, 4);
 
     // A CPU device reads straight from the buffers, no barriers.
@@ -71,15 +71,15 @@ void tiles_follow_the_device_limits(void**)
     assert_ok(cpu);
     // No k steps to prefetch, no tiles to load as vec4.
     assert_true(cpu->tiles == (MatmulTiles{32, 32, 8, 4, 4, false, false, false}));
-    assert_true(*cpu->rows == (MatmulRows{64, 8, 8}));  // 64 on a CPU device
+    assert_true(*cpu->rows == (MatmulRows{8, 8}));  // 64 invocations on a CPU device
 
     // 128 invocations at most, subgroup 64: every 256-invocation candidate
     // is out; 32x32 with 4x4 is 64 invocations, one subgroup.
     auto wave64 = choose_matmul(MatmulLimits{16384, 128, 128, 64, true, false});
     assert_ok(wave64);
     assert_true(wave64->tiles == (MatmulTiles{32, 32, 8, 4, 4, true}));
-    // Streaming wants 256 invocations, over the limit of 128: none.
-    assert_false(wave64->rows.has_value());
+    // Streaming halves its slices to 8 x 16 = 128 invocations, 2 subgroups.
+    assert_true(*wave64->rows == (MatmulRows{8, 16}));
 
     // 4224 bytes of shared memory: 16640, 8320 (128x128x8) and 8448
     // (64x64x16) are out; 64x64 with a k step of 8 is (8*17 + 8*16) * 16 =
@@ -90,14 +90,15 @@ void tiles_follow_the_device_limits(void**)
     assert_true(small->tiles == (MatmulTiles{64, 64, 8, 4, 4, true}));
     auto smaller = choose_matmul(MatmulLimits{4223, 1024, 1024, 32, false, false});
     assert_true(smaller->tiles == (MatmulTiles{32, 32, 8, 4, 4, true}));
-    // No subgroup arithmetic in compute: no streaming kernel.
-    assert_false(small->rows.has_value());
+    // Streaming needs no subgroup operation; its sums must fit: 8 x 32 x
+    // 16 = 4096 bytes (8 x 64 x 16 = 8192 does not).
+    assert_true(*small->rows == (MatmulRows{8, 32}));
 
     // Subgroup 128: only the 256-invocation candidates are whole subgroups.
     auto wide = choose_matmul(MatmulLimits{49152, 1024, 1024, 128, true, false});
     assert_ok(wide);
     assert_true(wide->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
-    assert_true(*wide->rows == (MatmulRows{256, 8, 2}));
+    assert_true(*wide->rows == (MatmulRows{8, 128}));  // 1024 = 8 subgroups of 128
 
     // 8320 bytes: the 128x128 block with a k step of 8, (8*33 + 8*32) * 16.
     auto k8 = choose_matmul(MatmulLimits{8320, 1024, 1024, 32, true, false});
@@ -153,19 +154,21 @@ void tile_overrides_are_checked(void**)
                             "32,32,8,4,4,1,1,1,2,", "32,32,8,4,4,1,1,1,1,1",
                             "128,128,32,8,8,1,1,1,2"})
         assert_refused(choose_matmul(h200, bad), Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
-    // The streaming kernel's override: 96 invocations (3 subgroups of 32),
-    // 3 results per row, 1 slot (the subgroups take turns).
-    auto rows = choose_matmul(h200, std::nullopt, "96,3,1");
+    // The streaming kernel's override: 24 column invocations x 4 slices =
+    // 96 invocations (3 subgroups of 32).
+    auto rows = choose_matmul(h200, std::nullopt, "24,4");
     assert_ok(rows);
-    assert_true(*rows->rows == (MatmulRows{96, 3, 1}));
+    assert_true(*rows->rows == (MatmulRows{24, 4}));
     assert_true(rows->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
-    // Not whole subgroups, 17 results per row, no slot, over 1024
-    // invocations, malformed; and no subgroup arithmetic at all.
-    for (const char* bad : {"48,8,1", "64,17,2", "64,8,0", "2048,8,64", "64,8", "64,8,2,"})
+    // Not whole subgroups (48), slices not a power of two, over 1024
+    // invocations, a zero, malformed (one number, a trailing comma, three
+    // numbers, letters, empty).
+    for (const char* bad : {"48,1", "8,3", "64,32", "8,0", "0,8", "64", "8,4,", "8,4,1", "a,b", ""})
         assert_refused(choose_matmul(h200, std::nullopt, bad), Errc::invalid_argument,
                        VACCEL_D_BAD_VALUE, 0, 0);
-    assert_refused(choose_matmul(MatmulLimits{49152, 1024, 1024, 32, false, false}, std::nullopt,
-                                 "64,8,2"),
+    // 8 x 64 = 512 invocations need 8192 bytes of sums: over 4096 bytes.
+    assert_refused(choose_matmul(MatmulLimits{4096, 1024, 1024, 32, true, false}, std::nullopt,
+                                 "8,64"),
                    Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, 0);
 }
 
@@ -284,15 +287,26 @@ std::vector<tosa::Dispatch> planned(const tosa::Graph& graph, const MatmulChoice
 void the_lowering_chooses_the_kernel_by_shape(void**)
 {
     const MatmulChoice choice = *choose_matmul(lavapipe_limits);
-    // H = 4 streams: N = 2, W = 17 -> 2 * ceil(17 / 8) = 6 blocks, a group
-    // each, work 384. Spec: N H C W, out/a/b buffer and base (slots 2, 0,
-    // 1), mode 0, COLS, invocations, slots (64 / 8).
+    // H = 4 streams: N = 2, W = 17 (not a multiple of 4: one column per
+    // invocation) -> 2 * ceil(17 / 8) = 6 blocks, a group each, work 384.
+    // Spec: N H C W, out/a/b buffer and base (slots 2, 0, 1), mode 0,
+    // THREADS 8, invocations 64, SLICES 8, WIDTH 1.
     auto rows = planned(matmul_graph(DType::fp32, DType::fp32, 2, 4, 5, 17), choice);
     assert_int_equal(rows.size(), 1);
     assert_int_equal(rows[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_rows));
     assert_true(rows[0].kernel.spec ==
-                (std::vector<std::uint32_t>{2, 4, 5, 17, 2, 0, 0, 0, 1, 0, 0, 8, 64, 8}));
+                (std::vector<std::uint32_t>{2, 4, 5, 17, 2, 0, 0, 0, 1, 0, 0, 8, 64, 8, 1}));
     assert_int_equal(rows[0].kernel.work, 384);
+    // W = 40, FP32: vec4 loads, 8 x 4 = 32 columns a block -> ceil(40 / 32)
+    // = 2 blocks, work 128. The same shape in FP16 reads one column per
+    // invocation: ceil(40 / 8) = 5 blocks, work 320.
+    auto quads = planned(matmul_graph(DType::fp32, DType::fp32, 1, 1, 5, 40), choice);
+    assert_true(quads[0].kernel.spec ==
+                (std::vector<std::uint32_t>{1, 1, 5, 40, 2, 0, 0, 0, 1, 0, 0, 8, 64, 8, 4}));
+    assert_int_equal(quads[0].kernel.work, 128);
+    auto halves = planned(matmul_graph(DType::fp16, DType::fp32, 1, 1, 5, 40), choice);
+    assert_int_equal(halves[0].kernel.spec[14], 1);
+    assert_int_equal(halves[0].kernel.work, 320);
     // H = 5 is tiled: 1 * ceil(5 / 32) * ceil(70 / 32) = 3 blocks, work 192;
     // FP16 -> FP16 is mode 2; the tiles and the workgroup size follow.
     auto tiled = planned(matmul_graph(DType::fp16, DType::fp16, 1, 5, 3, 70), choice);
@@ -313,12 +327,12 @@ void the_lowering_chooses_the_kernel_by_shape(void**)
     // spec: the 11 operand words, 128 128 16 8 8, 256 invocations, SHARED,
     // VEC4, PREFETCH, STAGES.
     const MatmulChoice gpu = *choose_matmul(h200);
-    auto quads = planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 44), gpu);
-    assert_int_equal(quads[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
-    assert_true(quads[0].kernel.spec == (std::vector<std::uint32_t>{
+    auto tiled_quads = planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 44), gpu);
+    assert_int_equal(tiled_quads[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
+    assert_true(tiled_quads[0].kernel.spec == (std::vector<std::uint32_t>{
                                             2, 36, 20, 44, 2, 0, 0, 0, 1, 0, 0,
                                             128, 128, 16, 8, 8, 256, 1, 1, 1, 1}));
-    assert_int_equal(quads[0].kernel.work, 128);
+    assert_int_equal(tiled_quads[0].kernel.work, 128);
     // Scalar loads (VEC4 0) for C = 21, W = 42, FP16 inputs, and tiles that
     // do not allow them; PREFETCH follows the tiles.
     for (const auto& g : {matmul_graph(DType::fp32, DType::fp32, 2, 36, 21, 44),
@@ -432,6 +446,29 @@ tosa::Graph matmul_graph(DType in, DType out, std::int64_t n, std::int64_t h, st
     return g.finish();
 }
 
+// The same product with A and B negated first, so MATMUL reads both from
+// arena intermediates at nonzero bases: (-a)(-b) = ab term by term, exactly.
+tosa::Graph matmul_of_arena_operands(std::int64_t n, std::int64_t h, std::int64_t c,
+                                     std::int64_t w)
+{
+    tosa::GraphBuilder g;
+    const auto a = g.tensor("a", {n, h, c}, DType::fp32);
+    const auto b = g.tensor("b", {n, c, w}, DType::fp32);
+    const auto na = g.tensor("neg_a", {n, h, c}, DType::fp32);
+    const auto nb = g.tensor("neg_b", {n, c, w}, DType::fp32);
+    const auto o = g.tensor("out", {n, h, w}, DType::fp32);
+    g.op(Op::negate, {a, zero_of(g, "a_in_zp", DType::fp32), zero_of(g, "a_out_zp", DType::fp32)},
+         {na});
+    g.op(Op::negate, {b, zero_of(g, "b_in_zp", DType::fp32), zero_of(g, "b_out_zp", DType::fp32)},
+         {nb});
+    g.op(Op::matmul, {na, nb, zero_of(g, "a_zp", DType::fp32), zero_of(g, "b_zp", DType::fp32)},
+         {o});
+    g.input(a);
+    g.input(b);
+    g.output(o);
+    return g.finish();
+}
+
 using Bytes = std::vector<std::byte>;
 
 Bytes raw(const void* data, std::size_t bytes)
@@ -467,11 +504,13 @@ struct Shape {
 
 // FP32: lavapipe within the dot bound of the float64 product, and within
 // twice the bound of the CPU.
-void check_fp32(const Shape& s, std::uint32_t seed)
+void check_fp32(const Shape& s, std::uint32_t seed, bool arena_operands = false)
 {
     const auto a = sample(static_cast<std::size_t>(s.n * s.h * s.c), seed);
     const auto b = sample(static_cast<std::size_t>(s.n * s.c * s.w), seed + 1);
-    auto [want, got] = cpu_and_vulkan(matmul_graph(DType::fp32, DType::fp32, s.n, s.h, s.c, s.w),
+    auto [want, got] = cpu_and_vulkan(arena_operands
+                                          ? matmul_of_arena_operands(s.n, s.h, s.c, s.w)
+                                          : matmul_graph(DType::fp32, DType::fp32, s.n, s.h, s.c, s.w),
                                       {raw(a.data(), a.size() * 4), raw(b.data(), b.size() * 4)});
     const auto cpu = floats(want), gpu = floats(got);
     assert_int_equal(gpu.size(), static_cast<std::size_t>(s.n * s.h * s.w));
@@ -562,21 +601,36 @@ void the_vec4_tiles_match_on_aligned_shapes(void**)
 
 void check_fp16(const Shape& s, DType out, std::uint32_t seed);
 
-// The streaming kernel with fewer shared slots than subgroups (lavapipe's
-// 8 subgroups of 8 in 64 invocations through 2 or 3 slots: 4 or 3 turns;
-// on a device with subgroups of 32, 2 subgroups through 2 slots) and other
-// result counts per row. Each workgroup size is a whole number of
-// subgroups of 8 and of 32.
-void the_streaming_kernel_takes_turns(void**)
+// The streaming kernel in other shapes through the override: one column
+// thread x 64 slices, 32 x 2, 16 x 16, and 4 x 2 (one subgroup of 8 on
+// lavapipe); shapes with W a multiple of 4 (vec4 loads: 36, 8) and not (77,
+// 45, 3, 1), C odd, H = 1..4, batches.
+void the_streaming_kernel_matches_in_every_shape(void**)
 {
-    const Shape few_rows[] = {{1, 1, 37, 1}, {1, 4, 300, 77}, {2, 3, 19, 45}, {1, 2, 5, 3}};
-    for (const char* rows : {"64,3,2", "64,1,3", "128,16,1", "32,8,1"}) {
+    const Shape few_rows[] = {{1, 1, 37, 1},  {1, 4, 300, 77}, {2, 3, 19, 45},
+                              {1, 2, 5, 3},   {1, 3, 65, 36},  {3, 2, 33, 8}};
+    for (const char* rows : {"1,64", "32,2", "16,16", "4,2"}) {
         setenv("VACCEL_VULKAN_MATMUL_ROWS", rows, 1);
         std::uint32_t seed = 160;
         for (const Shape& s : few_rows) check_fp32(s, seed += 2);
         check_fp16({2, 3, 7, 31}, DType::fp16, seed += 2);
+        check_fp16({1, 4, 9, 12}, DType::fp32, seed += 2);
+        unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
     }
-    unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
+}
+
+// Operands in the arena at nonzero bases (256-byte aligned, so B still
+// takes vec4 loads when W % 4 == 0), streaming and vec4 (W = 36, 8) or not
+// (W = 45, 1), in the default shape and in 4 x 2.
+void the_streaming_kernel_reads_arena_operands(void**)
+{
+    const Shape few_rows[] = {{1, 1, 37, 1}, {2, 3, 19, 45}, {1, 3, 65, 36}, {3, 4, 33, 8}};
+    for (const char* rows : {"", "4,2"}) {
+        if (*rows != '\0') setenv("VACCEL_VULKAN_MATMUL_ROWS", rows, 1);
+        std::uint32_t seed = 300;
+        for (const Shape& s : few_rows) check_fp32(s, seed += 2, true);
+        unsetenv("VACCEL_VULKAN_MATMUL_ROWS");
+    }
 }
 
 void a_bad_tile_override_refuses_the_load(void**)
@@ -758,7 +812,8 @@ int main()
         cmocka_unit_test_teardown(fp32_matches_on_odd_shapes, clear_overrides),
         cmocka_unit_test_teardown(the_shared_memory_tiles_match_on_odd_shapes, clear_overrides),
         cmocka_unit_test_teardown(the_vec4_tiles_match_on_aligned_shapes, clear_overrides),
-        cmocka_unit_test_teardown(the_streaming_kernel_takes_turns, clear_overrides),
+        cmocka_unit_test_teardown(the_streaming_kernel_matches_in_every_shape, clear_overrides),
+        cmocka_unit_test_teardown(the_streaming_kernel_reads_arena_operands, clear_overrides),
         cmocka_unit_test_teardown(a_bad_tile_override_refuses_the_load, clear_overrides),
         cmocka_unit_test_teardown(a_bad_coop_tile_override_refuses_the_load, clear_overrides),
         cmocka_unit_test_teardown(fp16_matches_exactly, clear_overrides),

@@ -696,10 +696,11 @@ void fp32_keeps_the_plain_kernels_and_narrow_dtypes_take_the_narrow_ones(void**)
     using K = vk::KernelId;
     const auto id = [](K k) { return static_cast<std::uint32_t>(k); };
     // Elementwise: constants 1..41, the four operand dtypes (42..45),
-    // common.glsl's codes FP32 0, BOOL 2, FP16 3, BF16 4, then nan_mode (46).
+    // common.glsl's codes FP32 0, BOOL 2, FP16 3, BF16 4, then nan_mode (46)
+    // and DENSE (47).
     auto fp32 = planned_kernel(binary(Op::add, DType::fp32, 5, DType::fp32));
     assert_int_equal(fp32.kernel, id(K::elementwise));
-    assert_int_equal(fp32.spec.size(), 46);
+    assert_int_equal(fp32.spec.size(), 47);
     for (std::size_t k = 41; k < 45; ++k) assert_int_equal(fp32.spec[k], 0);
     auto fp16 = planned_kernel(binary(Op::add, DType::fp16, 5, DType::fp16));
     assert_int_equal(fp16.kernel, id(K::elementwise_narrow));
@@ -734,6 +735,60 @@ void fp32_keeps_the_plain_kernels_and_narrow_dtypes_take_the_narrow_ones(void**)
     assert_int_equal(r16.kernel, id(K::reduce_narrow));
     assert_int_equal(r16.spec[8], 4);
     assert_int_equal(r16.spec[9], 4);
+}
+
+// The spec word of constant_id 47 (index 46), DENSE: 4 = uvec4 quads, 1 =
+// dense one element at a time, 0 = the general path.
+void contiguous_32_bit_operands_take_the_dense_elementwise_path(void**)
+{
+    auto add = planned_kernel(binary(Op::add, DType::fp32, 5, DType::fp32));
+    assert_int_equal(add.spec[46], 4);
+    assert_int_equal(add.work, 2);  // ceil(5 / 4) invocations, one per quad
+    // CAST FP32 -> INT32 (32 bits both sides) is dense; to FP16 it is not.
+    assert_int_equal(planned_kernel(cast_graph(DType::fp32, DType::int32, 5)).spec[46], 4);
+    assert_int_equal(planned_kernel(cast_graph(DType::fp32, DType::fp16, 5)).spec[46], 0);
+    // A BOOL result and FP16 operands keep the general path, one invocation
+    // per element.
+    auto equal = planned_kernel(binary(Op::equal, DType::fp32, 5, DType::boolean));
+    assert_int_equal(equal.spec[46], 0);
+    assert_int_equal(equal.work, 5);
+    assert_int_equal(planned_kernel(binary(Op::add, DType::fp16, 5, DType::fp16)).spec[46], 0);
+    // Broadcast: b [1,3] over a [2,3] is the general path; [1,3] + [1,3]
+    // is dense (the stride of an extent-1 dimension never matters).
+    const auto add_shapes = [](std::vector<std::int64_t> a_shape, std::vector<std::int64_t> out) {
+        tosa::GraphBuilder g;
+        const auto a = g.tensor("a", a_shape, DType::fp32);
+        const auto b = g.tensor("b", {1, 3}, DType::fp32);
+        const auto o = g.tensor("out", out, DType::fp32);
+        g.op(Op::add, {a, b}, {o});
+        g.input(a);
+        g.input(b);
+        g.output(o);
+        return g.finish();
+    };
+    assert_int_equal(planned_kernel(add_shapes({2, 3}, {2, 3})).spec[46], 0);
+    assert_int_equal(planned_kernel(add_shapes({1, 3}, {1, 3})).spec[46], 4);
+    // CONCAT of [3] and [5] into [8]: two dense copies; the second writes
+    // from element 3, not a whole quad: dense, one element at a time.
+    tosa::GraphBuilder g;
+    const auto x = g.tensor("x", {3}, DType::fp32);
+    const auto y = g.tensor("y", {5}, DType::fp32);
+    const auto c = g.tensor("c", {8}, DType::fp32);
+    g.op(Op::concat, {x, y}, {c}, tosa::axis_attr(0));
+    g.input(x);
+    g.input(y);
+    g.output(c);
+    const tosa::Graph concat = g.finish();
+    auto analysis = tosa::analyze(concat);
+    assert_ok(analysis);
+    auto plan = tosa::plan_block(concat, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
+                                 [](const tosa::OperatorView& view) { return vk::lower(view, {}); });
+    assert_ok(plan);
+    assert_int_equal(plan->dispatches.size(), 2);
+    assert_int_equal(plan->dispatches[0].kernel.spec[46], 4);
+    assert_int_equal(plan->dispatches[1].kernel.spec[8], 3);  // BASE0: element 3
+    assert_int_equal(plan->dispatches[1].kernel.spec[46], 1);
+    assert_int_equal(plan->dispatches[1].kernel.work, 5);
 }
 
 // ----- descriptor and refusals --------------------------------------------------
@@ -831,6 +886,7 @@ int main()
         cmocka_unit_test(every_cast_pair_the_cpu_runs_matches_it_exactly),
         cmocka_unit_test(hand_derived_casts),
         cmocka_unit_test(fp32_keeps_the_plain_kernels_and_narrow_dtypes_take_the_narrow_ones),
+        cmocka_unit_test(contiguous_32_bit_operands_take_the_dense_elementwise_path),
         cmocka_unit_test(the_descriptor_lists_the_narrow_dtypes_only_with_narrow_storage),
         cmocka_unit_test(dtypes_without_a_kernel_are_refused_with_the_reason),
     };

@@ -94,7 +94,7 @@ std::array<std::int64_t, rank6> strides_of(const std::array<std::int64_t, rank6>
     return strides;
 }
 
-// The elementwise kernel's specialization words (constant_id 1..41).
+// The elementwise kernel's specialization words (constant_id 1..47).
 struct ElementSpec {
     ElementOp op = ElementOp::copy32;
     std::array<std::int64_t, rank6> dims{1, 1, 1, 1, 1, 1};
@@ -107,6 +107,30 @@ struct ElementSpec {
     float p0 = 0, p1 = 0;
     std::array<DType, 4> dtypes{DType::fp32, DType::fp32, DType::fp32, DType::fp32};
     bool nan_ignore = false;  // MAXIMUM, MINIMUM, CLAMP: nan_mode IGNORE
+
+    // elementwise.comp's DENSE: 4 or 1 when every operand the operator
+    // reads or writes is 32-bit and laid out densely in `dims` (strides of
+    // dimensions of extent 1 never matter); 4 when every base is also a
+    // whole number of 16-byte quads. 0: the general path.
+    std::uint32_t dense() const
+    {
+        const auto u = static_cast<std::uint32_t>(op);
+        const bool binary = u >= static_cast<std::uint32_t>(ElementOp::add) &&
+                            u <= static_cast<std::uint32_t>(ElementOp::pow);
+        const bool unary = u >= static_cast<std::uint32_t>(ElementOp::abs) &&
+                           u <= static_cast<std::uint32_t>(ElementOp::clamp);
+        if (!binary && !unary && op != ElementOp::copy32 && op != ElementOp::cast) return 0;
+        const std::size_t used = binary ? 3 : 2;
+        const auto dense_strides = strides_of(dims);
+        bool quads = true;
+        for (std::size_t k = 0; k < used; ++k) {
+            if (dtypes[k] != DType::fp32 && dtypes[k] != DType::int32) return 0;
+            for (std::size_t d = 0; d < rank6; ++d)
+                if (dims[d] != 1 && operands[k].strides[d] != dense_strides[d]) return 0;
+            quads = quads && (operands[k].where.base + operands[k].base_adjust) % 4 == 0;
+        }
+        return quads ? 4 : 1;
+    }
 
     tosa::KernelSpec kernel() const
     {
@@ -131,8 +155,11 @@ struct ElementSpec {
             narrow = narrow || needs_narrow_storage(d);
         }
         spec.spec.push_back(nan_ignore ? 1 : 0);
+        const std::uint32_t dense_path = dense();
+        spec.spec.push_back(dense_path);
         if (narrow) spec.kernel = static_cast<std::uint32_t>(KernelId::elementwise_narrow);
-        spec.work = work;
+        // The dense path's quads: an invocation per 4 elements.
+        spec.work = dense_path == 4 ? (work + 3) / 4 : work;
         return spec;
     }
 };

@@ -204,11 +204,16 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
                                          t.subgroups() * f.subgroup_size});
         spec.work = n * (h / t.bm) * (w / t.bn) * work_per_group;
     } else if (choice.rows && h <= choice.max_rows) {
-        // One workgroup per block of `cols` results across every row.
+        // One workgroup per block of threads * width results of every row;
+        // width 4 reads B as vec4: FP32, and every B row and B's base
+        // 16-byte aligned (the binding's own offset is aligned).
         const MatmulRows& rows = *choice.rows;
+        const bool vectors = mode == MatmulMode::fp32 && w % rows_vector_width == 0 &&
+                             pb->base % rows_vector_width == 0;
+        const std::uint32_t width = vectors ? rows_vector_width : 1;
         spec.kernel = static_cast<std::uint32_t>(KernelId::matmul_rows);
-        spec.spec.insert(spec.spec.end(), {rows.cols, rows.invocations, rows.subgroups});
-        spec.work = empty ? 0 : n * ceil_div(w, rows.cols) * work_per_group;
+        spec.spec.insert(spec.spec.end(), {rows.threads, rows.invocations(), rows.slices, width});
+        spec.work = empty ? 0 : n * ceil_div(w, rows.threads * width) * work_per_group;
     } else {
         const MatmulTiles& t = choice.tiles;
         const bool vec4 = t.shared && t.vec4 && mode == MatmulMode::fp32 &&

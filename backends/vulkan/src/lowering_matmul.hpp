@@ -12,9 +12,10 @@
 //    (MatmulChoice::coop_tiles, largest first) divides H and W, with C, W
 //    and every base multiples of 8 halves (VACCEL_VULKAN_COOPMAT=0 turns it
 //    off); else H <= MatmulChoice::max_rows takes the streaming
-//    kernel (matmul_rows.comp) when the device has subgroup arithmetic in
-//    compute shaders, every other shape the tiled kernel (matmul_tiled.comp)
-//    with the device's tiles;
+//    kernel (matmul_rows.comp) when a streaming shape fits the device (with
+//    vec4 loads of B for FP32, W % 4 == 0 and B's base a multiple of 4),
+//    every other shape the tiled kernel (matmul_tiled.comp) with the
+//    device's tiles;
 //  - the grid: the submission sizes it as work / 64 groups (submit.cpp), so
 //    work is 64 per workgroup wanted: one per output block, capped at 65535
 //    groups there and covered by the kernels' grid-stride loops.

@@ -50,11 +50,13 @@ Error coop_refusal(std::string_view text, std::string_view why)
 // The direct path has no k steps to prefetch and no tiles to load as vec4.
 constexpr MatmulTiles cpu_tiles{32, 32, 8, 4, 4, false, false, false};
 
-constexpr std::uint32_t rows_cols = 8;  // results of each row per workgroup
-// Enough invocations for a GPU to keep many loads in flight per result
-// block; a CPU device runs a workgroup on one thread, where fewer
-// subgroups mean fewer barriers' worth of turns.
-constexpr std::uint32_t rows_invocations_gpu = 256;
+// The streaming kernel: 8 column invocations (with vec4 loads a subgroup of
+// 32 reads 4 rows of B, 128 contiguous bytes each) and as many K-slices as
+// the invocation budget allows, so that a 4096-wide GEMV still runs 128
+// workgroups of 1024 invocations. A CPU device runs a workgroup on one
+// thread: 8 slices keep its barriers few.
+constexpr std::uint32_t rows_threads = 8;
+constexpr std::uint32_t rows_invocations_gpu = 1024;
 constexpr std::uint32_t rows_invocations_cpu = 64;
 
 Error override_refusal(std::string_view text, std::string_view why)
@@ -72,8 +74,9 @@ Error rows_refusal(std::string_view text, std::string_view why)
 {
     return Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
         .with_note(fmt::format("VACCEL_VULKAN_MATMUL_ROWS=\"{}\" was refused: {}; give "
-                               "\"INVOCATIONS,COLS,SLOTS\": a whole number of subgroups, 1 to "
-                               "16 results per row, at least one shared slot, or unset it",
+                               "\"THREADS,SLICES\": column invocations times a power-of-two "
+                               "number of K-slices making whole subgroups within the device's "
+                               "invocation and shared-memory limits, or unset it",
                                text, why));
 }
 
@@ -118,6 +121,20 @@ std::optional<MatmulTiles> parse_tiles(std::string_view text)
 }
 
 }  // namespace
+
+std::string_view rows_misfit(const MatmulRows& r, const MatmulLimits& limits)
+{
+    if (r.threads == 0 || r.slices == 0) return "a dimension is zero";
+    // The slices meet in a halving tree.
+    if ((r.slices & (r.slices - 1)) != 0) return "the K-slices are not a power of two";
+    if (r.invocations() > limits.max_invocations || r.invocations() > limits.max_group_size_x)
+        return "the workgroup exceeds the device's invocation limit";
+    if (limits.subgroup_size == 0 || r.invocations() % limits.subgroup_size != 0)
+        return "the workgroup is not a whole number of subgroups";
+    if (r.shared_bytes() > limits.max_shared_bytes)
+        return "the partial sums exceed the device's shared memory";
+    return {};
+}
 
 std::string_view tiles_misfit(const MatmulTiles& t, const MatmulLimits& limits)
 {
@@ -172,30 +189,21 @@ Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
     }
     // A slot bound at a multiple of 4 or 8 bytes would misalign vec4 loads.
     if (limits.storage_offset_alignment % 16 != 0) choice.tiles.vec4 = false;
-    // The streaming kernel: whole subgroups, at least the wanted size.
-    if (limits.subgroup_arithmetic_in_compute && limits.subgroup_size != 0) {
-        const std::uint32_t wanted = limits.cpu_device ? rows_invocations_cpu : rows_invocations_gpu;
-        std::uint32_t invocations = limits.subgroup_size;
-        while (invocations < wanted) invocations *= 2;
-        const MatmulRows rows{invocations, rows_cols, invocations / limits.subgroup_size};
-        if (invocations <= limits.max_invocations && invocations <= limits.max_group_size_x &&
-            rows.shared_bytes() <= limits.max_shared_bytes)
+    // The streaming kernel: the most slices (a power of two) that fit.
+    const std::uint32_t wanted = limits.cpu_device ? rows_invocations_cpu : rows_invocations_gpu;
+    for (std::uint32_t slices = wanted / rows_threads; slices >= 1; slices /= 2) {
+        const MatmulRows rows{rows_threads, slices};
+        if (rows_misfit(rows, limits).empty()) {
             choice.rows = rows;
+            break;
+        }
     }
     if (rows_text) {
-        if (!limits.subgroup_arithmetic_in_compute)
-            return fail(rows_refusal(*rows_text, "the device has no subgroup arithmetic in "
-                                                 "compute shaders"));
-        auto v = parse_positive<3>(*rows_text);
-        if (!v) return fail(rows_refusal(*rows_text, "it is not three positive integers"));
-        const MatmulRows rows{(*v)[0], (*v)[1], (*v)[2]};
-        if (rows.cols > 16) return fail(rows_refusal(*rows_text, "more than 16 results per row"));
-        if (limits.subgroup_size == 0 || rows.invocations % limits.subgroup_size != 0 ||
-            rows.invocations > limits.max_invocations || rows.invocations > limits.max_group_size_x)
-            return fail(rows_refusal(*rows_text, "the workgroup is not whole subgroups within the "
-                                                 "device's invocation limit"));
-        if (rows.shared_bytes() > limits.max_shared_bytes)
-            return fail(rows_refusal(*rows_text, "the slots exceed the device's shared memory"));
+        auto v = parse_positive<2>(*rows_text);
+        if (!v) return fail(rows_refusal(*rows_text, "it is not two positive integers"));
+        const MatmulRows rows{(*v)[0], (*v)[1]};
+        if (auto why = rows_misfit(rows, limits); !why.empty())
+            return fail(rows_refusal(*rows_text, why));
         choice.rows = rows;
     }
     return choice;

@@ -14,11 +14,14 @@
 //    two FP32 tiles within maxComputeSharedMemorySize, its invocations
 //    within maxComputeWorkGroupInvocations and maxComputeWorkGroupSize[0],
 //    and a whole number of subgroups (subgroup size read from the device);
-//  - the streaming kernel (matmul_rows.comp) is used for H <= max_rows when
-//    the device has subgroup arithmetic in compute shaders: a workgroup of
-//    256 invocations (64 on a CPU device) computes 8 results of every row,
-//    its invocations split C, each subgroup sums with subgroupAdd and the
-//    subgroups' sums meet in shared memory;
+//  - the streaming kernel (matmul_rows.comp) is used for H <= max_rows: a
+//    workgroup is THREADS column invocations x SLICES K-slices; each
+//    invocation owns 1 consecutive result column of every row (4 when the
+//    lowering can read B as 16-byte vectors), the slices split C and meet
+//    in a fixed-order tree in shared memory (deterministic, no atomics).
+//    8 column threads (a subgroup of 32 reads 4 rows of 128 contiguous
+//    bytes of B) and as many slices as 1024 invocations, the device's
+//    invocation limits and its shared memory allow; 8 x 8 on a CPU device;
 //  - the cooperative-matrix kernel (matmul_coop.comp) takes the fitting
 //    tilings of a fixed list, largest first (128x128 blocks staged 32 deep
 //    down to 32x32x16 in one subgroup), and the lowerer the first whose
@@ -34,10 +37,11 @@
 //  - VACCEL_VULKAN_MATMUL_TILES=
 //    "BM,BN,BK,RM,RN[,SHARED[,PREFETCH[,VEC4[,STAGES]]]]" overrides the
 //    choice (for tuning on a GPU; each flag 0 or 1, default 1; STAGES 1 or
-//    2, default 1: a second shared stage), and VACCEL_VULKAN_MATMUL_ROWS="INVOCATIONS,COLS,SLOTS"
-//    the streaming kernel's shape, and VACCEL_VULKAN_COOPMAT_TILES=
-//    "BM,BN,BK,WM,WN" the cooperative-matrix kernel's; an override that does
-//    not fit is refused, never silently replaced.
+//    2, default 1: a second shared stage), VACCEL_VULKAN_MATMUL_ROWS=
+//    "THREADS,SLICES" the streaming kernel's shape, and
+//    VACCEL_VULKAN_COOPMAT_TILES="BM,BN,BK,WM,WN" the cooperative-matrix
+//    kernel's; an override that does not fit is refused, never silently
+//    replaced.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +60,7 @@ struct MatmulLimits {
     std::uint32_t max_invocations = 0;        // maxComputeWorkGroupInvocations
     std::uint32_t max_group_size_x = 0;       // maxComputeWorkGroupSize[0]
     std::uint32_t subgroup_size = 0;          // VkPhysicalDeviceVulkan11Properties
-    bool subgroup_arithmetic_in_compute = false;  // supportedOperations & stages
+    bool subgroup_arithmetic_in_compute = false;  // supportedOperations & stages (informative)
     bool cpu_device = false;  // VK_PHYSICAL_DEVICE_TYPE_CPU (lavapipe)
     // minStorageBufferOffsetAlignment: slots are bound at multiples of it,
     // so vec4 loads are 16-byte aligned only when it is a multiple of 16.
@@ -87,19 +91,20 @@ struct MatmulTiles {
     friend bool operator==(const MatmulTiles&, const MatmulTiles&) = default;
 };
 
-// The streaming kernel: a workgroup per `cols` consecutive results of
-// every row.
+// The streaming kernel: a workgroup per `threads` (x4 with vector loads)
+// consecutive results of every row.
 struct MatmulRows {
-    std::uint32_t invocations = 0;  // a whole number of subgroups
-    std::uint32_t cols = 0;
-    // invocations / the reported subgroup size: the shared slots for the
-    // subgroups' sums (the kernel reads the layout it actually runs with
-    // and takes turns when there are more subgroups).
-    std::uint32_t subgroups = 0;
-    // 4 rows x cols FP32 sums per slot.
-    std::uint32_t shared_bytes() const { return subgroups * 4 * cols * 4; }
+    std::uint32_t threads = 0;  // column invocations of a workgroup
+    std::uint32_t slices = 0;   // K-slices, a power of two
+    std::uint32_t invocations() const { return threads * slices; }
+    // One row at a time: up to 4 FP32 partial sums per invocation.
+    std::uint32_t shared_bytes() const { return invocations() * 4 * 4; }
     friend bool operator==(const MatmulRows&, const MatmulRows&) = default;
 };
+
+// The streaming kernel's columns per invocation: 4 when every B row and
+// B's base are 16-byte aligned FP32 (a vec4 load), else 1.
+constexpr std::uint32_t rows_vector_width = 4;
 
 // One entry of vkGetPhysicalDeviceCooperativeMatrixPropertiesNV.
 struct CoopMatrixEntry {
@@ -161,13 +166,16 @@ struct MatmulChoice {
     // divides (the first that does).
     std::optional<CoopMatrixShape> coop;
     std::vector<CoopTiles> coop_tiles;
-    std::optional<MatmulRows> rows;  // absent: no subgroup arithmetic in compute
+    std::optional<MatmulRows> rows;  // absent: no shape fits the device
     std::uint32_t max_rows = 4;      // H at or below this takes the streaming kernel
     friend bool operator==(const MatmulChoice&, const MatmulChoice&) = default;
 };
 
 // Why a candidate does not fit, empty when it does.
 std::string_view tiles_misfit(const MatmulTiles& tiles, const MatmulLimits& limits);
+
+// Why a streaming shape does not fit, empty when it does.
+std::string_view rows_misfit(const MatmulRows& rows, const MatmulLimits& limits);
 
 // The choice for a device; `override_text` is the environment variable's
 // value when set. Refused (InvalidArgument, VACCEL_D_BAD_VALUE) when the
