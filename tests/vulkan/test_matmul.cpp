@@ -52,12 +52,12 @@ void tiles_follow_the_device_limits(void**)
 {
     auto gpu = choose_matmul(h200);
     assert_ok(gpu);
-    // The largest candidate: 128x128 blocks, k step 16, 8x8 per invocation:
-    // 256 invocations (8 subgroups of 32), (16*(32+1) + 16*32) * 16 =
+    // The first candidate: 128x128 blocks, k step 16, 8x4 per invocation:
+    // 512 invocations (16 subgroups of 32), (16*(32+1) + 16*32) * 16 =
     // 16640 bytes (rows of whole vec4s, A's with one vec4 of padding);
     // prefetching, vec4 loads allowed.
-    assert_true(gpu->tiles == (MatmulTiles{128, 128, 16, 8, 8, true, true, true}));
-    assert_int_equal(gpu->tiles.invocations(), 256);
+    assert_true(gpu->tiles == (MatmulTiles{128, 128, 16, 8, 4, true, true, true}));
+    assert_int_equal(gpu->tiles.invocations(), 512);
     assert_int_equal(gpu->tiles.shared_bytes(), 16640);
     // Streaming: 8 column invocations x 128 K-slices = 1024 invocations;
     // 1024 x 4 FP32 partial sums in shared memory, 16 KiB.
@@ -94,10 +94,11 @@ void tiles_follow_the_device_limits(void**)
     // 16 = 4096 bytes (8 x 64 x 16 = 8192 does not).
     assert_true(*small->rows == (MatmulRows{8, 32}));
 
-    // Subgroup 128: only the 256-invocation candidates are whole subgroups.
+    // Subgroup 128: only the 512- and 256-invocation candidates are whole
+    // subgroups; the first of them is taken.
     auto wide = choose_matmul(MatmulLimits{49152, 1024, 1024, 128, true, false});
     assert_ok(wide);
-    assert_true(wide->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
+    assert_true(wide->tiles == (MatmulTiles{128, 128, 16, 8, 4, true}));
     assert_true(*wide->rows == (MatmulRows{8, 128}));  // 1024 = 8 subgroups of 128
 
     // 8320 bytes: the 128x128 block with a k step of 8, (8*33 + 8*32) * 16.
@@ -159,7 +160,7 @@ void tile_overrides_are_checked(void**)
     auto rows = choose_matmul(h200, std::nullopt, "24,4");
     assert_ok(rows);
     assert_true(*rows->rows == (MatmulRows{24, 4}));
-    assert_true(rows->tiles == (MatmulTiles{128, 128, 16, 8, 8, true}));
+    assert_true(rows->tiles == (MatmulTiles{128, 128, 16, 8, 4, true}));
     // Not whole subgroups (48), slices not a power of two, over 1024
     // invocations, a zero, malformed (one number, a trailing comma, three
     // numbers, letters, empty).
@@ -206,13 +207,13 @@ void coop_tiles_follow_the_device_limits(void**)
     // 9728; 32x32x16 is 32*24*2 + 16*40*2 = 1536 + 1280 = 2816.
     auto gpu = choose_coop_tiles(f16, h200);
     assert_ok(gpu);
-    assert_true(*gpu == (std::vector<CoopTiles>{{128, 128, 32, 64, 32},
-                                                {128, 128, 32, 64, 64},
+    assert_true(*gpu == (std::vector<CoopTiles>{{128, 128, 32, 64, 64},
+                                                {128, 128, 32, 64, 32},
                                                 {64, 64, 32, 32, 32},
                                                 {32, 32, 16, 32, 32}}));
     assert_int_equal((*gpu)[0].shared_bytes(), 18944);
-    assert_int_equal((*gpu)[0].subgroups(), 8);  // (128/64) * (128/32)
-    assert_int_equal((*gpu)[1].subgroups(), 4);
+    assert_int_equal((*gpu)[0].subgroups(), 4);  // (128/64) * (128/64)
+    assert_int_equal((*gpu)[1].subgroups(), 8);  // (128/64) * (128/32)
     assert_int_equal((*gpu)[2].shared_bytes(), 9728);
     assert_int_equal((*gpu)[3].shared_bytes(), 2816);
     // 32 KiB of shared memory and at most 128 invocations: 8 subgroups of
@@ -323,15 +324,16 @@ void the_lowering_chooses_the_kernel_by_shape(void**)
     assert_int_equal(one[0].kernel.spec[10], 1);
 
     // On a GPU: FP32 [2,36,20,44] (C and W multiples of 4, slots at base 0)
-    // takes vec4 loads: 2 * ceil(36/128) * ceil(44/128) = 2 blocks, work 128;
-    // spec: the 11 operand words, 128 128 16 8 8, 256 invocations, SHARED,
+    // takes vec4 loads: 2 * ceil(36/128) * ceil(44/128) = 2 blocks, work
+    // 1024 (512 invocations a block); spec: the 11 operand words, 128 128
+    // 16 8 4, 512 invocations, SHARED,
     // VEC4, PREFETCH, STAGES.
     const MatmulChoice gpu = *choose_matmul(h200);
     auto tiled_quads = planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 44), gpu);
     assert_int_equal(tiled_quads[0].kernel.kernel, static_cast<std::uint32_t>(KernelId::matmul_tiled));
     assert_true(tiled_quads[0].kernel.spec == (std::vector<std::uint32_t>{
                                             2, 36, 20, 44, 2, 0, 0, 0, 1, 0, 0,
-                                            128, 128, 16, 8, 8, 256, 1, 1, 1, 1}));
+                                            128, 128, 16, 8, 4, 512, 1, 1, 1, 1}));
     assert_int_equal(tiled_quads[0].kernel.work, 128);
     // Scalar loads (VEC4 0) for C = 21, W = 42, FP16 inputs, and tiles that
     // do not allow them; PREFETCH follows the tiles.
@@ -583,8 +585,9 @@ void the_vec4_tiles_match_on_aligned_shapes(void**)
                               "64,64,16,4,8,1,1,0", "128,128,8,8,8", "32,32,8,4,4,1,1,1,2",
                               "16,16,8,2,2,1,0,1,2", "64,64,16,8,4,1,1,0,2",
                               // BK = 3: no whole quads, scalar loads; 9 x 1
-                              // per invocation, 27 tile elements over 8.
-                              "9,8,3,9,1"}) {
+                              // per invocation, 27 tile elements over 32
+                              // invocations (whole subgroups of 8 and of 32).
+                              "9,32,3,9,1"}) {
         setenv("VACCEL_VULKAN_MATMUL_TILES", tiles, 1);
         std::uint32_t seed = 200;
         for (const Shape& s : aligned) check_fp32(s, seed += 2);
@@ -609,7 +612,7 @@ void the_streaming_kernel_matches_in_every_shape(void**)
 {
     const Shape few_rows[] = {{1, 1, 37, 1},  {1, 4, 300, 77}, {2, 3, 19, 45},
                               {1, 2, 5, 3},   {1, 3, 65, 36},  {3, 2, 33, 8}};
-    for (const char* rows : {"1,64", "32,2", "16,16", "4,2"}) {
+    for (const char* rows : {"1,64", "32,2", "16,16", "4,8"}) {
         setenv("VACCEL_VULKAN_MATMUL_ROWS", rows, 1);
         std::uint32_t seed = 160;
         for (const Shape& s : few_rows) check_fp32(s, seed += 2);
@@ -625,7 +628,7 @@ void the_streaming_kernel_matches_in_every_shape(void**)
 void the_streaming_kernel_reads_arena_operands(void**)
 {
     const Shape few_rows[] = {{1, 1, 37, 1}, {2, 3, 19, 45}, {1, 3, 65, 36}, {3, 4, 33, 8}};
-    for (const char* rows : {"", "4,2"}) {
+    for (const char* rows : {"", "4,8"}) {
         if (*rows != '\0') setenv("VACCEL_VULKAN_MATMUL_ROWS", rows, 1);
         std::uint32_t seed = 300;
         for (const Shape& s : few_rows) check_fp32(s, seed += 2, true);
