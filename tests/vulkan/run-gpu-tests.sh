@@ -40,8 +40,9 @@ for test in "$dir"/test_vulkan_*; do
 		printf 'PASS %-45s %6d ms\n' "$name" $((($(date +%s%N) - start) / 1000000))
 	else
 		failed+=("$name")
-		printf 'FAIL %-45s (log below)\n' "$name"
-		tail -n 30 "/tmp/$name.log"
+		printf 'FAIL %-45s (its errors, then the end of its log)\n' "$name"
+		grep -E '^ERROR|\[  ERROR|\[   LINE|FAILED  \]' "/tmp/$name.log" | head -n 20
+		tail -n 10 "/tmp/$name.log"
 	fi
 	grep -h '^mirror: [0-9]' "/tmp/$name.log" || true
 done
