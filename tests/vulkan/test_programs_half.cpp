@@ -245,6 +245,15 @@ void fp16_and_bf16_binary_operators_match_the_cpu_bit_for_bit(void**)
             auto [want, got] =
                 both([&] { return binary(op, d, n, DType::boolean); }, {pack(d, a), pack(d, b)});
             assert_int_equal(got[0].size(), n);
+            if (d == DType::bf16) {
+                // As above: a device may compare BF16 subnormals as zeros.
+                auto [flushed, unused] =
+                    both([&] { return binary(op, d, n, DType::boolean); },
+                         {pack(d, flush_subnormals(d, a)), pack(d, flush_subnormals(d, b))});
+                (void)unused;
+                for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i)
+                    if (got[0][i] == flushed[0][i]) want[0][i] = got[0][i];
+            }
             assert_memory_equal(got[0].data(), want[0].data(), n);
         }
     }
