@@ -8,26 +8,21 @@
 #include <initializer_list>
 
 #include "lowering.hpp"
+#include "lowering_operands.hpp"
 
 namespace vaccel::backend::vulkan {
 namespace {
 
 using tosa::DType;
 
-// Element offsets are 32-bit specialization constants.
-constexpr std::uint64_t max_kernel_elements = 0x7fffffff;
 // submit.cpp's groups = ceil(work / 64).
 constexpr std::uint64_t work_per_group = 64;
 
 // The kernels' MODE constant (matmul_common.glsl).
 enum class MatmulMode : std::uint32_t { fp32 = 0, fp16_to_fp32 = 1, fp16_to_fp16 = 2 };
 
-struct Operand {
-    std::uint32_t buffer = 0;
-    std::uint32_t base = 0;  // in elements
-};
-
-Error dtype_refusal(const tosa::OperatorView& view, DType dtype)
+// MATMUL's own wording of lowering_operands.hpp's dtype refusal.
+Error matmul_dtype_refusal(const tosa::OperatorView& view, DType dtype)
 {
     return Error::of(Errc::unsupported, VACCEL_D_TOSA_DTYPE, static_cast<std::uint64_t>(dtype),
                      static_cast<std::uint64_t>(view.op->op))
@@ -35,38 +30,6 @@ Error dtype_refusal(const tosa::OperatorView& view, DType dtype)
                                "FP32 x FP32 -> FP32 or FP16 x FP16 -> FP16/FP32, not with "
                                "dtype {} here; run the program on the cpu device",
                                view.op_index, static_cast<unsigned>(dtype)));
-}
-
-Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index)
-{
-    const tosa::Location& where = view.location(index);
-    const tosa::Tensor& t = view.block->tensors[index];
-    const std::uint64_t element = t.dtype == DType::fp16 ? 2 : 4;
-    if (t.element_count() > max_kernel_elements)
-        return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_BAD_SHAPE,
-                              t.element_count())
-                        .with_note(fmt::format("operator {}: tensor \"{}\" has {} elements; the "
-                                               "Vulkan kernels address at most {}",
-                                               view.op_index, t.name, t.element_count(),
-                                               max_kernel_elements)));
-    if (where.is_slot()) return Operand{where.slot, 0};
-    if (where.is_arena()) {
-        // Arena offsets are multiples of tosa::arena_alignment: whole words.
-        const std::uint64_t base = where.offset / element;
-        if (base > max_kernel_elements)
-            return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_BAD_SHAPE, base)
-                            .with_note(fmt::format("operator {}: the program's arena is too "
-                                                   "large for the Vulkan kernels' 32-bit "
-                                                   "offsets",
-                                                   view.op_index)));
-        const auto arena = static_cast<std::uint32_t>(view.block->inputs.size() +
-                                                      view.block->outputs.size());
-        return Operand{arena, static_cast<std::uint32_t>(base)};
-    }
-    return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_REGIONS)
-                    .with_note(fmt::format("operator {}: tensor \"{}\" has no location in the "
-                                           "plan",
-                                           view.op_index, t.name)));
 }
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
@@ -164,13 +127,13 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
     const DType in_dtype = view.block->tensors[a].dtype;
     const DType out_dtype = view.block->tensors[out].dtype;
     if (in_dtype != DType::fp32 && in_dtype != DType::fp16)
-        return fail(dtype_refusal(view, in_dtype));
+        return fail(matmul_dtype_refusal(view, in_dtype));
     if (view.block->tensors[b].dtype != in_dtype)
-        return fail(dtype_refusal(view, view.block->tensors[b].dtype));
+        return fail(matmul_dtype_refusal(view, view.block->tensors[b].dtype));
     MatmulMode mode = MatmulMode::fp32;
     if (in_dtype == DType::fp16 && out_dtype == DType::fp32) mode = MatmulMode::fp16_to_fp32;
     else if (in_dtype == DType::fp16 && out_dtype == DType::fp16) mode = MatmulMode::fp16_to_fp16;
-    else if (out_dtype != DType::fp32) return fail(dtype_refusal(view, out_dtype));
+    else if (out_dtype != DType::fp32) return fail(matmul_dtype_refusal(view, out_dtype));
     auto pa = operand(view, a);
     auto pb = operand(view, b);
     auto po = operand(view, out);

@@ -1,5 +1,5 @@
 // lowering_operands.hpp - what every lowering file shares (lowering.cpp,
-// lowering_spatial.cpp): where an operand lives as a kernel names it, and the
+// lowering_spatial.cpp, lowering_matmul.cpp): where an operand lives as a kernel names it, and the
 // dtype refusal of an operator no kernel runs on a dtype.
 #pragma once
 
@@ -17,7 +17,7 @@ struct Operand {
 };
 
 const tosa::Tensor& tensor(const tosa::OperatorView& view, std::uint32_t index);
-// Bytes per element in the kernels' storage: 1 for BOOL, 4 otherwise.
+// Bytes per element in the kernels' storage: the dtype's own (BOOL 1).
 std::uint32_t element_bytes(tosa::DType dtype);
 // Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = dtype, arg1 = the operator.
 Error dtype_refusal(const tosa::OperatorView& view, tosa::DType dtype);

@@ -424,6 +424,27 @@ public:
     }
 
 private:
+    // Binding `index` of a submission or launch: its buffer must belong to
+    // the queue's context and its offset be a multiple of the device's
+    // storage-buffer offset alignment.
+    Status check_placement(std::size_t index, const Binding& b,
+                           const std::shared_ptr<ContextState>& owner) const
+    {
+        if (static_cast<const VulkanBuffer&>(*b.buffer).owner != owner)
+            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, index)
+                            .with_note(fmt::format("binding {} names a buffer of another context",
+                                                   index)));
+        const std::uint64_t alignment = core_->physical.limits.minStorageBufferOffsetAlignment;
+        if (b.offset % alignment != 0)
+            return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                                  offsetof(vaccel_binding, offset), b.offset)
+                            .with_note(fmt::format("binding {}: offset {} is not a multiple of "
+                                                   "the device's storage-buffer offset alignment "
+                                                   "({} bytes); bind at an aligned offset",
+                                                   index, b.offset, alignment)));
+        return {};
+    }
+
     Status refuse_if_lost() const
     {
         if (core_->lost.load(std::memory_order_acquire))
@@ -479,22 +500,11 @@ Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
     }
     if (auto ok = validate::bindings(slots, facts, core_->info.limits.max_bindings); !ok)
         return fail(ok.error());
-    const std::uint64_t offset_alignment = core_->physical.limits.minStorageBufferOffsetAlignment;
     std::vector<BoundSlot> bound(slots.size());
     for (std::size_t i = 0; i < desc.bindings.size(); ++i) {
         const Binding& b = desc.bindings[i];
+        if (auto ok = check_placement(i, b, queue.owner); !ok) return fail(ok.error());
         auto& buffer = static_cast<VulkanBuffer&>(*b.buffer);
-        if (buffer.owner != queue.owner)
-            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, i)
-                            .with_note(fmt::format("binding {} names a buffer of another context",
-                                                   i)));
-        if (b.offset % offset_alignment != 0)
-            return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
-                                  offsetof(vaccel_binding, offset), b.offset)
-                            .with_note(fmt::format("binding {}: offset {} is not a multiple of "
-                                                   "the device's storage-buffer offset alignment "
-                                                   "({} bytes); bind at an aligned offset",
-                                                   i, b.offset, offset_alignment)));
         bound[b.slot] = BoundSlot{&buffer, b.offset, (b.access & VACCEL_ACCESS_WRITE) != 0};
     }
     // A full ring is refused before the buffers' in-flight state is looked
@@ -587,21 +597,10 @@ Result<Submitted> VulkanBackend::launch(const LaunchDesc& desc)
     }
     if (auto ok = validate::launch_bindings(facts, core_->info.limits.max_bindings); !ok)
         return fail(ok.error());
-    const std::uint64_t offset_alignment = core_->physical.limits.minStorageBufferOffsetAlignment;
     std::vector<vaccel_binding> wire(desc.bindings.size());
     for (std::size_t i = 0; i < desc.bindings.size(); ++i) {
         const Binding& b = desc.bindings[i];
-        if (static_cast<const VulkanBuffer&>(*b.buffer).owner != queue.owner)
-            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, i)
-                            .with_note(fmt::format("binding {} names a buffer of another context",
-                                                   i)));
-        if (b.offset % offset_alignment != 0)
-            return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
-                                  offsetof(vaccel_binding, offset), b.offset)
-                            .with_note(fmt::format("binding {}: offset {} is not a multiple of "
-                                                   "the device's storage-buffer offset alignment "
-                                                   "({} bytes); bind at an aligned offset",
-                                                   i, b.offset, offset_alignment)));
+        if (auto ok = check_placement(i, b, queue.owner); !ok) return fail(ok.error());
         wire[i] = vaccel_binding{b.slot, b.access, i, b.offset, b.bytes};
     }
     auto mapped = map_kernel_args(desc.args, wire, core_->tuning.push_constant_bytes,
