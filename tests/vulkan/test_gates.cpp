@@ -13,18 +13,6 @@ namespace {
 
 using namespace vulkan_test;
 
-// out = x + x over 70 elements (more than one workgroup of 64).
-tosa::Graph doubling()
-{
-    tosa::GraphBuilder g;
-    const auto x = f32(g, "x", {70});
-    const auto out = f32(g, "out", {70});
-    g.op(Op::add, {x, x}, {out});
-    g.input(x);
-    g.output(out);
-    return g.finish();
-}
-
 std::unique_ptr<Gate> must_gate(Rig& rig)
 {
     auto gate = rig.backend->create_gate(*rig.context);

@@ -28,18 +28,6 @@ struct HostPages {
     float* floats() const { return static_cast<float*>(memory); }
 };
 
-// out = x + x over 1000 elements.
-tosa::Graph doubling()
-{
-    tosa::GraphBuilder g;
-    const auto x = f32(g, "x", {1000});
-    const auto out = f32(g, "out", {1000});
-    g.op(Op::add, {x, x}, {out});
-    g.input(x);
-    g.output(out);
-    return g.finish();
-}
-
 BufferDesc host_desc(std::uint64_t bytes)
 {
     BufferDesc desc;
@@ -55,7 +43,7 @@ void a_program_reads_and_writes_imported_host_memory(void**)
     // Lavapipe offers the extension with a 4096-byte alignment.
     assert_true(vulkan_host_import_alignment(*gpu.backend).has_value());
     assert_int_equal(*vulkan_host_import_alignment(*gpu.backend), 4096);
-    auto p = gpu.must_load(doubling());
+    auto p = gpu.must_load(doubling(1000));
     HostPages in_pages(4096), out_pages(4096);
     BufferInfo in_info, out_info;
     auto in = import_host_buffer(*gpu.backend, *gpu.context, host_desc(4000), in_pages.memory, 4096,

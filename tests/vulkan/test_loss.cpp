@@ -10,18 +10,6 @@ namespace {
 
 using namespace vulkan_test;
 
-// out = x + x over 70 elements (more than one workgroup of 64).
-tosa::Graph doubling()
-{
-    tosa::GraphBuilder g;
-    const auto x = f32(g, "x", {70});
-    const auto out = f32(g, "out", {70});
-    g.op(Op::add, {x, x}, {out});
-    g.input(x);
-    g.output(out);
-    return g.finish();
-}
-
 Result<Submitted> submit_once(Rig& rig, Program& program, Buffer& in, Buffer& out)
 {
     SubmitDesc desc;

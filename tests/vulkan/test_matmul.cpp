@@ -23,11 +23,11 @@
 #include "vaccel/backend/vulkan.hpp"
 #include "vaccel/tosa/analysis.hpp"
 #include "vaccel/tosa/plan.hpp"
-#include "../cpu/cpu_test_support.hpp"
+#include "vulkan_test_support.hpp"
 
 namespace {
 
-using namespace cpu_test;
+using namespace vulkan_test;
 using vaccel::backend::vulkan::choose_coop_shape;
 using vaccel::backend::vulkan::choose_coop_tiles;
 using vaccel::backend::vulkan::CoopTiles;
@@ -401,30 +401,6 @@ void the_lowering_chooses_the_kernel_by_shape(void**)
 }
 
 // ----- on lavapipe --------------------------------------------------------------
-
-std::unique_ptr<Backend> lavapipe()
-{
-    VulkanDevices found = open_vulkan_devices({});
-    if (found.devices.size() != 1)
-        fail_msg("expected exactly one Vulkan device (lavapipe), found %zu: %s",
-                 found.devices.size(), found.unavailable.c_str());
-    return std::move(found.devices[0]);
-}
-
-Rig vulkan_rig()
-{
-    Rig rig(1);
-    assert_ok(rig.backend->destroy_queue(rig.queue));
-    assert_ok(rig.backend->destroy_context(rig.context));
-    rig.backend = lavapipe();
-    auto c = rig.backend->create_context();
-    assert_ok(c);
-    rig.context = std::move(*c);
-    auto q = rig.backend->create_queue(*rig.context);
-    assert_ok(q);
-    rig.queue = std::move(*q);
-    return rig;
-}
 
 std::uint32_t zero_of(tosa::GraphBuilder& g, const char* name, DType dtype)
 {

@@ -15,18 +15,6 @@ using vaccel::backend::vulkan::VulkanContext;
 
 SubmissionRing& ring_of(Rig& rig) { return *static_cast<VulkanContext&>(*rig.context).state->ring; }
 
-// out = x + x over 70 elements (more than one workgroup of 64).
-tosa::Graph doubling()
-{
-    tosa::GraphBuilder g;
-    const auto x = f32(g, "x", {70});
-    const auto out = f32(g, "out", {70});
-    g.op(Op::add, {x, x}, {out});
-    g.input(x);
-    g.output(out);
-    return g.finish();
-}
-
 Result<Submitted> submit_desc(Rig& rig, Program& program, const std::vector<Binding>& bindings,
                               Gate* gate, std::uint64_t value)
 {

@@ -44,6 +44,19 @@ inline Rig vulkan_rig(VulkanOptions options = {})
     return rig;
 }
 
+// out = x + x over n elements (the default, 70, is more than one
+// workgroup of 64); each result is one IEEE addition, so exact.
+inline tosa::Graph doubling(std::int64_t n = 70)
+{
+    tosa::GraphBuilder g;
+    const auto x = f32(g, "x", {n});
+    const auto out = f32(g, "out", {n});
+    g.op(Op::add, {x, x}, {out});
+    g.input(x);
+    g.output(out);
+    return g.finish();
+}
+
 using GraphMaker = std::function<tosa::Graph()>;
 using Bytes = std::vector<std::byte>;
 
