@@ -45,7 +45,7 @@ layout(local_size_x = 64) in;
         atomicOr(bufs[B].w[(i) >> 2], ((v) & 0xffu) << shift_);                     \
     }
 
-// Element dtypes, as the lowering (backends/vulkan/src/lowering_storage.cpp)
+// Element dtypes, as the lowering (backends/gpu/src/lowering_storage.cpp)
 // numbers them in specialization constants.
 const uint DT_FP32 = 0u, DT_INT32 = 1u, DT_BOOL = 2u, DT_FP16 = 3u, DT_BF16 = 4u;
 const uint DT_FP8E4M3 = 5u, DT_FP8E5M2 = 6u, DT_INT8 = 7u, DT_INT16 = 8u;

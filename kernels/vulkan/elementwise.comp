@@ -8,7 +8,7 @@
 // widened to FP32 on load and narrowed on store (common.glsl); copies and
 // SELECT move element bits unchanged; CAST converts between any two.
 //
-// DENSE (chosen by the lowering, backends/vulkan/src/lowering.cpp) is the
+// DENSE (chosen by the lowering, backends/gpu/src/lowering.cpp) is the
 // fast path for 32-bit operands that are all laid out densely in the
 // result's shape: no index decoding, element i of every operand at BASE + i;
 // with DENSE 4 every base is a multiple of 4 elements and whole quads move
@@ -54,7 +54,7 @@ layout(constant_id = 47) const uint DENSE = 0;
 
 layout(set = 0, binding = 0, std430) buffer Quads { uvec4 v[]; } bufs4[BUFFER_COUNT];
 
-// Operation codes: the C++ lowering (backends/vulkan/src/lowering.cpp) uses the same numbers.
+// Operation codes: the C++ lowering (backends/gpu/src/lowering.cpp) uses the same numbers.
 const uint COPY32 = 0, COPY8 = 1;
 const uint ADD = 2, SUB = 3, MUL = 4, MAXIMUM = 5, MINIMUM = 6, POW = 7;
 const uint EQUAL = 8, GREATER = 9, GREATER_EQUAL = 10;

@@ -61,7 +61,7 @@ struct PhysicalRecord {
     std::optional<std::uint64_t> host_import_alignment;
     // 8- and 16-bit storage buffer access (storageBuffer8BitAccess,
     // storageBuffer16BitAccess): the narrow kernels need both
-    // (backends/vulkan/src/lowering_storage.hpp); enabled when offered.
+    // (vaccel/gpu/lowering_storage.hpp); enabled when offered.
     bool storage_8bit = false;
     bool storage_16bit = false;
 };

@@ -1,68 +1,25 @@
-// lowering.hpp - how the Vulkan backend turns one TOSA operator into kernel
-// dispatches (tosa/plan.hpp's Lowerer), and the operators it runs.
-//
-// Decides (docs/adr/0013-vulkan-backend.md):
-//  - kernels (kernels/vulkan/*.comp): elementwise (every
-//    element-to-element operator, the strided copies and CAST), reduce and
-//    max_pool2d here, each also as a _narrow variant for 8- and 16-bit
-//    elements; the MATMUL kernels in lowering_matmul.hpp; conv2d,
-//    avg_pool2d, resize, gather and pad_tile in lowering_spatial.hpp;
-//    KernelSpec::spec holds the kernel's specialization
-//    constants from constant_id 1 on, in declared order (constant 0, the
-//    buffer count, is the program's and is added by the pipeline builder);
-//  - an operand is named by its buffer (its slot, or the arena after the
-//    slots) and its element offset, in elements of its dtype (4, 2 or 1
-//    bytes);
-//  - storage and the dtypes each operator runs on: lowering_storage.hpp
-//    (MATMUL: lowering_matmul.hpp); anything else is refused at load
-//    (Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = DType, arg1 = Op), though the
-//    descriptor admits the dtype, because no kernel runs that operator on it.
+// lowering.hpp - the Vulkan lowering: the shared GPU lowering
+// (vaccel/gpu/lowering.hpp) with this backend's MATMUL kernels
+// (lowering_matmul.hpp) and the Vulkan names of its descriptor.
 #pragma once
 
-#include <cstdint>
-
 #include "matmul_tiles.hpp"
-#include "vaccel/common/error.hpp"
-#include "vaccel/tosa/capability.hpp"
-#include "vaccel/tosa/plan.hpp"
-#include "lowering_storage.hpp"
+#include "vaccel/gpu/lowering.hpp"
 
 namespace vaccel::backend::vulkan {
 
-// The _narrow variants are the same kernels with 8- and 16-bit storage views
-// (lowering_storage.hpp), chosen when an operand has 8- or 16-bit elements.
-enum class KernelId : std::uint32_t {
-    elementwise = 0, reduce = 1, matmul_tiled = 2, max_pool2d = 3,
-    // The spatial and indexing kernels (lowering_spatial.hpp).
-    conv2d = 4, avg_pool2d = 5, resize = 6, gather = 7, pad_tile = 8,
-    elementwise_narrow = 9, reduce_narrow = 10, max_pool2d_narrow = 11,
-    matmul_rows = 12,  // lowering_matmul.hpp: H <= 4 with subgroup arithmetic
-    matmul_coop = 13,  // lowering_matmul.hpp: FP16 on cooperative matrices
-};
-inline constexpr std::uint32_t kernel_count = 14;
-
-// The elementwise kernel's operation codes (elementwise.comp uses the same).
-enum class ElementOp : std::uint32_t {
-    copy32 = 0, copy8 = 1,
-    add = 2, sub = 3, mul = 4, maximum = 5, minimum = 6, pow = 7,
-    equal = 8, greater = 9, greater_equal = 10,
-    abs = 11, negate = 12, exp = 13, log = 14, reciprocal = 15, rsqrt = 16,
-    ceil = 17, floor = 18, sin = 19, cos = 20, sigmoid = 21, tanh = 22, erf = 23,
-    clamp = 24, select = 25,
-    logical_and = 26, logical_or = 27, logical_xor = 28, logical_not = 29,
-    copy16 = 30, cast = 31,
-};
-
-// The FP32 tier's descriptor restricted to the operators lower() runs,
-// plus add_spatial_operators()'s (lowering_spatial.hpp), and with
-// `features` the narrow dtypes and CAST (lowering_storage.hpp): every
-// operator it lists is lowered; nothing else is advertised.
-tosa::CapabilityDescriptor vulkan_descriptor(StorageFeatures features);
-// A device without 8- and 16-bit storage: the FP32 tier and the spatial operators.
-tosa::CapabilityDescriptor vulkan_descriptor();
+// The shared lowering's kernels, operation codes and storage rules are the
+// Vulkan kernels' (kernels/vulkan/*.comp read the same words).
+using namespace vaccel::backend::gpu;
 
 // The Lowerer of plan_block(), MATMUL with the device's kernel choice.
 Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
                                                  const MatmulChoice& matmul);
+
+inline tosa::CapabilityDescriptor vulkan_descriptor(StorageFeatures features)
+{
+    return gpu_descriptor(features);
+}
+inline tosa::CapabilityDescriptor vulkan_descriptor() { return gpu_descriptor(); }
 
 }  // namespace vaccel::backend::vulkan

@@ -8,7 +8,7 @@
 #include <initializer_list>
 
 #include "lowering.hpp"
-#include "lowering_operands.hpp"
+#include "vaccel/gpu/lowering_operands.hpp"
 
 namespace vaccel::backend::vulkan {
 namespace {
@@ -189,6 +189,14 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
         spec.work = empty ? 0 : n * ceil_div(h, t.bm) * ceil_div(w, t.bn) * work_per_group;
     }
     return std::vector{tosa::DispatchRequest{std::move(spec), {a, b}, {out}}};
+}
+
+Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
+                                                 const MatmulChoice& matmul)
+{
+    return gpu::lower(view, [&matmul](const tosa::OperatorView& v) {
+        return lower_matmul(v, matmul);
+    });
 }
 
 }  // namespace vaccel::backend::vulkan

@@ -1,13 +1,13 @@
-// lowering_storage.cpp - dtype storage and the dtype rules of the Vulkan
+// lowering_storage.cpp - dtype storage and the dtype rules of the GPU
 // kernels (lowering_storage.hpp).
-#include "lowering_storage.hpp"
+#include "vaccel/gpu/lowering_storage.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 
-namespace vaccel::backend::vulkan {
+namespace vaccel::backend::gpu {
 
 using tosa::DType;
 
@@ -197,4 +197,4 @@ tosa::CapabilityDescriptor with_storage(tosa::CapabilityDescriptor fp32, Storage
     return fp32;
 }
 
-}  // namespace vaccel::backend::vulkan
+}  // namespace vaccel::backend::gpu

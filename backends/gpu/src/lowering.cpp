@@ -1,8 +1,7 @@
-// lowering.cpp - TOSA operators to Vulkan kernel dispatches (lowering.hpp).
-#include "lowering.hpp"
-#include "lowering_operands.hpp"
-#include "lowering_spatial.hpp"
-#include "lowering_matmul.hpp"
+// lowering.cpp - TOSA operators to GPU kernel dispatches (lowering.hpp).
+#include "vaccel/gpu/lowering.hpp"
+#include "vaccel/gpu/lowering_operands.hpp"
+#include "vaccel/gpu/lowering_spatial.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +12,7 @@
 #include <cstring>
 #include <optional>
 
-namespace vaccel::backend::vulkan {
+namespace vaccel::backend::gpu {
 namespace {
 
 using tosa::DType;
@@ -35,7 +34,7 @@ Error dtype_refusal(const tosa::OperatorView& view, DType dtype)
 {
     return Error::of(Errc::unsupported, VACCEL_D_TOSA_DTYPE, static_cast<std::uint64_t>(dtype),
                      static_cast<std::uint64_t>(view.op->op))
-        .with_note(fmt::format("operator {} of the block: the Vulkan device has no kernel for "
+        .with_note(fmt::format("operator {} of the block: the device has no kernel for "
                                "{} on {} (docs/operators.md lists the dtypes it runs); run the "
                                "program on the cpu device",
                                view.op_index, tosa::op_name(view.op->op),
@@ -50,7 +49,7 @@ Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index)
         return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_BAD_SHAPE,
                               t.element_count())
                         .with_note(fmt::format("operator {}: tensor \"{}\" has {} elements; the "
-                                               "Vulkan kernels address at most {}",
+                                               "kernels address at most {}",
                                                view.op_index, t.name, t.element_count(),
                                                max_kernel_elements)));
     const auto arena = static_cast<std::uint32_t>(view.block->inputs.size() +
@@ -63,7 +62,7 @@ Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index)
         if (base > max_kernel_elements)
             return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_BAD_SHAPE, base)
                             .with_note(fmt::format("operator {}: the program's arena is too "
-                                                   "large for the Vulkan kernels' 32-bit "
+                                                   "large for the kernels' 32-bit "
                                                    "offsets",
                                                    view.op_index)));
         return Operand{arena, static_cast<std::uint32_t>(base)};
@@ -391,7 +390,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_cast(const tosa::OperatorView& 
     if (!cast_pair(from, to))
         return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_OPERATOR,
                               static_cast<std::uint64_t>(Op::cast), static_cast<std::uint64_t>(to))
-                        .with_note(fmt::format("operator {} of the block: the Vulkan device has "
+                        .with_note(fmt::format("operator {} of the block: the device has "
                                                "no CAST from {} to {} (TOSA 1.0 defines no such "
                                                "pair, or docs/operators.md lists it as CPU "
                                                "only); run the program on the cpu device",
@@ -501,7 +500,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_max_pool(const tosa::OperatorVi
 }  // namespace
 
 Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
-                                                 const MatmulChoice& matmul)
+                                                 const tosa::Lowerer& matmul)
 {
     const Op op = view.op->op;
     if (auto element = element_op(op)) return lower_elementwise(view, *element);
@@ -517,23 +516,23 @@ Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
     case Op::reduce_min: return lower_reduce(view, 2);
     case Op::reduce_product: return lower_reduce(view, 3);
     case Op::argmax: return lower_reduce(view, 4);
-    case Op::matmul: return lower_matmul(view, matmul);
+    case Op::matmul: return matmul(view);
     case Op::max_pool2d: return lower_max_pool(view);
     default: break;
     }
     if (auto spatial = lower_spatial(view)) return std::move(*spatial);
     return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_OPERATOR, static_cast<std::uint64_t>(op))
-                    .with_note(fmt::format("operator {} ({}) has no Vulkan kernel; run the "
+                    .with_note(fmt::format("operator {} ({}) has no kernel on this device; run the "
                                            "program on the cpu device",
                                            view.op_index, static_cast<unsigned>(op))));
 }
 
-tosa::CapabilityDescriptor vulkan_descriptor(StorageFeatures features)
+tosa::CapabilityDescriptor gpu_descriptor(StorageFeatures features)
 {
-    return with_storage(vulkan_descriptor(), features);
+    return with_storage(gpu_descriptor(), features);
 }
 
-tosa::CapabilityDescriptor vulkan_descriptor()
+tosa::CapabilityDescriptor gpu_descriptor()
 {
     // Every FP32-tier operator is lowered above (CONST and CONST_SHAPE only
     // carry data); the filter keeps the descriptor honest if the tier grows.
@@ -559,8 +558,8 @@ tosa::CapabilityDescriptor vulkan_descriptor()
         }
     });
     add_spatial_operators(tier);
-    // FP16 for MATMUL only (lowering_matmul.hpp: read as halves of words, no
-    // 16-bit storage feature needed, so every device runs it); the lowerer
+    // FP16 for MATMUL only (each backend's MATMUL reads it without the
+    // 16-bit storage feature, so every device runs it); the lowerer
     // refuses FP16 on the other operators at load.
     tier.dtypes.push_back({DType::fp16, tosa::all_roles, false});
     for (tosa::OperatorCapability& c : tier.operators)
@@ -568,4 +567,4 @@ tosa::CapabilityDescriptor vulkan_descriptor()
     return tier;
 }
 
-}  // namespace vaccel::backend::vulkan
+}  // namespace vaccel::backend::gpu

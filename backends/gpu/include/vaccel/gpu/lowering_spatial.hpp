@@ -1,4 +1,4 @@
-// lowering_spatial.hpp - the Vulkan lowering of the float profile's spatial
+// lowering_spatial.hpp - the GPU lowering of the float profile's spatial
 // and indexing operators beyond the FP32 tier: CONV2D, DEPTHWISE_CONV2D,
 // AVG_POOL2D, RESIZE, GATHER, PAD, SLICE and TILE.
 //
@@ -6,14 +6,14 @@
 //  - kernels: conv2d (CONV2D and DEPTHWISE_CONV2D), avg_pool2d, resize,
 //    gather and pad_tile (PAD, SLICE and TILE), each one invocation per
 //    result element, with the CPU device's accumulation order
-//    (kernels/vulkan/*.comp say it per kernel);
+//    (kernels/vulkan/*.comp and kernels/cuda/*.cu say it per kernel);
 //  - SLICE is lowered on pad_tile, as a PAD whose leading counts are minus
 //    its start, not on the elementwise kernel: the same index math with no
 //    second spec layout to keep in step; PAD is one dispatch (the fill and
 //    the copy decided per element), so it needs no fill-then-copy ordering;
 //    TILE wants a modulo per dimension, which no stride expresses;
 //  - dtypes: the arithmetic runs on FP32; GATHER copies FP32 and INT32 (what
-//    the CPU device admits among the Vulkan storage dtypes); PAD, SLICE and
+//    the CPU device admits among the GPU storage dtypes); PAD, SLICE and
 //    TILE copy FP32, INT32 and BOOL; anything else is the dtype refusal of
 //    lowering.hpp;
 //  - attributes and shapes are checked here with the CPU device's rules
@@ -34,7 +34,7 @@
 #include "vaccel/tosa/capability.hpp"
 #include "vaccel/tosa/plan.hpp"
 
-namespace vaccel::backend::vulkan {
+namespace vaccel::backend::gpu {
 
 // The dispatches of `view` when its operator is one of this file's, else
 // nullopt (lower() goes on to its own refusal).
@@ -42,8 +42,8 @@ std::optional<Result<std::vector<tosa::DispatchRequest>>> lower_spatial(
     const tosa::OperatorView& view);
 
 // Adds this file's operators, with the dtypes their kernels run and the
-// constraints the lowering relies on, to the Vulkan descriptor, and makes
+// constraints the lowering relies on, to the GPU descriptor, and makes
 // GATHER's index condition advisory.
 void add_spatial_operators(tosa::CapabilityDescriptor& descriptor);
 
-}  // namespace vaccel::backend::vulkan
+}  // namespace vaccel::backend::gpu

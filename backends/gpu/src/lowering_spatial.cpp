@@ -1,7 +1,7 @@
 // lowering_spatial.cpp - CONV2D, DEPTHWISE_CONV2D, AVG_POOL2D, RESIZE,
-// GATHER, PAD, SLICE and TILE to Vulkan kernel dispatches
+// GATHER, PAD, SLICE and TILE to GPU kernel dispatches
 // (lowering_spatial.hpp says what is decided here and why).
-#include "lowering_spatial.hpp"
+#include "vaccel/gpu/lowering_spatial.hpp"
 
 #include <fmt/format.h>
 
@@ -10,10 +10,10 @@
 #include <cstring>
 #include <string>
 
-#include "lowering.hpp"
-#include "lowering_operands.hpp"
+#include "vaccel/gpu/lowering.hpp"
+#include "vaccel/gpu/lowering_operands.hpp"
 
-namespace vaccel::backend::vulkan {
+namespace vaccel::backend::gpu {
 namespace {
 
 using tosa::DType;
@@ -343,7 +343,7 @@ Result<Requests> pad_tile(const tosa::OperatorView& view, bool tile,
     const auto& input = tensor(view, in).shape;
     const auto& result = tensor(view, out).shape;
     if (result.size() > rank6)
-        return fail(bad_shape(view, fmt::format("rank {} is above the 6 dimensions the Vulkan "
+        return fail(bad_shape(view, fmt::format("rank {} is above the 6 dimensions the GPU "
                                                 "kernels index",
                                                 result.size())));
     auto src = operand(view, in);
@@ -491,4 +491,4 @@ void add_spatial_operators(tosa::CapabilityDescriptor& descriptor)
     descriptor.graph.runtime_conditions = tosa::RuntimeConditionSupport::advisory_only;
 }
 
-}  // namespace vaccel::backend::vulkan
+}  // namespace vaccel::backend::gpu

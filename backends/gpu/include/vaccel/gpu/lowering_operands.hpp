@@ -1,5 +1,5 @@
 // lowering_operands.hpp - what every lowering file shares (lowering.cpp,
-// lowering_spatial.cpp, lowering_matmul.cpp): where an operand lives as a kernel names it, and the
+// lowering_spatial.cpp and each backend's lowering_matmul.cpp): where an operand lives as a kernel names it, and the
 // dtype refusal of an operator no kernel runs on a dtype.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/plan.hpp"
 
-namespace vaccel::backend::vulkan {
+namespace vaccel::backend::gpu {
 
 // Where one operand lives, as a kernel names it.
 struct Operand {
@@ -25,4 +25,4 @@ Error dtype_refusal(const tosa::OperatorView& view, tosa::DType dtype);
 // beyond the kernels' 32-bit offsets and a tensor with no location.
 Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index);
 
-}  // namespace vaccel::backend::vulkan
+}  // namespace vaccel::backend::gpu

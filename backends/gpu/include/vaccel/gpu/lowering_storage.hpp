@@ -1,4 +1,4 @@
-// lowering_storage.hpp - how the Vulkan kernels store each dtype, which
+// lowering_storage.hpp - how the GPU kernels store each dtype, which
 // dtypes each kind of operator runs on, and the descriptor that follows
 // (docs/adr/0013-vulkan-backend.md, Storage and dtypes).
 //
@@ -28,7 +28,7 @@
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/capability.hpp"
 
-namespace vaccel::backend::vulkan {
+namespace vaccel::backend::gpu {
 
 // The storage features a device offers (and that are enabled when it does).
 struct StorageFeatures {
@@ -61,4 +61,4 @@ std::optional<float> attribute_float(tosa::DType dtype, const std::vector<std::u
 // dtypes it runs (OperatorCapability::dtypes); `fp32` unchanged otherwise.
 tosa::CapabilityDescriptor with_storage(tosa::CapabilityDescriptor fp32, StorageFeatures features);
 
-}  // namespace vaccel::backend::vulkan
+}  // namespace vaccel::backend::gpu
