@@ -1,0 +1,51 @@
+// lowering_matmul.hpp - how the CUDA backend lowers TOSA MATMUL
+// (kernels/cuda/matmul*.cu).
+//
+// Decides:
+//  - dtypes: FP32 x FP32 -> FP32, FP16 x FP16 -> FP32 and FP16 x FP16 ->
+//    FP16, all accumulated in FP32; anything else is refused at load
+//    (Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = DType, arg1 = Op);
+//  - spec words: N H C W, out buffer and base, A buffer and base, B buffer
+//    and base, mode (0 FP32, 1 FP16 -> FP32, 2 FP16 -> FP16: the Vulkan
+//    kernels' first 11), then the blocks along H and along W of one batch;
+//  - the kernel by shape: H <= 4 the streaming kernel (matmul_rows); FP32
+//    with C, W and the three bases multiples of 4 the SIMT tiles
+//    (matmul_f32); FP16 with C, W and the three bases multiples of 8 the
+//    tensor-core tiles (matmul_f16); everything else, and an empty result,
+//    the general kernel;
+//  - the grid: work is blocks * block_threads, one block per output tile of
+//    one batch, batch-major; the backend launches work / block_threads
+//    blocks of matmul_kernels()'s block_threads.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "vaccel/common/error.hpp"
+#include "vaccel/tosa/plan.hpp"
+
+namespace vaccel::backend::cuda {
+
+// The CUDA MATMUL kernels (gpu::KernelId leaves 14 on to them).
+enum class MatmulKernelId : std::uint32_t {
+    general = 14,  // vaccel_matmul_general: any shape, 16 x 16 results a block
+    rows = 15,     // vaccel_matmul_rows: H <= 4, 32 columns a block
+    f32 = 16,      // vaccel_matmul_f32_simt: 128 x 128 tiles, FP32 FMA
+    f16 = 17,      // vaccel_matmul_f16_tc: 128 x 256 tiles, mma.sync
+};
+
+struct MatmulKernel {
+    std::uint32_t id;
+    const char* function;
+    std::uint32_t block_threads;
+    std::uint32_t dynamic_shared_bytes;  // over 48 KiB needs the function's opt-in
+    const char* module;                  // the fatbin vaccel_cuda_fatbin_<module>
+};
+
+std::span<const MatmulKernel> matmul_kernels();
+
+// The `matmul` Lowerer of gpu::lower().
+Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view);
+
+}  // namespace vaccel::backend::cuda

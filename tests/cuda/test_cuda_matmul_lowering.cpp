@@ -1,0 +1,180 @@
+// test_cuda_matmul_lowering.cpp - the CUDA MATMUL lowering
+// (backends/cuda/src/lowering_matmul.hpp): the kernel table, the kernel
+// each shape and dtype takes with its spec words and work, and the dtype
+// refusals. Pure: no device.
+#include <cstdint>
+#include <vector>
+
+#include "lowering_matmul.hpp"
+#include "vaccel/gpu/lowering.hpp"
+#include "vaccel/tosa/analysis.hpp"
+#include "vaccel/tosa/builder.hpp"
+#include "vaccel/tosa/plan.hpp"
+
+// Last: cmocka.h defines a `fail` macro that clashes with vaccel::fail.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+extern "C" {
+#include <cmocka.h>
+}
+
+namespace {
+
+using namespace vaccel;
+using vaccel::backend::cuda::lower_matmul;
+using vaccel::backend::cuda::matmul_kernels;
+using vaccel::backend::cuda::MatmulKernelId;
+using tosa::DType;
+using tosa::Op;
+using Words = std::vector<std::uint32_t>;
+
+std::uint32_t zero_of(tosa::GraphBuilder& g, const char* name, DType dtype)
+{
+    const std::uint32_t t =
+        g.tensor(name, {1}, dtype, std::vector<std::uint8_t>(tosa::dtype_bytes(dtype), 0));
+    g.op(Op::const_, {}, {t});
+    return t;
+}
+
+tosa::Graph matmul_graph(DType in, DType out, std::int64_t n, std::int64_t h, std::int64_t c,
+                         std::int64_t w)
+{
+    tosa::GraphBuilder g;
+    const auto a = g.tensor("a", {n, h, c}, in);
+    const auto b = g.tensor("b", {n, c, w}, in);
+    const auto o = g.tensor("out", {n, h, w}, out);
+    g.op(Op::matmul, {a, b, zero_of(g, "a_zp", in), zero_of(g, "b_zp", in)}, {o});
+    g.input(a);
+    g.input(b);
+    g.output(o);
+    return g.finish();
+}
+
+Result<tosa::ProgramPlan> plan(const tosa::Graph& graph)
+{
+    auto analysis = tosa::analyze(graph);
+    if (!analysis) return std::unexpected(analysis.error());
+    return tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
+                            [](const tosa::OperatorView& view) {
+                                return backend::gpu::lower(view, lower_matmul);
+                            });
+}
+
+tosa::KernelSpec planned(const tosa::Graph& graph)
+{
+    auto p = plan(graph);
+    if (!p) fail_msg("unexpected refusal: %s", p.error().note.c_str());
+    assert_int_equal(p->dispatches.size(), 1);
+    return p->dispatches[0].kernel;
+}
+
+std::uint32_t id(MatmulKernelId k) { return static_cast<std::uint32_t>(k); }
+
+void the_kernel_table_is_numbered_from_14(void**)
+{
+    const auto table = matmul_kernels();
+    assert_int_equal(table.size(), 4);
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        assert_int_equal(table[i].id, 14 + i);
+        assert_int_equal(table[i].block_threads, 256);
+    }
+    assert_string_equal(table[0].function, "vaccel_matmul_general");
+    assert_string_equal(table[1].function, "vaccel_matmul_rows");
+    assert_string_equal(table[2].function, "vaccel_matmul_f32_simt");
+    assert_string_equal(table[3].function, "vaccel_matmul_f16_tc");
+    assert_string_equal(table[0].module, "matmul");
+    assert_string_equal(table[1].module, "matmul");
+    assert_string_equal(table[2].module, "matmul_f32");
+    assert_string_equal(table[3].module, "matmul_f16");
+    // 4 stages * (128 * 32 + 32 * 256) halves.
+    assert_int_equal(table[3].dynamic_shared_bytes, 98304);
+    assert_int_equal(table[0].dynamic_shared_bytes + table[1].dynamic_shared_bytes +
+                         table[2].dynamic_shared_bytes,
+                     0);
+}
+
+void each_shape_takes_its_kernel(void**)
+{
+    // Spec: N H C W, out/A/B buffer and base (slots 2, 0, 1), mode, blocks
+    // along H, blocks along W; work = blocks * 256.
+    // FP32 with C and W multiples of 4: 128 x 128 tiles, 2 * 3 blocks.
+    auto f32 = planned(matmul_graph(DType::fp32, DType::fp32, 1, 256, 512, 384));
+    assert_int_equal(f32.kernel, id(MatmulKernelId::f32));
+    assert_true(f32.spec == (Words{1, 256, 512, 384, 2, 0, 0, 0, 1, 0, 0, 2, 3}));
+    assert_int_equal(f32.work, 6 * 256);
+    // Edges: H = 129, W = 132 -> 2 x 2 blocks of each of 3 batches.
+    auto edges = planned(matmul_graph(DType::fp32, DType::fp32, 3, 129, 4, 132));
+    assert_int_equal(edges.kernel, id(MatmulKernelId::f32));
+    assert_int_equal(edges.work, 12 * 256);
+    // C = 21 or W = 42: not whole float4s, the general kernel's 16 x 16 tiles.
+    auto odd_c = planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 21, 44));
+    assert_int_equal(odd_c.kernel, id(MatmulKernelId::general));
+    assert_true(odd_c.spec == (Words{2, 36, 21, 44, 2, 0, 0, 0, 1, 0, 0, 3, 3}));
+    assert_int_equal(odd_c.work, 18 * 256);
+    assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 2, 36, 20, 42)).kernel,
+                     id(MatmulKernelId::general));
+
+    // FP16 with C and W multiples of 8: 128 x 256 tensor-core tiles,
+    // 3 x 3 blocks of 2 batches; mode 1 (FP32 result) or 2 (FP16).
+    auto tc = planned(matmul_graph(DType::fp16, DType::fp32, 2, 300, 64, 520));
+    assert_int_equal(tc.kernel, id(MatmulKernelId::f16));
+    assert_true(tc.spec == (Words{2, 300, 64, 520, 2, 0, 0, 0, 1, 0, 1, 3, 3}));
+    assert_int_equal(tc.work, 18 * 256);
+    auto tc_half = planned(matmul_graph(DType::fp16, DType::fp16, 1, 4096, 4096, 4096));
+    assert_int_equal(tc_half.kernel, id(MatmulKernelId::f16));
+    assert_true(tc_half.spec == (Words{1, 4096, 4096, 4096, 2, 0, 0, 0, 1, 0, 2, 32, 16}));
+    assert_int_equal(tc_half.work, 512 * 256);
+    // C = 12 or W = 20: not whole 16-byte copies of halves, the general kernel.
+    auto odd_half = planned(matmul_graph(DType::fp16, DType::fp16, 1, 8, 12, 16));
+    assert_int_equal(odd_half.kernel, id(MatmulKernelId::general));
+    assert_int_equal(odd_half.spec[10], 2);
+    assert_int_equal(planned(matmul_graph(DType::fp16, DType::fp32, 1, 8, 16, 20)).kernel,
+                     id(MatmulKernelId::general));
+
+    // H <= 4 streams 32 columns a block: 3 batches * ceil(65 / 32) blocks,
+    // whatever the dtypes and alignment.
+    auto rows = planned(matmul_graph(DType::fp32, DType::fp32, 3, 4, 7, 65));
+    assert_int_equal(rows.kernel, id(MatmulKernelId::rows));
+    assert_true(rows.spec == (Words{3, 4, 7, 65, 2, 0, 0, 0, 1, 0, 0, 1, 3}));
+    assert_int_equal(rows.work, 9 * 256);
+    auto gemv = planned(matmul_graph(DType::fp16, DType::fp16, 1, 1, 4096, 4096));
+    assert_int_equal(gemv.kernel, id(MatmulKernelId::rows));
+    assert_int_equal(gemv.spec[10], 2);
+    assert_int_equal(gemv.work, 128 * 256);
+    // H = 5 is tiled.
+    assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 1, 5, 8, 8)).kernel,
+                     id(MatmulKernelId::f32));
+}
+
+void other_dtypes_are_refused(void**)
+{
+    struct Case {
+        DType in, out, refused;
+    };
+    for (const Case& k : {Case{DType::fp32, DType::fp16, DType::fp16},
+                          Case{DType::fp16, DType::bf16, DType::bf16},
+                          Case{DType::bf16, DType::fp32, DType::bf16},
+                          Case{DType::fp8e4m3, DType::fp16, DType::fp8e4m3}}) {
+        auto p = plan(matmul_graph(k.in, k.out, 1, 2, 3, 4));
+        if (p) fail_msg("dtypes %u -> %u: expected a refusal", static_cast<unsigned>(k.in),
+                        static_cast<unsigned>(k.out));
+        assert_int_equal(p.error().code, Errc::unsupported);
+        assert_int_equal(p.error().detail, VACCEL_D_TOSA_DTYPE);
+        assert_int_equal(p.error().arg0, static_cast<std::uint64_t>(k.refused));
+        assert_int_equal(p.error().arg1, static_cast<std::uint64_t>(Op::matmul));
+    }
+}
+
+}  // namespace
+
+int main()
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_kernel_table_is_numbered_from_14),
+        cmocka_unit_test(each_shape_takes_its_kernel),
+        cmocka_unit_test(other_dtypes_are_refused),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
