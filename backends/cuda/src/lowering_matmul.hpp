@@ -15,7 +15,8 @@
 //    the general kernel;
 //  - the grid: work is blocks * block_threads, one block per output tile of
 //    one batch, batch-major; the backend launches work / block_threads
-//    blocks of matmul_kernels()'s block_threads.
+//    blocks of matmul_kernels()'s block_threads; an empty result has work 0
+//    (and may have 0 blocks along H or W): nothing is launched.
 #pragma once
 
 #include <cstdint>
