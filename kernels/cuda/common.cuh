@@ -115,7 +115,8 @@ __device__ __forceinline__ unsigned widen_bits(unsigned dt, unsigned bits)
         if (mantissa == 0u) return sign;
         // Subnormal: mantissa * 2^(1 - bias - mb), a normal FP32 for these formats.
         const int msb = find_msb(mantissa);
-        const unsigned biased = static_cast<unsigned>(1 - f.bias - static_cast<int>(mb) + msb + 127);
+        const unsigned biased =
+            static_cast<unsigned>(1 - f.bias - static_cast<int>(mb) + msb + 127);
         return sign | (biased << 23) | ((mantissa << (23 - msb)) & 0x7fffffu);
     }
     return sign | (static_cast<unsigned>(static_cast<int>(exponent) - f.bias + 127) << 23) |
@@ -193,7 +194,8 @@ __device__ __forceinline__ unsigned float_bits_of_int(unsigned dt, int v)
         v < 0 ? 1u << static_cast<unsigned>(f.exponent_bits + f.mantissa_bits) : 0u;
     if (v == 0) return 0u;
     // INT32_MIN included.
-    const unsigned magnitude = v < 0 ? static_cast<unsigned>(-(v + 1)) + 1u : static_cast<unsigned>(v);
+    const unsigned magnitude =
+        v < 0 ? static_cast<unsigned>(-(v + 1)) + 1u : static_cast<unsigned>(v);
     return encode_magnitude(dt, sign, magnitude, 0);
 }
 

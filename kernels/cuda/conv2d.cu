@@ -40,13 +40,13 @@ __device__ __forceinline__ void run(const Dispatch& d)
             for (unsigned kx = 0u; kx < kw; ++kx) {
                 const int ix = static_cast<int>(ox * sx + kx * dx) - static_cast<int>(pl);
                 if (ix < 0 || ix >= static_cast<int>(iw)) continue;
-                const unsigned pixel =
-                    in_base + ((n * ih + static_cast<unsigned>(iy)) * iw + static_cast<unsigned>(ix)) * ic;
+                const unsigned pixel = in_base + ((n * ih + static_cast<unsigned>(iy)) * iw +
+                                                  static_cast<unsigned>(ix)) * ic;
                 if constexpr (DEPTHWISE) {
                     // weight (ky, kx, c, j) for output channel oc = c * M + j
                     // is at (ky * KW + kx) * OC + oc.
-                    acc = __fadd_rn(acc, __fmul_rn(in[pixel + oc / m],
-                                                   weight[w_base + (ky * kw + kx) * oc_count + oc]));
+                    const unsigned tap = w_base + (ky * kw + kx) * oc_count + oc;
+                    acc = __fadd_rn(acc, __fmul_rn(in[pixel + oc / m], weight[tap]));
                 } else {
                     const unsigned taps = w_base + ((oc * kh + ky) * kw + kx) * ic;
                     for (unsigned c = 0u; c < ic; ++c)

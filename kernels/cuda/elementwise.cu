@@ -44,7 +44,10 @@ __device__ __forceinline__ unsigned base_word(unsigned k) { return W_OPERANDS + 
 
 __host__ __device__ constexpr bool is_binary(unsigned op) { return op >= ADD && op <= POW; }
 __host__ __device__ constexpr bool is_unary(unsigned op) { return op >= ABS && op <= CLAMP; }
-__host__ __device__ constexpr bool has_dense(unsigned op) { return op == COPY32 || op == CAST || is_binary(op) || is_unary(op); }
+__host__ __device__ constexpr bool has_dense(unsigned op)
+{
+    return op == COPY32 || op == CAST || is_binary(op) || is_unary(op);
+}
 
 // CAST's integer side: BOOL is 0 or 1, INT8 and INT16 sign-extended.
 __device__ __forceinline__ int integer_of(unsigned dt, unsigned bits)

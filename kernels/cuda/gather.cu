@@ -12,7 +12,8 @@ using namespace vaccel_cuda;
 
 VACCEL_KERNEL(vaccel_gather)
 {
-    const unsigned n_count = d.spec[0], k_count = d.spec[1], w_count = d.spec[2], c_count = d.spec[3];
+    const unsigned n_count = d.spec[0], k_count = d.spec[1];
+    const unsigned w_count = d.spec[2], c_count = d.spec[3];
     unsigned* __restrict__ out = out_words(d, 4) + d.spec[5];
     const unsigned* __restrict__ values = words(d, 6);
     const unsigned val_base = d.spec[7];
@@ -24,7 +25,8 @@ VACCEL_KERNEL(vaccel_gather)
         const int index = static_cast<int>(indices[idx_base + n * w_count + w]);
         const bool inside = index >= 0 && index < static_cast<int>(k_count);
         unsigned value = 0u;
-        if (inside) value = values[val_base + (n * k_count + static_cast<unsigned>(index)) * c_count + c];
+        if (inside)
+            value = values[val_base + (n * k_count + static_cast<unsigned>(index)) * c_count + c];
         out[i] = value;
     }
 }

@@ -33,8 +33,8 @@ VACCEL_KERNEL(vaccel_max_pool2d)
             for (unsigned kx = 0u; kx < kw; ++kx) {
                 const int ix = static_cast<int>(ox * sw + kx) - static_cast<int>(pl);
                 if (ix < 0 || ix >= static_cast<int>(iw)) continue;
-                const unsigned at =
-                    in_base + ((n * ih + static_cast<unsigned>(iy)) * iw + static_cast<unsigned>(ix)) * c_count + c;
+                const unsigned at = in_base + ((n * ih + static_cast<unsigned>(iy)) * iw +
+                                               static_cast<unsigned>(ix)) * c_count + c;
                 const float v = widen(dt, load_bits(in, at, dt));
                 if (!ignore_nan) {
                     acc = max_of(acc, v);  // NaN propagates

@@ -38,8 +38,10 @@ __device__ __forceinline__ void run(const Dispatch& d)
             else if constexpr (OP == PRODUCT) acc = acc * v;
             // PROPAGATE: once acc is NaN it stays; IGNORE: NaNs are skipped
             // (all NaN: NaN).
-            else if constexpr (OP == MAX) acc = ignore_nan ? max_ignoring_nan(acc, v) : max_of(acc, v);
-            else if constexpr (OP == MIN) acc = ignore_nan ? min_ignoring_nan(acc, v) : min_of(acc, v);
+            else if constexpr (OP == MAX)
+                acc = ignore_nan ? max_ignoring_nan(acc, v) : max_of(acc, v);
+            else if constexpr (OP == MIN)
+                acc = ignore_nan ? min_ignoring_nan(acc, v) : min_of(acc, v);
             // ARGMAX: the first index of the largest value. PROPAGATE: the
             // first NaN wins; IGNORE: NaNs are skipped (all NaN: index 0).
             else if (ignore_nan) {

@@ -18,7 +18,10 @@ using namespace vaccel_cuda;
 namespace {
 
 // Rounds toward negative infinity; b > 0.
-__device__ __forceinline__ int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+__device__ __forceinline__ int floor_div(int a, int b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
 
 __device__ __forceinline__ int clamp_int(int v, int lo, int hi) { return min(max(v, lo), hi); }
 
@@ -41,16 +44,19 @@ VACCEL_KERNEL(vaccel_resize)
         const unsigned n = i / (c_count * ow * oh);
         const int y = static_cast<int>(oy) * scale_y_d + offset_y;
         const int iy = floor_div(y, scale_y_n);
-        const float dy = __fdiv_rn(static_cast<float>(y - iy * scale_y_n), static_cast<float>(scale_y_n));
+        const float dy =
+            __fdiv_rn(static_cast<float>(y - iy * scale_y_n), static_cast<float>(scale_y_n));
         const int iy0 = clamp_int(iy, 0, static_cast<int>(ih) - 1);
         const int iy1 = clamp_int(iy + 1, 0, static_cast<int>(ih) - 1);
         const int x = static_cast<int>(ox) * scale_x_d + offset_x;
         const int ix = floor_div(x, scale_x_n);
-        const float dx = __fdiv_rn(static_cast<float>(x - ix * scale_x_n), static_cast<float>(scale_x_n));
+        const float dx =
+            __fdiv_rn(static_cast<float>(x - ix * scale_x_n), static_cast<float>(scale_x_n));
         const int ix0 = clamp_int(ix, 0, static_cast<int>(iw) - 1);
         const int ix1 = clamp_int(ix + 1, 0, static_cast<int>(iw) - 1);
         auto at = [&](int yy, int xx) {
-            return in[in_base + ((n * ih + static_cast<unsigned>(yy)) * iw + static_cast<unsigned>(xx)) * c_count + c];
+            return in[in_base + ((n * ih + static_cast<unsigned>(yy)) * iw +
+                                 static_cast<unsigned>(xx)) * c_count + c];
         };
         float result;
         if (bilinear) {
