@@ -1,6 +1,6 @@
 /* dispatch.h - the one parameter every vaccel CUDA TOSA kernel takes
- * (docs/adr/0017-shared-gpu-lowering.md). Shared by kernels/cuda/*.cu and the
- * CUDA backend (backends/cuda), so it is plain C.
+ * (docs/adr/0017-shared-gpu-lowering.md). Shared by the kernels/cuda
+ * sources and the CUDA backend (backends/cuda), so it is plain C.
  *
  * Each TOSA kernel is `extern "C" __global__ void vaccel_<kernel>(struct
  * vaccel_cuda_dispatch d)`, passed by value in the kernel's parameter space

@@ -1,0 +1,293 @@
+// elementwise.cu - vaccel_elementwise: every element-to-element operator
+// (TOSA binary and unary arithmetic, comparisons, logic, CLAMP, SELECT, CAST
+// and the strided copies IDENTITY, TRANSPOSE, REVERSE, CONCAT segments).
+// Mirrors kernels/vulkan/elementwise.comp and its _narrow variant, reading
+// the same spec words (backends/gpu/src/lowering.cpp, ElementSpec):
+//   0 OP (lowering.hpp's ElementOp)   1..6 D0..D5, the 6-D iteration space
+//   7 + 8k .. 14 + 8k  operand k (0 result, 1..3 inputs): buffer, base,
+//                      6 signed strides (0 broadcasts, negative reverses)
+//   39, 40 P0, P1 (CLAMP's bounds as FP32 bits)   41..44 DT0..DT3 (DT_*)
+//   45 NAN_IGNORE   46 DENSE (0 general, 1 dense scalar, 4 dense quads)
+// Operand k's element of coordinate c is BASE_k + sum(c[d] * STRIDE_k[d]).
+// Floats are widened to FP32 on load and narrowed on store; copies and
+// SELECT move element bits unchanged. DENSE 4 moves whole 16-byte quads
+// when every operand it touches is 16-byte aligned (checked here: binding
+// offsets may not be), else falls back to the dense scalar loop; both go
+// through the same per-element functions, so results are bit-identical.
+// The switch on OP picks a specialised loop, as Vulkan specialises.
+#include "common.cuh"
+#include "float_math.cuh"
+
+namespace {
+
+using namespace vaccel_cuda;
+
+// Operation codes: ElementOp in backends/gpu/include/vaccel/gpu/lowering.hpp.
+enum : unsigned {
+    COPY32 = 0, COPY8 = 1,
+    ADD = 2, SUB = 3, MUL = 4, MAXIMUM = 5, MINIMUM = 6, POW = 7,
+    EQUAL = 8, GREATER = 9, GREATER_EQUAL = 10,
+    ABS = 11, NEGATE = 12, EXP = 13, LOG = 14, RECIPROCAL = 15, RSQRT = 16,
+    CEIL = 17, FLOOR = 18, SIN = 19, COS = 20, SIGMOID = 21, TANH = 22, ERF = 23,
+    CLAMP = 24, SELECT = 25,
+    LOGICAL_AND = 26, LOGICAL_OR = 27, LOGICAL_XOR = 28, LOGICAL_NOT = 29,
+    COPY16 = 30, CAST = 31,
+};
+
+// Spec word positions.
+enum : unsigned {
+    W_OP = 0, W_DIMS = 1, W_OPERANDS = 7, W_P0 = 39, W_P1 = 40, W_DT = 41,
+    W_NAN_IGNORE = 45, W_DENSE = 46,
+};
+__device__ __forceinline__ unsigned buf_word(unsigned k) { return W_OPERANDS + 8u * k; }
+__device__ __forceinline__ unsigned base_word(unsigned k) { return W_OPERANDS + 8u * k + 1u; }
+
+__host__ __device__ constexpr bool is_binary(unsigned op) { return op >= ADD && op <= POW; }
+__host__ __device__ constexpr bool is_unary(unsigned op) { return op >= ABS && op <= CLAMP; }
+__host__ __device__ constexpr bool has_dense(unsigned op)
+{
+    return op == COPY32 || op == CAST || is_binary(op) || is_unary(op);
+}
+
+// CAST's integer side: BOOL is 0 or 1, INT8 and INT16 sign-extended.
+__device__ __forceinline__ int integer_of(unsigned dt, unsigned bits)
+{
+    if (dt == DT_BOOL) return bits != 0u ? 1 : 0;
+    if (dt == DT_INT8) return static_cast<signed char>(bits & 0xffu);
+    if (dt == DT_INT16) return static_cast<short>(bits & 0xffffu);
+    return static_cast<int>(bits);
+}
+// Float to INT8/16/32: round to nearest even and saturate; NaN gives 0.
+// INT32's upper limit compares against 2^31, so every value that does not
+// fit saturates.
+__device__ __forceinline__ unsigned integer_from_float(unsigned dt, float x)
+{
+    if (isnan(x)) return 0u;
+    const int hi = dt == DT_INT8 ? 127 : (dt == DT_INT16 ? 32767 : 2147483647);
+    const int lo = -hi - 1;
+    const float top = dt == DT_INT32 ? 2147483648.0f : static_cast<float>(hi);
+    if (x >= top) return static_cast<unsigned>(hi);
+    if (x <= static_cast<float>(lo)) return static_cast<unsigned>(lo);
+    return static_cast<unsigned>(__float2int_rn(x));
+}
+__device__ __forceinline__ unsigned cast_bits(unsigned dt0, unsigned dt1, unsigned bits)
+{
+    if (dtype_is_float(dt1)) {
+        const unsigned wide = widen_bits(dt1, bits);
+        if (dtype_is_float(dt0)) return narrow_bits(dt0, wide);
+        if (dt0 == DT_BOOL) return (wide & 0x7fffffffu) != 0u ? 1u : 0u;
+        return integer_from_float(dt0, __uint_as_float(wide));
+    }
+    const int v = integer_of(dt1, bits);
+    if (dtype_is_float(dt0)) return float_bits_of_int(dt0, v);
+    if (dt0 == DT_BOOL) return v != 0 ? 1u : 0u;
+    return static_cast<unsigned>(v);  // integer to integer keeps the low bits
+}
+
+// erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7).
+__device__ __forceinline__ float erf_approx(float x)
+{
+    const float t = 1.0f / (1.0f + 0.3275911f * fabsf(x));
+    const float y = 1.0f - (((((1.061405429f * t - 1.453152027f) * t) + 1.421413741f) * t -
+                             0.284496736f) * t + 0.254829592f) * t * expf(-x * x);
+    const float sign = x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
+    return sign * y;
+}
+
+template <unsigned OP>
+__device__ __forceinline__ float binary(const Dispatch& d, float a, float b)
+{
+    if constexpr (OP == ADD) return a + b;
+    else if constexpr (OP == SUB) return a - b;
+    else if constexpr (OP == MUL) return a * b;
+    else if constexpr (OP == MAXIMUM)
+        return d.spec[W_NAN_IGNORE] != 0u ? max_ignoring_nan(a, b) : max_of(a, b);
+    else if constexpr (OP == MINIMUM)
+        return d.spec[W_NAN_IGNORE] != 0u ? min_ignoring_nan(a, b) : min_of(a, b);
+    else return c_pow(a, b);
+}
+
+template <unsigned OP>
+__device__ __forceinline__ float unary(const Dispatch& d, float a)
+{
+    if constexpr (OP == ABS) return fabsf(a);
+    else if constexpr (OP == NEGATE) return -a;
+    else if constexpr (OP == EXP) return expf(a);
+    else if constexpr (OP == LOG) return logf(a);
+    else if constexpr (OP == RECIPROCAL) return 1.0f / a;
+    else if constexpr (OP == RSQRT) return 1.0f / sqrtf(a);  // both correctly rounded
+    else if constexpr (OP == CEIL) return ceilf(a);
+    else if constexpr (OP == FLOOR) return floorf(a);
+    else if constexpr (OP == SIN) return precise_sin(a);
+    else if constexpr (OP == COS) return precise_cos(a);
+    else if constexpr (OP == SIGMOID) return 1.0f / (1.0f + expf(-a));
+    else if constexpr (OP == TANH) return tanhf(a);
+    else if constexpr (OP == ERF) return erf_approx(a);
+    else {
+        // CLAMP: NaN propagates, or with nan_mode IGNORE becomes the lower
+        // bound; a value equal to a bound (+0 and -0) stays.
+        const float lo = __uint_as_float(d.spec[W_P0]), hi = __uint_as_float(d.spec[W_P1]);
+        if (isnan(a)) return d.spec[W_NAN_IGNORE] != 0u ? lo : a;
+        const float v = a < lo ? lo : a;
+        return hi < v ? hi : v;
+    }
+}
+
+// One element of the dense path (32-bit operands), from and to element bits.
+template <unsigned OP>
+__device__ __forceinline__ unsigned dense_bits(const Dispatch& d, unsigned x, unsigned y)
+{
+    const unsigned dt0 = d.spec[W_DT], dt1 = d.spec[W_DT + 1];
+    if constexpr (OP == COPY32) return x;
+    else if constexpr (OP == CAST) return cast_bits(dt0, dt1, x);
+    else if constexpr (is_binary(OP))
+        return narrow(dt0, binary<OP>(d, widen(dt1, x), widen(d.spec[W_DT + 2], y)));
+    else return narrow(dt0, unary<OP>(d, widen(dt1, x)));
+}
+
+template <unsigned OP>
+__device__ __forceinline__ void dense_run(const Dispatch& d, unsigned total)
+{
+    constexpr bool two_inputs = is_binary(OP);
+    unsigned* __restrict__ out = out_words(d, buf_word(0)) + d.spec[base_word(0)];
+    const unsigned* __restrict__ x = words(d, buf_word(1)) + d.spec[base_word(1)];
+    const unsigned* __restrict__ y = two_inputs ? words(d, buf_word(2)) + d.spec[base_word(2)] : x;
+    const unsigned stride = grid_stride();
+    unsigned first = 0u;  // the scalar loop starts after the whole quads
+    const unsigned long long misaligned =
+        (reinterpret_cast<unsigned long long>(out) | reinterpret_cast<unsigned long long>(x) |
+         reinterpret_cast<unsigned long long>(y)) & 15u;
+    if (d.spec[W_DENSE] == 4u && misaligned == 0u) {
+        const unsigned quads = total / 4u;
+        const uint4* __restrict__ x4 = reinterpret_cast<const uint4*>(x);
+        const uint4* __restrict__ y4 = reinterpret_cast<const uint4*>(y);
+        uint4* __restrict__ out4 = reinterpret_cast<uint4*>(out);
+        for (unsigned q = first_index(); q < quads; q += stride) {
+            const uint4 a = x4[q];
+            uint4 b = make_uint4(0u, 0u, 0u, 0u);
+            if constexpr (two_inputs) b = y4[q];
+            uint4 r;
+            r.x = dense_bits<OP>(d, a.x, b.x);
+            r.y = dense_bits<OP>(d, a.y, b.y);
+            r.z = dense_bits<OP>(d, a.z, b.z);
+            r.w = dense_bits<OP>(d, a.w, b.w);
+            out4[q] = r;
+        }
+        first = quads * 4u;
+    }
+    for (unsigned i = first + first_index(); i < total; i += stride) {
+        const unsigned a = x[i];
+        const unsigned b = two_inputs ? y[i] : 0u;
+        out[i] = dense_bits<OP>(d, a, b);
+    }
+}
+
+// Operand k's element offset at coordinate c (signed strides, 32-bit wrap
+// as in the GLSL's uint(int) arithmetic).
+__device__ __forceinline__ unsigned offset(const Dispatch& d, unsigned k, const unsigned (&c)[6])
+{
+    unsigned o = d.spec[base_word(k)];
+#pragma unroll
+    for (unsigned j = 0; j < 6u; ++j) o += c[j] * d.spec[base_word(k) + 1u + j];
+    return o;
+}
+
+__device__ __forceinline__ bool load_bool(const unsigned char* __restrict__ p, unsigned i)
+{
+    return p[i] != 0u;
+}
+
+template <unsigned OP>
+__device__ __forceinline__ void general_run(const Dispatch& d, unsigned total)
+{
+    unsigned char* __restrict__ out = buffer(d, buf_word(0));
+    const unsigned char* __restrict__ in1 = buffer(d, buf_word(1));
+    const unsigned dt0 = d.spec[W_DT], dt1 = d.spec[W_DT + 1];
+    const unsigned dt2 = d.spec[W_DT + 2], dt3 = d.spec[W_DT + 3];
+    const unsigned d1 = d.spec[W_DIMS + 1], d2 = d.spec[W_DIMS + 2], d3 = d.spec[W_DIMS + 3];
+    const unsigned d4 = d.spec[W_DIMS + 4], d5 = d.spec[W_DIMS + 5];
+    const unsigned stride = grid_stride();
+    for (unsigned i = first_index(); i < total; i += stride) {
+        unsigned c[6];
+        unsigned r = i;
+        c[5] = r % d5; r /= d5;
+        c[4] = r % d4; r /= d4;
+        c[3] = r % d3; r /= d3;
+        c[2] = r % d2; r /= d2;
+        c[1] = r % d1; r /= d1;
+        c[0] = r;
+        const unsigned o = offset(d, 0, c);
+        const unsigned a = offset(d, 1, c);
+        if constexpr (OP == COPY32 || OP == COPY8 || OP == COPY16) {
+            store_bits(out, o, dt0, load_bits(in1, a, dt1));
+        } else if constexpr (OP == CAST) {
+            store_bits(out, o, dt0, cast_bits(dt0, dt1, load_bits(in1, a, dt1)));
+        } else if constexpr (is_binary(OP)) {
+            const unsigned char* __restrict__ in2 = buffer(d, buf_word(2));
+            const float x = widen(dt1, load_bits(in1, a, dt1));
+            const float y = widen(dt2, load_bits(in2, offset(d, 2, c), dt2));
+            store_bits(out, o, dt0, narrow(dt0, binary<OP>(d, x, y)));
+        } else if constexpr (OP >= EQUAL && OP <= GREATER_EQUAL) {
+            const unsigned char* __restrict__ in2 = buffer(d, buf_word(2));
+            const float x = widen(dt1, load_bits(in1, a, dt1));
+            const float y = widen(dt2, load_bits(in2, offset(d, 2, c), dt2));
+            const bool v = OP == EQUAL ? x == y : (OP == GREATER ? x > y : x >= y);
+            out[o] = v ? 1u : 0u;
+        } else if constexpr (is_unary(OP)) {
+            const float x = widen(dt1, load_bits(in1, a, dt1));
+            store_bits(out, o, dt0, narrow(dt0, unary<OP>(d, x)));
+        } else if constexpr (OP == SELECT) {
+            const unsigned char* __restrict__ in2 = buffer(d, buf_word(2));
+            const unsigned char* __restrict__ in3 = buffer(d, buf_word(3));
+            const unsigned chosen = load_bool(in1, a) ? load_bits(in2, offset(d, 2, c), dt2)
+                                                      : load_bits(in3, offset(d, 3, c), dt3);
+            store_bits(out, o, dt0, chosen);
+        } else if constexpr (OP == LOGICAL_NOT) {
+            out[o] = load_bool(in1, a) ? 0u : 1u;
+        } else {
+            const unsigned char* __restrict__ in2 = buffer(d, buf_word(2));
+            const bool x = load_bool(in1, a), y = load_bool(in2, offset(d, 2, c));
+            const bool v = OP == LOGICAL_AND ? (x && y) : (OP == LOGICAL_OR ? (x || y) : (x != y));
+            out[o] = v ? 1u : 0u;
+        }
+    }
+}
+
+template <unsigned OP>
+__device__ __forceinline__ void run(const Dispatch& d)
+{
+    const unsigned total = d.spec[W_DIMS] * d.spec[W_DIMS + 1] * d.spec[W_DIMS + 2] *
+                           d.spec[W_DIMS + 3] * d.spec[W_DIMS + 4] * d.spec[W_DIMS + 5];
+    if constexpr (has_dense(OP)) {
+        if (d.spec[W_DENSE] != 0u) {
+            dense_run<OP>(d, total);
+            return;
+        }
+    }
+    general_run<OP>(d, total);
+}
+
+}  // namespace
+
+#define VACCEL_ELEMENT_CASE(op)                                                     \
+    case op: run<op>(d); break;
+
+VACCEL_KERNEL(vaccel_elementwise)
+{
+    switch (d.spec[W_OP]) {
+        VACCEL_ELEMENT_CASE(COPY32) VACCEL_ELEMENT_CASE(COPY8) VACCEL_ELEMENT_CASE(COPY16)
+        VACCEL_ELEMENT_CASE(CAST)
+        VACCEL_ELEMENT_CASE(ADD) VACCEL_ELEMENT_CASE(SUB) VACCEL_ELEMENT_CASE(MUL)
+        VACCEL_ELEMENT_CASE(MAXIMUM) VACCEL_ELEMENT_CASE(MINIMUM) VACCEL_ELEMENT_CASE(POW)
+        VACCEL_ELEMENT_CASE(EQUAL) VACCEL_ELEMENT_CASE(GREATER)
+        VACCEL_ELEMENT_CASE(GREATER_EQUAL)
+        VACCEL_ELEMENT_CASE(ABS) VACCEL_ELEMENT_CASE(NEGATE) VACCEL_ELEMENT_CASE(EXP)
+        VACCEL_ELEMENT_CASE(LOG) VACCEL_ELEMENT_CASE(RECIPROCAL) VACCEL_ELEMENT_CASE(RSQRT)
+        VACCEL_ELEMENT_CASE(CEIL) VACCEL_ELEMENT_CASE(FLOOR) VACCEL_ELEMENT_CASE(SIN)
+        VACCEL_ELEMENT_CASE(COS) VACCEL_ELEMENT_CASE(SIGMOID) VACCEL_ELEMENT_CASE(TANH)
+        VACCEL_ELEMENT_CASE(ERF) VACCEL_ELEMENT_CASE(CLAMP) VACCEL_ELEMENT_CASE(SELECT)
+        VACCEL_ELEMENT_CASE(LOGICAL_AND) VACCEL_ELEMENT_CASE(LOGICAL_OR)
+        VACCEL_ELEMENT_CASE(LOGICAL_XOR) VACCEL_ELEMENT_CASE(LOGICAL_NOT)
+    default: break;
+    }
+}
