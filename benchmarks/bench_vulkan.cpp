@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "support/backend_runs.hpp"
 #include "support/raw_vulkan.hpp"
 #include "vaccel/backend/vulkan.hpp"
 #include "vaccel/tosa/builder.hpp"
@@ -55,161 +56,8 @@ namespace {
 
 using namespace vaccel;
 using namespace vaccel::backend;
-using Clock = std::chrono::steady_clock;
 using tosa::DType;
-
-[[noreturn]] void die(const std::string& what, const Error& error)
-{
-    std::fprintf(stderr, "bench_vulkan: %s: %s\n", what.c_str(), describe(error).c_str());
-    std::exit(1);
-}
-
-template <class T>
-T must(Result<T> result, const std::string& what)
-{
-    if (!result) die(what, result.error());
-    return std::move(*result);
-}
-
-struct Waiter final : EventSink {
-    std::atomic<bool> done{false};
-    void completed(const EventStatus&) noexcept override
-    {
-        done.store(true);
-        done.notify_all();
-    }
-};
-
-std::uint32_t zero_point(tosa::GraphBuilder& g, const char* name, DType dtype)
-{
-    const std::uint32_t t =
-        g.tensor(name, {1}, dtype, std::vector<std::uint8_t>(tosa::dtype_bytes(dtype), 0));
-    g.op(tosa::Op::const_, {}, {t});
-    return t;
-}
-
-tosa::Graph matmul_graph(DType in, DType out, std::int64_t h, std::int64_t c, std::int64_t w)
-{
-    tosa::GraphBuilder g;
-    const auto a = g.tensor("a", {1, h, c}, in);
-    const auto b = g.tensor("b", {1, c, w}, in);
-    const auto o = g.tensor("out", {1, h, w}, out);
-    g.op(tosa::Op::matmul, {a, b, zero_point(g, "a_zp", in), zero_point(g, "b_zp", in)}, {o});
-    g.input(a);
-    g.input(b);
-    g.output(o);
-    return g.finish();
-}
-
-tosa::Graph add_graph(std::int64_t elements)
-{
-    tosa::GraphBuilder g;
-    const auto a = g.tensor("a", {elements}, DType::fp32);
-    const auto b = g.tensor("b", {elements}, DType::fp32);
-    const auto o = g.tensor("out", {elements}, DType::fp32);
-    g.op(tosa::Op::add, {a, b}, {o});
-    g.input(a);
-    g.input(b);
-    g.output(o);
-    return g.finish();
-}
-
-// FP16 bits of a float in [-1, 1] (truncated: the bench needs values, not
-// rounding).
-std::uint16_t half_bits(float v)
-{
-    std::uint32_t f = 0;
-    std::memcpy(&f, &v, 4);
-    const std::uint32_t sign = (f >> 16) & 0x8000u;
-    const int exponent = static_cast<int>((f >> 23) & 0xff) - 127 + 15;
-    if (exponent <= 0) return static_cast<std::uint16_t>(sign);
-    return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(exponent) << 10) |
-                                      ((f >> 13) & 0x3ffu));
-}
-
-std::vector<std::byte> random_bytes(std::size_t elements, DType dtype, unsigned seed)
-{
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<std::byte> out(elements * (dtype == DType::fp16 ? 2 : 4));
-    for (std::size_t i = 0; i < elements; ++i) {
-        const float v = dist(rng);
-        if (dtype == DType::fp16) {
-            const std::uint16_t h = half_bits(v);
-            std::memcpy(out.data() + 2 * i, &h, 2);
-        } else {
-            std::memcpy(out.data() + 4 * i, &v, 4);
-        }
-    }
-    return out;
-}
-
-// Median seconds of `runs` submissions of `graph` (after one warm-up).
-double median_seconds(Backend& backend, const tosa::Graph& graph, int runs, bool random_inputs)
-{
-    auto context = must(backend.create_context(), "create_context");
-    auto queue = must(backend.create_queue(*context), "create_queue");
-    const std::vector<std::uint8_t> bytes = tosa::serialize(graph);
-    ProgramDesc desc;
-    desc.payload = std::as_bytes(std::span(bytes));
-    auto program = must(backend.load_program(*context, desc), "load_program");
-    std::vector<std::unique_ptr<Buffer>> buffers;
-    std::vector<Binding> bindings;
-    const auto slots = program->slots();
-    for (std::uint32_t s = 0; s < slots.size(); ++s) {
-        BufferDesc buffer;
-        buffer.bytes = slots[s].bytes;
-        // Device memory, as a GPU client allocates it (the Host domain is
-        // system memory: every kernel access would cross PCIe).
-        buffer.domain = VACCEL_DOMAIN_DEVICE;
-        BufferInfo info;
-        buffers.push_back(must(backend.allocate_buffer(*context, buffer, info), "allocate_buffer"));
-        const bool input = s < program->input_count();
-        if (input && random_inputs) {
-            const auto dtype = static_cast<DType>(slots[s].dtype);
-            const auto values = random_bytes(slots[s].bytes / (dtype == DType::fp16 ? 2 : 4),
-                                             dtype, s + 1);
-            if (auto ok = backend.write_buffer(*buffers.back(), 0, values); !ok)
-                die("write_buffer", ok.error());
-        }
-        bindings.push_back({s, input ? VACCEL_ACCESS_READ : VACCEL_ACCESS_WRITE,
-                            buffers.back().get(), 0, slots[s].bytes});
-    }
-    std::vector<double> seconds;
-    for (int i = 0; i < runs + 1; ++i) {
-        SubmitDesc submit;
-        submit.queue = queue.get();
-        submit.program = program.get();
-        submit.bindings = bindings;
-        auto waiter = std::make_shared<Waiter>();
-        submit.sink = waiter;
-        const auto start = Clock::now();
-        auto submitted = must(backend.submit(submit), "submit");
-        waiter->done.wait(false);
-        const double took = std::chrono::duration<double>(Clock::now() - start).count();
-        const EventStatus status = backend.poll(*submitted.event);
-        if (status.state != EventState::complete) {
-            std::fprintf(stderr, "bench_vulkan: a run did not complete\n");
-            std::exit(1);
-        }
-        (void)backend.destroy_event(submitted.event);
-        if (i > 0) seconds.push_back(took);
-    }
-    std::sort(seconds.begin(), seconds.end());
-    for (auto& b : buffers) (void)backend.free_buffer(b);
-    (void)backend.unload_program(program);
-    (void)backend.destroy_queue(queue);
-    (void)backend.destroy_context(context);
-    return seconds[seconds.size() / 2];
-}
-
-std::string anchor_text(double anchor, double ours)
-{
-    if (anchor <= 0) return "no anchor given (pass the figure benchmarks/torch_anchor.py prints)";
-    char text[128];
-    std::snprintf(text, sizeof text, "%.1f GFLOP/s anchor, ratio %.3fx", anchor, ours / anchor);
-    return text;
-}
+using namespace vaccel::bench;
 
 }  // namespace
 
@@ -243,6 +91,7 @@ int main(int argc, char** argv)
                    "VACCEL_VULKAN_COOPMAT_TILES to measure (b) with, after the device's "
                    "choice: BM,BN,BK,WM,WN, repeatable");
     CLI11_PARSE(app, argc, argv);
+    set_program_name("bench_vulkan");
     if (!tiles.empty()) setenv("VACCEL_VULKAN_MATMUL_TILES", tiles.c_str(), 1);
     if (!rows.empty()) setenv("VACCEL_VULKAN_MATMUL_ROWS", rows.c_str(), 1);
 

@@ -43,7 +43,8 @@ int allocate(vaccel_client* client, std::uint64_t context, std::uint64_t bytes,
     return 0;
 }
 
-bool NoopClient::open(const char* transport, unsigned outputs, const char* driver)
+bool NoopClient::open(const char* transport, unsigned outputs, const char* driver,
+                      const std::vector<std::uint8_t>& kernel)
 {
     int rc = vaccel_client_open(transport, &client_);
     if (rc != 0) {
@@ -69,9 +70,11 @@ bool NoopClient::open(const char* transport, unsigned outputs, const char* drive
     }
     if ((rc = vaccel_context_create(client_, device, &context_)) != 0)
         return report("context create", rc), false;
-    const std::vector<std::uint8_t> program = noop_program();
-    if ((rc = vaccel_program_load(client_, context_, VACCEL_FORMAT_TOSA, nullptr, program.data(),
-                                  program.size(), &program_, nullptr, nullptr)) != 0)
+    launches_ = !kernel.empty();
+    const std::vector<std::uint8_t> program = launches_ ? kernel : noop_program();
+    if ((rc = vaccel_program_load(client_, context_,
+                                  launches_ ? VACCEL_FORMAT_CUDA_PTX : VACCEL_FORMAT_TOSA, nullptr,
+                                  program.data(), program.size(), &program_, nullptr, nullptr)) != 0)
         return report("program load", rc), false;
     if ((rc = vaccel_queue_create(client_, context_, &queue_)) != 0)
         return report("queue create", rc), false;
@@ -97,6 +100,13 @@ void NoopClient::close()
 
 int NoopClient::submit(unsigned output, std::uint64_t* event)
 {
+    if (launches_) {
+        const vaccel_launch_dims dims{.grid = {1, 1, 1}, .block = {1, 1, 1}, .shared_bytes = 0,
+                                      .flags = 0};
+        const int rc = vaccel_launch(client_, queue_, program_, "noop", &dims, nullptr, 0,
+                                     nullptr, 0, 0, event);
+        return rc == 0 ? 0 : report("launch", rc);
+    }
     const vaccel_binding bindings[3] = {
         {.slot = 0, .access = VACCEL_ACCESS_READ, .buffer = a_, .offset = 0, .bytes = 4},
         {.slot = 1, .access = VACCEL_ACCESS_READ, .buffer = b_, .offset = 0, .bytes = 4},

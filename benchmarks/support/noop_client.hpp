@@ -29,7 +29,10 @@ public:
     NoopClient& operator=(const NoopClient&) = delete;
 
     // `transport`: "socket" or "embedded" (vaccel_client_open's names).
-    bool open(const char* transport, unsigned outputs = 1, const char* driver = "vaccel-cpu");
+    // With `kernel` (a PTX module holding an empty `noop` kernel), submit()
+    // launches noop on one thread instead of running the TOSA program.
+    bool open(const char* transport, unsigned outputs = 1, const char* driver = "vaccel-cpu",
+              const std::vector<std::uint8_t>& kernel = {});
     void close();
 
     // Submits the program writing output `output`; 0 or the negative errno.
@@ -48,6 +51,7 @@ private:
     std::uint64_t context_ = 0;
     struct vaccel_device_info device_{};
     std::uint64_t program_ = 0;
+    bool launches_ = false;  // program_ is the noop kernel
     std::uint64_t queue_ = 0;
     std::uint64_t a_ = 0, b_ = 0;
     std::vector<std::uint64_t> outputs_;

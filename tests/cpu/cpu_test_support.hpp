@@ -133,11 +133,39 @@ inline std::size_t elements(const std::vector<std::int64_t>& shape)
     return n;
 }
 
+// Raw tensor bytes, and FP32 values read back from them.
+using TensorBytes = std::vector<std::byte>;
+template <class T>
+TensorBytes raw(const std::vector<T>& v)
+{
+    auto b = std::as_bytes(std::span(v));
+    return {b.begin(), b.end()};
+}
+inline std::vector<float> floats(const TensorBytes& b)
+{
+    std::vector<float> v(b.size() / 4);
+    std::memcpy(v.data(), b.data(), b.size());
+    return v;
+}
+
 // The TOSA graph helpers the tests build with.
 inline std::uint32_t f32(tosa::GraphBuilder& g, const char* name, std::vector<std::int64_t> shape)
 {
     return g.tensor(name, std::move(shape), DType::fp32);
 }
+// out = x + x over n elements (the default, 70, is more than one
+// GPU workgroup); each result is one IEEE addition, so exact.
+inline tosa::Graph doubling(std::int64_t n = 70)
+{
+    tosa::GraphBuilder g;
+    const auto x = f32(g, "x", {n});
+    const auto out = f32(g, "out", {n});
+    g.op(Op::add, {x, x}, {out});
+    g.input(x);
+    g.output(out);
+    return g.finish();
+}
+
 // The INT8 zero `shift` of a FP32 MUL, written by a CONST operator.
 inline std::uint32_t mul_shift(tosa::GraphBuilder& g, const char* name, std::int8_t value = 0)
 {

@@ -2,9 +2,11 @@
 // suite for another device.
 //
 // Built into a CPU test only when VACCEL_TEST_MIRROR is defined (the
-// vulkan.conformance.* tests of tests/vulkan/CMakeLists.txt compile the CPU
-// test sources a second time with it). Then every graph the test's Rig loads
-// on the CPU is also loaded on the first Vulkan device, and every run the
+// vulkan.conformance.* tests of tests/vulkan/CMakeLists.txt and the
+// cuda.conformance.* tests of tests/cuda/CMakeLists.txt, with
+// VACCEL_TEST_MIRROR_CUDA, compile the CPU test sources a second time with
+// it). Then every graph the test's Rig loads on the CPU is also loaded on
+// the first Vulkan (or CUDA) device, and every run the
 // Rig makes (run(), run_raw()) is repeated there on the same input bytes and
 // its outputs compared with the CPU's:
 //  - exact (bit for bit) unless the graph holds an operator below; any NaN
@@ -36,7 +38,11 @@
 #include <unistd.h>
 #include <vector>
 
+#ifdef VACCEL_TEST_MIRROR_CUDA
+#include "vaccel/backend/cuda.hpp"
+#else
 #include "vaccel/backend/vulkan.hpp"
+#endif
 #include "vaccel/tosa/graph.hpp"
 
 namespace cpu_test {
@@ -145,9 +151,23 @@ private:
 
     DeviceMirror()
     {
+#ifdef VACCEL_TEST_MIRROR_CUDA
+        // The cuda.conformance.* tests: skipped (exit 77) without a CUDA
+        // device, failed with VACCEL_REQUIRE_GPU=1 (make test-gpu).
+        CudaDevices found = open_cuda_devices();
+        if (found.devices.empty()) {
+            const char* required = std::getenv("VACCEL_REQUIRE_GPU");
+            if (required != nullptr && std::string(required) == "1")
+                fail_msg("mirror: no CUDA device to mirror onto: %s", found.unavailable.c_str());
+            std::printf("skipped: no CUDA device to mirror onto (%s)\n", found.unavailable.c_str());
+            std::fflush(stdout);
+            std::_Exit(77);
+        }
+#else
         VulkanDevices found = open_vulkan_devices();
         if (found.devices.empty())
             fail_msg("mirror: no Vulkan device to mirror onto: %s", found.unavailable.c_str());
+#endif
         backend_ = std::move(found.devices[0]);
         device_ = backend_->device_info().name;  // a NUL-terminated char array
         auto c = backend_->create_context();

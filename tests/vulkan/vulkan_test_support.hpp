@@ -44,21 +44,8 @@ inline Rig vulkan_rig(VulkanOptions options = {})
     return rig;
 }
 
-// out = x + x over n elements (the default, 70, is more than one
-// workgroup of 64); each result is one IEEE addition, so exact.
-inline tosa::Graph doubling(std::int64_t n = 70)
-{
-    tosa::GraphBuilder g;
-    const auto x = f32(g, "x", {n});
-    const auto out = f32(g, "out", {n});
-    g.op(Op::add, {x, x}, {out});
-    g.input(x);
-    g.output(out);
-    return g.finish();
-}
-
 using GraphMaker = std::function<tosa::Graph()>;
-using Bytes = std::vector<std::byte>;
+using Bytes = TensorBytes;
 
 // Runs `make()` on the CPU and on the Vulkan device with the same raw
 // inputs; returns {cpu outputs, vulkan outputs}. Both rigs end with every
@@ -78,18 +65,6 @@ inline std::pair<std::vector<Bytes>, std::vector<Bytes>> both(const GraphMaker& 
     return {std::move(want), std::move(got)};
 }
 
-template <class T>
-Bytes raw(const std::vector<T>& v)
-{
-    auto b = std::as_bytes(std::span(v));
-    return {b.begin(), b.end()};
-}
-inline std::vector<float> floats(const Bytes& b)
-{
-    std::vector<float> v(b.size() / 4);
-    std::memcpy(v.data(), b.data(), b.size());
-    return v;
-}
 
 // Bit for bit (tolerance 0), else |got - want| <= tolerance * (1 + |want|).
 inline void compare(const Bytes& got, const Bytes& want, float tolerance, const char* what)

@@ -14,6 +14,9 @@
 #ifdef VACCEL_REGISTRY_HAS_VULKAN
 #include "vaccel/backend/vulkan.hpp"
 #endif
+#ifdef VACCEL_REGISTRY_HAS_CUDA
+#include "vaccel/backend/cuda.hpp"
+#endif
 
 namespace vaccel::backend {
 
@@ -88,6 +91,31 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
 }
 #endif
 
+#ifdef VACCEL_REGISTRY_HAS_CUDA
+// [devices.cuda]: fault injection for tests, as the CPU's: inject_loss_after
+// (see CudaOptions) on device inject_loss_device. Every device the CUDA
+// driver reports is found; without a driver there are none
+// (docs/adr/0018-cuda-backend.md). Compiled PTX is kept under
+// <state_dir>/cuda/.
+Result<std::vector<std::unique_ptr<Backend>>> enumerate_cuda(const Settings& settings,
+                                                             const std::filesystem::path& state_dir)
+{
+    static constexpr std::array<std::string_view, 2> known{"inject_loss_after",
+                                                           "inject_loss_device"};
+    if (auto ok = settings_known(settings, "cuda", known); !ok)
+        return fail(ok.error());
+    auto loss = setting_number(settings, "cuda", "inject_loss_after", UINT64_MAX);
+    if (!loss) return fail(loss.error());
+    auto lossy = setting_number(settings, "cuda", "inject_loss_device", 0);
+    if (!lossy) return fail(lossy.error());
+    CudaOptions options;
+    options.state_dir = state_dir;
+    options.inject_loss_after = *loss;
+    options.inject_loss_device = static_cast<std::uint32_t>(*lossy);
+    return std::move(open_cuda_devices(options).devices);
+}
+#endif
+
 // The CPU comes first: device 0 runs every format and operator (the Vulkan
 // backend runs the FP32 tier only; docs/adr/0013-vulkan-backend.md), so
 // clients of device 0 keep working.
@@ -97,6 +125,9 @@ constexpr std::array builtin_factories{
 #endif
 #ifdef VACCEL_REGISTRY_HAS_VULKAN
     Factory{"vulkan", enumerate_vulkan},
+#endif
+#ifdef VACCEL_REGISTRY_HAS_CUDA
+    Factory{"cuda", enumerate_cuda},
 #endif
 };
 

@@ -1,0 +1,43 @@
+// backend_runs.hpp - running TOSA programs through a Backend and timing
+// them, for the GPU backends' benchmarks (bench_vulkan, bench_cuda).
+//
+// Decides: a figure is the median wall clock of --runs submissions after one
+// warm-up, from submit to the completion sink, with every binding in a
+// Device-domain buffer (as a GPU client allocates them); MATMUL inputs are
+// random in [-1, 1], ADD's zero. Any refusal or a run that does not
+// complete ends the program with the reason.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vaccel/backend/backend.hpp"
+#include "vaccel/tosa/builder.hpp"
+
+namespace vaccel::bench {
+
+// The program name in messages ("bench_vulkan").
+void set_program_name(const char* name);
+[[noreturn]] void die(const std::string& what, const Error& error);
+template <class T>
+T must(Result<T> result, const std::string& what)
+{
+    if (!result) die(what, result.error());
+    return std::move(*result);
+}
+
+// [1,h,c] x [1,c,w] -> [1,h,w] of `in` into `out`.
+tosa::Graph matmul_graph(tosa::DType in, tosa::DType out, std::int64_t h, std::int64_t c,
+                         std::int64_t w);
+// out = a + b over `elements` FP32 values.
+tosa::Graph add_graph(std::int64_t elements);
+// `elements` random values in [-1, 1] as FP32 or FP16 bytes.
+std::vector<std::byte> random_bytes(std::size_t elements, tosa::DType dtype, unsigned seed);
+// The median seconds of `runs` submissions of `graph` on `backend`.
+double median_seconds(backend::Backend& backend, const tosa::Graph& graph, int runs,
+                      bool random_inputs);
+// "<anchor> GFLOP/s anchor, ratio <ours/anchor>x", or that none was given.
+std::string anchor_text(double anchor, double ours);
+
+}  // namespace vaccel::bench

@@ -1,0 +1,116 @@
+// test_programs.cpp - TOSA programs on the first CUDA device: the shared
+// GPU lowering on kernels/cuda, and every MATMUL kernel (general, streaming,
+// FP32 tiles, FP16 tensor cores) on shapes that select it, against the CPU
+// backend and a float64 reference (matmul_test_support.hpp). The operator
+// suites of the CPU backend run on the device as cuda.conformance.*.
+#include "../cpu/matmul_test_support.hpp"
+#include "cuda_test_support.hpp"
+
+namespace {
+
+using namespace cuda_test;
+
+const DeviceRig device = [] { return cuda_rig(); };
+
+void a_program_runs_exactly(void**)
+{
+    Rig gpu = cuda_rig();
+    auto p = gpu.must_load(doubling(1000));
+    std::vector<float> x(1000), want(1000);
+    for (int i = 0; i < 1000; ++i) {
+        x[i] = static_cast<float>(i) * 0.37f - 100.0f;
+        want[i] = x[i] + x[i];
+    }
+    auto in = gpu.buffer_with(x), out = gpu.buffer(4000);
+    auto event = cpu_test::submit(*gpu.backend, *gpu.queue, *p, gpu.bind(*p, {in.get(), out.get()}), 0);
+    assert_ok(event);
+    assert_int_equal(static_cast<int>(gpu.wait(**event).state),
+                     static_cast<int>(EventState::complete));
+    assert_ok(gpu.backend->destroy_event(*event));
+    assert_exactly(gpu.read(*out, 1000), want);
+    assert_ok(gpu.backend->free_buffer(in));
+    assert_ok(gpu.backend->free_buffer(out));
+    gpu.finish(p);
+}
+
+// Two queues (two streams) run one program at once with different inputs:
+// the runs share the program's arena, so the second waits for the first,
+// and both results are right.
+void runs_of_one_program_on_two_queues_do_not_mix(void**)
+{
+    Rig gpu = cuda_rig();
+    auto p = gpu.must_load(matmul_of_arena_operands(1, 64, 64, 64));
+    auto q2 = gpu.backend->create_queue(*gpu.context);
+    assert_ok(q2);
+    std::vector<float> a1(64 * 64), b1(64 * 64), a2(64 * 64), b2(64 * 64);
+    for (int i = 0; i < 64 * 64; ++i) {
+        a1[i] = static_cast<float>(i % 7);
+        b1[i] = 1.0f;
+        a2[i] = static_cast<float>(i % 5);
+        b2[i] = 2.0f;
+    }
+    auto ba1 = gpu.buffer_with(a1), bb1 = gpu.buffer_with(b1), o1 = gpu.buffer(64 * 64 * 4);
+    auto ba2 = gpu.buffer_with(a2), bb2 = gpu.buffer_with(b2), o2 = gpu.buffer(64 * 64 * 4);
+    auto e1 = cpu_test::submit(*gpu.backend, *gpu.queue, *p,
+                               gpu.bind(*p, {ba1.get(), bb1.get(), o1.get()}), 0);
+    auto e2 = cpu_test::submit(*gpu.backend, **q2, *p,
+                               gpu.bind(*p, {ba2.get(), bb2.get(), o2.get()}), 0);
+    assert_ok(e1);
+    assert_ok(e2);
+    assert_int_equal(static_cast<int>(gpu.wait(**e1).state), static_cast<int>(EventState::complete));
+    assert_int_equal(static_cast<int>(gpu.wait(**e2).state), static_cast<int>(EventState::complete));
+    const auto r1 = gpu.read(*o1, 64 * 64), r2 = gpu.read(*o2, 64 * 64);
+    for (int y = 0; y < 64; ++y) {
+        float s1 = 0, s2 = 0;
+        for (int k = 0; k < 64; ++k) {
+            s1 += a1[y * 64 + k];
+            s2 += 2 * a2[y * 64 + k];
+        }
+        assert_true(r1[y * 64] == s1 && r1[y * 64 + 63] == s1);
+        assert_true(r2[y * 64] == s2 && r2[y * 64 + 63] == s2);
+    }
+    assert_ok(gpu.backend->destroy_event(*e1));
+    assert_ok(gpu.backend->destroy_event(*e2));
+    for (auto* b : {&ba1, &bb1, &o1, &ba2, &bb2, &o2}) assert_ok(gpu.backend->free_buffer(*b));
+    assert_ok(gpu.backend->destroy_queue(*q2));
+    gpu.finish(p);
+}
+
+const Shape fp32_shapes[] = {
+    {1, 1, 37, 1},    {1, 3, 300, 77},  {2, 4, 19, 45},   // streaming (H <= 4)
+    {3, 7, 33, 29},   {1, 257, 129, 65},                  // general
+    {1, 128, 64, 128}, {2, 36, 20, 44}, {1, 300, 260, 132},  // FP32 tiles, ragged edges
+};
+
+void fp32_matmul_matches_on_every_kernel(void**)
+{
+    std::uint32_t seed = 10;
+    for (const Shape& s : fp32_shapes) check_fp32(device, s, seed += 2);
+    check_fp32(device, {1, 64, 32, 48}, seed += 2, true);  // operands in the arena
+}
+
+void fp16_matmul_matches_exactly_on_every_kernel(void**)
+{
+    const Shape to_fp32[] = {{1, 1, 300, 77}, {3, 7, 33, 29},   {1, 257, 129, 65},
+                             {2, 64, 48, 96}, {1, 128, 256, 160}, {1, 256, 40, 264},
+                             {2, 136, 64, 256}};
+    std::uint32_t seed = 120;
+    for (const Shape& s : to_fp32) check_fp16(device, s, DType::fp32, seed += 2);
+    const Shape to_fp16[] = {{1, 1, 7, 1}, {1, 3, 7, 13}, {2, 5, 7, 31}, {1, 67, 7, 65},
+                             {1, 128, 8, 256}};
+    for (const Shape& s : to_fp16) check_fp16(device, s, DType::fp16, seed += 2);
+}
+
+}  // namespace
+
+int main()
+{
+    cuda_test::require_device();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_program_runs_exactly),
+        cmocka_unit_test(runs_of_one_program_on_two_queues_do_not_mix),
+        cmocka_unit_test(fp32_matmul_matches_on_every_kernel),
+        cmocka_unit_test(fp16_matmul_matches_exactly_on_every_kernel),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
