@@ -4,7 +4,8 @@
 #   make         build all userspace into build/
 #   make test    deps + build + every test (unit, ABI, end to end) + fuzzing + the VM test
 #   make vm-test the kernel module and the whole system under qemu (tests/vm/run-vm-test.sh)
-#   make test-gpu the Vulkan device tests on this machine's GPU (not lavapipe)
+#   make test-gpu the Vulkan device tests on this machine's GPU (not lavapipe) and the
+#                CUDA device tests (skipped by `make test` without a CUDA GPU)
 #   make fuzz    the fuzz targets, each for its own time (FUZZ_SECONDS=N: N each)
 #   make bench   deps + build + benchmarks
 #   make demo    deps + build + vacceld serving the example model to two clients
@@ -60,10 +61,14 @@ test: deps
 	$(MAKE) vm-test
 
 # The Vulkan tests of `make test` (run there on lavapipe) on the machine's
-# own GPU driver; fails without a Vulkan GPU.
+# own GPU driver, then the CUDA tests (which `make test` lists as skipped
+# without a CUDA GPU); fails without a Vulkan GPU or without a CUDA GPU
+# (CUDA_GPU_TESTS=0 leaves the CUDA tests out, on a GPU that has no CUDA).
+CUDA_GPU_TESTS ?= 1
 test-gpu: deps
 	$(MAKE) build
 	tests/vulkan/run-gpu-tests.sh $(BUILD)/tests/vulkan $(BUILD)/tools/vaccelctl/vaccelctl
+	if [ "$(CUDA_GPU_TESTS)" = 1 ]; then tests/cuda/run-gpu-tests.sh $(BUILD)/tests/cuda; fi
 
 # Builds the module and the static programs, boots the cloud kernel under
 # qemu (TCG) and runs every step inside; fails on any missing step.

@@ -18,6 +18,13 @@
 // straight to that device with vkQueueSubmit and waited for with
 // vkWaitForFences in this process (support/raw_vulkan.hpp). The target
 // there: submit + completion through vacceld within 1.0x of that floor.
+//
+// With --device cuda each submission is instead a launch of an empty kernel
+// (tests/cuda/kernels, PTX) on the first CUDA device (the daemon serves cpu
+// and cuda:0), and the floor is cuLaunchKernel + cuStreamSynchronize of the
+// same kernel in this process (support/raw_cuda.hpp). The target there:
+// launch + completion through vacceld within that floor plus 1.5x the
+// ping-pong floor of the same set.
 #include <sched.h>
 
 #include <fmt/format.h>
@@ -35,6 +42,9 @@
 #ifdef VACCEL_BENCH_VULKAN
 #include "support/raw_vulkan.hpp"
 #endif
+#ifdef VACCEL_BENCH_CUDA
+#include "support/raw_cuda.hpp"
+#endif
 #include "support/vacceld_process.hpp"
 
 using namespace vaccel::bench;
@@ -46,9 +56,15 @@ struct CallTimes {
     std::vector<std::uint64_t> submit, wait, destroy, submit_wait, total;
 };
 
-// The device the no-op program runs on: "cpu" or "vulkan".
+// The device the no-op program runs on: "cpu", "vulkan" or "cuda".
 std::string device_kind = "cpu";
-const char* driver_prefix() { return device_kind == "vulkan" ? "vaccel-vulkan" : "vaccel-cpu"; }
+const char* driver_prefix()
+{
+    if (device_kind == "cuda") return "vaccel-cuda";
+    return device_kind == "vulkan" ? "vaccel-vulkan" : "vaccel-cpu";
+}
+// --device cuda: the test kernels' PTX, whose `noop` each submission launches.
+std::vector<std::uint8_t> cuda_kernels;
 
 // The UUID of the device the no-op ran on (for the raw Vulkan floor).
 std::array<std::uint8_t, 16> device_uuid{};
@@ -56,7 +72,7 @@ std::array<std::uint8_t, 16> device_uuid{};
 std::optional<CallTimes> measure(const char* transport, unsigned iterations, unsigned warmup)
 {
     NoopClient client;
-    if (!client.open(transport, 1, driver_prefix())) return std::nullopt;
+    if (!client.open(transport, 1, driver_prefix(), cuda_kernels)) return std::nullopt;
     std::memcpy(device_uuid.data(), client.device().uuid, device_uuid.size());
     CallTimes t;
     for (auto* v : {&t.submit, &t.wait, &t.destroy, &t.submit_wait, &t.total})
@@ -145,9 +161,21 @@ bool run_set(const char* title, int cpu, unsigned iterations, unsigned warmup)
             fmt::print("socket submit+wait / vulkan floor: {:.2f}x (target <= 1.00x)\n",
                        socket_submit_wait / floor_us);
     }
-#else
-    (void)socket_submit_wait;
 #endif
+#ifdef VACCEL_BENCH_CUDA
+    if (device_kind == "cuda") {
+        RawCuda raw(device_uuid, cuda_kernels);
+        const double raw_us = raw.launch_sync_seconds(static_cast<int>(iterations)) * 1e6;
+        fmt::print("{:<26} {:>15.1f} (median; cuLaunchKernel of the empty kernel + "
+                   "cuStreamSynchronize on {}, in process)\n", "cuda floor", raw_us, raw.name());
+        const double target = raw_us + 1.5 * floor.median_us;
+        if (socket_submit_wait > 0)
+            fmt::print("socket launch+wait {:.1f} us vs target cuda floor + 1.5 x ping-pong = "
+                       "{:.1f} us: {:.2f}x of the target\n",
+                       socket_submit_wait, target, socket_submit_wait / target);
+    }
+#endif
+    (void)socket_submit_wait;
     return ok;
 }
 
@@ -175,20 +203,30 @@ int main(int argc, char** argv)
     app.add_option("--warmup", warmup, "unmeasured iterations first")->capture_default_str();
     app.add_option("--cpu", cpu, "CPU for the pinned set")->capture_default_str();
     app.add_flag("!--no-pinned", pinned, "skip the set with every process pinned to one CPU");
-    app.add_option("--device", device_kind, "where the no-op program runs: cpu, or the first "
-                                            "Vulkan device (vulkan)")
+    std::vector<std::string> kinds{"cpu"};
 #ifdef VACCEL_BENCH_VULKAN
-        ->check(CLI::IsMember({"cpu", "vulkan"}))
-#else
-        ->check(CLI::IsMember({"cpu"}))  // built without the Vulkan backend
+    kinds.push_back("vulkan");
 #endif
+    std::string ptx_path;
+#ifdef VACCEL_BENCH_CUDA
+    kinds.push_back("cuda");
+    ptx_path = VACCEL_BENCH_CUDA_PTX;
+    app.add_option("--ptx", ptx_path, "--device cuda: the test kernels' PTX")->capture_default_str();
+#endif
+    app.add_option("--device", device_kind, "where the no-op runs: cpu, the first Vulkan device "
+                                            "(vulkan) or the first CUDA device (cuda), as built")
+        ->check(CLI::IsMember(kinds))
         ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
+#ifdef VACCEL_BENCH_CUDA
+    if (device_kind == "cuda") cuda_kernels = read_file(ptx_path);
+#endif
 
     fmt::print("no-op submission round trip on the {} device: submit (ADD of [1] floats, bound "
                "buffers) + wait + event destroy, {} iterations after {} warm-up; floor: {} round "
                "trips\n", device_kind, iterations, warmup, iterations);
-    const std::string devices = device_kind == "vulkan" ? "\"cpu\", \"vulkan:0\"" : "\"cpu\"";
+    const std::string devices = device_kind == "cpu" ? "\"cpu\""
+                                                     : "\"cpu\", \"" + device_kind + ":0\"";
     bool ok = true;
     {
         VacceldProcess daemon;
