@@ -2,8 +2,16 @@
 // kernel of context A writes through an address A never allocated while
 // context B's kernel is still running on the same GPU. A's launch fails
 // with the fault and A refuses everything after it; B's work completes with
-// the right bytes; a new context works; the device stays ok. A fault in
-// one context also fails the work queued behind it in that context only.
+// the right bytes; a new context works; the device stays ok. CUDA keeps a
+// fault for the whole process, so this holds because every context runs in
+// a vaccel-cuda-host process of its own; the same test also kills a host
+// outright while another context's kernel runs.
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
 #include "cuda_test_support.hpp"
 
 namespace {
@@ -165,6 +173,75 @@ void a_fault_fails_its_own_context_only(void**)
     assert_int_equal(live.contexts + live.buffers + live.programs + live.queues + live.events, 0);
 }
 
+// The vaccel-cuda-host processes this process started, oldest first.
+std::vector<pid_t> host_processes()
+{
+    std::vector<pid_t> out;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = entry.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string line;
+        std::getline(stat, line);
+        const auto close = line.rfind(')');
+        if (close == std::string::npos || line.find("(vaccel-cuda-hos") == std::string::npos)
+            continue;
+        std::istringstream rest(line.substr(close + 2));
+        char state = 0;
+        pid_t parent = 0;
+        rest >> state >> parent;
+        if (parent == getpid()) out.push_back(static_cast<pid_t>(std::stoi(name)));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// A's host is killed (SIGKILL) while B's kernel runs: A's pending work fails
+// with DeviceLost saying how its host ended, A refuses later calls, B
+// completes.
+void a_killed_host_fails_its_own_context_only(void**)
+{
+    auto backend = cuda_device();
+    Client a = open_client(*backend);
+    const auto before = host_processes();
+    assert_int_equal(before.size(), 1);
+    Client b = open_client(*backend);
+    auto pa = load_into(*backend, *a.context), pb = load_into(*backend, *b.context);
+    const std::uint32_t n = 1024;
+    auto out_a = buffer_of(*backend, *a.context, n * 4), out_b = buffer_of(*backend, *b.context, n * 4);
+    const auto spin = [&](Client& c, Program& p, Buffer& out) {
+        return go(*backend, *c.queue, p, "spin_then_write",
+                  {Arg::u64(400'000'000ull), Arg::ptr(0, n * 4), Arg::u32(n)},
+                  {{0, VACCEL_ACCESS_WRITE, &out, 0, n * 4}}, dims(n / 256, 256));
+    };
+    auto running_a = spin(a, *pa, *out_a);
+    auto running_b = spin(b, *pb, *out_b);
+    assert_ok(running_a);
+    assert_ok(running_b);
+    assert_int_equal(kill(before[0], SIGKILL), 0);
+    const EventStatus lost = wait_for(*backend, *running_a->event);
+    assert_int_equal(static_cast<int>(lost.state), static_cast<int>(EventState::failed));
+    assert_int_equal(static_cast<int>(lost.failure.code), static_cast<int>(Errc::device_lost));
+    assert_true(lost.failure.note.find("killed by signal 9") != std::string::npos);
+    assert_int_equal(static_cast<int>(wait_for(*backend, *running_b->event).state),
+                     static_cast<int>(EventState::complete));
+    std::vector<std::uint32_t> got(n);
+    assert_ok(backend->read_buffer(*out_b, 0, std::as_writable_bytes(std::span(got))));
+    assert_int_equal(got[n - 1], n);
+    assert_refused(go(*backend, *a.queue, *pa, "noop", {}, {}, dims(1, 1)), Errc::device_lost,
+                   VACCEL_D_DEVICE_STATE, 0, 0);
+    for (auto* e : {&running_a->event, &running_b->event}) assert_ok(backend->destroy_event(*e));
+    assert_ok(backend->free_buffer(out_a));
+    assert_ok(backend->free_buffer(out_b));
+    assert_ok(backend->unload_program(pa));
+    assert_ok(backend->unload_program(pb));
+    for (Client* c : {&a, &b}) {
+        assert_ok(backend->destroy_queue(c->queue));
+        assert_ok(backend->destroy_context(c->context));
+    }
+    assert_int_equal(host_processes().size(), 0);  // every host is gone and reaped
+}
+
 }  // namespace
 
 int main()
@@ -172,6 +249,7 @@ int main()
     cuda_test::require_device();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_fault_fails_its_own_context_only),
+        cmocka_unit_test(a_killed_host_fails_its_own_context_only),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

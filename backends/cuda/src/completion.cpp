@@ -91,7 +91,7 @@ bool Completer::sweep()
             continue;
         }
         CUresult r = CUDA_ERROR_NOT_READY;
-        if (context.make_current()) r = cu.cuEventQuery(s->done);
+        if (const auto scope = context.enter()) r = cu.cuEventQuery(s->done);
         if (r == CUDA_ERROR_NOT_READY) continue;
         if (r == CUDA_SUCCESS) {
             if (s->partial)

@@ -20,12 +20,15 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "completion.hpp"
 #include "device_info.hpp"
 #include "dispatch.h"
 #include "gate.hpp"
+#include "host_proxy.hpp"
 #include "kernels.hpp"
 #include "program.hpp"
 #include "vaccel/backend/cuda.hpp"
@@ -82,6 +85,10 @@ public:
             context->context = nullptr;
             return fail(core_->error(r, "creating a CUDA context"));
         }
+        // cuCtxCreate leaves the new context current; the thread keeps what
+        // it had (every call enters the context it needs).
+        CUcontext created = nullptr;
+        core_->cu->cuCtxPopCurrent(&created);
         core_->counters.contexts.fetch_add(1);
         return std::make_unique<CudaContext>(std::move(context));
     }
@@ -123,6 +130,8 @@ public:
             std::memcpy(target.host + offset, data.data(), data.size());
             return {};
         }
+        auto scope = target.owner->enter();
+        if (!scope) return fail(scope.error());
         if (CUresult r = core_->cu->cuMemcpyHtoD(target.address + offset, data.data(), data.size());
             r != CUDA_SUCCESS)
             return fail(transfer_error(target, r, "writing the buffer"));
@@ -139,6 +148,8 @@ public:
             std::memcpy(data.data(), source.host + offset, data.size());
             return {};
         }
+        auto scope = source.owner->enter();
+        if (!scope) return fail(scope.error());
         if (CUresult r = core_->cu->cuMemcpyDtoH(data.data(), source.address + offset, data.size());
             r != CUDA_SUCCESS)
             return fail(transfer_error(source, r, "reading the buffer"));
@@ -189,7 +200,8 @@ public:
         if (owner->queues >= max)
             return fail(Error::limit_hit(VACCEL_LIMIT_QUEUES, max, owner->queues));
         if (auto ok = owner->usable(); !ok) return fail(ok.error());
-        if (auto ok = owner->make_current(); !ok) return fail(ok.error());
+        auto scope = owner->enter();
+        if (!scope) return fail(scope.error());
         auto queue = std::make_shared<QueueState>(owner);
         if (CUresult r = core_->cu->cuStreamCreate(&queue->stream, CU_STREAM_NON_BLOCKING);
             r != CUDA_SUCCESS) {
@@ -333,8 +345,7 @@ private:
         if (buffer.in_flight() != 0) return fail(in_flight_error(buffer, what));
         auto end = validate::range(buffer.desc().bytes, offset, length);
         if (!end) return fail(end.error());
-        if (auto ok = buffer.owner->usable(); !ok) return ok;
-        return buffer.owner->make_current();
+        return buffer.owner->usable();
     }
     // The checks submit and launch share, after the binding rules: each
     // buffer is of the queue's context, and the in-flight rules (a buffer
@@ -477,7 +488,8 @@ Result<std::unique_ptr<Buffer>> CudaBackend::allocate_buffer(Context& context,
         return fail(Error::limit_hit(VACCEL_LIMIT_MEMORY_BYTES, device.limits.max_memory_bytes,
                                      owner->memory_bytes.load()));
     if (auto ok = owner->usable(); !ok) return fail(ok.error());
-    if (auto ok = owner->make_current(); !ok) return fail(ok.error());
+    auto scope = owner->enter();
+    if (!scope) return fail(scope.error());
     const Driver& cu = *core_->cu;
     auto buffer = std::make_unique<CudaBuffer>(owner, desc);
     CUresult r = CUDA_SUCCESS;
@@ -606,7 +618,8 @@ Result<Submitted> CudaBackend::launch(const LaunchDesc& desc)
         return fail(ok.error());
     if (auto ok = check_bindings(desc.bindings, *queue->owner, 1); !ok) return fail(ok.error());
     if (auto ok = queue->owner->usable(); !ok) return fail(ok.error());
-    if (auto ok = queue->owner->make_current(); !ok) return fail(ok.error());
+    auto scope = queue->owner->enter();
+    if (!scope) return fail(scope.error());
     // The entry, resolved once per program.
     CUfunction function = nullptr;
     {
@@ -712,7 +725,8 @@ Status CudaBackend::enqueue(SubmissionState& s)
 {
     ContextState& owner = *s.queue->owner;
     const Driver& cu = *core_->cu;
-    if (auto ok = owner.make_current(); !ok) return ok;
+    auto scope = owner.enter();
+    if (!scope) return fail(scope.error());
     const CUstream stream = s.queue->stream;
     if (CUresult r = cu.cuEventCreate(&s.done, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
         s.done = nullptr;
@@ -781,8 +795,42 @@ Status CudaBackend::enqueue(SubmissionState& s)
     return {};
 }
 
+// The vaccel-cuda-host to start (CudaOptions::host_program says where it
+// is looked for); empty when there is none.
+std::filesystem::path find_host_program(const CudaOptions& options, std::string& looked)
+{
+    namespace fs = std::filesystem;
+    std::vector<fs::path> candidates;
+    if (!options.host_program.empty()) {
+        candidates.push_back(options.host_program);
+    } else {
+        if (const char* env = std::getenv("VACCEL_CUDA_HOST"); env != nullptr && *env != '\0')
+            candidates.emplace_back(env);
+        std::error_code ec;
+        const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+        if (!ec) candidates.push_back(self.parent_path() / "vaccel-cuda-host");
+#ifdef VACCEL_CUDA_HOST_BUILT
+        candidates.emplace_back(VACCEL_CUDA_HOST_BUILT);
+#endif
+    }
+    for (const fs::path& p : candidates) {
+        if (access(p.c_str(), X_OK) == 0) return p;
+        looked += (looked.empty() ? "" : ", ") + p.string();
+    }
+    return {};
+}
+
 }  // namespace
 }  // namespace cuda
+
+std::string cuda_uuid_text(const vaccel_device_info& info)
+{
+    const auto* u = info.uuid;
+    return fmt::format("GPU-{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-"
+                       "{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+                       u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+                       u[12], u[13], u[14], u[15]);
+}
 
 CudaDevices open_cuda_devices(const CudaOptions& options)
 {
@@ -799,6 +847,20 @@ CudaDevices open_cuda_devices(const CudaOptions& options)
                                             : "the CUDA driver reports no device";
         spdlog::debug("cuda: no CUDA device: {}", out.unavailable);
         return out;
+    }
+    std::filesystem::path host;
+    if (options.isolation == CudaIsolation::process) {
+        std::string looked;
+        host = cuda::find_host_program(options, looked);
+        if (host.empty()) {
+            out.unavailable = fmt::format("vaccel-cuda-host, which runs each context of a CUDA "
+                                          "device in a process of its own, was not found "
+                                          "(looked for {}); install it beside vacceld or set "
+                                          "VACCEL_CUDA_HOST",
+                                          looked);
+            spdlog::warn("cuda: {}", out.unavailable);
+            return out;
+        }
     }
     for (int i = 0; i < count; ++i) {
         CUdevice device = 0;
@@ -820,7 +882,10 @@ CudaDevices open_cuda_devices(const CudaOptions& options)
         core->options = options;
         if (out.devices.size() == options.inject_loss_device)
             core->inject_loss_after = options.inject_loss_after;
-        out.devices.push_back(std::make_unique<cuda::CudaBackend>(std::move(core)));
+        if (options.isolation == CudaIsolation::process)
+            out.devices.push_back(cuda::open_host_proxy(std::move(core), host));
+        else
+            out.devices.push_back(std::make_unique<cuda::CudaBackend>(std::move(core)));
     }
     for (const auto& line : out.refused) spdlog::warn("cuda: {}", line);
     return out;

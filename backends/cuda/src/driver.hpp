@@ -22,7 +22,8 @@ namespace vaccel::backend::cuda {
     X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)                  \
     X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetUuid)               \
     X(cuDeviceGetAttribute) X(cuDeviceTotalMem)                                            \
-    X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxSetCurrent) X(cuCtxSynchronize)                  \
+    X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuCtxSynchronize)   \
+    X(cuCtxSetCurrent)                                                                     \
     X(cuMemAlloc) X(cuMemFree) X(cuMemAllocManaged) X(cuMemHostAlloc) X(cuMemFreeHost)    \
     X(cuMemHostGetDevicePointer) X(cuMemsetD8) X(cuMemcpyHtoD) X(cuMemcpyDtoH)            \
     X(cuMemcpyDtoD)                                                                        \

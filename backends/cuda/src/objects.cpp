@@ -34,11 +34,25 @@ ContextState::~ContextState()
     device->counters.contexts.fetch_sub(1);
 }
 
-Status ContextState::make_current() const
+ScopedContext::ScopedContext(const Driver& cu, CUcontext context) : cu_(&cu)
 {
-    if (CUresult r = device->cu->cuCtxSetCurrent(context); r != CUDA_SUCCESS)
-        return fail(device->error(r, "making the CUDA context current"));
-    return {};
+    if (cu.cuCtxPushCurrent(context) != CUDA_SUCCESS) cu_ = nullptr;
+}
+
+ScopedContext::~ScopedContext()
+{
+    CUcontext popped = nullptr;
+    if (cu_ != nullptr) cu_->cuCtxPopCurrent(&popped);
+}
+
+Result<ScopedContext> ContextState::enter() const
+{
+    ScopedContext scope(*device->cu, context);
+    if (!scope.pushed())
+        return fail(Error::of(Errc::external)
+                        .with_note(fmt::format("making a CUDA context of \"{}\" current failed",
+                                               device->info.name)));
+    return scope;
 }
 
 Status ContextState::usable() const
@@ -70,7 +84,7 @@ CudaBuffer::~CudaBuffer()
 {
     const DeviceCore& core = *owner->device;
     if (address != 0 || host != nullptr) {
-        (void)owner->make_current();
+        const auto scope = owner->enter();
         if (desc_.domain == VACCEL_DOMAIN_HOST)
             core.cu->cuMemFreeHost(host);
         else
@@ -86,7 +100,7 @@ CudaBuffer::~CudaBuffer()
 QueueState::~QueueState()
 {
     if (stream == nullptr) return;
-    (void)owner->make_current();
+    const auto scope = owner->enter();
     owner->device->cu->cuStreamDestroy(stream);
     owner->queues -= 1;
     owner->device->counters.queues.fetch_sub(1);
@@ -95,7 +109,7 @@ QueueState::~QueueState()
 ProgramState::~ProgramState()
 {
     const Driver& cu = *owner->device->cu;
-    (void)owner->make_current();
+    const auto scope = owner->enter();
     if (last_run != nullptr) cu.cuEventDestroy(last_run);
     if (arena != 0) {
         cu.cuMemFree(arena);
@@ -109,7 +123,7 @@ SubmissionState::~SubmissionState()
 {
     release();
     if (done != nullptr) {
-        (void)queue->owner->make_current();
+        const auto scope = queue->owner->enter();
         queue->owner->device->cu->cuEventDestroy(done);
     }
 }

@@ -6,9 +6,10 @@
 // only after everything made in it; cuCtxDestroy releases what is left.
 // Threading (backend.hpp): calls come from the engine's device thread, and
 // load_program from other threads; counters that load_program touches are
-// atomics. Every driver call is made with its context current
-// (ContextState::make_current); a context is current on a thread until
-// another is made current there.
+// atomics. Every driver call is made with its context current: pushed on
+// the calling thread's context stack for the call's span and popped after
+// (ContextState::enter), so the backend never changes what the thread had
+// current (an application using CUDA itself, embedded).
 #pragma once
 
 #include <atomic>
@@ -71,6 +72,21 @@ struct DeviceCore {
     Error error(CUresult result, std::string_view what) const;
 };
 
+// The span in which a context is current on this thread (push, then pop).
+class ScopedContext {
+public:
+    ScopedContext(const Driver& cu, CUcontext context);
+    ScopedContext(ScopedContext&& other) noexcept : cu_(other.cu_) { other.cu_ = nullptr; }
+    ScopedContext(const ScopedContext&) = delete;
+    ScopedContext& operator=(const ScopedContext&) = delete;
+    ScopedContext& operator=(ScopedContext&&) = delete;
+    ~ScopedContext();
+    bool pushed() const { return cu_ != nullptr; }
+
+private:
+    const Driver* cu_;  // null once moved from or when the push failed
+};
+
 struct ContextState {
     std::shared_ptr<DeviceCore> device;
     CUcontext context = nullptr;
@@ -93,8 +109,9 @@ struct ContextState {
     ContextState& operator=(const ContextState&) = delete;
     ~ContextState();
 
-    // Makes the CUDA context current on the calling thread.
-    Status make_current() const;
+    // Makes the CUDA context current on the calling thread until the
+    // returned scope ends.
+    Result<ScopedContext> enter() const;
     // Refused when the context faulted or the device was lost.
     Status usable() const;
     // Records the first fault (the failing call's result) and marks the

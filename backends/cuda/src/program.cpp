@@ -161,7 +161,8 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
                                                "given; give it fewer inputs and outputs",
                                                plan->buffer_count(), plan->slots.size(),
                                                VACCEL_CUDA_MAX_BUFFERS)));
-    if (auto ok = context->make_current(); !ok) return fail(ok.error());
+    auto scope = context->enter();
+    if (!scope) return fail(scope.error());
     auto program = std::make_shared<ProgramState>(std::move(context));
     const tosa::Block& block = graph->regions[0].blocks[0];
     for (const tosa::SlotPlan& slot : plan->slots)
@@ -189,7 +190,8 @@ Result<std::shared_ptr<ProgramState>> load_kernels(std::shared_ptr<ContextState>
     if (desc.payload.empty())
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_FORMAT, desc.format)
                         .with_note("the kernel program is empty"));
-    if (auto ok = context->make_current(); !ok) return fail(ok.error());
+    auto scope = context->enter();
+    if (!scope) return fail(scope.error());
     std::vector<std::byte> image;
     if (desc.format == VACCEL_FORMAT_CUDA_PTX) {
         auto cubin = compile_ptx(*context, desc.payload);

@@ -4,9 +4,10 @@
 // every device the CUDA driver reports is served, in the driver's order, as
 // cuda:0, cuda:1, ...; the driver is loaded at run time (libcuda.so.1), so a
 // machine without it has no CUDA device, which is not an error. A device
-// runs TOSA programs (the shared GPU lowering on kernels/cuda), launches
-// PTX and cubin kernels, and gives every vaccel context its own CUDA
-// context, so a kernel that faults fails its own context only.
+// runs TOSA programs (the shared GPU lowering on kernels/cuda) and launches
+// PTX and cubin kernels. CUDA makes a kernel's fault sticky for the whole
+// process, so by default every vaccel context runs in a process of its own
+// (vaccel-cuda-host): a kernel that faults fails its own context only.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,21 @@
 
 namespace vaccel::backend {
 
+enum class CudaIsolation {
+    // Each context in its own vaccel-cuda-host process: a fault stays there.
+    process,
+    // Contexts in the calling process: a fault in one ends every context of
+    // the process. For the host itself, and for tests of the backend's own
+    // code.
+    none,
+};
+
 struct CudaOptions {
+    CudaIsolation isolation = CudaIsolation::process;
+    // The host program (process isolation). Empty: $VACCEL_CUDA_HOST, else
+    // vaccel-cuda-host beside the running executable, else the one this
+    // build made.
+    std::filesystem::path host_program;
     // The daemon's state directory ([daemon] state_dir): PTX compiled for a
     // device is kept in <state_dir>/cuda/, so a program loads once per
     // driver and device. Empty: nothing is kept across restarts.
@@ -39,7 +54,12 @@ struct CudaDevices {
 };
 
 // Never fails: no driver or no device gives no devices, and `unavailable`
-// says why.
+// says why. With process isolation a device whose host program cannot be
+// found is refused, with the path it looked for.
 CudaDevices open_cuda_devices(const CudaOptions& options = {});
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", the device's UUID as
+// nvidia-smi prints it.
+std::string cuda_uuid_text(const vaccel_device_info& info);
 
 }  // namespace vaccel::backend

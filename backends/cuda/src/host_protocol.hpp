@@ -1,0 +1,123 @@
+// host_protocol.hpp - the messages between vacceld's CUDA backend and a
+// CUDA host process (docs/adr/0018-cuda-backend.md, "One process per
+// context").
+//
+// Decides:
+//  - one SOCK_SEQPACKET socketpair per host: every message is one packet of
+//    at most max_message bytes, a Header then its body; the daemon sends
+//    requests and waits for the reply carrying the same id; the host also
+//    sends `completed` messages (id = the event) whenever an event ends;
+//  - bulk bytes (buffer contents, program payloads) never travel in
+//    packets: they pass through a shared memory window (a memfd of
+//    window_bytes the daemon creates and the host maps), one chunk per
+//    request;
+//  - bodies are written and read field by field (Writer, Reader); a Reader
+//    that runs past its packet reports it, and the receiver refuses the
+//    message rather than guessing.
+// A host trusts its daemon (the daemon started it, alone holds the other
+// end); the daemon checks every reply's shape all the same.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "vaccel/common/error.hpp"
+
+namespace vaccel::backend::cuda::host {
+
+inline constexpr std::size_t max_message = 64 * 1024;
+inline constexpr std::uint64_t window_bytes = 16ull << 20;
+
+enum class Op : std::uint32_t {
+    hello = 1,       // host -> daemon, once: the context exists, or why not
+    reply = 2,       // host -> daemon: the answer to request `id`
+    completed = 3,   // host -> daemon: event `id` ended
+    allocate = 10,
+    free_buffer = 11,
+    write = 12,      // window -> buffer
+    read = 13,       // buffer -> window
+    payload = 14,    // appends window bytes to the program being loaded
+    load = 15,
+    unload = 16,
+    queue_create = 17,
+    queue_destroy = 18,
+    gate_create = 19,
+    gate_raise = 20,
+    gate_destroy = 21,
+    submit = 22,
+    launch = 23,
+    event_destroy = 24,
+    cancel = 25,
+};
+
+struct Header {
+    Op op;
+    std::uint32_t pad;
+    std::uint64_t id;  // request id, or the event of `completed`
+};
+
+class Writer {
+public:
+    explicit Writer(Op op, std::uint64_t id = 0)
+    {
+        bytes_.reserve(256);
+        put(Header{op, 0, id});
+    }
+    template <class T>
+    Writer& put(const T& value)
+    {
+        static_assert(std::is_trivially_copyable_v<T>);
+        const std::size_t at = bytes_.size();
+        bytes_.resize(at + sizeof(T));
+        std::memcpy(bytes_.data() + at, &value, sizeof(T));
+        return *this;
+    }
+    Writer& text(std::string_view s);
+    Writer& error(const Error& e);
+    Writer& blob(std::span<const std::byte> b);
+    std::span<const std::byte> bytes() const { return bytes_; }
+
+private:
+    std::vector<std::byte> bytes_;
+};
+
+class Reader {
+public:
+    explicit Reader(std::span<const std::byte> packet) : data_(packet) {}
+    template <class T>
+    T get()
+    {
+        static_assert(std::is_trivially_copyable_v<T>);
+        T value{};
+        if (!ok_ || data_.size() - at_ < sizeof(T)) {
+            ok_ = false;
+            return value;
+        }
+        std::memcpy(&value, data_.data() + at_, sizeof(T));
+        at_ += sizeof(T);
+        return value;
+    }
+    std::string text();
+    Error error();
+    std::vector<std::byte> blob();
+    // False once a read ran past the packet.
+    bool ok() const { return ok_; }
+
+private:
+    std::span<const std::byte> data_;
+    std::size_t at_ = 0;
+    bool ok_ = true;
+};
+
+// One packet on `fd`; false when the peer is gone (or the packet did not fit).
+bool send_packet(int fd, std::span<const std::byte> packet);
+// The next packet, or nothing when the peer is gone.
+std::optional<std::vector<std::byte>> receive_packet(int fd);
+
+}  // namespace vaccel::backend::cuda::host

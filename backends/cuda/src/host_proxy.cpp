@@ -1,0 +1,802 @@
+// host_proxy.cpp - contexts in vaccel-cuda-host processes (host_proxy.hpp).
+#include "host_proxy.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "host_protocol.hpp"
+#include "program.hpp"
+#include "vaccel/backend/cuda.hpp"
+
+namespace vaccel::backend::cuda {
+namespace {
+
+using host::Op;
+using host::Reader;
+using host::Writer;
+
+Error host_gone(std::string_view how)
+{
+    return Error::of(Errc::device_lost, VACCEL_D_DEVICE_STATE)
+        .with_note(fmt::format("the CUDA host process of this context {}; its work is lost and "
+                               "the context takes no more; destroy it and create a new one "
+                               "(the device and other contexts are unaffected)",
+                               how));
+}
+
+class ProxyBuffer;
+
+// One accepted submission, as the daemon sees it.
+struct EventRecord {
+    std::atomic<std::uint32_t> state{VACCEL_EVENT_PENDING};
+    Error failure;  // written before `state` leaves pending
+    std::shared_ptr<EventSink> sink;
+    struct Held {
+        ProxyBuffer* buffer;
+        bool writes;
+    };
+    std::vector<Held> held;
+};
+
+// The daemon's end of one host: requests and replies, completions, death.
+// Locking: `mutex_` guards the pending replies, the event records and `dead_`;
+// sends are serialised by `send_mutex_`; `window_mutex` is held across one
+// bulk transfer (the window is one buffer).
+class HostChannel {
+public:
+    HostChannel(int fd, pid_t pid, std::byte* w) : window(w), fd_(fd), pid_(pid) {}
+    ~HostChannel();
+    HostChannel(const HostChannel&) = delete;
+    HostChannel& operator=(const HostChannel&) = delete;
+
+    void start() { reader_ = std::thread([this] { read_loop(); }); }
+    // Sends a request and waits for its reply; the reply's body (after the
+    // ok byte), or the refusal.
+    Result<std::vector<std::byte>> call(const Writer& request, std::uint64_t id);
+    Status call_status(const Writer& request, std::uint64_t id);
+    // Sends without waiting (event_destroy).
+    void post(const Writer& request);
+    std::uint64_t next_id() { return ids_.fetch_add(1); }
+    // Registers an event before its request is sent.
+    void track(std::uint64_t id, std::shared_ptr<EventRecord> record);
+    void untrack(std::uint64_t id);
+    Status usable();
+
+    std::byte* const window;
+    std::mutex window_mutex;
+
+private:
+    void read_loop();
+    void complete(std::uint64_t id, Reader& r);
+    void died();
+
+    int fd_;
+    pid_t pid_;
+    std::atomic<std::uint64_t> ids_{1};
+    std::mutex send_mutex_;
+    std::mutex mutex_;
+    std::condition_variable replied_;
+    std::map<std::uint64_t, std::optional<std::vector<std::byte>>> replies_;
+    std::map<std::uint64_t, std::shared_ptr<EventRecord>> events_;
+    std::optional<Error> dead_;
+    std::thread reader_;
+};
+
+void finish(EventRecord& record, EventState state, Error failure);
+
+HostChannel::~HostChannel()
+{
+    ::shutdown(fd_, SHUT_RDWR);  // the host sees the end and exits
+    if (reader_.joinable()) reader_.join();
+    ::close(fd_);
+    munmap(window, host::window_bytes);
+    if (pid_ <= 0) return;  // reaped when it died
+    // The host exits at once; one that does not within 5 s is killed.
+    for (int i = 0; i < 500; ++i) {
+        if (waitpid(pid_, nullptr, WNOHANG) != 0) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+}
+
+Status HostChannel::usable()
+{
+    std::lock_guard lock(mutex_);
+    if (dead_) return fail(*dead_);
+    return {};
+}
+
+void HostChannel::post(const Writer& request)
+{
+    std::lock_guard lock(send_mutex_);
+    (void)host::send_packet(fd_, request.bytes());
+}
+
+Result<std::vector<std::byte>> HostChannel::call(const Writer& request, std::uint64_t id)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (dead_) return fail(*dead_);
+        replies_[id];
+    }
+    {
+        std::lock_guard lock(send_mutex_);
+        if (!host::send_packet(fd_, request.bytes())) {
+            std::lock_guard guard(mutex_);
+            replies_.erase(id);
+            return fail(host_gone("cannot be reached"));
+        }
+    }
+    std::unique_lock lock(mutex_);
+    replied_.wait(lock, [&] { return replies_[id].has_value() || dead_.has_value(); });
+    auto packet = std::move(replies_[id]);
+    replies_.erase(id);
+    if (!packet) return fail(*dead_);
+    Reader r(*packet);
+    (void)r.get<host::Header>();
+    if (r.get<std::uint8_t>() == 0) {
+        Error e = r.error();
+        if (!r.ok()) return fail(host_gone("answered with a malformed refusal"));
+        return fail(std::move(e));
+    }
+    std::vector<std::byte> body(packet->begin() + sizeof(host::Header) + 1, packet->end());
+    return body;
+}
+
+Status HostChannel::call_status(const Writer& request, std::uint64_t id)
+{
+    auto reply = call(request, id);
+    if (!reply) return fail(reply.error());
+    return {};
+}
+
+void HostChannel::track(std::uint64_t id, std::shared_ptr<EventRecord> record)
+{
+    std::lock_guard lock(mutex_);
+    events_[id] = std::move(record);
+}
+
+void HostChannel::untrack(std::uint64_t id)
+{
+    std::lock_guard lock(mutex_);
+    events_.erase(id);
+}
+
+void HostChannel::complete(std::uint64_t id, Reader& r)
+{
+    const auto state = static_cast<EventState>(r.get<std::uint32_t>());
+    Error failure = r.error();
+    std::shared_ptr<EventRecord> record;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = events_.find(id);
+        if (it == events_.end()) return;
+        record = std::move(it->second);
+        events_.erase(it);
+    }
+    finish(*record, state, std::move(failure));
+}
+
+void HostChannel::died()
+{
+    // The socket closed: the host is exiting; give it a second to be reaped
+    // so the error can say how it ended.
+    int status = 0;
+    std::string how = "ended";
+    for (int i = 0; i < 100 && pid_ > 0; ++i) {
+        if (waitpid(pid_, &status, WNOHANG) == pid_) {
+            pid_ = -1;
+            if (WIFSIGNALED(status))
+                how = fmt::format("was killed by signal {}", WTERMSIG(status));
+            else if (WIFEXITED(status))
+                how = fmt::format("exited with status {}", WEXITSTATUS(status));
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::map<std::uint64_t, std::shared_ptr<EventRecord>> orphans;
+    {
+        std::lock_guard lock(mutex_);
+        dead_ = host_gone(how);
+        orphans.swap(events_);
+    }
+    replied_.notify_all();
+    for (auto& [id, record] : orphans) finish(*record, EventState::failed, *dead_);
+}
+
+void HostChannel::read_loop()
+{
+    while (auto packet = host::receive_packet(fd_)) {
+        Reader r(*packet);
+        const auto header = r.get<host::Header>();
+        if (!r.ok()) continue;
+        if (header.op == Op::completed) {
+            complete(header.id, r);
+        } else if (header.op == Op::reply) {
+            std::lock_guard lock(mutex_);
+            auto it = replies_.find(header.id);
+            if (it != replies_.end()) it->second = std::move(*packet);
+            replied_.notify_all();
+        }
+    }
+    died();
+}
+
+// The proxy's objects: ids on the host, and what the engine asks without a request.
+struct ProxyContext final : Context {
+    std::shared_ptr<HostChannel> host;
+    std::atomic<std::uint64_t> buffers{0}, programs{0}, queues{0}, gates{0};
+    // The host's buffer identities, for refusals that name a buffer.
+    std::mutex identities_mutex;
+    std::map<std::uint64_t, std::uint64_t> identities;  // host's -> ours
+};
+
+class ProxyBuffer final : public Buffer {
+public:
+    ProxyBuffer(ProxyContext& o, const BufferDesc& d, std::uint64_t i) : owner(o), id(i), desc_(d) {}
+    const BufferDesc& desc() const override { return desc_; }
+    std::uint64_t in_flight() const override { return readers.load() + writers.load(); }
+    std::uint64_t identity() const override { return serial; }
+
+    ProxyContext& owner;
+    std::uint64_t id;
+    std::uint64_t serial = 0;
+    std::uint64_t allocation_bytes = 0;
+    std::atomic<std::uint64_t> readers{0}, writers{0};
+
+private:
+    BufferDesc desc_;
+};
+
+struct ProxyProgram final : Program {
+    ProxyContext* owner = nullptr;
+    std::uint64_t id = 0;
+    std::uint32_t format_ = 0;
+    std::uint32_t inputs = 0;
+    std::vector<SlotInfo> slots_;
+    std::span<const SlotInfo> slots() const override { return slots_; }
+    std::uint32_t input_count() const override { return inputs; }
+    std::uint32_t format() const override { return format_; }
+};
+
+struct ProxyQueue final : Queue {
+    ProxyContext* owner = nullptr;
+    std::uint64_t id = 0;
+};
+
+struct ProxyGate final : Gate {
+    ProxyContext* owner = nullptr;
+    std::uint64_t id = 0;
+    std::atomic<std::uint64_t> value{0};
+};
+
+struct ProxyEvent final : Event {
+    std::shared_ptr<EventRecord> record;
+    std::shared_ptr<HostChannel> host;
+    std::uint64_t id = 0;
+};
+
+void finish(EventRecord& record, EventState state, Error failure)
+{
+    record.failure = std::move(failure);
+    for (const auto& h : record.held) (h.writes ? h.buffer->writers : h.buffer->readers).fetch_sub(1);
+    record.held.clear();
+    record.state.store(static_cast<std::uint32_t>(state), std::memory_order_release);
+    if (auto sink = std::move(record.sink)) {
+        EventStatus status;
+        status.state = state;
+        if (state != EventState::complete) status.failure = record.failure;
+        sink->completed(status);
+    }
+}
+
+// Starts a host for `uuid`; its socket and window, or why not.
+struct Started {
+    int fd;
+    pid_t pid;
+    std::byte* window;
+};
+Result<Started> start_host(const std::filesystem::path& program, const std::string& uuid,
+                           const std::filesystem::path& state_dir)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return fail(Error::of(Errc::external).with_note("socketpair for a CUDA host failed"));
+    const int memory = memfd_create("vaccel-cuda-window", MFD_CLOEXEC);
+    if (memory < 0 || ftruncate(memory, static_cast<off_t>(host::window_bytes)) != 0) {
+        ::close(sv[0]);
+        ::close(sv[1]);
+        if (memory >= 0) ::close(memory);
+        return fail(Error::of(Errc::out_of_memory).with_note("the CUDA host's transfer window"));
+    }
+    void* window = mmap(nullptr, host::window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0);
+    const std::string path = program.string(), dir = state_dir.string();
+    pid_t pid = window == MAP_FAILED ? -1 : fork();
+    if (pid == 0) {
+        // Only async-signal-safe calls until exec: move both fds above 9,
+        // then onto 3 and 4 (dup2 leaves the copies without CLOEXEC).
+        const int s = fcntl(sv[1], F_DUPFD, 10), m = fcntl(memory, F_DUPFD, 10);
+        if (s < 0 || m < 0 || dup2(s, 3) < 0 || dup2(m, 4) < 0) _exit(127);
+        const char* argv[] = {path.c_str(), "3", "4", uuid.c_str(),
+                              dir.empty() ? nullptr : dir.c_str(), nullptr};
+        execv(path.c_str(), const_cast<char* const*>(argv));
+        _exit(127);
+    }
+    ::close(sv[1]);
+    ::close(memory);
+    if (pid < 0) {
+        ::close(sv[0]);
+        if (window != MAP_FAILED) munmap(window, host::window_bytes);
+        return fail(Error::of(Errc::external).with_note("starting a CUDA host process failed"));
+    }
+    return Started{sv[0], pid, static_cast<std::byte*>(window)};
+}
+
+class ProxyBackend final : public Backend {
+public:
+    ProxyBackend(std::shared_ptr<DeviceCore> core, std::filesystem::path program)
+        : core_(std::move(core)), program_(std::move(program)), uuid_(cuda_uuid_text(core_->info))
+    {
+    }
+
+    const vaccel_device_info& device_info() const override { return core_->info; }
+    std::vector<tosa::CapabilityDescriptor> tosa_descriptors() const override
+    {
+        return {cuda_descriptor()};
+    }
+    DeviceState state() const override { return DeviceState::ok; }
+
+    Result<std::unique_ptr<Context>> create_context() override
+    {
+        const std::uint64_t used = core_->counters.contexts.load();
+        if (used >= core_->info.limits.max_contexts)
+            return fail(Error::limit_hit(VACCEL_LIMIT_CONTEXTS, core_->info.limits.max_contexts,
+                                         used));
+        auto started = start_host(program_, uuid_, core_->options.state_dir);
+        if (!started) return fail(started.error());
+        auto host = std::make_shared<HostChannel>(started->fd, started->pid, started->window);
+        // The hello: the host's context exists, or why not; a host that
+        // says nothing for a minute is taken as failed (and killed).
+        timeval wait{60, 0};
+        setsockopt(started->fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+        auto hello = host::receive_packet(started->fd);
+        wait = {0, 0};
+        setsockopt(started->fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+        if (!hello)
+            return fail(Error::of(Errc::external)
+                            .with_note(fmt::format("the CUDA host {} ended before it started "
+                                                   "(is it installed and executable?)",
+                                                   program_.string())));
+        Reader r(*hello);
+        const auto header = r.get<host::Header>();
+        if (header.op != Op::hello || !r.ok())
+            return fail(Error::of(Errc::external).with_note("the CUDA host did not say hello"));
+        if (r.get<std::uint8_t>() == 0) return fail(r.error());
+        host->start();
+        auto context = std::make_unique<ProxyContext>();
+        context->host = std::move(host);
+        core_->counters.contexts.fetch_add(1);
+        return std::unique_ptr<Context>(std::move(context));
+    }
+    Status destroy_context(std::unique_ptr<Context>& context) override
+    {
+        auto& c = static_cast<ProxyContext&>(*context);
+        const std::uint64_t children = c.buffers + c.programs + c.queues + c.gates;
+        if (children != 0)
+            return fail(Error::of(Errc::busy, VACCEL_D_IN_USE, children)
+                            .with_note(fmt::format("the context still owns {} buffers, {} "
+                                                   "programs, {} queues and {} gates; release "
+                                                   "them first",
+                                                   c.buffers.load(), c.programs.load(),
+                                                   c.queues.load(), c.gates.load())));
+        context.reset();  // the host exits
+        core_->counters.contexts.fetch_sub(1);
+        return {};
+    }
+
+    Result<std::unique_ptr<Buffer>> allocate_buffer(Context& context, const BufferDesc& desc,
+                                                    BufferInfo& info) override
+    {
+        auto& c = static_cast<ProxyContext&>(context);
+        if (c.buffers >= core_->info.limits.max_buffers)
+            return fail(Error::limit_hit(VACCEL_LIMIT_BUFFERS, core_->info.limits.max_buffers,
+                                         c.buffers));
+        const std::uint64_t id = c.host->next_id();
+        Writer w(Op::allocate, id);
+        w.put(id).put(desc.bytes).put(desc.alignment).put(desc.domain).put(desc.usage).put(desc.access);
+        auto reply = c.host->call(w, id);
+        if (!reply) return fail(reply.error());
+        Reader r(*reply);
+        info.allocation_bytes = r.get<std::uint64_t>();
+        info.measured_alignment = r.get<std::uint64_t>();
+        info.properties = r.get<std::uint32_t>();
+        const auto host_identity = r.get<std::uint64_t>();
+        auto buffer = std::make_unique<ProxyBuffer>(c, desc, id);
+        buffer->serial = core_->next_identity++;
+        buffer->allocation_bytes = info.allocation_bytes;
+        {
+            std::lock_guard lock(c.identities_mutex);
+            c.identities[host_identity] = buffer->serial;
+        }
+        c.buffers += 1;
+        core_->counters.buffers.fetch_add(1);
+        core_->counters.buffer_bytes.fetch_add(info.allocation_bytes);
+        return std::unique_ptr<Buffer>(std::move(buffer));
+    }
+    Status free_buffer(std::unique_ptr<Buffer>& buffer) override
+    {
+        auto& b = static_cast<ProxyBuffer&>(*buffer);
+        if (b.in_flight() != 0) return fail(in_flight(b, "free"));
+        const std::uint64_t id = b.owner.host->next_id();
+        Writer w(Op::free_buffer, id);
+        w.put(b.id);
+        // A dead host freed everything already.
+        if (auto ok = b.owner.host->call_status(w, id); !ok && b.owner.host->usable())
+            return fail(translate(b.owner, ok.error()));
+        b.owner.buffers -= 1;
+        core_->counters.buffers.fetch_sub(1);
+        core_->counters.buffer_bytes.fetch_sub(b.allocation_bytes);
+        buffer.reset();
+        return {};
+    }
+    Status write_buffer(Buffer& buffer, std::uint64_t offset,
+                        std::span<const std::byte> data) override
+    {
+        return transfer(static_cast<ProxyBuffer&>(buffer), offset,
+                        {const_cast<std::byte*>(data.data()), data.size()}, Op::write);
+    }
+    Status read_buffer(Buffer& buffer, std::uint64_t offset, std::span<std::byte> data) override
+    {
+        return transfer(static_cast<ProxyBuffer&>(buffer), offset, data, Op::read);
+    }
+
+    Result<std::unique_ptr<Program>> load_program(Context& context,
+                                                  const ProgramDesc& desc) override
+    {
+        auto& c = static_cast<ProxyContext&>(context);
+        if (desc.payload.size() > core_->info.limits.max_artifact_bytes)
+            return fail(Error::limit_hit(VACCEL_LIMIT_ARTIFACT_BYTES,
+                                         core_->info.limits.max_artifact_bytes,
+                                         desc.payload.size()));
+        if (c.programs >= core_->info.limits.max_programs)
+            return fail(Error::limit_hit(VACCEL_LIMIT_PROGRAMS, core_->info.limits.max_programs,
+                                         c.programs));
+        std::lock_guard window(c.host->window_mutex);  // the payload, then the load
+        for (std::size_t at = 0; at < desc.payload.size(); at += host::window_bytes) {
+            const std::size_t n = std::min<std::size_t>(host::window_bytes, desc.payload.size() - at);
+            std::memcpy(c.host->window, desc.payload.data() + at, n);
+            const std::uint64_t id = c.host->next_id();
+            Writer w(Op::payload, id);
+            w.put(static_cast<std::uint64_t>(n));
+            if (auto ok = c.host->call_status(w, id); !ok) return fail(ok.error());
+        }
+        const std::uint64_t id = c.host->next_id();
+        Writer w(Op::load, id);
+        w.put(id).put(desc.format).put(desc.target);
+        auto reply = c.host->call(w, id);
+        if (!reply) return fail(reply.error());
+        Reader r(*reply);
+        auto program = std::make_unique<ProxyProgram>();
+        program->owner = &c;
+        program->id = id;
+        program->format_ = r.get<std::uint32_t>();
+        program->inputs = r.get<std::uint32_t>();
+        const auto count = r.get<std::uint32_t>();
+        for (std::uint32_t i = 0; i < count && r.ok(); ++i) {
+            SlotInfo s;
+            s.role = r.get<std::uint32_t>();
+            s.dtype = r.get<std::uint32_t>();
+            s.bytes = r.get<std::uint64_t>();
+            const auto rank = r.get<std::uint32_t>();
+            for (std::uint32_t d = 0; d < rank && r.ok(); ++d) s.shape.push_back(r.get<std::int64_t>());
+            s.name = r.text();
+            program->slots_.push_back(std::move(s));
+        }
+        if (!r.ok()) return fail(host_gone("answered a load with a malformed reply"));
+        c.programs += 1;
+        core_->counters.programs.fetch_add(1);
+        return std::unique_ptr<Program>(std::move(program));
+    }
+    Status unload_program(std::unique_ptr<Program>& program) override
+    {
+        auto& p = static_cast<ProxyProgram&>(*program);
+        if (auto ok = release(*p.owner, Op::unload, p.id); !ok) return ok;
+        p.owner->programs -= 1;
+        core_->counters.programs.fetch_sub(1);
+        program.reset();
+        return {};
+    }
+
+    Result<std::unique_ptr<Queue>> create_queue(Context& context) override
+    {
+        auto& c = static_cast<ProxyContext&>(context);
+        auto queue = std::make_unique<ProxyQueue>();
+        queue->owner = &c;
+        queue->id = c.host->next_id();
+        Writer w(Op::queue_create, queue->id);
+        w.put(queue->id);
+        if (auto ok = c.host->call_status(w, queue->id); !ok) return fail(ok.error());
+        c.queues += 1;
+        core_->counters.queues.fetch_add(1);
+        return std::unique_ptr<Queue>(std::move(queue));
+    }
+    Status destroy_queue(std::unique_ptr<Queue>& queue) override
+    {
+        auto& q = static_cast<ProxyQueue&>(*queue);
+        if (auto ok = release(*q.owner, Op::queue_destroy, q.id); !ok) return ok;
+        q.owner->queues -= 1;
+        core_->counters.queues.fetch_sub(1);
+        queue.reset();
+        return {};
+    }
+
+    Result<std::unique_ptr<Gate>> create_gate(Context& context) override
+    {
+        auto& c = static_cast<ProxyContext&>(context);
+        auto gate = std::make_unique<ProxyGate>();
+        gate->owner = &c;
+        gate->id = c.host->next_id();
+        Writer w(Op::gate_create, gate->id);
+        w.put(gate->id);
+        if (auto ok = c.host->call_status(w, gate->id); !ok) return fail(ok.error());
+        c.gates += 1;
+        core_->counters.gates.fetch_add(1);
+        return std::unique_ptr<Gate>(std::move(gate));
+    }
+    Status raise_gate(Gate& gate, std::uint64_t value) override
+    {
+        auto& g = static_cast<ProxyGate&>(gate);
+        const std::uint64_t id = g.owner->host->next_id();
+        Writer w(Op::gate_raise, id);
+        w.put(g.id).put(value);
+        if (auto ok = g.owner->host->call_status(w, id); !ok) return ok;
+        std::uint64_t seen = g.value.load();
+        while (seen < value && !g.value.compare_exchange_weak(seen, value)) {
+        }
+        return {};
+    }
+    std::uint64_t gate_value(const Gate& gate) const override
+    {
+        return static_cast<const ProxyGate&>(gate).value.load();
+    }
+    Status destroy_gate(std::unique_ptr<Gate>& gate) override
+    {
+        auto& g = static_cast<ProxyGate&>(*gate);
+        const std::uint64_t id = g.owner->host->next_id();
+        Writer w(Op::gate_destroy, id);
+        w.put(g.id);
+        // The host cancels what waited (their completions follow); a dead
+        // host has nothing left to cancel.
+        (void)g.owner->host->call_status(w, id);
+        g.owner->gates -= 1;
+        core_->counters.gates.fetch_sub(1);
+        gate.reset();
+        return {};
+    }
+
+    Result<Submitted> submit(const SubmitDesc& desc) override
+    {
+        auto& q = static_cast<ProxyQueue&>(*desc.queue);
+        auto& p = static_cast<ProxyProgram&>(*desc.program);
+        auto* g = static_cast<ProxyGate*>(desc.after);
+        if (p.owner != q.owner || (g != nullptr && g->owner != q.owner))
+            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
+                            .with_note("the program or gate belongs to another context than "
+                                       "the queue"));
+        if (auto ok = check_bindings(desc.bindings, *q.owner); !ok) return fail(ok.error());
+        const std::uint64_t id = q.owner->host->next_id();
+        Writer w(Op::submit, id);
+        w.put(id).put(q.id).put(p.id).put(desc.deadline_ns).put(g == nullptr ? std::uint64_t{0} : g->id)
+            .put(desc.after_value);
+        put_bindings(w, desc.bindings);
+        return go(*q.owner, w, id, desc.bindings, desc.sink);
+    }
+    Result<Submitted> launch(const LaunchDesc& desc) override
+    {
+        auto& q = static_cast<ProxyQueue&>(*desc.queue);
+        auto& p = static_cast<ProxyProgram&>(*desc.program);
+        if (p.owner != q.owner)
+            return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
+                            .with_note("the program belongs to another context than the queue"));
+        if (auto ok = check_bindings(desc.bindings, *q.owner); !ok) return fail(ok.error());
+        const auto argv = kernel_args::encode(desc.args);
+        const std::uint64_t id = q.owner->host->next_id();
+        Writer w(Op::launch, id);
+        w.put(id).put(q.id).put(p.id).put(desc.deadline_ns).put(desc.dims).text(desc.entry).blob(argv);
+        put_bindings(w, desc.bindings);
+        if (w.bytes().size() > host::max_message)
+            return fail(Error::limit_hit(VACCEL_LIMIT_KERNEL_ARGS_BYTES, host::max_message / 2,
+                                         argv.size()));
+        return go(*q.owner, w, id, desc.bindings, desc.sink);
+    }
+    EventStatus poll(Event& event) override
+    {
+        const EventRecord& r = *static_cast<ProxyEvent&>(event).record;
+        EventStatus status;
+        status.state = static_cast<EventState>(r.state.load(std::memory_order_acquire));
+        if (status.state == EventState::failed || status.state == EventState::cancelled)
+            status.failure = r.failure;
+        return status;
+    }
+    Status destroy_event(std::unique_ptr<Event>& event) override
+    {
+        auto& e = static_cast<ProxyEvent&>(*event);
+        if (e.record->state.load(std::memory_order_acquire) == VACCEL_EVENT_PENDING)
+            return fail(Error::of(Errc::busy, VACCEL_D_NOT_COMPLETE)
+                            .with_note("the event is still pending; wait for it first"));
+        Writer w(Op::event_destroy, e.id);
+        w.put(e.id);
+        e.host->post(w);
+        core_->counters.events.fetch_sub(1);
+        event.reset();
+        return {};
+    }
+    std::uint64_t cancel_pending(Context& context, const Error& why) override
+    {
+        auto& c = static_cast<ProxyContext&>(context);
+        const std::uint64_t id = c.host->next_id();
+        Writer w(Op::cancel, id);
+        w.error(why);
+        auto reply = c.host->call(w, id);
+        if (!reply) return 0;
+        Reader r(*reply);
+        return r.get<std::uint64_t>();
+    }
+
+    LiveCounters live() const override
+    {
+        const Counters& c = core_->counters;
+        LiveCounters live;
+        live.contexts = c.contexts.load();
+        live.buffers = c.buffers.load();
+        live.buffer_bytes = c.buffer_bytes.load();
+        live.queues = c.queues.load();
+        live.programs = c.programs.load();
+        live.events = c.events.load();
+        live.events_in_flight = c.events_in_flight.load();
+        live.gates = c.gates.load();
+        return live;
+    }
+
+private:
+    static Error in_flight(const ProxyBuffer& b, std::string_view what)
+    {
+        return Error::of(Errc::busy, VACCEL_D_IN_FLIGHT, b.identity(), b.in_flight())
+            .with_note(fmt::format("{} refused: {} submission(s) in flight bind this buffer; "
+                                   "wait for their events first",
+                                   what, b.in_flight()));
+    }
+    // A refusal naming a host's buffer names ours instead.
+    static Error translate(ProxyContext& c, Error e)
+    {
+        if (e.detail == VACCEL_D_IN_FLIGHT) {
+            std::lock_guard lock(c.identities_mutex);
+            if (auto it = c.identities.find(e.arg0); it != c.identities.end()) e.arg0 = it->second;
+        }
+        return e;
+    }
+    Status release(ProxyContext& c, Op op, std::uint64_t object)
+    {
+        const std::uint64_t id = c.host->next_id();
+        Writer w(op, id);
+        w.put(object);
+        if (auto ok = c.host->call_status(w, id); !ok && c.host->usable())
+            return fail(translate(c, ok.error()));
+        return {};
+    }
+    Status transfer(ProxyBuffer& b, std::uint64_t offset, std::span<std::byte> data, Op op)
+    {
+        HostChannel& host = *b.owner.host;
+        std::lock_guard window(host.window_mutex);
+        std::size_t at = 0;
+        do {
+            const std::size_t n = std::min<std::size_t>(host::window_bytes, data.size() - at);
+            if (op == Op::write) std::memcpy(host.window, data.data() + at, n);
+            const std::uint64_t id = host.next_id();
+            Writer w(op, id);
+            w.put(b.id).put(offset + at).put(static_cast<std::uint64_t>(n));
+            if (auto ok = host.call_status(w, id); !ok) return fail(translate(b.owner, ok.error()));
+            if (op == Op::read) std::memcpy(data.data() + at, host.window, n);
+            at += n;
+        } while (at < data.size());
+        return {};
+    }
+    static Status check_bindings(std::span<const Binding> bindings, const ProxyContext& owner)
+    {
+        for (std::size_t i = 0; i < bindings.size(); ++i) {
+            if (bindings[i].buffer == nullptr)
+                return fail(Error::of(Errc::invalid_argument, VACCEL_D_UNKNOWN_HANDLE, 0)
+                                .with_note(fmt::format("binding {} names no buffer", i)));
+            if (&static_cast<const ProxyBuffer&>(*bindings[i].buffer).owner != &owner)
+                return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT, i)
+                                .with_note(fmt::format("binding {} names a buffer of another "
+                                                       "context",
+                                                       i)));
+        }
+        return {};
+    }
+    static void put_bindings(Writer& w, std::span<const Binding> bindings)
+    {
+        w.put(static_cast<std::uint32_t>(bindings.size()));
+        for (const Binding& b : bindings)
+            w.put(b.slot).put(b.access).put(static_cast<const ProxyBuffer&>(*b.buffer).id)
+                .put(b.offset).put(b.bytes);
+    }
+    // Registers the event, sends the request; accepted or refused.
+    Result<Submitted> go(ProxyContext& c, const Writer& w, std::uint64_t id,
+                         std::span<const Binding> bindings, std::shared_ptr<EventSink> sink)
+    {
+        auto record = std::make_shared<EventRecord>();
+        record->sink = std::move(sink);
+        for (const Binding& b : bindings) {
+            auto* buffer = static_cast<ProxyBuffer*>(b.buffer);
+            const bool writes = (b.access & VACCEL_ACCESS_WRITE) != 0;
+            (writes ? buffer->writers : buffer->readers).fetch_add(1);
+            record->held.push_back({buffer, writes});
+        }
+        core_->counters.events.fetch_add(1);
+        core_->counters.events_in_flight.fetch_add(1);
+        record->sink = std::make_shared<CountingSink>(std::move(record->sink), core_);
+        c.host->track(id, record);
+        auto reply = c.host->call(w, id);
+        if (!reply) {
+            c.host->untrack(id);
+            // Refused: nothing ran; give back what was held, report nothing.
+            for (const auto& h : record->held) (h.writes ? h.buffer->writers : h.buffer->readers).fetch_sub(1);
+            record->held.clear();
+            core_->counters.events.fetch_sub(1);
+            core_->counters.events_in_flight.fetch_sub(1);
+            return fail(translate(c, reply.error()));
+        }
+        Reader r(*reply);
+        Submitted out;
+        if (r.get<std::uint8_t>() != 0) out.indeterminate = r.error();
+        auto event = std::make_unique<ProxyEvent>();
+        event->record = std::move(record);
+        event->host = c.host;
+        event->id = id;
+        out.event = std::move(event);
+        return out;
+    }
+    // The engine's sink, after the event stops counting as in flight.
+    struct CountingSink final : EventSink {
+        CountingSink(std::shared_ptr<EventSink> s, std::shared_ptr<DeviceCore> c)
+            : sink(std::move(s)), core(std::move(c))
+        {
+        }
+        void completed(const EventStatus& status) noexcept override
+        {
+            core->counters.events_in_flight.fetch_sub(1);
+            if (sink) sink->completed(status);
+        }
+        std::shared_ptr<EventSink> sink;
+        std::shared_ptr<DeviceCore> core;
+    };
+
+    std::shared_ptr<DeviceCore> core_;
+    std::filesystem::path program_;
+    std::string uuid_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> open_host_proxy(std::shared_ptr<DeviceCore> core,
+                                         std::filesystem::path host_program)
+{
+    return std::make_unique<ProxyBackend>(std::move(core), std::move(host_program));
+}
+
+}  // namespace vaccel::backend::cuda
