@@ -247,8 +247,10 @@ int main(int argc, char** argv)
     for (const std::string& variant : f16_variants) {
         // The lowering reads the variable when each program loads.
         setenv("VACCEL_CUDA_MATMUL_F16", variant.c_str(), 1);
-        const double v_s = median_seconds(backend, matmul_graph(DType::fp16, DType::fp16, n, n, n), runs, true);
-        const double v32_s = median_seconds(backend, matmul_graph(DType::fp16, DType::fp32, n, n, n), runs, true);
+        const double v_s =
+            median_seconds(backend, matmul_graph(DType::fp16, DType::fp16, n, n, n), runs, true);
+        const double v32_s =
+            median_seconds(backend, matmul_graph(DType::fp16, DType::fp32, n, n, n), runs, true);
         std::printf("(b) variant %s: FP16xFP16->FP16 %lld^3: %.1f GFLOP/s (%.3f ms); ->FP32 %.1f "
                     "GFLOP/s | baseline: %s\n",
                     variant.c_str(), static_cast<long long>(n), flop / v_s / 1e9, v_s * 1e3,

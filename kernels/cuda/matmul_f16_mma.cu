@@ -75,7 +75,8 @@ struct Tc {
             a_rows_ok |= (m0 + a_r + j * a_rows < h) << j;
         const bool b_col_ok = n0 + b_ch * 8 < w;
         auto load_tile = [&](int stage, unsigned k0) {
-            const unsigned a_dst = a_dst0 + stage * a_stage * 2, b_dst = b_dst0 + stage * b_stage * 2;
+            const unsigned a_dst = a_dst0 + stage * a_stage * 2;
+            const unsigned b_dst = b_dst0 + stage * b_stage * 2;
             const bool a_k_ok = k0 + a_ch * 8 < c;
 #pragma unroll
             for (int j = 0; j < a_stage / 8 / threads; ++j) {
@@ -185,12 +186,12 @@ struct Tc {
 // One extern "C" kernel per variant; backends/cuda/src/lowering_matmul.cpp
 // lists each with its threads and dynamic shared memory,
 // stages * (bm * bk + bk * bn) * 2 bytes.
-#define VACCEL_MATMUL_F16_VARIANT(name, bm, bn, bk, wm, wn, stages, dbuf, min_blocks)               \
-    extern "C" __global__ void __launch_bounds__(wm * wn * 32, min_blocks)                        \
-        name(struct vaccel_cuda_dispatch d)                                                       \
-    {                                                                                             \
-        extern __shared__ __align__(128) unsigned char smem[];                                    \
-        Tc<bm, bn, bk, wm, wn, stages, dbuf>::run(d, smem);                                       \
+#define VACCEL_MATMUL_F16_VARIANT(name, bm, bn, bk, wm, wn, stages, dbuf, min_blocks)     \
+    extern "C" __global__ void __launch_bounds__(wm * wn * 32, min_blocks)               \
+        name(struct vaccel_cuda_dispatch d)                                              \
+    {                                                                                    \
+        extern __shared__ __align__(128) unsigned char smem[];                           \
+        Tc<bm, bn, bk, wm, wn, stages, dbuf>::run(d, smem);                              \
     }
 
 // 128 x 256 x 32, 8 warps of 64 x 64, 4 stages: 98304 bytes.

@@ -201,7 +201,8 @@ void the_f16_variant_is_chosen_by_environment(void**)
     assert_int_equal(static_cast<std::uint32_t>(variants[0].id), id(MatmulKernelId::f16));
     for (const auto& v : variants) {
         VariantEnv env(v.name);
-        const std::uint32_t threads = matmul_kernels()[static_cast<std::uint32_t>(v.id) - 14].block_threads;
+        const std::uint32_t threads =
+            matmul_kernels()[static_cast<std::uint32_t>(v.id) - 14].block_threads;
         // 2 x 300 x 64 x 520: blocks along H and W by the variant's tile.
         auto k = planned(matmul_graph(DType::fp16, DType::fp16, 2, 300, 64, 520));
         assert_int_equal(k.kernel, static_cast<std::uint32_t>(v.id));

@@ -51,8 +51,8 @@ std::vector<Entry> all_kernels()
 {
     std::vector<Entry> all(shared_kernels.begin(), shared_kernels.end());
     for (const MatmulKernel& m : matmul_kernels())
-        all.push_back({m.id,
-                       {m.module, m.function, m.block_threads, m.dynamic_shared_bytes, false, m.only_cc}});
+        all.push_back({m.id, {m.module, m.function, m.block_threads, m.dynamic_shared_bytes, false,
+                              m.only_cc}});
     return all;
 }
 

@@ -37,18 +37,22 @@ constexpr std::array<MatmulKernel, 11> kernels{{
     // 4 stages of a 128 x 32 A tile and a 32 x 256 B tile of halves.
     {static_cast<std::uint32_t>(MatmulKernelId::f16), "vaccel_matmul_f16_tc", 256, 98304, "matmul_f16"},
     // matmul_f16_mma.cu: stages * (bm * bk + bk * bn) halves.
-    {id_of(MatmulKernelId::f16_t128x256), "vaccel_matmul_f16_t128x256", 256, 98304, "matmul_f16_mma"},
+    {id_of(MatmulKernelId::f16_t128x256), "vaccel_matmul_f16_t128x256", 256, 98304,
+     "matmul_f16_mma"},
     {id_of(MatmulKernelId::f16_t128x256s), "vaccel_matmul_f16_t128x256s", 256, 98304,
      "matmul_f16_mma"},
     {id_of(MatmulKernelId::f16_t128x256k64), "vaccel_matmul_f16_t128x256k64", 256, 147456,
      "matmul_f16_mma"},
-    {id_of(MatmulKernelId::f16_t256x128), "vaccel_matmul_f16_t256x128", 256, 98304, "matmul_f16_mma"},
-    {id_of(MatmulKernelId::f16_t128x128), "vaccel_matmul_f16_t128x128", 128, 65536, "matmul_f16_mma"},
+    {id_of(MatmulKernelId::f16_t256x128), "vaccel_matmul_f16_t256x128", 256, 98304,
+     "matmul_f16_mma"},
+    {id_of(MatmulKernelId::f16_t128x128), "vaccel_matmul_f16_t128x128", 128, 65536,
+     "matmul_f16_mma"},
     {id_of(MatmulKernelId::f16_t128x128w8), "vaccel_matmul_f16_t128x128w8", 256, 65536,
      "matmul_f16_mma"},
     // matmul_f16_wgmma.cu: 4 stages of 128 x 64 + 64 x 256 halves, and 1024
     // bytes to align them; its module holds sm_90a code alone.
-    {id_of(MatmulKernelId::f16_wgmma), "vaccel_matmul_f16_wgmma", 256, 197632, "matmul_f16_wgmma", 90},
+    {id_of(MatmulKernelId::f16_wgmma), "vaccel_matmul_f16_wgmma", 256, 197632, "matmul_f16_wgmma",
+     90},
 }};
 
 constexpr std::array<MatmulF16Variant, 8> f16_variants{{
