@@ -3,17 +3,17 @@
 // (spec[10] = 1 or 2). Built for sm_90a only (kernels/cuda/matmul.cmake):
 // the lowering runs it on compute capability 9.0 alone.
 //
-// Block tile 128 x 256 x 64, two warpgroups (256 threads), warpgroup g
-// computing rows 64 g .. 64 g + 63 of the tile. A 4-stage cp.async
+// Block tile 128 x bn x 64 (bn 256 or 128), two warpgroups (256 threads),
+// warpgroup g computing rows 64 g .. 64 g + 63 of the tile. A cp.async
 // pipeline fills shared memory in the layouts wgmma reads with 128-byte
 // swizzling (16-byte chunk c of a 128-byte row r stored at c ^ (r & 7),
 // every 8 rows a 1024-byte aligned atom):
 //  - A (K-major): row m of the tile is its 64 halves of K, 128 bytes;
-//  - B (N-major, transposed by wgmma): 4 column blocks of 64 halves, each
-//    64 rows (k) of 128 bytes, blocks 8192 bytes apart.
-// Stage bytes 16384 (A) + 32768 (B); 4 stages plus 1024 bytes to align
-// the base: 197632 bytes of dynamic shared memory. Same operand contract
-// as matmul_f16.cu (C, W and bases multiples of 8 halves, C > 0).
+//  - B (N-major, transposed by wgmma): bn / 64 column blocks of 64 halves,
+//    each 64 rows (k) of 128 bytes, blocks 8192 bytes apart.
+// A stage is 16384 (A) + 128 bn (B) bytes; dynamic shared memory is
+// stages * stage + 1024 bytes (to align the base). Same operand contract as
+// matmul_f16.cu (C, W and bases multiples of 8 halves, C > 0).
 #include "dispatch.h"
 #include "mma_f16.cuh"
 
@@ -21,8 +21,8 @@ namespace {
 
 using namespace vaccel_mma;
 
-constexpr int bm = 128, bn = 256, bk = 64, stages = 4, threads = 256;
-constexpr unsigned a_bytes = bm * bk * 2, b_bytes = bk * bn * 2, stage_bytes = a_bytes + b_bytes;
+constexpr int bm = 128, bk = 64, threads = 256;
+constexpr unsigned a_bytes = bm * bk * 2;
 constexpr unsigned b_block_bytes = bk * 128;  // one 64-column block of B
 
 // Shared memory matrix descriptor: start address, leading and stride byte
@@ -57,10 +57,10 @@ __device__ __forceinline__ void proxy_fence()
 // Keeps the compiler from moving accumulator reads across a wait.
 __device__ __forceinline__ void pin(float& x) { asm volatile("" : "+f"(x)::"memory"); }
 
-// d (64 x 256 of the warpgroup) += A (64 x 16, K-major) * B (16 x 256,
+// d (64 x n of the warpgroup) += A (64 x 16, K-major) * B (16 x n,
 // N-major: trans-b = 1).
-__device__ __forceinline__ void wgmma_256(float (&d)[128], unsigned long long a,
-                                          unsigned long long b)
+__device__ __forceinline__ void wgmma_n(float (&d)[128], unsigned long long a,
+                                        unsigned long long b)
 {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
@@ -102,13 +102,39 @@ __device__ __forceinline__ void wgmma_256(float (&d)[128], unsigned long long a,
           "+f"(d[126]), "+f"(d[127])
         : "l"(a), "l"(b), "r"(1));
 }
-
-}  // namespace
-
-extern "C" __global__ void __launch_bounds__(threads, 1)
-    vaccel_matmul_f16_wgmma(struct vaccel_cuda_dispatch d)
+__device__ __forceinline__ void wgmma_n(float (&d)[64], unsigned long long a,
+                                        unsigned long long b)
 {
-    extern __shared__ __align__(128) unsigned char smem[];
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+        "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "
+        "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, "
+        "%36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "
+        "%60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+        :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
+          "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+          "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
+          "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+          "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+          "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]),
+          "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+          "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(a), "l"(b), "r"(1));
+}
+
+template <int bn, int stages>
+__device__ __forceinline__ void run(const vaccel_cuda_dispatch& d, unsigned char* smem)
+{
+    constexpr unsigned b_bytes = bk * bn * 2, stage_bytes = a_bytes + b_bytes;
+    constexpr int b_nc = bn / 8, b_rows = threads / b_nc;  // B chunks a row, rows apart
     const unsigned long long h = d.spec[1], c = d.spec[2], w = d.spec[3];
     const unsigned tiles_h = d.spec[11], tiles_w = d.spec[12];
     const unsigned per_batch = tiles_h * tiles_w;
@@ -127,8 +153,8 @@ extern "C" __global__ void __launch_bounds__(threads, 1)
     const unsigned base = (static_cast<unsigned>(__cvta_generic_to_shared(smem)) + 1023) & ~1023u;
 
     // A: 128 rows of 8 chunks, 4 per thread, rows 32 apart; B: 64 rows of
-    // 32 chunks, 8 per thread, rows 8 apart. Rows 8 apart share a swizzle.
-    const int a_r = tid >> 3, a_ch = tid & 7, b_r = tid >> 5, b_ch = tid & 31;
+    // bn / 8 chunks, rows b_rows apart. Rows 8 apart share a swizzle.
+    const int a_r = tid >> 3, a_ch = tid & 7, b_r = tid / b_nc, b_ch = tid % b_nc;
     const unsigned a_dst0 = base + a_r * 128 + ((a_ch ^ (a_r & 7)) << 4);
     const unsigned b_dst0 = base + a_bytes + (b_ch >> 3) * b_block_bytes + b_r * 128 +
                             (((b_ch & 7) ^ (b_r & 7)) << 4);
@@ -149,16 +175,16 @@ extern "C" __global__ void __launch_bounds__(threads, 1)
                    ok ? a_src0 + (unsigned)(j * 32 * (unsigned)c + k0) : pa, ok);
         }
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const bool ok = b_col_ok && k0 + b_r + j * 8 < c;
-            copy16(b_dst0 + off + j * 8 * 128,
-                   ok ? b_src0 + (unsigned)((k0 + j * 8) * (unsigned)w) : pb, ok);
+        for (int j = 0; j < 64 / b_rows; ++j) {
+            const bool ok = b_col_ok && k0 + b_r + j * b_rows < c;
+            copy16(b_dst0 + off + j * b_rows * 128,
+                   ok ? b_src0 + (unsigned)((k0 + j * b_rows) * (unsigned)w) : pb, ok);
         }
     };
 
-    float acc[128];
+    float acc[bn / 2];
 #pragma unroll
-    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < bn / 2; ++i) acc[i] = 0.0f;
 
     const int group = tid >> 7;
     const int ktiles = static_cast<int>((c + bk - 1) / bk);
@@ -185,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(threads, 1)
 #pragma unroll
         for (int s = 0; s < bk / 16; ++s)
             // A: k-step s is 32 bytes along the swizzled rows; B: 16 rows.
-            wgmma_256(acc, descriptor(a_tile + s * 32, 16, 1024),
+            wgmma_n(acc, descriptor(a_tile + s * 32, 16, 1024),
                       descriptor(b_tile + s * 16 * 128, b_block_bytes, 1024));
         wgmma_commit();
         wgmma_wait<1>();
@@ -193,7 +219,7 @@ extern "C" __global__ void __launch_bounds__(threads, 1)
     wgmma_wait<0>();
     wait_groups<0>();
 #pragma unroll
-    for (int i = 0; i < 128; ++i) pin(acc[i]);
+    for (int i = 0; i < bn / 2; ++i) pin(acc[i]);
 
     // acc[4 j + e]: row 16 warp + lane / 4 (+ 8 for e >= 2) of the
     // warpgroup's 64, columns 8 j + 2 (lane % 4) (+ 1 for odd e).
@@ -206,11 +232,38 @@ extern "C" __global__ void __launch_bounds__(threads, 1)
         const unsigned long long row = m0 + group * 64 + warp * 16 + (lane >> 2) + hi * 8;
         if (row >= h) continue;
 #pragma unroll
-        for (int j = 0; j < 32; ++j) {
+        for (int j = 0; j < bn / 8; ++j) {
             const unsigned long long col = n0 + j * 8 + (lane & 3) * 2;
             if (col >= w) continue;
             store_pair(out, half_out, out_off + row * w + col, acc[4 * j + hi * 2],
                        acc[4 * j + hi * 2 + 1]);
         }
     }
+}
+
+}  // namespace
+
+// 128 x 256 x 64, 4 stages: 4 * 49152 + 1024 = 197632 bytes, 1 block an SM.
+extern "C" __global__ void __launch_bounds__(threads, 1)
+    vaccel_matmul_f16_wgmma(struct vaccel_cuda_dispatch d)
+{
+    extern __shared__ __align__(128) unsigned char smem[];
+    run<256, 4>(d, smem);
+}
+
+// 128 x 128 x 64, 3 stages: 3 * 32768 + 1024 = 99328 bytes, 2 blocks an SM
+// (one's epilogue overlaps the other's main loop).
+extern "C" __global__ void __launch_bounds__(threads, 2)
+    vaccel_matmul_f16_wgmma128(struct vaccel_cuda_dispatch d)
+{
+    extern __shared__ __align__(128) unsigned char smem[];
+    run<128, 3>(d, smem);
+}
+
+// 128 x 128 x 64, 6 stages: 6 * 32768 + 1024 = 197632 bytes, 1 block an SM.
+extern "C" __global__ void __launch_bounds__(threads, 1)
+    vaccel_matmul_f16_wgmma128d(struct vaccel_cuda_dispatch d)
+{
+    extern __shared__ __align__(128) unsigned char smem[];
+    run<128, 6>(d, smem);
 }

@@ -80,12 +80,12 @@ std::uint32_t id(MatmulKernelId k) { return static_cast<std::uint32_t>(k); }
 void the_kernel_table_is_numbered_from_14(void**)
 {
     const auto table = matmul_kernels();
-    assert_int_equal(table.size(), 11);
+    assert_int_equal(table.size(), 13);
     for (std::size_t i = 0; i < table.size(); ++i) {
         assert_int_equal(table[i].id, 14 + i);
         assert_int_equal(table[i].block_threads,
                          table[i].id == id(MatmulKernelId::f16_t128x128) ? 128 : 256);
-        assert_int_equal(table[i].only_cc, table[i].id == id(MatmulKernelId::f16_wgmma) ? 90 : 0);
+        assert_int_equal(table[i].only_cc, table[i].id >= id(MatmulKernelId::f16_wgmma) ? 90 : 0);
     }
     assert_string_equal(table[0].function, "vaccel_matmul_general");
     assert_string_equal(table[1].function, "vaccel_matmul_rows");
@@ -106,12 +106,16 @@ void the_kernel_table_is_numbered_from_14(void**)
         assert_true(std::strncmp(table[i].function, "vaccel_matmul_f16_t", 19) == 0);
     }
     assert_string_equal(table[10].function, "vaccel_matmul_f16_wgmma");
-    assert_string_equal(table[10].module, "matmul_f16_wgmma");
+    assert_string_equal(table[11].function, "vaccel_matmul_f16_wgmma128");
+    assert_string_equal(table[12].function, "vaccel_matmul_f16_wgmma128d");
+    for (std::size_t i = 10; i < 13; ++i) assert_string_equal(table[i].module, "matmul_f16_wgmma");
     // stages * (bm * bk + bk * bn) * 2 bytes; wgmma 1024 more to align.
     assert_int_equal(table[5].dynamic_shared_bytes, 4 * (128 * 32 + 32 * 256) * 2);
     assert_int_equal(table[6].dynamic_shared_bytes, 3 * (128 * 64 + 64 * 256) * 2);
     assert_int_equal(table[8].dynamic_shared_bytes, 4 * (128 * 32 + 32 * 128) * 2);
     assert_int_equal(table[10].dynamic_shared_bytes, 4 * (128 * 64 + 64 * 256) * 2 + 1024);
+    assert_int_equal(table[11].dynamic_shared_bytes, 3 * (128 * 64 + 64 * 128) * 2 + 1024);
+    assert_int_equal(table[12].dynamic_shared_bytes, 6 * (128 * 64 + 64 * 128) * 2 + 1024);
     for (const auto& k : table) assert_true(k.dynamic_shared_bytes <= 227 * 1024);
 }
 
@@ -196,7 +200,7 @@ struct VariantEnv {
 void the_f16_variant_is_chosen_by_environment(void**)
 {
     const auto variants = matmul_f16_variants();
-    assert_int_equal(variants.size(), 8);
+    assert_int_equal(variants.size(), 10);
     assert_string_equal(variants[0].name, "v0");
     assert_int_equal(static_cast<std::uint32_t>(variants[0].id), id(MatmulKernelId::f16));
     for (const auto& v : variants) {
@@ -245,7 +249,7 @@ void the_f16_variant_is_chosen_by_environment(void**)
             assert_true(note.find("VACCEL_CUDA_MATMUL_F16") != std::string::npos);
             assert_true(note.find("t999") != std::string::npos);
             assert_true(note.find("v0, t128x256, t128x256s, t128x256k64, t256x128, t128x128, "
-                                  "t128x128w8, wgmma") != std::string::npos);
+                                  "t128x128w8, wgmma, wgmma128, wgmma128d") != std::string::npos);
         }
         assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 1, 256, 512, 384)).kernel,
                          id(MatmulKernelId::f32));

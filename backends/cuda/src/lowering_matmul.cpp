@@ -30,7 +30,7 @@ constexpr std::uint64_t max_rows = 4;
 constexpr std::uint32_t id_of(MatmulKernelId id) { return static_cast<std::uint32_t>(id); }
 
 // Numbered from 14 in id order (kernel() indexes it by id).
-constexpr std::array<MatmulKernel, 11> kernels{{
+constexpr std::array<MatmulKernel, 13> kernels{{
     {static_cast<std::uint32_t>(MatmulKernelId::general), "vaccel_matmul_general", 256, 0, "matmul"},
     {static_cast<std::uint32_t>(MatmulKernelId::rows), "vaccel_matmul_rows", 256, 0, "matmul"},
     {static_cast<std::uint32_t>(MatmulKernelId::f32), "vaccel_matmul_f32_simt", 256, 0, "matmul_f32"},
@@ -49,13 +49,17 @@ constexpr std::array<MatmulKernel, 11> kernels{{
      "matmul_f16_mma"},
     {id_of(MatmulKernelId::f16_t128x128w8), "vaccel_matmul_f16_t128x128w8", 256, 65536,
      "matmul_f16_mma"},
-    // matmul_f16_wgmma.cu: 4 stages of 128 x 64 + 64 x 256 halves, and 1024
+    // matmul_f16_wgmma.cu: stages * (128 x 64 + 64 x bn) halves, and 1024
     // bytes to align them; its module holds sm_90a code alone.
     {id_of(MatmulKernelId::f16_wgmma), "vaccel_matmul_f16_wgmma", 256, 197632, "matmul_f16_wgmma",
      90},
+    {id_of(MatmulKernelId::f16_wgmma128), "vaccel_matmul_f16_wgmma128", 256, 99328,
+     "matmul_f16_wgmma", 90},
+    {id_of(MatmulKernelId::f16_wgmma128d), "vaccel_matmul_f16_wgmma128d", 256, 197632,
+     "matmul_f16_wgmma", 90},
 }};
 
-constexpr std::array<MatmulF16Variant, 8> f16_variants{{
+constexpr std::array<MatmulF16Variant, 10> f16_variants{{
     {"v0", MatmulKernelId::f16, 128, 256},
     {"t128x256", MatmulKernelId::f16_t128x256, 128, 256},
     {"t128x256s", MatmulKernelId::f16_t128x256s, 128, 256},
@@ -64,6 +68,8 @@ constexpr std::array<MatmulF16Variant, 8> f16_variants{{
     {"t128x128", MatmulKernelId::f16_t128x128, 128, 128},
     {"t128x128w8", MatmulKernelId::f16_t128x128w8, 128, 128},
     {"wgmma", MatmulKernelId::f16_wgmma, 128, 256},
+    {"wgmma128", MatmulKernelId::f16_wgmma128, 128, 128},
+    {"wgmma128d", MatmulKernelId::f16_wgmma128d, 128, 128},
 }};
 
 constexpr const char* f16_variant_env = "VACCEL_CUDA_MATMUL_F16";

@@ -41,7 +41,10 @@ enum class MatmulKernelId : std::uint32_t {
     f16_t256x128 = 21,     // 256 x 128 x 32
     f16_t128x128 = 22,     // 128 x 128 x 32, 4 warps, 2 blocks an SM
     f16_t128x128w8 = 23,   // 128 x 128 x 32, 8 warps, 2 blocks an SM
-    f16_wgmma = 24,        // 128 x 256 x 64, wgmma (sm_90a: compute capability 9.0 only)
+    // wgmma (sm_90a: compute capability 9.0 only):
+    f16_wgmma = 24,        // 128 x 256 x 64, 4 stages
+    f16_wgmma128 = 25,     // 128 x 128 x 64, 3 stages, 2 blocks an SM
+    f16_wgmma128d = 26,    // 128 x 128 x 64, 6 stages
 };
 
 struct MatmulKernel {
