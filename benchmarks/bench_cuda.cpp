@@ -8,7 +8,9 @@
 //  (a) FP32 MATMUL [1,N,N] x [1,N,N] in GFLOP/s (2 N^3 flops); baseline:
 //      --anchor-fp32 (cuBLAS with TF32 off, from benchmarks/torch_anchor.py);
 //  (b) FP16 x FP16 -> FP16 MATMUL, same shape (tensor cores); baseline:
-//      --anchor-fp16 (cuBLAS FP16); FP16 -> FP32 is printed too;
+//      --anchor-fp16 (cuBLAS FP16); FP16 -> FP32 is printed too; with
+//      --f16-variants a,b,..., (b) again for each FP16 kernel variant named
+//      (VACCEL_CUDA_MATMUL_F16, backends/cuda/src/lowering_matmul.hpp);
 //  (c) a raw PTX axpy (tests/cuda/kernels, y = a x + y) over --axpy-bytes
 //      per operand, launched through the backend; effective bandwidth counts
 //      3 x bytes (two reads, one write); baseline: cuMemcpyDtoD of the same
@@ -26,9 +28,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "support/backend_runs.hpp"
 #include "support/raw_cuda.hpp"
@@ -191,6 +196,7 @@ int main(int argc, char** argv)
     double anchor_fp32 = 0, anchor_fp16 = 0;
     std::string ptx_path = VACCEL_BENCH_CUDA_PTX, vacceld;
     bool two = false;
+    std::vector<std::string> f16_variants;
     app.add_option("--matmul", n, "N of the N^3 MATMULs")->capture_default_str()->check(CLI::Range(1, 65536));
     app.add_option("--axpy-bytes", axpy_bytes, "bytes of each axpy operand and of the copy")
         ->capture_default_str()->check(CLI::Range(16ull, 1ull << 34));
@@ -200,6 +206,10 @@ int main(int argc, char** argv)
     app.add_option("--anchor-fp32", anchor_fp32, "cuBLAS FP32 GFLOP/s from torch_anchor.py");
     app.add_option("--anchor-fp16", anchor_fp16, "cuBLAS FP16 GFLOP/s from torch_anchor.py");
     app.add_option("--ptx", ptx_path, "the test kernels' PTX (tests/cuda/kernels)")->capture_default_str();
+    app.add_option("--f16-variants", f16_variants,
+                   "FP16 MATMUL kernel variants to measure (b) again with, comma-separated "
+                   "(VACCEL_CUDA_MATMUL_F16 names: v0, t128x256, ..., wgmma)")
+        ->delimiter(',');
     app.add_flag("--two-devices", two, "only (e): two clients on cuda:0 and cuda:1 through vacceld");
     app.add_option("--vacceld", vacceld, "vacceld for --two-devices (default: found beside this "
                                          "program or in the build tree)");
@@ -242,6 +252,20 @@ int main(int argc, char** argv)
                 static_cast<long long>(n), flop / fp16_s / 1e9, fp16_s * 1e3,
                 flop / fp16_32_s / 1e9, anchor_text(anchor_fp16, flop / fp16_s / 1e9).c_str());
     std::fflush(stdout);
+    for (const std::string& variant : f16_variants) {
+        // The lowering reads the variable when each program loads.
+        setenv("VACCEL_CUDA_MATMUL_F16", variant.c_str(), 1);
+        const double v_s =
+            median_seconds(backend, matmul_graph(DType::fp16, DType::fp16, n, n, n), runs, true);
+        const double v32_s =
+            median_seconds(backend, matmul_graph(DType::fp16, DType::fp32, n, n, n), runs, true);
+        std::printf("(b) variant %s: FP16xFP16->FP16 %lld^3: %.1f GFLOP/s (%.3f ms); ->FP32 %.1f "
+                    "GFLOP/s | baseline: %s\n",
+                    variant.c_str(), static_cast<long long>(n), flop / v_s / 1e9, v_s * 1e3,
+                    flop / v32_s / 1e9, anchor_text(anchor_fp16, flop / v_s / 1e9).c_str());
+        std::fflush(stdout);
+    }
+    unsetenv("VACCEL_CUDA_MATMUL_F16");
 
     // (c) and (d) through one context of the backend.
     auto context = must(backend.create_context(), "create_context");

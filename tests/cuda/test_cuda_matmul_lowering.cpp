@@ -1,8 +1,12 @@
 // test_cuda_matmul_lowering.cpp - the CUDA MATMUL lowering
 // (backends/cuda/src/lowering_matmul.hpp): the kernel table, the kernel
-// each shape and dtype takes with its spec words and work, and the dtype
-// refusals. Pure: no device.
+// each shape and dtype takes with its spec words and work, the dtype
+// refusals and the FP16 variant override (VACCEL_CUDA_MATMUL_F16). Pure: no
+// device.
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "lowering_matmul.hpp"
@@ -24,6 +28,7 @@ namespace {
 
 using namespace vaccel;
 using vaccel::backend::cuda::lower_matmul;
+using vaccel::backend::cuda::matmul_f16_variants;
 using vaccel::backend::cuda::matmul_kernels;
 using vaccel::backend::cuda::MatmulKernelId;
 using tosa::DType;
@@ -75,10 +80,12 @@ std::uint32_t id(MatmulKernelId k) { return static_cast<std::uint32_t>(k); }
 void the_kernel_table_is_numbered_from_14(void**)
 {
     const auto table = matmul_kernels();
-    assert_int_equal(table.size(), 4);
+    assert_int_equal(table.size(), 13);
     for (std::size_t i = 0; i < table.size(); ++i) {
         assert_int_equal(table[i].id, 14 + i);
-        assert_int_equal(table[i].block_threads, 256);
+        assert_int_equal(table[i].block_threads,
+                         table[i].id == id(MatmulKernelId::f16_t128x128) ? 128 : 256);
+        assert_int_equal(table[i].only_cc, table[i].id >= id(MatmulKernelId::f16_wgmma) ? 90 : 0);
     }
     assert_string_equal(table[0].function, "vaccel_matmul_general");
     assert_string_equal(table[1].function, "vaccel_matmul_rows");
@@ -93,6 +100,23 @@ void the_kernel_table_is_numbered_from_14(void**)
     assert_int_equal(table[0].dynamic_shared_bytes + table[1].dynamic_shared_bytes +
                          table[2].dynamic_shared_bytes,
                      0);
+    // The variants: module matmul_f16_mma, but wgmma in its own sm_90a module.
+    for (std::size_t i = 4; i < 10; ++i) {
+        assert_string_equal(table[i].module, "matmul_f16_mma");
+        assert_true(std::strncmp(table[i].function, "vaccel_matmul_f16_t", 19) == 0);
+    }
+    assert_string_equal(table[10].function, "vaccel_matmul_f16_wgmma");
+    assert_string_equal(table[11].function, "vaccel_matmul_f16_wgmma128");
+    assert_string_equal(table[12].function, "vaccel_matmul_f16_wgmma128d");
+    for (std::size_t i = 10; i < 13; ++i) assert_string_equal(table[i].module, "matmul_f16_wgmma");
+    // stages * (bm * bk + bk * bn) * 2 bytes; wgmma 1024 more to align.
+    assert_int_equal(table[5].dynamic_shared_bytes, 4 * (128 * 32 + 32 * 256) * 2);
+    assert_int_equal(table[6].dynamic_shared_bytes, 3 * (128 * 64 + 64 * 256) * 2);
+    assert_int_equal(table[8].dynamic_shared_bytes, 4 * (128 * 32 + 32 * 128) * 2);
+    assert_int_equal(table[10].dynamic_shared_bytes, 4 * (128 * 64 + 64 * 256) * 2 + 1024);
+    assert_int_equal(table[11].dynamic_shared_bytes, 3 * (128 * 64 + 64 * 128) * 2 + 1024);
+    assert_int_equal(table[12].dynamic_shared_bytes, 6 * (128 * 64 + 64 * 128) * 2 + 1024);
+    for (const auto& k : table) assert_true(k.dynamic_shared_bytes <= 227 * 1024);
 }
 
 void each_shape_takes_its_kernel(void**)
@@ -167,6 +191,71 @@ void other_dtypes_are_refused(void**)
     }
 }
 
+// Sets VACCEL_CUDA_MATMUL_F16 for one scope.
+struct VariantEnv {
+    explicit VariantEnv(const char* name) { setenv("VACCEL_CUDA_MATMUL_F16", name, 1); }
+    ~VariantEnv() { unsetenv("VACCEL_CUDA_MATMUL_F16"); }
+};
+
+void the_f16_variant_is_chosen_by_environment(void**)
+{
+    const auto variants = matmul_f16_variants();
+    assert_int_equal(variants.size(), 10);
+    assert_string_equal(variants[0].name, "v0");
+    assert_int_equal(static_cast<std::uint32_t>(variants[0].id), id(MatmulKernelId::f16));
+    for (const auto& v : variants) {
+        VariantEnv env(v.name);
+        const std::uint32_t threads =
+            matmul_kernels()[static_cast<std::uint32_t>(v.id) - 14].block_threads;
+        // 2 x 300 x 64 x 520: blocks along H and W by the variant's tile.
+        auto k = planned(matmul_graph(DType::fp16, DType::fp16, 2, 300, 64, 520));
+        assert_int_equal(k.kernel, static_cast<std::uint32_t>(v.id));
+        const std::uint32_t th = (300 + v.tile_rows - 1) / v.tile_rows,
+                            tw = (520 + v.tile_cols - 1) / v.tile_cols;
+        assert_true(k.spec == (Words{2, 300, 64, 520, 2, 0, 0, 0, 1, 0, 2, th, tw}));
+        assert_int_equal(k.work, 2ull * th * tw * threads);
+        assert_int_equal(planned(matmul_graph(DType::fp16, DType::fp32, 1, 64, 64, 64)).kernel,
+                         static_cast<std::uint32_t>(v.id));
+        // Other shapes and FP32 keep their kernels.
+        assert_int_equal(planned(matmul_graph(DType::fp16, DType::fp16, 1, 8, 12, 16)).kernel,
+                         id(MatmulKernelId::general));
+        assert_int_equal(planned(matmul_graph(DType::fp16, DType::fp16, 1, 2, 64, 64)).kernel,
+                         id(MatmulKernelId::rows));
+        assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 1, 256, 512, 384)).kernel,
+                         id(MatmulKernelId::f32));
+    }
+    {
+        VariantEnv env("t128x128");
+        auto k = planned(matmul_graph(DType::fp16, DType::fp16, 1, 4096, 4096, 4096));
+        assert_int_equal(k.kernel, id(MatmulKernelId::f16_t128x128));
+        assert_int_equal(k.work, 32ull * 32 * 128);
+    }
+    {
+        // Empty: the default.
+        VariantEnv env("");
+        assert_int_equal(planned(matmul_graph(DType::fp16, DType::fp16, 1, 64, 64, 64)).kernel,
+                         id(MatmulKernelId::f16));
+    }
+    {
+        // An unknown name fails every FP16 MATMUL; FP32 is not affected.
+        VariantEnv env("t999");
+        for (const auto& g : {matmul_graph(DType::fp16, DType::fp16, 1, 64, 64, 64),
+                              matmul_graph(DType::fp16, DType::fp32, 1, 8, 12, 16)}) {
+            auto p = plan(g);
+            if (p) fail_msg("expected the unknown variant to be refused");
+            assert_int_equal(p.error().code, Errc::invalid_argument);
+            assert_int_equal(p.error().detail, VACCEL_D_BAD_VALUE);
+            const std::string note = p.error().note;
+            assert_true(note.find("VACCEL_CUDA_MATMUL_F16") != std::string::npos);
+            assert_true(note.find("t999") != std::string::npos);
+            assert_true(note.find("v0, t128x256, t128x256s, t128x256k64, t256x128, t128x128, "
+                                  "t128x128w8, wgmma, wgmma128, wgmma128d") != std::string::npos);
+        }
+        assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 1, 256, 512, 384)).kernel,
+                         id(MatmulKernelId::f32));
+    }
+}
+
 }  // namespace
 
 int main()
@@ -175,6 +264,7 @@ int main()
         cmocka_unit_test(the_kernel_table_is_numbered_from_14),
         cmocka_unit_test(each_shape_takes_its_kernel),
         cmocka_unit_test(other_dtypes_are_refused),
+        cmocka_unit_test(the_f16_variant_is_chosen_by_environment),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

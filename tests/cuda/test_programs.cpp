@@ -1,10 +1,14 @@
 // test_programs.cpp - TOSA programs on the first CUDA device: the shared
 // GPU lowering on kernels/cuda, and every MATMUL kernel (general, streaming,
-// FP32 tiles, FP16 tensor cores) on shapes that select it, against the CPU
-// backend and a float64 reference (matmul_test_support.hpp). The operator
-// suites of the CPU backend run on the device as cuda.conformance.*.
+// FP32 tiles, FP16 tensor cores and their variants) on shapes that select
+// it, against the CPU backend and a float64 reference
+// (matmul_test_support.hpp). The operator suites of the CPU backend run on
+// the device as cuda.conformance.*.
+#include <cstdlib>
+
 #include "../cpu/matmul_test_support.hpp"
 #include "cuda_test_support.hpp"
+#include "lowering_matmul.hpp"
 
 namespace {
 
@@ -101,6 +105,23 @@ void fp16_matmul_matches_exactly_on_every_kernel(void**)
     for (const Shape& s : to_fp16) check_fp16(device, s, DType::fp16, seed += 2);
 }
 
+// Every FP16 tensor-core variant (VACCEL_CUDA_MATMUL_F16) on shapes that
+// take it: whole and ragged tiles, K tails, batches, both result dtypes.
+void fp16_matmul_matches_exactly_on_every_variant(void**)
+{
+    const Shape to_fp32[] = {{1, 128, 256, 160}, {1, 256, 40, 264}, {2, 136, 64, 256},
+                             {1, 300, 520, 392}, {1, 256, 1024, 136}};
+    // An FP16 result is exact only for short sums of these operands: C = 8.
+    const Shape to_fp16[] = {{1, 128, 8, 256}, {1, 67, 8, 72}, {2, 264, 8, 520}};
+    for (const auto& v : vaccel::backend::cuda::matmul_f16_variants()) {
+        setenv("VACCEL_CUDA_MATMUL_F16", v.name, 1);
+        std::uint32_t seed = 300;
+        for (const Shape& s : to_fp32) check_fp16(device, s, DType::fp32, seed += 2);
+        for (const Shape& s : to_fp16) check_fp16(device, s, DType::fp16, seed += 2);
+        unsetenv("VACCEL_CUDA_MATMUL_F16");
+    }
+}
+
 }  // namespace
 
 int main()
@@ -111,6 +132,7 @@ int main()
         cmocka_unit_test(runs_of_one_program_on_two_queues_do_not_mix),
         cmocka_unit_test(fp32_matmul_matches_on_every_kernel),
         cmocka_unit_test(fp16_matmul_matches_exactly_on_every_kernel),
+        cmocka_unit_test(fp16_matmul_matches_exactly_on_every_variant),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -51,7 +51,8 @@ std::vector<Entry> all_kernels()
 {
     std::vector<Entry> all(shared_kernels.begin(), shared_kernels.end());
     for (const MatmulKernel& m : matmul_kernels())
-        all.push_back({m.id, {m.module, m.function, m.block_threads, m.dynamic_shared_bytes, false}});
+        all.push_back({m.id, {m.module, m.function, m.block_threads, m.dynamic_shared_bytes, false,
+                              m.only_cc}});
     return all;
 }
 
@@ -82,6 +83,15 @@ std::uint32_t grid_for(const KernelLaunchShape& shape, std::uint64_t work)
 Result<CUfunction> context_kernel(ContextState& context, const KernelLaunchShape& shape)
 {
     const Driver& cu = *context.device->cu;
+    const DeviceFacts& facts = context.device->facts;
+    if (shape.only_cc != 0 &&
+        static_cast<std::uint32_t>(facts.compute_major * 10 + facts.compute_minor) != shape.only_cc)
+        return fail(Error::of(Errc::unsupported)
+                        .with_note(fmt::format("kernel {} runs on compute capability {}.{} only, "
+                                               "this device is {}.{}",
+                                               shape.function, shape.only_cc / 10,
+                                               shape.only_cc % 10, facts.compute_major,
+                                               facts.compute_minor)));
     std::lock_guard lock(context.modules_mutex);
     auto found = context.modules.find(shape.module);
     if (found == context.modules.end()) {

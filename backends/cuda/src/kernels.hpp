@@ -8,7 +8,9 @@
 //    and cover the rest with grid-stride loops; the _narrow variants are
 //    the same CUDA kernels (every width is addressable);
 //  - MATMUL kernels (lowering_matmul.hpp) run exactly work / block blocks;
-//  - a context loads a module the first time a program of it needs one.
+//  - a context loads a module the first time a program of it needs one;
+//    a kernel built for one compute capability alone (only_cc, sm_90a
+//    code) is refused as Unsupported on any other device.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,7 @@ struct KernelLaunchShape {
     std::uint32_t block = 256;
     std::uint32_t dynamic_shared = 0;
     bool grid_stride = true;    // grid capped, kernel loops over the work
+    std::uint32_t only_cc = 0;  // 10 * major + minor of the one device it runs on; 0: any
 };
 
 // The launch shape of KernelSpec::kernel `id`; nullptr for an id no CUDA

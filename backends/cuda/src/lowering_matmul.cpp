@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdlib>
+#include <cstring>
 #include <initializer_list>
+#include <string>
 
 #include "vaccel/gpu/lowering_operands.hpp"
 
@@ -22,16 +25,72 @@ struct Tile {
 constexpr Tile general_tile{16, 16};
 constexpr Tile rows_tile{4, 32};
 constexpr Tile f32_tile{128, 128};
-constexpr Tile f16_tile{128, 256};
 constexpr std::uint64_t max_rows = 4;
 
-constexpr std::array<MatmulKernel, 4> kernels{{
+constexpr std::uint32_t id_of(MatmulKernelId id) { return static_cast<std::uint32_t>(id); }
+
+// Numbered from 14 in id order (kernel() indexes it by id).
+constexpr std::array<MatmulKernel, 13> kernels{{
     {static_cast<std::uint32_t>(MatmulKernelId::general), "vaccel_matmul_general", 256, 0, "matmul"},
     {static_cast<std::uint32_t>(MatmulKernelId::rows), "vaccel_matmul_rows", 256, 0, "matmul"},
     {static_cast<std::uint32_t>(MatmulKernelId::f32), "vaccel_matmul_f32_simt", 256, 0, "matmul_f32"},
     // 4 stages of a 128 x 32 A tile and a 32 x 256 B tile of halves.
     {static_cast<std::uint32_t>(MatmulKernelId::f16), "vaccel_matmul_f16_tc", 256, 98304, "matmul_f16"},
+    // matmul_f16_mma.cu: stages * (bm * bk + bk * bn) halves.
+    {id_of(MatmulKernelId::f16_t128x256), "vaccel_matmul_f16_t128x256", 256, 98304,
+     "matmul_f16_mma"},
+    {id_of(MatmulKernelId::f16_t128x256s), "vaccel_matmul_f16_t128x256s", 256, 98304,
+     "matmul_f16_mma"},
+    {id_of(MatmulKernelId::f16_t128x256k64), "vaccel_matmul_f16_t128x256k64", 256, 147456,
+     "matmul_f16_mma"},
+    {id_of(MatmulKernelId::f16_t256x128), "vaccel_matmul_f16_t256x128", 256, 98304,
+     "matmul_f16_mma"},
+    {id_of(MatmulKernelId::f16_t128x128), "vaccel_matmul_f16_t128x128", 128, 65536,
+     "matmul_f16_mma"},
+    {id_of(MatmulKernelId::f16_t128x128w8), "vaccel_matmul_f16_t128x128w8", 256, 65536,
+     "matmul_f16_mma"},
+    // matmul_f16_wgmma.cu: stages * (128 x 64 + 64 x bn) halves, and 1024
+    // bytes to align them; its module holds sm_90a code alone.
+    {id_of(MatmulKernelId::f16_wgmma), "vaccel_matmul_f16_wgmma", 256, 197632, "matmul_f16_wgmma",
+     90},
+    {id_of(MatmulKernelId::f16_wgmma128), "vaccel_matmul_f16_wgmma128", 256, 99328,
+     "matmul_f16_wgmma", 90},
+    {id_of(MatmulKernelId::f16_wgmma128d), "vaccel_matmul_f16_wgmma128d", 256, 197632,
+     "matmul_f16_wgmma", 90},
 }};
+
+constexpr std::array<MatmulF16Variant, 10> f16_variants{{
+    {"v0", MatmulKernelId::f16, 128, 256},
+    {"t128x256", MatmulKernelId::f16_t128x256, 128, 256},
+    {"t128x256s", MatmulKernelId::f16_t128x256s, 128, 256},
+    {"t128x256k64", MatmulKernelId::f16_t128x256k64, 128, 256},
+    {"t256x128", MatmulKernelId::f16_t256x128, 256, 128},
+    {"t128x128", MatmulKernelId::f16_t128x128, 128, 128},
+    {"t128x128w8", MatmulKernelId::f16_t128x128w8, 128, 128},
+    {"wgmma", MatmulKernelId::f16_wgmma, 128, 256},
+    {"wgmma128", MatmulKernelId::f16_wgmma128, 128, 128},
+    {"wgmma128d", MatmulKernelId::f16_wgmma128d, 128, 128},
+}};
+
+constexpr const char* f16_variant_env = "VACCEL_CUDA_MATMUL_F16";
+
+// The FP16 variant VACCEL_CUDA_MATMUL_F16 names ("v0" when unset or empty).
+Result<const MatmulF16Variant*> chosen_f16_variant(const tosa::OperatorView& view)
+{
+    const char* name = std::getenv(f16_variant_env);
+    if (name == nullptr || *name == '\0') return &f16_variants[0];
+    std::string valid;
+    for (const MatmulF16Variant& v : f16_variants) {
+        if (std::strcmp(v.name, name) == 0) return &v;
+        valid += valid.empty() ? "" : ", ";
+        valid += v.name;
+    }
+    return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0,
+                          static_cast<std::uint64_t>(view.op->op))
+                    .with_note(fmt::format("operator {} of the block: {}=\"{}\" names no FP16 "
+                                           "MATMUL kernel; valid: {}",
+                                           view.op_index, f16_variant_env, name, valid)));
+}
 
 Error matmul_dtype_refusal(const tosa::OperatorView& view, DType dtype)
 {
@@ -66,6 +125,8 @@ const MatmulKernel& kernel(MatmulKernelId id)
 
 std::span<const MatmulKernel> matmul_kernels() { return kernels; }
 
+std::span<const MatmulF16Variant> matmul_f16_variants() { return f16_variants; }
+
 Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view)
 {
     const std::uint32_t a = view.inputs[0], b = view.inputs[1], out = view.outputs[0];
@@ -91,6 +152,13 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
                c = static_cast<std::uint64_t>(as[2]), w = static_cast<std::uint64_t>(bs[2]);
     const std::initializer_list<std::uint32_t> bases{pa->base, pb->base, po->base};
 
+    const MatmulF16Variant* f16_variant = &f16_variants[0];
+    if (mode != Mode::fp32) {
+        auto chosen = chosen_f16_variant(view);
+        if (!chosen) return fail(chosen.error());
+        f16_variant = *chosen;
+    }
+
     MatmulKernelId id = MatmulKernelId::general;
     Tile tile = general_tile;
     if (n * h * w == 0) {
@@ -102,8 +170,8 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
         id = MatmulKernelId::f32;
         tile = f32_tile;
     } else if (mode != Mode::fp32 && vectors_fit(8, c, w, bases)) {
-        id = MatmulKernelId::f16;
-        tile = f16_tile;
+        id = f16_variant->id;
+        tile = {f16_variant->tile_rows, f16_variant->tile_cols};
     }
     // Every tensor has under 2^31 elements (operand()), so the blocks of
     // every kernel fit CUDA's grid and the kernels' 32-bit block counts.

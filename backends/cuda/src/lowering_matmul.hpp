@@ -33,7 +33,18 @@ enum class MatmulKernelId : std::uint32_t {
     general = 14,  // vaccel_matmul_general: any shape, 16 x 16 results a block
     rows = 15,     // vaccel_matmul_rows: H <= 4, 32 columns a block
     f32 = 16,      // vaccel_matmul_f32_simt: 128 x 128 tiles, FP32 FMA
-    f16 = 17,      // vaccel_matmul_f16_tc: 128 x 256 tiles, mma.sync
+    f16 = 17,      // vaccel_matmul_f16_tc: 128 x 256 tiles, mma.sync ("v0")
+    // FP16 variants (VACCEL_CUDA_MATMUL_F16), the same shapes as f16:
+    f16_t128x256 = 18,     // 128 x 256 x 32, double-buffered fragments
+    f16_t128x256s = 19,    // 128 x 256 x 32, fragments single-buffered
+    f16_t128x256k64 = 20,  // 128 x 256 x 64, 3 stages
+    f16_t256x128 = 21,     // 256 x 128 x 32
+    f16_t128x128 = 22,     // 128 x 128 x 32, 4 warps, 2 blocks an SM
+    f16_t128x128w8 = 23,   // 128 x 128 x 32, 8 warps, 2 blocks an SM
+    // wgmma (sm_90a: compute capability 9.0 only):
+    f16_wgmma = 24,        // 128 x 256 x 64, 4 stages
+    f16_wgmma128 = 25,     // 128 x 128 x 64, 3 stages, 2 blocks an SM
+    f16_wgmma128d = 26,    // 128 x 128 x 64, 6 stages
 };
 
 struct MatmulKernel {
@@ -42,9 +53,18 @@ struct MatmulKernel {
     std::uint32_t block_threads;
     std::uint32_t dynamic_shared_bytes;  // over 48 KiB needs the function's opt-in
     const char* module;                  // the fatbin vaccel_cuda_fatbin_<module>
+    std::uint32_t only_cc = 0;  // 10 * major + minor of the one device it runs on; 0: any
 };
 
 std::span<const MatmulKernel> matmul_kernels();
+
+// An FP16 tensor-core variant by its VACCEL_CUDA_MATMUL_F16 name.
+struct MatmulF16Variant {
+    const char* name;
+    MatmulKernelId id;
+    std::uint32_t tile_rows, tile_cols;  // output tile of one block
+};
+std::span<const MatmulF16Variant> matmul_f16_variants();
 
 // The `matmul` Lowerer of gpu::lower().
 Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view);
