@@ -284,7 +284,9 @@ int main(int argc, char** argv)
                                         {1, VACCEL_ACCESS_READ | VACCEL_ACCESS_WRITE, y.get(), 0,
                                          axpy_bytes}};
     const std::uint64_t count = axpy_bytes / 4;
-    const auto blocks = static_cast<std::uint32_t>(std::min<std::uint64_t>((count / 4 + 255) / 256, 65535));
+    // 4096 blocks of 256 threads: every SM full several times over; the
+    // kernels loop over the rest.
+    const auto blocks = static_cast<std::uint32_t>(std::min<std::uint64_t>((count / 4 + 255) / 256, 4096));
     const double axpy_s = launch_seconds(backend, *queue, *program, "axpy_stride",
                                          {Arg::ptr(0, 0), Arg::ptr(1, 0), Arg::f32(0.5f), Arg::u64(count)},
                                          bindings, grid_of(blocks, 256), runs);

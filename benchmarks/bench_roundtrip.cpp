@@ -222,9 +222,12 @@ int main(int argc, char** argv)
     if (device_kind == "cuda") cuda_kernels = read_file(ptx_path);
 #endif
 
-    fmt::print("no-op submission round trip on the {} device: submit (ADD of [1] floats, bound "
-               "buffers) + wait + event destroy, {} iterations after {} warm-up; floor: {} round "
-               "trips\n", device_kind, iterations, warmup, iterations);
+    fmt::print("no-op submission round trip on the {} device: submit ({}) + wait + event "
+               "destroy, {} iterations after {} warm-up; floor: {} round trips\n",
+               device_kind,
+               device_kind == "cuda" ? "launch of an empty kernel, one thread"
+                                     : "ADD of [1] floats, bound buffers",
+               iterations, warmup, iterations);
     const std::string devices = device_kind == "cpu" ? "\"cpu\""
                                                      : "\"cpu\", \"" + device_kind + ":0\"";
     bool ok = true;

@@ -57,13 +57,16 @@ tosa::Graph matmul_graph(DType in, DType out, std::int64_t n, std::int64_t h, st
     return g.finish();
 }
 
-Result<tosa::ProgramPlan> plan(const tosa::Graph& graph)
+// The plan of `graph` for a device of compute capability `cc` (0: unknown).
+Result<tosa::ProgramPlan> plan(const tosa::Graph& graph, std::uint32_t cc = 0)
 {
     auto analysis = tosa::analyze(graph);
     if (!analysis) return std::unexpected(analysis.error());
     return tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
-                            [](const tosa::OperatorView& view) {
-                                return backend::gpu::lower(view, lower_matmul);
+                            [cc](const tosa::OperatorView& view) {
+                                return backend::gpu::lower(view, [cc](const tosa::OperatorView& v) {
+                                    return lower_matmul(v, cc);
+                                });
                             });
 }
 
@@ -141,13 +144,19 @@ void each_shape_takes_its_kernel(void**)
                      id(MatmulKernelId::general));
 
     // FP16 with C and W multiples of 8: 128 x 256 tensor-core tiles,
-    // 3 x 3 blocks of 2 batches; mode 1 (FP32 result) or 2 (FP16).
+    // 3 x 3 blocks of 2 batches; mode 1 (FP32 result) or 2 (FP16). On a
+    // device of unknown kind, the mma.sync tiles; on compute capability
+    // 9.0, wgmma with the same tiles and words.
     auto tc = planned(matmul_graph(DType::fp16, DType::fp32, 2, 300, 64, 520));
-    assert_int_equal(tc.kernel, id(MatmulKernelId::f16));
+    assert_int_equal(tc.kernel, id(MatmulKernelId::f16_t128x256));
+    auto on_hopper = plan(matmul_graph(DType::fp16, DType::fp32, 2, 300, 64, 520), 90);
+    assert_true(on_hopper.has_value());
+    assert_int_equal(on_hopper->dispatches[0].kernel.kernel, id(MatmulKernelId::f16_wgmma));
+    assert_true(on_hopper->dispatches[0].kernel.spec == tc.spec);
     assert_true(tc.spec == (Words{2, 300, 64, 520, 2, 0, 0, 0, 1, 0, 1, 3, 3}));
     assert_int_equal(tc.work, 18 * 256);
     auto tc_half = planned(matmul_graph(DType::fp16, DType::fp16, 1, 4096, 4096, 4096));
-    assert_int_equal(tc_half.kernel, id(MatmulKernelId::f16));
+    assert_int_equal(tc_half.kernel, id(MatmulKernelId::f16_t128x256));
     assert_true(tc_half.spec == (Words{1, 4096, 4096, 4096, 2, 0, 0, 0, 1, 0, 2, 32, 16}));
     assert_int_equal(tc_half.work, 512 * 256);
     // C = 12 or W = 20: not whole 16-byte copies of halves, the general kernel.
@@ -231,10 +240,10 @@ void the_f16_variant_is_chosen_by_environment(void**)
         assert_int_equal(k.work, 32ull * 32 * 128);
     }
     {
-        // Empty: the default.
+        // Empty: the default of a device of unknown kind.
         VariantEnv env("");
         assert_int_equal(planned(matmul_graph(DType::fp16, DType::fp16, 1, 64, 64, 64)).kernel,
-                         id(MatmulKernelId::f16));
+                         id(MatmulKernelId::f16_t128x256));
     }
     {
         // An unknown name fails every FP16 MATMUL; FP32 is not affected.

@@ -74,11 +74,15 @@ constexpr std::array<MatmulF16Variant, 10> f16_variants{{
 
 constexpr const char* f16_variant_env = "VACCEL_CUDA_MATMUL_F16";
 
-// The FP16 variant VACCEL_CUDA_MATMUL_F16 names ("v0" when unset or empty).
-Result<const MatmulF16Variant*> chosen_f16_variant(const tosa::OperatorView& view)
+// The FP16 variant VACCEL_CUDA_MATMUL_F16 names; when unset or empty, the
+// fastest measured on the device's kind (docs/PERFORMANCE.md): wgmma on
+// compute capability 9.0 (its code is sm_90a only), t128x256 elsewhere.
+Result<const MatmulF16Variant*> chosen_f16_variant(const tosa::OperatorView& view,
+                                                   std::uint32_t compute_capability)
 {
     const char* name = std::getenv(f16_variant_env);
-    if (name == nullptr || *name == '\0') return &f16_variants[0];
+    if (name == nullptr || *name == '\0')
+        name = compute_capability == 90 ? "wgmma" : "t128x256";
     std::string valid;
     for (const MatmulF16Variant& v : f16_variants) {
         if (std::strcmp(v.name, name) == 0) return &v;
@@ -127,7 +131,8 @@ std::span<const MatmulKernel> matmul_kernels() { return kernels; }
 
 std::span<const MatmulF16Variant> matmul_f16_variants() { return f16_variants; }
 
-Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view)
+Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view,
+                                                        std::uint32_t compute_capability)
 {
     const std::uint32_t a = view.inputs[0], b = view.inputs[1], out = view.outputs[0];
     const DType in_dtype = view.block->tensors[a].dtype;
@@ -154,7 +159,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
 
     const MatmulF16Variant* f16_variant = &f16_variants[0];
     if (mode != Mode::fp32) {
-        auto chosen = chosen_f16_variant(view);
+        auto chosen = chosen_f16_variant(view, compute_capability);
         if (!chosen) return fail(chosen.error());
         f16_variant = *chosen;
     }

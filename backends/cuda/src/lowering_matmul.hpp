@@ -66,7 +66,9 @@ struct MatmulF16Variant {
 };
 std::span<const MatmulF16Variant> matmul_f16_variants();
 
-// The `matmul` Lowerer of gpu::lower().
-Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view);
+// The `matmul` Lowerer of gpu::lower() for a device of `compute_capability`
+// (10 * major + minor; 0: unknown), which picks the default FP16 variant.
+Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view,
+                                                        std::uint32_t compute_capability = 0);
 
 }  // namespace vaccel::backend::cuda

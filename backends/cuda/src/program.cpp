@@ -18,9 +18,13 @@
 namespace vaccel::backend::cuda {
 namespace {
 
-Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view)
+// The shared lowering with this device's MATMUL kernels.
+tosa::Lowerer lowerer_for(const DeviceFacts& facts)
 {
-    return gpu::lower(view, [](const tosa::OperatorView& v) { return lower_matmul(v); });
+    const auto cc = static_cast<std::uint32_t>(10 * facts.compute_major + facts.compute_minor);
+    return [cc](const tosa::OperatorView& view) {
+        return gpu::lower(view, [cc](const tosa::OperatorView& v) { return lower_matmul(v, cc); });
+    };
 }
 
 // Counts `bytes` more against the context's memory, or refuses.
@@ -151,7 +155,7 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     if (auto admitted = tosa::admit(*graph, *analysis, cuda_descriptor(), *target); !admitted)
         return fail(admitted.error());
     auto plan = tosa::plan_block(*graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
-                                 lower);
+                                 lowerer_for(context->device->facts));
     if (!plan) return fail(plan.error());
     if (plan->buffer_count() > VACCEL_CUDA_MAX_BUFFERS)
         return fail(Error::limit_hit(VACCEL_LIMIT_BINDINGS, VACCEL_CUDA_MAX_BUFFERS,
