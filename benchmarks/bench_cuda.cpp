@@ -3,8 +3,8 @@
 //
 // Through the Backend interface in process (what a submission costs:
 // bindings checked, kernels put on the stream, completion thread), wall
-// clock from submit to the completion sink, the median of --runs after one
-// warm-up (backend_runs.hpp):
+// clock from submit to the completion sink, the median of --runs after three
+// warm-ups (backend_runs.hpp):
 //  (a) FP32 MATMUL [1,N,N] x [1,N,N] in GFLOP/s (2 N^3 flops); baseline:
 //      --anchor-fp32 (cuBLAS with TF32 off, from benchmarks/torch_anchor.py);
 //  (b) FP16 x FP16 -> FP16 MATMUL, same shape (tensor cores); baseline:
@@ -59,13 +59,13 @@ struct Done final : EventSink {
     }
 };
 
-// Median seconds of `runs` launches of `entry` (after one warm-up).
+// Median seconds of `runs` launches of `entry` (after three warm-ups).
 double launch_seconds(Backend& backend, Queue& queue, Program& program, std::string_view entry,
                       const std::vector<Arg>& args, const std::vector<Binding>& bindings,
                       vaccel_launch_dims dims, int runs)
 {
     std::vector<double> seconds;
-    for (int i = 0; i < runs + 1; ++i) {
+    for (int i = 0; i < runs + warmups; ++i) {
         LaunchDesc desc;
         desc.queue = &queue;
         desc.program = &program;
@@ -86,7 +86,7 @@ double launch_seconds(Backend& backend, Queue& queue, Program& program, std::str
             std::exit(1);
         }
         (void)backend.destroy_event(submitted.event);
-        if (i > 0) seconds.push_back(took);
+        if (i >= warmups) seconds.push_back(took);
     }
     std::sort(seconds.begin(), seconds.end());
     return seconds[seconds.size() / 2];
@@ -235,7 +235,7 @@ int main(int argc, char** argv)
         raw_s = raw.launch_sync_seconds(latency_runs);
         raw_name = raw.name();
     }
-    std::printf("bench_cuda on %s (%s), median of %d runs after 1 warm-up, wall clock submit to "
+    std::printf("bench_cuda on %s (%s), median of %d runs after 3 warm-ups, wall clock submit to "
                 "completion\n",
                 info.name, info.driver, runs);
 

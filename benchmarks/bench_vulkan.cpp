@@ -3,7 +3,7 @@
 //
 // Through the Backend interface (what a submission costs: bindings checked,
 // command buffer recorded, submitted, completion thread), wall clock from
-// submit to the completion sink, the median of --runs after one warm-up:
+// submit to the completion sink, the median of --runs after three warm-ups:
 //  (a) FP32 MATMUL [1,N,N] x [1,N,N] in GFLOP/s (2 N^3 flops); baseline:
 //      --anchor-fp32 (cuBLAS, from benchmarks/torch_anchor.py), when given;
 //  (b) FP16 x FP16 -> FP32 MATMUL, same shape, on cooperative matrices
@@ -118,7 +118,7 @@ int main(int argc, char** argv)
     const char* tiles_env = std::getenv("VACCEL_VULKAN_MATMUL_TILES");
     const char* rows_env = std::getenv("VACCEL_VULKAN_MATMUL_ROWS");
     const char* coop_env_tiles = std::getenv("VACCEL_VULKAN_COOPMAT_TILES");
-    std::printf("bench_vulkan on %s (%s), median of %d runs after 1 warm-up, wall clock submit "
+    std::printf("bench_vulkan on %s (%s), median of %d runs after 3 warm-ups, wall clock submit "
                 "to completion; MATMUL tiles: %s; GEMV kernel: %s; cooperative-matrix tiles: "
                 "%s\n",
                 info.name, device.c_str(), runs, tiles_env ? tiles_env : "the device's choice",

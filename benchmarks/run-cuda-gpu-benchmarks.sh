@@ -26,7 +26,7 @@ fp16=$(sed -n 's/^cuBLAS MATMUL FP16 .*: \([0-9.]*\) GFLOP\/s.*/\1/p' <<<"$ancho
 [ -n "$fp32" ] && [ -n "$fp16" ] || { echo "no cuBLAS anchors in torch_anchor's output" >&2; exit 1; }
 echo
 # shellcheck disable=SC2086
-"$bench_cuda" --anchor-fp32 "$fp32" --anchor-fp16 "$fp16" ${BENCH_CUDA_ARGS:-}
+"$bench_cuda" --anchor-fp32 "$fp32" --anchor-fp16 "$fp16" --runs 20 ${BENCH_CUDA_ARGS:-}
 echo
 "$bench_roundtrip" --device cuda --vacceld "$vacceld" --iterations 5000 --warmup 500
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)

@@ -135,7 +135,7 @@ double median_seconds(Backend& backend, const tosa::Graph& graph, int runs, bool
                             buffers.back().get(), 0, slots[s].bytes});
     }
     std::vector<double> seconds;
-    for (int i = 0; i < runs + 1; ++i) {
+    for (int i = 0; i < runs + warmups; ++i) {
         SubmitDesc submit;
         submit.queue = queue.get();
         submit.program = program.get();
@@ -152,7 +152,7 @@ double median_seconds(Backend& backend, const tosa::Graph& graph, int runs, bool
             std::exit(1);
         }
         (void)backend.destroy_event(submitted.event);
-        if (i > 0) seconds.push_back(took);
+        if (i >= warmups) seconds.push_back(took);
     }
     std::sort(seconds.begin(), seconds.end());
     for (auto& b : buffers) (void)backend.free_buffer(b);

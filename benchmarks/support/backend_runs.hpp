@@ -1,8 +1,8 @@
 // backend_runs.hpp - running TOSA programs through a Backend and timing
 // them, for the GPU backends' benchmarks (bench_vulkan, bench_cuda).
 //
-// Decides: a figure is the median wall clock of --runs submissions after one
-// warm-up, from submit to the completion sink, with every binding in a
+// Decides: a figure is the median wall clock of --runs submissions after three
+// warm-ups, from submit to the completion sink, with every binding in a
 // Device-domain buffer (as a GPU client allocates them); MATMUL inputs are
 // random in [-1, 1], ADD's zero. Any refusal or a run that does not
 // complete ends the program with the reason.
@@ -16,6 +16,9 @@
 #include "vaccel/tosa/builder.hpp"
 
 namespace vaccel::bench {
+
+// Unmeasured runs before each figure (clocks ramp up, caches fill).
+inline constexpr int warmups = 3;
 
 // The program name in messages ("bench_vulkan").
 void set_program_name(const char* name);

@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "driver.hpp"
+#include "support/backend_runs.hpp"
 
 namespace vaccel::bench {
 
@@ -114,11 +115,11 @@ double RawCuda::copy_seconds(std::uint64_t bytes, int runs)
     check(cu, cu.cuMemAlloc(&from, bytes), "cuMemAlloc");
     check(cu, cu.cuMemAlloc(&to, bytes), "cuMemAlloc");
     std::vector<double> seconds;
-    for (int i = 0; i < runs + 1; ++i) {
+    for (int i = 0; i < runs + warmups; ++i) {
         const auto start = Clock::now();
         check(cu, cu.cuMemcpyDtoD(to, from, bytes), "cuMemcpyDtoD");
         check(cu, cu.cuStreamSynchronize(nullptr), "cuStreamSynchronize");  // the copy's stream
-        if (i > 0) seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+        if (i >= warmups) seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     }
     cu.cuMemFree(from);
     cu.cuMemFree(to);
