@@ -1,5 +1,5 @@
 // main.cpp - vaccel-cuda-host: one vaccel context's CUDA work, in a process
-// of its own (docs/adr/0018-cuda-backend.md, "One process per context").
+// of its own (docs/adr/0018-cuda-backend.md, "One process per vaccel context").
 //
 // Usage: vaccel-cuda-host SOCKET_FD WINDOW_FD UUID [STATE_DIR]
 // vacceld starts one per context of a CUDA device, with one end of a

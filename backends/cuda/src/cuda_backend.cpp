@@ -3,10 +3,12 @@
 //
 // Owns: the device's core, its completion thread and the Backend calls.
 // Decides:
-//  - every vaccel context is its own CUDA context (cuCtxCreate), so a
-//    sticky fault (illegal address, trap) fails that context only: its work
-//    fails, it refuses every later call with the fault, and the device and
-//    the other contexts go on; every queue is a non-blocking stream;
+//  - every vaccel context is its own CUDA context (cuCtxCreate); a sticky
+//    fault (illegal address, trap) poisons every context of the process, so
+//    vacceld runs each context in a vaccel-cuda-host of its own
+//    (host_proxy.hpp) and this class serves that host; a faulted context
+//    fails its work and refuses every later call with the fault; every
+//    queue is a non-blocking stream;
 //  - refusal order as the other backends': what the request is, then
 //    limits, then state; limits are checked before any driver call;
 //  - buffers: Device is cuMemAlloc, Host pinned host memory mapped into the

@@ -53,10 +53,10 @@ struct Driver {
 // The same answer for the life of the process.
 const Driver* load_driver(std::string& why);
 
-// Whether `result` is an error CUDA makes sticky for the context it
-// happened in (a kernel's illegal address, illegal instruction, trap,
-// misaligned access, timeout...): that context is unusable, the device and
-// its other contexts are not.
+// Whether `result` is an error CUDA makes sticky (a kernel's illegal
+// address, illegal instruction, trap, misaligned access, timeout...): every
+// context of the process is unusable from then on; the device and other
+// processes are not affected.
 bool context_fault(CUresult result);
 
 }  // namespace vaccel::backend::cuda

@@ -1,6 +1,6 @@
 // host_protocol.hpp - the messages between vacceld's CUDA backend and a
 // CUDA host process (docs/adr/0018-cuda-backend.md, "One process per
-// context").
+// vaccel context").
 //
 // Decides:
 //  - one SOCK_SEQPACKET socketpair per host: every message is one packet of

@@ -1,6 +1,6 @@
 // host_proxy.hpp - a CUDA device whose contexts each live in a
 // vaccel-cuda-host process (docs/adr/0018-cuda-backend.md, "One process per
-// context").
+// vaccel context").
 //
 // Decides:
 //  - create_context starts a host (fork + exec, the socketpair and the

@@ -73,8 +73,10 @@ void ContextState::poison(CUresult result, std::string_view what)
     if (faulted.load(std::memory_order_acquire)) return;
     fault = Error::of(Errc::device_lost, VACCEL_D_NONE, static_cast<std::uint64_t>(result))
                 .with_note(fmt::format("{} failed with {}: CUDA keeps this error for the whole "
-                                       "context, so this context's work failed and it takes no "
-                                       "more; the device and other contexts are unaffected. "
+                                       "process the context runs in, so the context's work "
+                                       "failed and it takes no more; the device and other "
+                                       "contexts are unaffected when each context runs in a "
+                                       "process of its own (vaccel-cuda-host, the default). "
                                        "Destroy the context and create a new one",
                                        what, device->cu->describe(result)));
     faulted.store(true, std::memory_order_release);

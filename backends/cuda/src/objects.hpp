@@ -99,8 +99,9 @@ struct ContextState {
     // The TOSA kernels' modules (kernels/cuda), loaded on first use.
     std::mutex modules_mutex;
     std::map<std::string, CUmodule, std::less<>> modules;
-    // A kernel of this context faulted: CUDA makes the error sticky, so
-    // every later call is refused with `fault` (set once, before `faulted`).
+    // A kernel of this context faulted: CUDA makes the error sticky (for the
+    // whole process), so every later call is refused with `fault` (set once,
+    // before `faulted`).
     std::atomic<bool> faulted{false};
     Error fault;
 
