@@ -33,14 +33,19 @@ Selection cpus(std::string count)
 std::string name_of(const Backend& backend) { return backend.device_info().name; }
 
 // The CPU serves first (docs/adr/0013-vulkan-backend.md): device 0 runs
-// every format and operator; the Vulkan device runs the FP32 tier only.
+// every format and operator; then Vulkan, then CUDA, where built.
 void the_build_lists_the_cpu_backend_first(void**)
 {
     const auto all = factories();
     assert_true(!all.empty());
     assert_string_equal(std::string(all.front().name).c_str(), "cpu");
-    for (std::size_t i = 1; i < all.size(); ++i)
-        assert_string_equal(std::string(all[i].name).c_str(), "vulkan");
+    const char* order[] = {"cpu", "vulkan", "cuda"};
+    std::size_t at = 0;
+    for (const auto& factory : all) {
+        while (at < 3 && std::string(factory.name) != order[at]) ++at;
+        if (at == 3) fail_msg("backend %s is not one of cpu, vulkan, cuda in that order",
+                              std::string(factory.name).c_str());
+    }
 }
 
 void an_empty_list_serves_every_device(void**)

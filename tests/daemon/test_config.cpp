@@ -110,9 +110,10 @@ void shipped_default_config_parses(void**)
     auto config = load_config(VACCEL_DIST_CONFIG);
     if (!config)
         fail_msg("%s", config.error().message().c_str());
-    assert_int_equal(config->daemon.devices->size(), 2);
+    assert_int_equal(config->daemon.devices->size(), 3);
     assert_string_equal((*config->daemon.devices)[0].c_str(), "cpu");
     assert_string_equal((*config->daemon.devices)[1].c_str(), "vulkan:*");
+    assert_string_equal((*config->daemon.devices)[2].c_str(), "cuda:*");
     const Rule* fallback = config->policy.find(Selector::fallback());
     assert_non_null(fallback);
     assert_int_equal(*fallback->limits.memory_bytes, 2ull << 30);
