@@ -382,6 +382,22 @@ struct Rig {
     }
 };
 
+// A Rig over another device's backend: a context and a queue on `device`.
+inline Rig rig_on(std::unique_ptr<Backend> device)
+{
+    Rig rig(1);
+    assert_ok(rig.backend->destroy_queue(rig.queue));
+    assert_ok(rig.backend->destroy_context(rig.context));
+    rig.backend = std::move(device);
+    auto c = rig.backend->create_context();
+    assert_ok(c);
+    rig.context = std::move(*c);
+    auto q = rig.backend->create_queue(*rig.context);
+    assert_ok(q);
+    rig.queue = std::move(*q);
+    return rig;
+}
+
 inline void assert_exactly(const std::vector<float>& got, const std::vector<float>& want)
 {
     assert_int_equal(got.size(), want.size());

@@ -48,17 +48,7 @@ inline std::unique_ptr<Backend> cuda_device(CudaOptions options = {})
 // A Rig (cpu_test_support.hpp) over the first CUDA device.
 inline Rig cuda_rig(CudaOptions options = {})
 {
-    Rig rig(1);
-    assert_ok(rig.backend->destroy_queue(rig.queue));
-    assert_ok(rig.backend->destroy_context(rig.context));
-    rig.backend = cuda_device(options);
-    auto c = rig.backend->create_context();
-    assert_ok(c);
-    rig.context = std::move(*c);
-    auto q = rig.backend->create_queue(*rig.context);
-    assert_ok(q);
-    rig.queue = std::move(*q);
-    return rig;
+    return rig_on(cuda_device(options));
 }
 
 // tests/cuda/kernels/<name> as built (".ptx" or ".cubin").

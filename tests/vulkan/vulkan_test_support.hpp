@@ -31,17 +31,7 @@ inline std::unique_ptr<Backend> lavapipe(VulkanOptions options = {})
 // A Rig (cpu_test_support.hpp) over the Vulkan device.
 inline Rig vulkan_rig(VulkanOptions options = {})
 {
-    Rig rig(1);
-    assert_ok(rig.backend->destroy_queue(rig.queue));
-    assert_ok(rig.backend->destroy_context(rig.context));
-    rig.backend = lavapipe(options);
-    auto c = rig.backend->create_context();
-    assert_ok(c);
-    rig.context = std::move(*c);
-    auto q = rig.backend->create_queue(*rig.context);
-    assert_ok(q);
-    rig.queue = std::move(*q);
-    return rig;
+    return rig_on(lavapipe(options));
 }
 
 using GraphMaker = std::function<tosa::Graph()>;

@@ -408,13 +408,7 @@ public:
         return end_unstarted(unfinished_of(owner), EventState::cancelled, why);
     }
 
-    LiveCounters live() const override
-    {
-        const Counters& c = state_->counters;
-        return LiveCounters{c.contexts.load(), c.buffers.load(),          c.buffer_bytes.load(),
-                            c.programs.load(), c.queues.load(),           c.events.load(),
-                            c.events_in_flight.load(), c.gates.load()};
-    }
+    LiveCounters live() const override { return state_->counters.snapshot(); }
 
 private:
     Status refuse_if_lost() const

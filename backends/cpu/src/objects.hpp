@@ -41,16 +41,8 @@ namespace vaccel::backend::cpu {
 // Invariant (all fields): atomics, incremented by the engine thread when an
 // object is created or a submission accepted, decremented by destructors
 // (engine thread) or, for events_in_flight, by the worker completing it.
-struct Counters {
-    std::atomic<std::uint64_t> contexts{0};
-    std::atomic<std::uint64_t> buffers{0};
-    std::atomic<std::uint64_t> buffer_bytes{0};
-    std::atomic<std::uint64_t> programs{0};
-    std::atomic<std::uint64_t> queues{0};
-    std::atomic<std::uint64_t> events{0};
-    std::atomic<std::uint64_t> events_in_flight{0};
-    std::atomic<std::uint64_t> gates{0};
-};
+// The device's live objects (backend.hpp).
+using Counters = LiveCounterCells;
 
 struct GateState;
 

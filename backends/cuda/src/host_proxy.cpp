@@ -656,20 +656,7 @@ public:
         return r.get<std::uint64_t>();
     }
 
-    LiveCounters live() const override
-    {
-        const Counters& c = core_->counters;
-        LiveCounters live;
-        live.contexts = c.contexts.load();
-        live.buffers = c.buffers.load();
-        live.buffer_bytes = c.buffer_bytes.load();
-        live.queues = c.queues.load();
-        live.programs = c.programs.load();
-        live.events = c.events.load();
-        live.events_in_flight = c.events_in_flight.load();
-        live.gates = c.gates.load();
-        return live;
-    }
+    LiveCounters live() const override { return core_->counters.snapshot(); }
 
 private:
     static Error in_flight(const ProxyBuffer& b, std::string_view what)

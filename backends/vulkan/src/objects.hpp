@@ -28,16 +28,8 @@
 
 namespace vaccel::backend::vulkan {
 
-struct Counters {
-    std::atomic<std::uint64_t> contexts{0};
-    std::atomic<std::uint64_t> buffers{0};
-    std::atomic<std::uint64_t> buffer_bytes{0};
-    std::atomic<std::uint64_t> queues{0};
-    std::atomic<std::uint64_t> programs{0};
-    std::atomic<std::uint64_t> events{0};
-    std::atomic<std::uint64_t> events_in_flight{0};
-    std::atomic<std::uint64_t> gates{0};
-};
+// The device's live objects (backend.hpp).
+using Counters = LiveCounterCells;
 
 struct DeviceCore {
     std::shared_ptr<Instance> instance;  // outlives the device

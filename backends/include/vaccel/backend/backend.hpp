@@ -31,6 +31,7 @@
 //    call may be refused; the engine refuses calls on a lost device itself.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -195,6 +196,25 @@ struct LiveCounters {
     std::uint64_t events = 0;
     std::uint64_t events_in_flight = 0;
     std::uint64_t gates = 0;
+};
+
+// The atomics a backend keeps its LiveCounters in, updated from any thread.
+struct LiveCounterCells {
+    std::atomic<std::uint64_t> contexts{0};
+    std::atomic<std::uint64_t> buffers{0};
+    std::atomic<std::uint64_t> buffer_bytes{0};
+    std::atomic<std::uint64_t> programs{0};
+    std::atomic<std::uint64_t> queues{0};
+    std::atomic<std::uint64_t> events{0};
+    std::atomic<std::uint64_t> events_in_flight{0};
+    std::atomic<std::uint64_t> gates{0};
+
+    LiveCounters snapshot() const
+    {
+        return LiveCounters{contexts.load(), buffers.load(), buffer_bytes.load(),
+                            programs.load(), queues.load(),  events.load(),
+                            events_in_flight.load(), gates.load()};
+    }
 };
 
 enum class DeviceState : std::uint32_t {
