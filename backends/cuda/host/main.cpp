@@ -171,13 +171,14 @@ void Host::serve(Op op, std::uint64_t id, Reader& r)
         ProgramDesc desc;
         desc.format = r.get<std::uint32_t>();
         desc.target = r.get<vaccel_tosa_target>();
+        desc.memory_budget = r.get<std::uint64_t>();
         desc.payload = payload;
         auto p = d.load_program(*context, desc);
         payload.clear();
         payload.shrink_to_fit();
         if (!p) return reply_error(id, p.error());
         Writer w(Op::reply, id);
-        w.put(std::uint8_t{1}).put((*p)->format()).put((*p)->input_count());
+        w.put(std::uint8_t{1}).put((*p)->format()).put((*p)->input_count()).put((*p)->device_bytes());
         const auto slots = (*p)->slots();
         w.put(static_cast<std::uint32_t>(slots.size()));
         for (const SlotInfo& s : slots) {

@@ -266,10 +266,12 @@ struct ProxyProgram final : Program {
     std::uint64_t id = 0;
     std::uint32_t format_ = 0;
     std::uint32_t inputs = 0;
+    std::uint64_t bytes = 0;  // the host's program's device_bytes()
     std::vector<SlotInfo> slots_;
     std::span<const SlotInfo> slots() const override { return slots_; }
     std::uint32_t input_count() const override { return inputs; }
     std::uint32_t format() const override { return format_; }
+    std::uint64_t device_bytes() const override { return bytes; }
 };
 
 struct ProxyQueue final : Queue {
@@ -485,7 +487,7 @@ public:
         }
         const std::uint64_t id = c.host->next_id();
         Writer w(Op::load, id);
-        w.put(id).put(desc.format).put(desc.target);
+        w.put(id).put(desc.format).put(desc.target).put(desc.memory_budget);
         auto reply = c.host->call(w, id);
         if (!reply) return fail(reply.error());
         Reader r(*reply);
@@ -494,6 +496,7 @@ public:
         program->id = id;
         program->format_ = r.get<std::uint32_t>();
         program->inputs = r.get<std::uint32_t>();
+        program->bytes = r.get<std::uint64_t>();
         const auto count = r.get<std::uint32_t>();
         for (std::uint32_t i = 0; i < count && r.ok(); ++i) {
             SlotInfo s;

@@ -200,6 +200,7 @@ struct CudaProgram final : Program {
         return n;
     }
     std::uint32_t format() const override { return state->format; }
+    std::uint64_t device_bytes() const override { return state->arena_bytes; }
 };
 
 struct GateState;

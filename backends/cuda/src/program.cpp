@@ -157,6 +157,8 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     auto plan = tosa::plan_block(*graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
                                  lowerer_for(context->device->facts));
     if (!plan) return fail(plan.error());
+    if (auto ok = within_memory_budget(plan->arena_bytes, desc.memory_budget); !ok)
+        return fail(ok.error());
     if (plan->buffer_count() > VACCEL_CUDA_MAX_BUFFERS)
         return fail(Error::limit_hit(VACCEL_LIMIT_BINDINGS, VACCEL_CUDA_MAX_BUFFERS,
                                      plan->buffer_count())

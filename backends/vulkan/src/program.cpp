@@ -205,6 +205,8 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
             return lower(view, matmul.value_or(MatmulChoice{}));
         });
     if (!plan) return fail(plan.error());
+    if (auto ok = within_memory_budget(plan->arena_bytes, desc.memory_budget); !ok)
+        return fail(ok.error());
 
     // The descriptor array (slots, then the arena) must fit the device
     // (tuning.hpp) and a ring slot's descriptor pool, which is sized to it.

@@ -65,6 +65,7 @@ struct VulkanProgram final : Program {
     std::span<const SlotInfo> slots() const override { return state->slots; }
     std::uint32_t input_count() const override { return state->plan.input_count; }
     std::uint32_t format() const override { return state->format; }
+    std::uint64_t device_bytes() const override { return state->plan.arena_bytes; }
 };
 
 // parse, analyze, admit against vulkan_descriptor() (with `target`), plan

@@ -4,7 +4,11 @@
 // context's effective max_artifact_bytes is refused before the backend
 // parses it (ResourceLimit, VACCEL_LIMIT_ARTIFACT_BYTES, arg0 = the limit,
 // arg1 = the artifact's size); admission itself (format, target, operators)
-// is the backend's. A slot index past the program's slots is InvalidArgument
+// is the backend's. A program's own device memory (its arena) counts against
+// the client's memory limit like a buffer's: the backend is told what the
+// limit has left and refuses a program needing more before allocating it;
+// the engine then charges what the program holds (Program::device_bytes) and
+// gives it back at unload. A slot index past the program's slots is InvalidArgument
 // with VACCEL_D_BAD_VALUE (arg0 = the field id of `slot`, arg1 = the index).
 #include <algorithm>
 #include <cstddef>
@@ -40,11 +44,22 @@ Status program_load(SessionState& state, vaccel_program_load& args,
     desc.format = args.format;
     desc.target = args.target;
     desc.payload = artifact;
+    const std::uint64_t memory_used = accounting.used(Resource::memory_bytes);
+    desc.memory_budget = limits.max_memory_bytes > memory_used ? limits.max_memory_bytes - memory_used : 0;
     // Compiling takes the session lock only, never the device's: other
     // sessions keep using the device meanwhile (device_manager.hpp).
     auto program = context.device->load(*context.object, desc);
     if (!program)
         return fail(std::move(program.error()));
+    // Charged now; another call of the session may have taken memory since
+    // the budget was read, so this can still be refused (and the program
+    // unloaded).
+    const std::uint64_t device_bytes = (*program)->device_bytes();
+    auto memory_charge = accounting.reserve(Resource::memory_bytes, device_bytes);
+    if (!memory_charge) {
+        (void)context.device->call([&](backend::Backend& b) { return b.unload_program(*program); });
+        return fail(std::move(memory_charge.error()));
+    }
 
     const auto slots = (*program)->slots();
     const std::uint32_t inputs = (*program)->input_count();
@@ -52,8 +67,10 @@ Status program_load(SessionState& state, vaccel_program_load& args,
     record.owner = &context;
     record.context = args.context;
     record.object = std::move(*program);
+    record.charged_bytes = device_bytes;
     auto handle = state.insert(std::move(record));  // cannot fail: reserve_handle() passed
     charge->commit();
+    memory_charge->commit();
     ++context.children;
     args.program = *handle;
     args.input_count = inputs;
@@ -73,6 +90,7 @@ Status program_unload(SessionState& state, vaccel_handle_release& args)
     if (!released)
         return released;  // Busy: a submission in flight runs it; the handle stays valid
     context.accounting->release(Resource::programs, 1);
+    context.accounting->release(Resource::memory_bytes, program.charged_bytes);
     --context.children;
     state.erase<ProgramRecord>(args.handle);
     return {};

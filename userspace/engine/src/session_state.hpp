@@ -58,6 +58,7 @@ struct ProgramRecord {
     ContextRecord* owner = nullptr;
     std::uint64_t context = 0;
     std::unique_ptr<backend::Program> object;
+    std::uint64_t charged_bytes = 0;  // its device memory, on the client's memory limit
 };
 
 struct QueueRecord {

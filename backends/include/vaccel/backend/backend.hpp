@@ -82,7 +82,24 @@ struct ProgramDesc {
     std::uint32_t format = VACCEL_FORMAT_TOSA;
     vaccel_tosa_target target{};  // all zero = the device's default target
     std::span<const std::byte> payload;  // only valid during load_program
+    // Device memory the program may take for itself (its arena): what the
+    // client's memory limit has left. A backend refuses a program needing
+    // more before allocating anything (within_memory_budget below).
+    std::uint64_t memory_budget = UINT64_MAX;
 };
+
+// The refusal of a program whose own device memory (`bytes`, its arena)
+// is past ProgramDesc::memory_budget: ResourceLimit, VACCEL_LIMIT_MEMORY_BYTES,
+// arg0 = the budget, arg1 = the bytes it needs.
+inline Status within_memory_budget(std::uint64_t bytes, std::uint64_t budget)
+{
+    if (bytes <= budget) return {};
+    return fail(Error::limit_hit(VACCEL_LIMIT_MEMORY_BYTES, budget, bytes)
+                    .with_note("the program's arena needs " + std::to_string(bytes) +
+                               " bytes of device memory and the client's memory limit has " +
+                               std::to_string(budget) +
+                               " left; free buffers or unload programs first"));
+}
 
 struct SlotInfo {
     std::uint32_t role = 0;  // enum vaccel_slot_role
@@ -101,6 +118,9 @@ public:
     virtual std::uint32_t input_count() const = 0;
     // enum vaccel_program_format it was loaded from.
     virtual std::uint32_t format() const = 0;
+    // Device memory the program holds for its life (its arena), which the
+    // engine charges to the client's memory limit.
+    virtual std::uint64_t device_bytes() const { return 0; }
 };
 
 // A host gate (docs/adr/0008): a 64-bit timeline of one context that only
