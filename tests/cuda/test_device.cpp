@@ -182,8 +182,7 @@ void gates_hold_and_cancel(void**)
 // as the device is lost; everything after is refused.
 void an_injected_loss_loses_the_device(void**)
 {
-    CudaOptions options;
-    options.isolation = CudaIsolation::none;  // the device itself, in this process
+    CudaOptions options;  // injection runs the device in this process
     options.inject_loss_after = 1;
     Rig gpu = cuda_rig(options);
     auto p = gpu.must_load(doubling(70));

@@ -837,8 +837,12 @@ CudaDevices open_cuda_devices(const CudaOptions& options)
         spdlog::debug("cuda: no CUDA device: {}", out.unavailable);
         return out;
     }
+    // Fault injection (a device's loss) needs every context in one device
+    // object: in process.
+    const bool isolated = options.isolation == CudaIsolation::process &&
+                          options.inject_loss_after == UINT64_MAX;
     std::filesystem::path host;
-    if (options.isolation == CudaIsolation::process) {
+    if (isolated) {
         std::string looked;
         host = cuda::find_host_program(options, looked);
         if (host.empty()) {
@@ -871,7 +875,7 @@ CudaDevices open_cuda_devices(const CudaOptions& options)
         core->options = options;
         if (out.devices.size() == options.inject_loss_device)
             core->inject_loss_after = options.inject_loss_after;
-        if (options.isolation == CudaIsolation::process)
+        if (isolated)
             out.devices.push_back(cuda::open_host_proxy(std::move(core), host));
         else
             out.devices.push_back(std::make_unique<cuda::CudaBackend>(std::move(core)));

@@ -43,6 +43,9 @@ struct CudaOptions {
     // inject_loss_device): device cuda:<inject_loss_device> is lost while
     // accepting the submission that comes after this many (accepted
     // indeterminately), then behaves as a lost device does. UINT64_MAX: never.
+    // A device loss is the device's, not a context's, so with injection set
+    // the devices run their contexts in the calling process (as isolation
+    // none), where one device object sees every submission.
     std::uint64_t inject_loss_after = UINT64_MAX;
     std::uint32_t inject_loss_device = 0;
 };
