@@ -50,46 +50,24 @@ using kernel_args::Arg;
 using tosa::DType;
 using Clock = std::chrono::steady_clock;
 
-struct Done final : EventSink {
-    std::atomic<bool> done{false};
-    void completed(const EventStatus&) noexcept override
-    {
-        done.store(true);
-        done.notify_all();
-    }
-};
-
-// Median seconds of `runs` launches of `entry` (after three warm-ups).
+// Median seconds of `runs` launches of `entry` (backend_runs.hpp).
 double launch_seconds(Backend& backend, Queue& queue, Program& program, std::string_view entry,
                       const std::vector<Arg>& args, const std::vector<Binding>& bindings,
                       vaccel_launch_dims dims, int runs)
 {
-    std::vector<double> seconds;
-    for (int i = 0; i < runs + warmups; ++i) {
-        LaunchDesc desc;
-        desc.queue = &queue;
-        desc.program = &program;
-        desc.entry = entry;
-        desc.dims = dims;
-        desc.args = args;
-        desc.bindings = bindings;
-        auto done = std::make_shared<Done>();
-        desc.sink = done;
-        const auto start = Clock::now();
-        auto submitted = must(backend.launch(desc), std::string("launch ") + std::string(entry));
-        done->done.wait(false);
-        const double took = std::chrono::duration<double>(Clock::now() - start).count();
-        if (backend.poll(*submitted.event).state != EventState::complete) {
-            std::fprintf(stderr, "bench_cuda: a launch of %.*s did not complete: %s\n",
-                         static_cast<int>(entry.size()), entry.data(),
-                         backend.poll(*submitted.event).failure.note.c_str());
-            std::exit(1);
-        }
-        (void)backend.destroy_event(submitted.event);
-        if (i >= warmups) seconds.push_back(took);
-    }
-    std::sort(seconds.begin(), seconds.end());
-    return seconds[seconds.size() / 2];
+    return median_of_runs(runs, [&] {
+        return timed_event(backend, "launch", [&](std::shared_ptr<EventSink> sink) {
+            LaunchDesc desc;
+            desc.queue = &queue;
+            desc.program = &program;
+            desc.entry = entry;
+            desc.dims = dims;
+            desc.args = args;
+            desc.bindings = bindings;
+            desc.sink = std::move(sink);
+            return backend.launch(desc);
+        });
+    });
 }
 
 vaccel_launch_dims grid_of(std::uint32_t blocks, std::uint32_t threads)

@@ -134,32 +134,50 @@ double median_seconds(Backend& backend, const tosa::Graph& graph, int runs, bool
         bindings.push_back({s, input ? VACCEL_ACCESS_READ : VACCEL_ACCESS_WRITE,
                             buffers.back().get(), 0, slots[s].bytes});
     }
-    std::vector<double> seconds;
-    for (int i = 0; i < runs + warmups; ++i) {
-        SubmitDesc submit;
-        submit.queue = queue.get();
-        submit.program = program.get();
-        submit.bindings = bindings;
-        auto waiter = std::make_shared<Waiter>();
-        submit.sink = waiter;
-        const auto start = Clock::now();
-        auto submitted = must(backend.submit(submit), "submit");
-        waiter->done.wait(false);
-        const double took = std::chrono::duration<double>(Clock::now() - start).count();
-        const EventStatus status = backend.poll(*submitted.event);
-        if (status.state != EventState::complete) {
-            std::fprintf(stderr, "%s: a run did not complete\n", program_name);
-            std::exit(1);
-        }
-        (void)backend.destroy_event(submitted.event);
-        if (i >= warmups) seconds.push_back(took);
-    }
-    std::sort(seconds.begin(), seconds.end());
+    const double median = median_of_runs(runs, [&] {
+        return timed_event(backend, "submit", [&](std::shared_ptr<EventSink> sink) {
+            SubmitDesc submit;
+            submit.queue = queue.get();
+            submit.program = program.get();
+            submit.bindings = bindings;
+            submit.sink = std::move(sink);
+            return backend.submit(submit);
+        });
+    });
     for (auto& b : buffers) (void)backend.free_buffer(b);
     (void)backend.unload_program(program);
     (void)backend.destroy_queue(queue);
     (void)backend.destroy_context(context);
+    return median;
+}
+
+double median_of_runs(int runs, const std::function<double()>& once)
+{
+    std::vector<double> seconds;
+    for (int i = 0; i < runs + warmups; ++i) {
+        const double took = once();
+        if (i >= warmups) seconds.push_back(took);
+    }
+    std::sort(seconds.begin(), seconds.end());
     return seconds[seconds.size() / 2];
+}
+
+double timed_event(Backend& backend, std::string_view what,
+                   const std::function<Result<Submitted>(std::shared_ptr<EventSink>)>& start)
+{
+    auto waiter = std::make_shared<Waiter>();
+    const auto began = Clock::now();
+    auto submitted = must(start(waiter), std::string(what));
+    waiter->done.wait(false);
+    const double took = std::chrono::duration<double>(Clock::now() - began).count();
+    const EventStatus status = backend.poll(*submitted.event);
+    if (status.state != EventState::complete) {
+        std::fprintf(stderr, "%s: a %.*s did not complete: %s\n", program_name,
+                     static_cast<int>(what.size()), what.data(), status.failure.note.c_str());
+        std::exit(1);
+    }
+    (void)backend.destroy_event(submitted.event);
+    return took;
 }
 
 std::string anchor_text(double anchor, double ours)

@@ -9,6 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -37,6 +40,13 @@ tosa::Graph matmul_graph(tosa::DType in, tosa::DType out, std::int64_t h, std::i
 tosa::Graph add_graph(std::int64_t elements);
 // `elements` random values in [-1, 1] as FP32 or FP16 bytes.
 std::vector<std::byte> random_bytes(std::size_t elements, tosa::DType dtype, unsigned seed);
+// The median of `runs` calls of `once` (each returning seconds), after
+// `warmups` unmeasured ones.
+double median_of_runs(int runs, const std::function<double()>& once);
+// Seconds from `start` (a submit or launch given the sink) to its
+// completion; ends the program when it is refused or does not complete.
+double timed_event(backend::Backend& backend, std::string_view what,
+                   const std::function<Result<backend::Submitted>(std::shared_ptr<backend::EventSink>)>& start);
 // The median seconds of `runs` submissions of `graph` on `backend`.
 double median_seconds(backend::Backend& backend, const tosa::Graph& graph, int runs,
                       bool random_inputs);

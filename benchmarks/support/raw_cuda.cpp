@@ -114,16 +114,15 @@ double RawCuda::copy_seconds(std::uint64_t bytes, int runs)
     CUdeviceptr from = 0, to = 0;
     check(cu, cu.cuMemAlloc(&from, bytes), "cuMemAlloc");
     check(cu, cu.cuMemAlloc(&to, bytes), "cuMemAlloc");
-    std::vector<double> seconds;
-    for (int i = 0; i < runs + warmups; ++i) {
+    const double seconds = median_of_runs(runs, [&] {
         const auto start = Clock::now();
         check(cu, cu.cuMemcpyDtoD(to, from, bytes), "cuMemcpyDtoD");
         check(cu, cu.cuStreamSynchronize(nullptr), "cuStreamSynchronize");  // the copy's stream
-        if (i >= warmups) seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-    }
+        return std::chrono::duration<double>(Clock::now() - start).count();
+    });
     cu.cuMemFree(from);
     cu.cuMemFree(to);
-    return median(seconds);
+    return seconds;
 }
 
 }  // namespace vaccel::bench

@@ -398,6 +398,46 @@ inline Rig rig_on(std::unique_ptr<Backend> device)
     return rig;
 }
 
+// LAUNCH of a kernel program's `entry` on `queue` (the argv already parsed),
+// with a CallbackSink.
+inline Result<Submitted> launch(Backend& backend, Queue& queue, Program& program,
+                                std::string_view entry, const std::vector<kernel_args::Arg>& args,
+                                const std::vector<Binding>& bindings, vaccel_launch_dims dims,
+                                std::uint64_t deadline_ns = 0)
+{
+    LaunchDesc desc;
+    desc.queue = &queue;
+    desc.program = &program;
+    desc.entry = entry;
+    desc.dims = dims;
+    desc.args = args;
+    desc.bindings = bindings;
+    desc.deadline_ns = deadline_ns;
+    desc.sink = std::make_shared<CallbackSink>();
+    return backend.launch(desc);
+}
+inline Result<Submitted> launch(Rig& rig, Program& program, std::string_view entry,
+                                const std::vector<kernel_args::Arg>& args,
+                                const std::vector<Binding>& bindings, vaccel_launch_dims dims,
+                                std::uint64_t deadline_ns = 0)
+{
+    return launch(*rig.backend, *rig.queue, program, entry, args, bindings, dims, deadline_ns);
+}
+
+// Launches and waits; fails the test unless the launch completes.
+inline void run(Rig& rig, Program& program, std::string_view entry,
+                const std::vector<kernel_args::Arg>& args, const std::vector<Binding>& bindings,
+                vaccel_launch_dims dims)
+{
+    auto submitted = launch(rig, program, entry, args, bindings, dims);
+    assert_ok(submitted);
+    const EventStatus status = rig.wait(*submitted->event);
+    if (status.state != EventState::complete)
+        fail_msg("launch of %.*s ended in state %u: %s", static_cast<int>(entry.size()),
+                 entry.data(), static_cast<unsigned>(status.state), status.failure.note.c_str());
+    assert_ok(rig.backend->destroy_event(submitted->event));
+}
+
 inline void assert_exactly(const std::vector<float>& got, const std::vector<float>& want)
 {
     assert_int_equal(got.size(), want.size());

@@ -94,33 +94,4 @@ inline vaccel_launch_dims dims(std::uint32_t grid_x, std::uint32_t block_x = 64,
     return d;
 }
 
-inline Result<Submitted> launch(Rig& rig, Program& program, std::string_view entry,
-                                const std::vector<Arg>& args, const std::vector<Binding>& bindings,
-                                vaccel_launch_dims d, std::uint64_t deadline_ns = 0)
-{
-    LaunchDesc desc;
-    desc.queue = rig.queue.get();
-    desc.program = &program;
-    desc.entry = entry;
-    desc.dims = d;
-    desc.args = args;
-    desc.bindings = bindings;
-    desc.deadline_ns = deadline_ns;
-    desc.sink = std::make_shared<CallbackSink>();
-    return rig.backend->launch(desc);
-}
-
-// Launches and waits; fails the test unless the launch completes.
-inline void run(Rig& rig, Program& program, std::string_view entry, const std::vector<Arg>& args,
-                const std::vector<Binding>& bindings, vaccel_launch_dims d)
-{
-    auto submitted = launch(rig, program, entry, args, bindings, d);
-    assert_ok(submitted);
-    const EventStatus status = rig.wait(*submitted->event);
-    if (status.state != EventState::complete)
-        fail_msg("launch of %.*s ended in state %u: %s", static_cast<int>(entry.size()),
-                 entry.data(), static_cast<unsigned>(status.state), status.failure.note.c_str());
-    assert_ok(rig.backend->destroy_event(submitted->event));
-}
-
 }  // namespace cuda_test

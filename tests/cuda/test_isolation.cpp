@@ -61,21 +61,6 @@ std::unique_ptr<Buffer> buffer_of(Backend& backend, Context& context, std::uint6
     return std::move(*b);
 }
 
-Result<Submitted> go(Backend& backend, Queue& queue, Program& program, std::string_view entry,
-                     const std::vector<Arg>& args, const std::vector<Binding>& bindings,
-                     vaccel_launch_dims d)
-{
-    LaunchDesc desc;
-    desc.queue = &queue;
-    desc.program = &program;
-    desc.entry = entry;
-    desc.dims = d;
-    desc.args = args;
-    desc.bindings = bindings;
-    desc.sink = std::make_shared<CallbackSink>();
-    return backend.launch(desc);
-}
-
 EventStatus wait_for(Backend& backend, Event& event)
 {
     for (int i = 0; i < 200000; ++i) {
@@ -96,15 +81,15 @@ void a_fault_fails_its_own_context_only(void**)
     auto out = buffer_of(*backend, *b.context, n * 4);
     // B: about 0.2 s of spinning per thread (the H200 clocks near 2 GHz),
     // then out[i] = i + 1.
-    auto running = go(*backend, *b.queue, *pb, "spin_then_write",
+    auto running = launch(*backend, *b.queue, *pb, "spin_then_write",
                       {Arg::u64(400'000'000ull), Arg::ptr(0, n * 4), Arg::u32(n)},
                       {{0, VACCEL_ACCESS_WRITE, out.get(), 0, n * 4}}, dims(n / 256, 256));
     assert_ok(running);
     // A: a write to an address no allocation of A covers, then work queued
     // behind it on A's stream.
-    auto faulting = go(*backend, *a.queue, *pa, "fault", {Arg::u64(0x10000ull)}, {}, dims(1, 1));
+    auto faulting = launch(*backend, *a.queue, *pa, "fault", {Arg::u64(0x10000ull)}, {}, dims(1, 1));
     assert_ok(faulting);
-    auto behind = go(*backend, *a.queue, *pa, "noop", {}, {}, dims(1, 1));
+    auto behind = launch(*backend, *a.queue, *pa, "noop", {}, {}, dims(1, 1));
     const EventStatus fault = wait_for(*backend, *faulting->event);
     assert_int_equal(static_cast<int>(fault.state), static_cast<int>(EventState::failed));
     assert_int_equal(static_cast<int>(fault.failure.code), static_cast<int>(Errc::device_lost));
@@ -131,7 +116,7 @@ void a_fault_fails_its_own_context_only(void**)
     BufferInfo info;
     assert_refused(backend->allocate_buffer(*a.context, desc, info), Errc::device_lost,
                    VACCEL_D_NONE, illegal_address, 0);
-    assert_refused(go(*backend, *a.queue, *pa, "noop", {}, {}, dims(1, 1)), Errc::device_lost,
+    assert_refused(launch(*backend, *a.queue, *pa, "noop", {}, {}, dims(1, 1)), Errc::device_lost,
                    VACCEL_D_NONE, illegal_address, 0);
     // ...and is released like any other.
     assert_ok(backend->destroy_event(faulting->event));
@@ -139,7 +124,7 @@ void a_fault_fails_its_own_context_only(void**)
     assert_ok(backend->destroy_queue(a.queue));
     assert_ok(backend->destroy_context(a.context));
     // B goes on, and a new client works.
-    auto again = go(*backend, *b.queue, *pb, "fill64",
+    auto again = launch(*backend, *b.queue, *pb, "fill64",
                     {Arg::u32(5), Arg::u64(0), Arg::u32(n), Arg::ptr(0, n * 4)},
                     {{0, VACCEL_ACCESS_WRITE, out.get(), 0, n * 4}}, dims(n / 256, 256));
     assert_ok(again);
@@ -150,7 +135,7 @@ void a_fault_fails_its_own_context_only(void**)
     Client c = open_client(*backend);
     auto pc = load_into(*backend, *c.context);
     auto mine = buffer_of(*backend, *c.context, 256);
-    auto fresh = go(*backend, *c.queue, *pc, "fill64",
+    auto fresh = launch(*backend, *c.queue, *pc, "fill64",
                     {Arg::u32(9), Arg::u64(0), Arg::u32(64), Arg::ptr(0, 256)},
                     {{0, VACCEL_ACCESS_WRITE, mine.get(), 0, 256}}, dims(1));
     assert_ok(fresh);
@@ -210,7 +195,7 @@ void a_killed_host_fails_its_own_context_only(void**)
     const std::uint32_t n = 1024;
     auto out_a = buffer_of(*backend, *a.context, n * 4), out_b = buffer_of(*backend, *b.context, n * 4);
     const auto spin = [&](Client& c, Program& p, Buffer& out) {
-        return go(*backend, *c.queue, p, "spin_then_write",
+        return launch(*backend, *c.queue, p, "spin_then_write",
                   {Arg::u64(400'000'000ull), Arg::ptr(0, n * 4), Arg::u32(n)},
                   {{0, VACCEL_ACCESS_WRITE, &out, 0, n * 4}}, dims(n / 256, 256));
     };
@@ -228,7 +213,7 @@ void a_killed_host_fails_its_own_context_only(void**)
     std::vector<std::uint32_t> got(n);
     assert_ok(backend->read_buffer(*out_b, 0, std::as_writable_bytes(std::span(got))));
     assert_int_equal(got[n - 1], n);
-    assert_refused(go(*backend, *a.queue, *pa, "noop", {}, {}, dims(1, 1)), Errc::device_lost,
+    assert_refused(launch(*backend, *a.queue, *pa, "noop", {}, {}, dims(1, 1)), Errc::device_lost,
                    VACCEL_D_DEVICE_STATE, 0, 0);
     for (auto* e : {&running_a->event, &running_b->event}) assert_ok(backend->destroy_event(*e));
     assert_ok(backend->free_buffer(out_a));

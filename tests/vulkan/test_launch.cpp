@@ -104,33 +104,6 @@ vaccel_launch_dims grid(std::uint32_t x, std::uint32_t y = 1, std::uint32_t z = 
     return dims;
 }
 
-Result<Submitted> launch(Rig& rig, Program& program, std::string_view entry,
-                         const std::vector<Arg>& args, const std::vector<Binding>& bindings,
-                         vaccel_launch_dims dims)
-{
-    LaunchDesc desc;
-    desc.queue = rig.queue.get();
-    desc.program = &program;
-    desc.entry = entry;
-    desc.dims = dims;
-    desc.args = args;
-    desc.bindings = bindings;
-    desc.sink = std::make_shared<CallbackSink>();
-    return rig.backend->launch(desc);
-}
-
-void run(Rig& rig, Program& program, std::string_view entry, const std::vector<Arg>& args,
-         const std::vector<Binding>& bindings, vaccel_launch_dims dims)
-{
-    auto submitted = launch(rig, program, entry, args, bindings, dims);
-    assert_ok(submitted);
-    const EventStatus status = rig.wait(*submitted->event);
-    if (status.state != EventState::complete)
-        fail_msg("launch ended in state %u: %s", static_cast<unsigned>(status.state),
-                 status.failure.note.c_str());
-    assert_ok(rig.backend->destroy_event(submitted->event));
-}
-
 void the_device_advertises_spirv_launches(void**)
 {
     Rig gpu = vulkan_rig();
