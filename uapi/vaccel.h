@@ -38,11 +38,14 @@ extern "C" {
  * never released outside this repository (docs/adr/0009).
  * 1.2: VACCEL_IOCTL_DEVICE_TOSA, a device's TOSA capability descriptors
  * (docs/adr/0014-tosa-descriptors.md). Nothing of 1.1 moved.
- * 1.3 (this header): VACCEL_FORMAT_SPIRV, raw SPIR-V compute kernels for
- * Vulkan devices (docs/adr/0013-vulkan-backend.md). Nothing of 1.2 moved.
+ * 1.3: VACCEL_FORMAT_SPIRV, raw SPIR-V compute kernels for Vulkan devices
+ * (docs/adr/0013-vulkan-backend.md). Nothing of 1.2 moved.
+ * 1.4 (this header): VACCEL_IOCTL_RUN (submit and wait in one request, no
+ * event handle) and VACCEL_IOCTL_BUFFER_MAP (a Host or Shared buffer mapped
+ * into the client), docs/adr/0019-fast-path.md. Nothing of 1.3 moved.
  */
 #define VACCEL_ABI_MAJOR 1
-#define VACCEL_ABI_MINOR 3
+#define VACCEL_ABI_MINOR 4
 
 /* Capabilities reported by VACCEL_IOCTL_GET_VERSION. */
 #define VACCEL_CAP_TOSA		(1ULL << 0)	/* TOSA 1.0 programs */
@@ -52,7 +55,10 @@ extern "C" {
 #define VACCEL_CAP_LAUNCH	(1ULL << 4)	/* raw kernel launch */
 /* VACCEL_IOCTL_DEVICE_TOSA: TOSA capability descriptors (ABI 1.2) */
 #define VACCEL_CAP_TOSA_DESCRIPTORS	(1ULL << 5)
-#define VACCEL_CAP_ALL		((1ULL << 6) - 1)
+/* VACCEL_IOCTL_RUN and VACCEL_IOCTL_BUFFER_MAP (ABI 1.4) */
+#define VACCEL_CAP_RUN		(1ULL << 6)
+#define VACCEL_CAP_BUFFER_MAP	(1ULL << 7)
+#define VACCEL_CAP_ALL		((1ULL << 8) - 1)
 
 /* ------------------------------------------------------------------ */
 /* Errors                                                              */
@@ -144,7 +150,9 @@ enum vaccel_detail {
 	VACCEL_D_KERNEL_SIGNATURE = 45,
 	/* arg0 = descriptor index, arg1 = the device's descriptor count */
 	VACCEL_D_NO_TOSA_DESCRIPTOR = 46,
-	VACCEL_D_COUNT = 47,
+	/* arg0 = the buffer, arg1 = its enum vaccel_domain (ABI 1.4) */
+	VACCEL_D_DOMAIN = 47,
+	VACCEL_D_COUNT = 48,
 };
 
 /* vaccel_status.limit: which limit a VACCEL_D_LIMIT refusal hit. */
@@ -469,6 +477,25 @@ struct vaccel_buffer_alloc {
 	__u32 pad;
 };
 
+/*
+ * VACCEL_IOCTL_BUFFER_MAP (ABI 1.4): lets the client map a Host or Shared
+ * buffer's memory and use it in place (a Device buffer is refused). Through
+ * /dev/vaccel: mmap() the client's open file at map_offset, map_bytes long.
+ * Over the socket the reply passes the buffer's memfd: mmap() it at
+ * map_offset. The mapping stays valid until the client unmaps it or the
+ * buffer is freed. The host must not touch bytes that a submission in
+ * flight binds until its event is done (the same rule as BUFFER_WRITE).
+ */
+struct vaccel_buffer_map {
+	struct vaccel_status status;
+	__u64 buffer;		/* in */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u32 pad;
+	__u64 map_offset;	/* out: where to mmap() */
+	__u64 map_bytes;	/* out: the buffer's size in bytes */
+	__u64 reserved[2];
+};
+
 /* write_buffer and read_buffer. */
 struct vaccel_buffer_transfer {
 	struct vaccel_status status;
@@ -549,6 +576,29 @@ enum vaccel_event_state {
 	VACCEL_EVENT_COMPLETE = 2,
 	VACCEL_EVENT_FAILED = 3,	/* failure says why */
 	VACCEL_EVENT_CANCELLED = 4,
+};
+
+/*
+ * VACCEL_IOCTL_RUN (ABI 1.4): a SUBMIT and the wait for its end in one
+ * request. The submission is checked exactly as SUBMIT checks it (status
+ * says why it was refused; state is then 0). Once accepted, the call
+ * returns when the work has ended: state is COMPLETE, FAILED or CANCELLED,
+ * and failure says why for the last two. No event handle is made, though
+ * the submission counts against max_events while it runs. deadline_ns is
+ * the submission's deadline, as in SUBMIT.
+ */
+struct vaccel_run {
+	struct vaccel_status status;
+	__u64 queue;		/* in */
+	__u64 program;		/* in */
+	__u64 bindings;		/* in: user pointer to vaccel_binding[] */
+	__u32 binding_count;	/* in: 1 .. VACCEL_MAX_BINDINGS */
+	__u32 flags;		/* in: none defined, must be 0 */
+	__u64 deadline_ns;	/* in: absolute CLOCK_MONOTONIC, 0 = none */
+	__u32 state;		/* out: enum vaccel_event_state, 0 if refused */
+	__u32 pad;
+	struct vaccel_status failure;	/* out: for FAILED and CANCELLED */
+	__u64 reserved[2];
 };
 
 struct vaccel_event_poll {
@@ -708,7 +758,9 @@ enum vaccel_op {
 	VACCEL_OP_SUBMIT_AFTER = 0x17,
 	VACCEL_OP_LAUNCH = 0x18,
 	VACCEL_OP_DEVICE_TOSA = 0x19,
-	VACCEL_OP_COUNT = 0x1a,
+	VACCEL_OP_RUN = 0x1a,
+	VACCEL_OP_BUFFER_MAP = 0x1b,
+	VACCEL_OP_COUNT = 0x1c,
 };
 
 #define VACCEL_IOCTL_GET_VERSION \
@@ -763,6 +815,10 @@ enum vaccel_op {
 	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_LAUNCH, struct vaccel_launch)
 #define VACCEL_IOCTL_DEVICE_TOSA \
 	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_DEVICE_TOSA, struct vaccel_device_tosa)
+#define VACCEL_IOCTL_RUN \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_RUN, struct vaccel_run)
+#define VACCEL_IOCTL_BUFFER_MAP \
+	_IOWR(VACCEL_IOCTL_BASE, VACCEL_OP_BUFFER_MAP, struct vaccel_buffer_map)
 
 /* ------------------------------------------------------------------ */
 /* Wire protocol (socket transport and daemon side of the module)      */
@@ -776,11 +832,13 @@ enum vaccel_op {
  *  - BUFFER_WRITE request: the data (length bytes);
  *  - BUFFER_READ response: the data (length bytes);
  *  - PROGRAM_LOAD request: the artifact (payload_bytes bytes);
- *  - SUBMIT and SUBMIT_AFTER request: binding_count struct vaccel_binding;
+ *  - SUBMIT, SUBMIT_AFTER and RUN request: binding_count struct vaccel_binding;
  *  - LAUNCH request: binding_count struct vaccel_binding, then argv_bytes;
  *  - EVENT_WAIT request: count __u64 handles.
  *  - ADMIN request and response: a document (see struct vaccel_admin).
  * Every other message has no payload. A response echoes opcode and seq.
+ * A BUFFER_MAP response on the socket passes the buffer's memfd
+ * (VACCEL_MSG_PASSES_FD, exactly one fd, no payload).
  *
  * Large payloads (socket transport): a payload over VACCEL_MSG_INLINE_MAX
  * travels in a memfd passed with the message (SCM_RIGHTS, exactly one fd)
@@ -795,7 +853,7 @@ enum vaccel_op {
 #define VACCEL_MSG_MAGIC	0x31434156U	/* "VAC1" little-endian */
 #define VACCEL_MSG_RESPONSE	(1U << 0)	/* header.flags */
 #define VACCEL_MSG_PAYLOAD_FD	(1U << 1)	/* payload in a passed memfd */
-/* SESSION_NOTIFY's answer: it passes one descriptor, not a payload */
+/* SESSION_NOTIFY's and BUFFER_MAP's answers: one descriptor, not a payload */
 #define VACCEL_MSG_PASSES_FD	(1U << 2)
 #define VACCEL_MSG_INLINE_MAX	(64U * 1024U)	/* largest inline payload */
 

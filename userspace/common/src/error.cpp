@@ -402,6 +402,11 @@ std::string detail_sentence(const Error& e)
         return fmt::format("the kernel arguments do not match the entry's parameters (argument "
                            "{}, expected {}); pass exactly the parameters it declares, in order",
                            a0, a1);
+    case VACCEL_D_DOMAIN:
+        return fmt::format("buffer {:#x} lives in domain {} ({}), which cannot be mapped into "
+                           "the client; allocate it in the Host or Shared domain to map it, or "
+                           "move its bytes with buffer write and read",
+                           a0, a1, a1 == VACCEL_DOMAIN_DEVICE ? "Device" : "unknown");
     case VACCEL_D_NO_TOSA_DESCRIPTOR:
         if (a1 == 0)
             return fmt::format("the device offers no TOSA capability descriptor (descriptor {} "

@@ -121,6 +121,13 @@ const std::array<OpRule, VACCEL_OP_COUNT> rules = {
                   static_cast<std::uint16_t>(sizeof(vaccel_device_tosa::pad) +
                                              sizeof(vaccel_device_tosa::reserved))}},
            VACCEL_AT(vaccel_device_tosa, flags), 0, none},
+    // pad and reserved[] are not adjacent (failure lies between): two ranges.
+    OpRule{"RUN", VACCEL_SIZE(vaccel_run),
+           {VACCEL_FIELD(vaccel_run, pad), VACCEL_FIELD(vaccel_run, reserved)},
+           VACCEL_AT(vaccel_run, flags), 0, VACCEL_AT(vaccel_run, bindings)},
+    OpRule{"BUFFER_MAP", VACCEL_SIZE(vaccel_buffer_map),
+           {VACCEL_FIELD(vaccel_buffer_map, pad), VACCEL_FIELD(vaccel_buffer_map, reserved)},
+           VACCEL_AT(vaccel_buffer_map, flags), 0, none},
 };
 
 // VACCEL_OP_ADMIN sits apart from the ioctl ops (a wire opcode only). Its
@@ -282,10 +289,13 @@ Result<std::size_t> request_payload_size(std::uint32_t opcode, std::span<const s
     case VACCEL_OP_PROGRAM_LOAD:
         return capped(load<std::uint64_t>(args, offsetof(vaccel_program_load, payload_bytes)));
     case VACCEL_OP_SUBMIT:
-    case VACCEL_OP_SUBMIT_AFTER: {
-        // binding_count sits at the same offset in both structs.
+    case VACCEL_OP_SUBMIT_AFTER:
+    case VACCEL_OP_RUN: {
+        // binding_count sits at the same offset in all three structs.
         static_assert(offsetof(vaccel_submit, binding_count) ==
                       offsetof(vaccel_submit_after, binding_count));
+        static_assert(offsetof(vaccel_submit, binding_count) ==
+                      offsetof(vaccel_run, binding_count));
         const auto count = load<std::uint32_t>(args, offsetof(vaccel_submit, binding_count));
         if (count == 0)
             return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE,

@@ -224,6 +224,22 @@ VACCEL_API int vaccel_buffer_write(vaccel_client *client, uint64_t buffer, uint6
 VACCEL_API int vaccel_buffer_read(vaccel_client *client, uint64_t buffer, uint64_t offset,
 				  void *data, uint64_t length);
 
+/* Maps a Host or Shared buffer into this process: *address is its first
+ * byte, valid for the buffer's size until vaccel_buffer_unmap() or
+ * vaccel_buffer_free() (which unmaps it). Mapping a mapped buffer returns
+ * the same address. Bytes written through the mapping are what the next
+ * submission reads; results a submission wrote are there once its event is
+ * done. Do not touch bytes a pending submission binds (as for
+ * vaccel_buffer_write(), but nothing can refuse it: the outcome is
+ * undefined). A Device buffer: -EXDEV (VACCEL_E_INCOMPATIBLE,
+ * VACCEL_D_DOMAIN). The buffer's bytes count once against the memory
+ * limit, mapped or not. Embedded: the buffer's own memory; socket: the
+ * buffer's memfd; /dev/vaccel: the module maps the same pages. */
+VACCEL_API int vaccel_buffer_map(vaccel_client *client, uint64_t buffer, void **address);
+/* Unmaps what vaccel_buffer_map() mapped; -EINVAL (VACCEL_D_BAD_VALUE) if
+ * the buffer is not mapped in this client. */
+VACCEL_API int vaccel_buffer_unmap(vaccel_client *client, uint64_t buffer);
+
 /* ------------------------------------------------------------------ */
 /* Programs                                                            */
 /* ------------------------------------------------------------------ */
@@ -272,6 +288,16 @@ VACCEL_API int vaccel_queue_destroy(vaccel_client *client, uint64_t queue);
 VACCEL_API int vaccel_submit(vaccel_client *client, uint64_t queue, uint64_t program,
 			     const struct vaccel_binding *bindings, uint32_t binding_count,
 			     uint64_t deadline_ns, uint64_t *event);
+/* vaccel_submit() and the wait for the work's end in one request, with no
+ * event handle to destroy. Returns 0 when the work completed. Refused: the
+ * same errors as vaccel_submit() (nothing ran; *failure is zeroed).
+ * Accepted but failed or cancelled: the negative errno of *failure (may be
+ * NULL), which says why, as vaccel_event_poll() would. deadline_ns is the
+ * submission's deadline (absolute CLOCK_MONOTONIC, 0 = none), as in
+ * vaccel_submit(); the call returns when the work has ended either way. */
+VACCEL_API int vaccel_run(vaccel_client *client, uint64_t queue, uint64_t program,
+			  const struct vaccel_binding *bindings, uint32_t binding_count,
+			  uint64_t deadline_ns, struct vaccel_status *failure);
 /* state: enum vaccel_event_state; failure (may be NULL) says why for
  * VACCEL_EVENT_FAILED and VACCEL_EVENT_CANCELLED (VACCEL_E_CANCELLED, with
  * VACCEL_D_GATE_DESTROYED or VACCEL_D_SESSION_CLOSED) and is zero
