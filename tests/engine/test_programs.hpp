@@ -1,7 +1,7 @@
 // test_programs.hpp - small TOSA programs the engine and libvaccel tests run.
 //
 // Owns: the programs, built with the project's GraphBuilder and serialized
-// to TOSA 1.0 flatbuffers. Decides: every program is FP32; inputs are the
+// to TOSA 1.0 flatbuffers. Decides: every program is FP32 (but INTDIV's); inputs are the
 // first slots, outputs the last, in the order declared here.
 #pragma once
 
@@ -48,6 +48,21 @@ inline std::vector<std::byte> matmul_program(std::int64_t n)
     const auto b_zp = builder.constant_f32("b_zp", {1}, zero);
     const auto c = builder.tensor("c", {1, n, n}, tosa::DType::fp32);
     builder.op(tosa::Op::matmul, {a, b, a_zp, b_zp}, {c});
+    builder.input(a);
+    builder.input(b);
+    builder.output(c);
+    return as_bytes(tosa::serialize(builder.finish()));
+}
+
+// c = a / b (TOSA INTDIV) on INT32 of shape [n]: slots 0 = a, 1 = b, 2 = c.
+// A zero in b fails the run after it was accepted (VACCEL_D_EXECUTION).
+inline std::vector<std::byte> intdiv_program(std::int64_t n)
+{
+    tosa::GraphBuilder builder;
+    const auto a = builder.tensor("a", {n}, tosa::DType::int32);
+    const auto b = builder.tensor("b", {n}, tosa::DType::int32);
+    const auto c = builder.tensor("c", {n}, tosa::DType::int32);
+    builder.op(tosa::Op::intdiv, {a, b}, {c});
     builder.input(a);
     builder.input(b);
     builder.output(c);

@@ -238,6 +238,30 @@ public:
         return {};
     }
 
+    // The first map moves the bytes into a memfd (nothing binds the buffer
+    // then, and the device serialisation keeps submissions out meanwhile);
+    // from then on the buffer lives there.
+    Result<MappableMemory> map_buffer(Buffer& buffer) override
+    {
+        auto& cpu_buffer = static_cast<CpuBuffer&>(buffer);
+        Allocation& allocation = *cpu_buffer.allocation;
+        if (allocation.shared.data() == nullptr) {
+            if (allocation.gate.load(std::memory_order_acquire) != 0)
+                return fail(in_flight_error(cpu_buffer.identity(), cpu_buffer.in_flight(), "map"));
+            const std::uint64_t alignment =
+                std::max<std::uint64_t>(cpu_buffer.desc().alignment, min_buffer_alignment);
+            auto memory = SharedMemory::create(allocation.allocation_bytes, alignment,
+                                               "vaccel-buffer");
+            if (!memory)
+                return fail(std::move(memory.error()));
+            std::memcpy(memory->data(), allocation.data, allocation.allocation_bytes);
+            std::free(allocation.data);
+            allocation.shared = std::move(*memory);
+            allocation.data = allocation.shared.data();
+        }
+        return MappableMemory{allocation.data, allocation.shared.fd(), 0};
+    }
+
     // Called without the device serialisation (backend.hpp): touches only
     // the context (its session's) and atomics; parsing and compiling share
     // nothing.

@@ -21,7 +21,11 @@ CpuContext::CpuContext(std::shared_ptr<ContextState> state_) : state(std::move(s
 }
 CpuContext::~CpuContext() { state->backend->counters.contexts.fetch_sub(1); }
 
-Allocation::~Allocation() { std::free(data); }
+Allocation::~Allocation()
+{
+    if (shared.data() == nullptr)
+        std::free(data);
+}
 
 bool Allocation::acquire(bool exclusive_access)
 {

@@ -21,6 +21,8 @@
 // (a gate's list, the run queue) drops it when its own exchange fails.
 #pragma once
 
+#include "shared_memory.hpp"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -104,7 +106,11 @@ public:
 struct Allocation {
     static constexpr std::uint64_t exclusive = std::uint64_t{1} << 63;
 
-    std::byte* data = nullptr;  // aligned, allocation_bytes long, freed by ~Allocation
+    // Aligned, allocation_bytes long. Ownership: freed by ~Allocation, unless
+    // `shared` holds it (the buffer was mapped: BUFFER_MAP moved its bytes
+    // into a memfd, and they stay there until the buffer is freed).
+    std::byte* data = nullptr;
+    SharedMemory shared;
     std::uint64_t bytes = 0;
     std::uint64_t allocation_bytes = 0;
 

@@ -43,13 +43,15 @@ constexpr std::array<std::pair<std::uint64_t, std::string_view>, 11> extension_w
     {VACCEL_TOSA_EXT_INEXACTROUND, "inexactround"},
     {VACCEL_TOSA_EXT_DYNAMIC, "dynamic"},
 }};
-constexpr std::array<std::pair<std::uint64_t, std::string_view>, 6> capability_words{{
+constexpr std::array<std::pair<std::uint64_t, std::string_view>, 8> capability_words{{
     {VACCEL_CAP_TOSA, "tosa"},
     {VACCEL_CAP_CUDA_PTX, "cuda-ptx"},
     {VACCEL_CAP_DEADLINES, "deadlines"},
     {VACCEL_CAP_GATES, "gates"},
     {VACCEL_CAP_LAUNCH, "launch"},
     {VACCEL_CAP_TOSA_DESCRIPTORS, "tosa-descriptors"},
+    {VACCEL_CAP_RUN, "run"},
+    {VACCEL_CAP_BUFFER_MAP, "buffer-map"},
 }};
 
 // enum vaccel_device_state.

@@ -5,7 +5,7 @@
 // device's default target), read the program's slots, check every input file
 // against its slot, allocate one buffer per slot (inputs: read access,
 // storage + transfer-dst; outputs: write access, storage + transfer-src),
-// write the inputs once, then submit + wait --repeat times (each run timed),
+// write the inputs once, then vaccel_run --repeat times (each run timed),
 // read every output and write it as .npy. Decides: inputs must match their
 // slot's dtype and shape exactly (no implicit reshape or cast); every run
 // must complete, and the outputs written are those of the last run. A model
@@ -33,9 +33,6 @@
 
 namespace vaccel::ctl {
 namespace {
-
-// How long one run may take before vaccelctl gives up on it.
-constexpr std::uint64_t run_timeout_ns = 600ull * 1000 * 1000 * 1000;
 
 struct Slot {
     struct vaccel_program_slot info {};
@@ -141,37 +138,24 @@ Result<std::uint64_t> allocate(const Session& session, std::uint64_t context,
     return req.buffer;
 }
 
-// One submission, waited for; returns its submit+wait time.
+// One run (vaccel_run: submit and wait in one request); returns its time.
 Result<std::uint64_t> run_once(const Session& session, std::uint64_t queue, std::uint64_t program,
                                const std::vector<vaccel_binding>& bindings)
 {
     auto start = std::chrono::steady_clock::now();
-    std::uint64_t event = 0;
-    int rc = vaccel_submit(session.client(), queue, program, bindings.data(),
-                           static_cast<std::uint32_t>(bindings.size()), 0, &event);
-    if (rc < 0)
-        return std::unexpected(call_refusal(rc, "the device refused the submission"));
-    std::uint32_t first = 0;
-    rc = vaccel_event_wait(session.client(), &event, 1, VACCEL_WAIT_ALL,
-                           vaccel_deadline_after_ns(run_timeout_ns), &first);
-    auto stop = std::chrono::steady_clock::now();
-    if (rc < 0)
-        return std::unexpected(call_refusal(rc, "waiting for the run failed"));
-    std::uint32_t state = 0;
     struct vaccel_status failure {};
-    rc = vaccel_event_poll(session.client(), event, &state, &failure);
-    if (rc < 0)
-        return std::unexpected(call_refusal(rc, "cannot read the run's outcome"));
-    if (state != VACCEL_EVENT_COMPLETE) {
+    const int rc = vaccel_run(session.client(), queue, program, bindings.data(),
+                              static_cast<std::uint32_t>(bindings.size()), 0, &failure);
+    auto stop = std::chrono::steady_clock::now();
+    if (rc < 0 && failure.error != VACCEL_OK) {
         std::array<char, 512> why{};
         vaccel_status_message(&failure, why.data(), why.size());
         return refuse(fmt::format("the run did not complete: {}: {}",
-                                  state == VACCEL_EVENT_CANCELLED ? "cancelled" : "failed",
+                                  failure.error == VACCEL_E_CANCELLED ? "cancelled" : "failed",
                                   why.data()));
     }
-    rc = vaccel_event_destroy(session.client(), event);
     if (rc < 0)
-        return std::unexpected(call_refusal(rc, "cannot release the run's event"));
+        return std::unexpected(call_refusal(rc, "the device refused the submission"));
     return static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count());
 }

@@ -58,9 +58,11 @@ Result<MessageView> decode(std::span<const std::byte> bytes, Direction direction
     if (is_response != (direction == Direction::response))
         return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
                     offsetof(vaccel_msg_header, flags), h.flags);
-    // Only SESSION_NOTIFY's answer passes a descriptor that is no payload.
+    // Only SESSION_NOTIFY's and BUFFER_MAP's answers pass a descriptor that
+    // is no payload.
     if ((h.flags & VACCEL_MSG_PASSES_FD) != 0 &&
-        (!is_response || h.opcode != VACCEL_OP_SESSION_NOTIFY ||
+        (!is_response ||
+         (h.opcode != VACCEL_OP_SESSION_NOTIFY && h.opcode != VACCEL_OP_BUFFER_MAP) ||
          (h.flags & VACCEL_MSG_PAYLOAD_FD) != 0))
         return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
                     offsetof(vaccel_msg_header, flags), h.flags);

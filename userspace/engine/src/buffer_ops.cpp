@@ -9,6 +9,8 @@
 //    alignment at VACCEL_MAX_ALIGNMENT, so the rounding cannot overflow).
 //  - transfers go straight to the backend, which refuses Busy while a
 //    submission binds the buffer and checks range and usage.
+//  - BUFFER_MAP asks the backend for the buffer's shareable memory; Device
+//    buffers are refused before the backend is asked.
 #include "ops.hpp"
 
 #include "vaccel/common/validation.hpp"
@@ -117,6 +119,28 @@ Status buffer_read(SessionState& state, vaccel_buffer_transfer& args, std::span<
         [&](backend::Backend& b) { return b.read_buffer(*buffer.object, args.offset, data); });
     if (!read)
         return fail(name_buffer(std::move(read.error()), buffer.object.get(), args.buffer));
+    return {};
+}
+
+Status buffer_map(SessionState& state, vaccel_buffer_map& args, backend::MappableMemory* memory)
+{
+    auto found = state.lookup<BufferRecord>(args.buffer);
+    if (!found)
+        return fail(std::move(found.error()));
+    BufferRecord& buffer = **found;
+    const backend::BufferDesc& desc = buffer.object->desc();
+    if (desc.domain == VACCEL_DOMAIN_DEVICE)
+        return fail(Error::of(Errc::incompatible, VACCEL_D_DOMAIN, args.buffer, desc.domain));
+    auto mapped = buffer.owner->device->call(
+        [&](backend::Backend& b) { return b.map_buffer(*buffer.object); });
+    if (!mapped)
+        return fail(name_buffer(std::move(mapped.error()), buffer.object.get(), args.buffer));
+    // The mapping is charged nothing: the buffer's bytes were charged at
+    // allocation and count once, mapped or not.
+    args.map_offset = mapped->offset;
+    args.map_bytes = desc.bytes;
+    if (memory != nullptr)
+        *memory = *mapped;
     return {};
 }
 

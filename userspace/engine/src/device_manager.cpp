@@ -83,8 +83,10 @@ std::uint64_t DeviceManager::capabilities() const
         if (device->info().formats & VACCEL_FORMAT_BIT(VACCEL_FORMAT_CUDA_PTX))
             caps |= VACCEL_CAP_CUDA_PTX;
     }
-    // The engine serves VACCEL_IOCTL_DEVICE_TOSA for every device.
-    caps |= VACCEL_CAP_TOSA_DESCRIPTORS;
+    // The engine serves VACCEL_IOCTL_DEVICE_TOSA and RUN for every device,
+    // and BUFFER_MAP (whose answer may still be Unsupported for a device
+    // that cannot share its host memory).
+    caps |= VACCEL_CAP_TOSA_DESCRIPTORS | VACCEL_CAP_RUN | VACCEL_CAP_BUFFER_MAP;
     return caps & VACCEL_CAP_ALL;
 }
 

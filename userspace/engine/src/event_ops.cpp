@@ -25,21 +25,33 @@
 
 namespace vaccel::engine::ops {
 
-Status event_poll(SessionState& state, vaccel_event_poll& args)
+Result<EventRecord*> client_event(SessionState& state, std::uint64_t handle)
 {
-    auto found = state.lookup<EventRecord>(args.event);
-    if (!found)
-        return fail(std::move(found.error()));
-    EventRecord& event = **found;
-    const backend::EventStatus status =
+    auto found = state.lookup<EventRecord>(handle);
+    if (found && (*found)->run_ticket)
+        return fail(Errc::invalid_argument, VACCEL_D_UNKNOWN_HANDLE, handle);
+    return found;
+}
+
+backend::EventStatus event_status(EventRecord& event, vaccel_status& failure)
+{
+    backend::EventStatus status =
         event.owner->device->call([&](backend::Backend& b) { return b.poll(*event.object); });
-    args.state = static_cast<std::uint32_t>(status.state);
     const bool failed = status.state == backend::EventState::failed ||
                         status.state == backend::EventState::cancelled;
-    args.failure = failed ? status.failure.to_status() : vaccel_status{};
+    failure = failed ? status.failure.to_status() : vaccel_status{};
     // Backends know no device index: name the device a lost event was on.
-    if (failed && args.failure.detail == VACCEL_D_DEVICE_STATE)
-        args.failure.arg0 = event.owner->device->index();
+    if (failed && failure.detail == VACCEL_D_DEVICE_STATE)
+        failure.arg0 = event.owner->device->index();
+    return status;
+}
+
+Status event_poll(SessionState& state, vaccel_event_poll& args)
+{
+    auto found = client_event(state, args.event);
+    if (!found)
+        return fail(std::move(found.error()));
+    args.state = static_cast<std::uint32_t>(event_status(**found, args.failure).state);
     return {};
 }
 
@@ -51,7 +63,7 @@ Result<WaitProgress> wait_progress(SessionState& state, std::span<const std::uin
     std::vector<EventWatch*> pending;
     std::lock_guard lock(state.mutex);
     for (std::uint32_t i = 0; i < handles.size(); ++i) {
-        auto found = state.lookup<EventRecord>(handles[i]);
+        auto found = client_event(state, handles[i]);
         if (!found)
             return fail(std::move(found.error()));
         EventWatch& watch = *(*found)->watch;
@@ -104,12 +116,8 @@ Status event_wait(SessionState& state, vaccel_event_wait& args, std::span<const 
     }
 }
 
-Status event_destroy(SessionState& state, vaccel_handle_release& args)
+Status destroy_event_record(SessionState& state, std::uint64_t handle, EventRecord& event)
 {
-    auto found = state.lookup<EventRecord>(args.handle);
-    if (!found)
-        return fail(std::move(found.error()));
-    EventRecord& event = **found;
     ContextRecord& context = *event.owner;
     auto released =
         context.device->call([&](backend::Backend& b) { return b.destroy_event(event.object); });
@@ -118,14 +126,22 @@ Status event_destroy(SessionState& state, vaccel_handle_release& args)
         // event by its handle, never by anything of the backend's.
         Error error = std::move(released.error());
         if (error.detail == VACCEL_D_NOT_COMPLETE)
-            error.arg0 = args.handle;
+            error.arg0 = handle;
         return fail(std::move(error));
     }
     context.accounting->release(Resource::events, 1);
     --context.children;
     --event.queue->events;
-    state.erase<EventRecord>(args.handle);
+    state.erase<EventRecord>(handle);
     return {};
+}
+
+Status event_destroy(SessionState& state, vaccel_handle_release& args)
+{
+    auto found = client_event(state, args.handle);
+    if (!found)
+        return fail(std::move(found.error()));
+    return destroy_event_record(state, args.handle, **found);
 }
 
 }  // namespace vaccel::engine::ops

@@ -38,6 +38,10 @@ Status buffer_free(SessionState& state, vaccel_handle_release& args);
 Status buffer_write(SessionState& state, vaccel_buffer_transfer& args,
                     std::span<const std::byte> data);
 Status buffer_read(SessionState& state, vaccel_buffer_transfer& args, std::span<std::byte> data);
+// BUFFER_MAP: the buffer's shareable memory (`memory`, when given, receives
+// it). Device buffers are refused (Incompatible, VACCEL_D_DOMAIN).
+Status buffer_map(SessionState& state, vaccel_buffer_map& args,
+                  backend::MappableMemory* memory = nullptr);
 
 // program_ops.cpp
 Status program_load(SessionState& state, vaccel_program_load& args,
@@ -64,6 +68,15 @@ Status gate_value(SessionState& state, vaccel_gate_value& args);
 Status gate_destroy(SessionState& state, vaccel_handle_release& args);
 
 // event_ops.cpp
+// The event `handle` names as the client may use it: a RUN's ticket is
+// refused as an unknown handle. Caller holds SessionState::mutex.
+Result<EventRecord*> client_event(SessionState& state, std::uint64_t handle);
+// The state of `event` and, when it failed or was cancelled, why. Caller
+// holds SessionState::mutex.
+backend::EventStatus event_status(EventRecord& event, vaccel_status& failure);
+// Destroys `event` (its handle `handle`) when it is no longer pending.
+// Caller holds SessionState::mutex.
+Status destroy_event_record(SessionState& state, std::uint64_t handle, EventRecord& event);
 Status event_poll(SessionState& state, vaccel_event_poll& args);
 // One look at `handles` (the daemon's seam). Takes SessionState::mutex
 // itself; called without it. When `waiter` is given and the wait is not
@@ -75,5 +88,21 @@ Result<WaitProgress> wait_progress(SessionState& state, std::span<const std::uin
 // Takes SessionState::mutex itself; called without it.
 Status event_wait(SessionState& state, vaccel_event_wait& args, std::span<const std::byte> handles);
 Status event_destroy(SessionState& state, vaccel_handle_release& args);
+
+// run_ops.cpp: RUN, as a ticket (an event only the transport sees).
+// Submits as SUBMIT does; `ticket` is set once the work was accepted (also
+// with an indeterminate error). Caller holds SessionState::mutex.
+Status run_begin(SessionState& state, vaccel_run& args, std::span<const std::byte> bindings,
+                 std::uint64_t& ticket);
+// Whether the ticket's work has ended; subscribes `waiter` when it has not
+// (woken at its end). Takes SessionState::mutex itself.
+Result<bool> run_ended(SessionState& state, std::uint64_t ticket,
+                       const std::shared_ptr<Waiter>& waiter);
+// Writes the outcome (state, failure) into `args` and drops the ticket.
+// Caller holds SessionState::mutex; the work has ended.
+Status run_finish(SessionState& state, std::uint64_t ticket, vaccel_run& args);
+// The whole RUN, blocking until the work ended (embedded). Takes
+// SessionState::mutex itself, released while it sleeps.
+Status run(SessionState& state, vaccel_run& args, std::span<const std::byte> bindings);
 
 }  // namespace vaccel::engine::ops

@@ -2,7 +2,7 @@
 //
 // Owns: the order every request goes through (struct rules, payload size,
 // then the op's handler) and the session's construction and teardown.
-// Decides: which ops run under the session lock (all but EVENT_WAIT and the
+// Decides: which ops run under the session lock (all but EVENT_WAIT, RUN and the
 // device queries, see ops.hpp).
 #include "vaccel/engine/session.hpp"
 
@@ -184,6 +184,10 @@ Status Session::dispatch(std::uint32_t opcode, std::span<std::byte> args,
     case VACCEL_OP_LAUNCH:
         return locked<vaccel_launch>(s, args,
                                      [&](auto& a) { return ops::launch(s, a, in_payload); });
+    case VACCEL_OP_RUN:
+        return run<vaccel_run>(args, [&](auto& a) { return ops::run(s, a, in_payload); });
+    case VACCEL_OP_BUFFER_MAP:
+        return locked<vaccel_buffer_map>(s, args, [&](auto& a) { return ops::buffer_map(s, a); });
     default:
         // check_request_wire() refuses unknown opcodes; this is unreachable
         // unless the contract grows an op the engine does not serve yet.

@@ -8,6 +8,9 @@
 //    device (ADR 0006);
 //  - "events in flight" in stats() are events whose completion has not
 //    been reported (their watch); "events" are events alive.
+#include <fcntl.h>
+
+#include <cerrno>
 #include <cstring>
 
 #include "args.hpp"
@@ -62,6 +65,10 @@ std::uint64_t request_handle(std::uint32_t opcode, std::span<const std::byte> ar
         return handle_at(args, offsetof(vaccel_queue_create, context));
     case VACCEL_OP_SUBMIT:
         return handle_at(args, offsetof(vaccel_submit, queue));
+    case VACCEL_OP_RUN:
+        return handle_at(args, offsetof(vaccel_run, queue));
+    case VACCEL_OP_BUFFER_MAP:
+        return handle_at(args, offsetof(vaccel_buffer_map, buffer));
     case VACCEL_OP_EVENT_POLL:
         return handle_at(args, offsetof(vaccel_event_poll, event));
     case VACCEL_OP_CONTEXT_LIMITS:
@@ -74,6 +81,64 @@ std::uint64_t request_handle(std::uint32_t opcode, std::span<const std::byte> ar
 }
 
 }  // namespace
+
+Status Session::begin_run(std::span<std::byte> args, std::span<const std::byte> bindings,
+                          std::uint64_t& ticket)
+{
+    ticket = 0;
+    if (auto checked = check_request_wire(VACCEL_OP_RUN, args); !checked)
+        return checked;
+    auto payload_size = request_payload_size(VACCEL_OP_RUN, args);
+    if (!payload_size)
+        return fail(std::move(payload_size.error()));
+    if (bindings.size() != *payload_size)
+        return fail(Errc::invalid_argument, VACCEL_D_BAD_SIZE, bindings.size(), *payload_size);
+    SessionState& s = *state_;
+    std::lock_guard lock(s.mutex);
+    auto value = load_struct<vaccel_run>(args);
+    Status begun = ops::run_begin(s, value, bindings, ticket);
+    store_struct(args, value);
+    if (!begun)
+        s.errors.fetch_add(1, std::memory_order_relaxed);
+    return begun;
+}
+
+Result<bool> Session::run_done(std::uint64_t ticket, const std::shared_ptr<Waiter>& waiter)
+{
+    return ops::run_ended(*state_, ticket, waiter);
+}
+
+Status Session::finish_run(std::uint64_t ticket, std::span<std::byte> args)
+{
+    SessionState& s = *state_;
+    std::lock_guard lock(s.mutex);
+    auto value = load_struct<vaccel_run>(args);
+    Status finished = ops::run_finish(s, ticket, value);
+    store_struct(args, value);
+    return finished;
+}
+
+Result<BufferMapping> Session::buffer_mapping(std::uint64_t buffer)
+{
+    SessionState& s = *state_;
+    std::lock_guard lock(s.mutex);
+    vaccel_buffer_map args{};
+    args.buffer = buffer;
+    backend::MappableMemory memory;
+    if (auto mapped = ops::buffer_map(s, args, &memory); !mapped)
+        return fail(std::move(mapped.error()));
+    BufferMapping mapping;
+    mapping.address = memory.address;
+    mapping.offset = memory.offset;
+    mapping.bytes = args.map_bytes;
+    if (memory.fd >= 0) {
+        mapping.fd = ::fcntl(memory.fd, F_DUPFD_CLOEXEC, 0);
+        if (mapping.fd < 0)
+            return fail(Error::of(Errc::external, VACCEL_D_NONE, 1, static_cast<std::uint64_t>(errno))
+                            .with_note("the buffer's memfd could not be duplicated"));
+    }
+    return mapping;
+}
 
 const SessionIdentity& Session::identity() const
 {

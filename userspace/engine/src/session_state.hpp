@@ -75,6 +75,10 @@ struct EventRecord {
     QueueRecord* queue = nullptr;
     std::unique_ptr<backend::Event> object;
     std::shared_ptr<EventWatch> watch;  // shared with the backend's submission
+    // Made by RUN (its ticket): the client never saw this handle, and the
+    // client's EVENT_POLL, EVENT_WAIT and EVENT_DESTROY refuse it as unknown
+    // (client_event()). The RUN that made it destroys it once it is done.
+    bool run_ticket = false;
 };
 
 struct GateRecord {

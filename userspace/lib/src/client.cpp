@@ -18,6 +18,8 @@
 
 #include "client.hpp"
 
+#include <sys/mman.h>
+
 using namespace vaccel;
 
 namespace {
@@ -114,13 +116,27 @@ int vaccel_client_open(const char* transport, vaccel_client** client)
         lib::record_status(opened.error().to_status());
         return error_errno(opened.error().code);
     }
-    auto* made = new (std::nothrow) vaccel_client{std::move(*opened)};
+    auto* made = new (std::nothrow) vaccel_client;
+    if (made != nullptr)
+        made->transport = std::move(*opened);
     if (made == nullptr)
         return lib::record_local(Errc::out_of_memory, "vaccel_client_open: out of memory");
     *client = made;
     lib::record_status(vaccel_status{});
     return 0;
 }
+
+}  // extern "C"
+
+vaccel_client::~vaccel_client()
+{
+    // The mappings go before the session: the daemon frees the buffers.
+    for (const auto& [buffer, mapping] : maps)
+        if (mapping.length != 0)
+            ::munmap(mapping.base, mapping.length);
+}
+
+extern "C" {
 
 void vaccel_client_close(vaccel_client* client)
 {

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <span>
 #include <string>
 
@@ -17,6 +19,13 @@
 
 struct vaccel_client {
     std::unique_ptr<vaccel::lib::Transport> transport;
+    // Buffers this client mapped (vaccel_buffer_map), by handle. Ownership:
+    // the mappings are the client's; unmapped by vaccel_buffer_unmap, by
+    // vaccel_buffer_free, and when the client closes.
+    std::mutex maps_mutex;
+    std::unordered_map<std::uint64_t, vaccel::lib::Mapping> maps;
+
+    ~vaccel_client();
 };
 
 namespace vaccel::lib {
@@ -29,6 +38,9 @@ int record_local(Errc code, std::string message);
 // Records `status` with the library's own sentence for it (the status keeps
 // its detail and arguments); returns its negative errno.
 int record_explained(const vaccel_status& status, std::string message);
+
+// Unmaps `buffer` if this client mapped it (a no-op otherwise).
+void forget_mapping(vaccel_client* client, std::uint64_t buffer);
 
 // Runs one op through the client's transport and records the outcome.
 // Zeroes the struct's status first (the library owns the struct).

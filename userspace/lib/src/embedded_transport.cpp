@@ -82,6 +82,22 @@ public:
         return notify->fd();
     }
 
+    // The buffer's own memory: nothing is mapped, nothing to unmap.
+    int map_buffer(struct vaccel_buffer_map& args, Mapping& mapping) override
+    {
+        auto memory = session_.buffer_mapping(args.buffer);
+        if (!memory) {
+            args.status = memory.error().to_status();
+            return error_errno(memory.error().code);
+        }
+        if (memory->fd >= 0)
+            close(memory->fd);
+        args.map_offset = memory->offset;
+        args.map_bytes = memory->bytes;
+        mapping = Mapping{memory->address, nullptr, 0};
+        return 0;
+    }
+
 private:
     std::mutex notify_mutex_;  // serialises the first notify_fd()
     // Set once; read by call() without the mutex (atomic shared_ptr access).

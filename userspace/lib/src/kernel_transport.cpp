@@ -66,6 +66,7 @@ __u64* pointer_field(std::uint32_t opcode, void* args)
     case VACCEL_OP_BUFFER_READ: return &static_cast<struct vaccel_buffer_transfer*>(args)->data;
     case VACCEL_OP_PROGRAM_LOAD: return &static_cast<struct vaccel_program_load*>(args)->payload;
     case VACCEL_OP_SUBMIT: return &static_cast<struct vaccel_submit*>(args)->bindings;
+    case VACCEL_OP_RUN: return &static_cast<struct vaccel_run*>(args)->bindings;
     case VACCEL_OP_SUBMIT_AFTER:
         return &static_cast<struct vaccel_submit_after*>(args)->bindings;
     case VACCEL_OP_LAUNCH: return &static_cast<struct vaccel_launch*>(args)->payload;
@@ -90,6 +91,16 @@ public:
     {
         (void)status;
         return fd_;
+    }
+
+    // The module maps the buffer's pages at the offset it answers with, on
+    // this session's own file.
+    int map_buffer(struct vaccel_buffer_map& args, Mapping& mapping) override
+    {
+        const int rc = call(VACCEL_OP_BUFFER_MAP, &args, sizeof args, {}, {});
+        if (rc != 0)
+            return rc;
+        return map_shared(fd_, args.map_offset, args.map_bytes, mapping, args.status);
     }
 
     int call(std::uint32_t opcode, void* args, std::size_t args_size,

@@ -123,7 +123,11 @@ int vaccel_buffer_free(vaccel_client* client, uint64_t buffer)
 {
     vaccel_handle_release args{};
     args.handle = buffer;
-    return invoke(client, VACCEL_OP_BUFFER_FREE, args);
+    const int rc = invoke(client, VACCEL_OP_BUFFER_FREE, args);
+    // Freeing a mapped buffer unmaps it (its pages are gone from the device).
+    if (rc == 0)
+        lib::forget_mapping(client, buffer);
+    return rc;
 }
 
 int vaccel_buffer_write(vaccel_client* client, uint64_t buffer, uint64_t offset, const void* data,

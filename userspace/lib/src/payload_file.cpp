@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <sys/mman.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <utility>
 
@@ -27,9 +28,17 @@ std::unexpected<Error> memfd_failure(const char* what, int error)
 
 Result<PayloadFile> PayloadFile::create()
 {
-    const int fd = memfd_create("vaccel-payload", MFD_CLOEXEC);
+    const int fd = memfd_create("vaccel-payload", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return memfd_failure("memfd_create", errno);
+    // The file only ever grows: the daemon may then map it and copy
+    // straight between it and a buffer (a file that cannot shrink cannot
+    // fault its reader), and a reused file keeps its pages.
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) != 0) {
+        const int error = errno;
+        close(fd);
+        return memfd_failure("sealing", error);
+    }
     return PayloadFile(fd);
 }
 
@@ -57,7 +66,8 @@ PayloadFile::~PayloadFile()
 
 Status PayloadFile::resize(std::uint64_t bytes)
 {
-    if (bytes == size_)
+    // Sealed against shrinking: a smaller payload uses the front of the file.
+    if (bytes <= size_)
         return {};
     int rc;
     do

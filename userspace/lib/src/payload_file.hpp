@@ -42,7 +42,7 @@ public:
     int fd() const { return fd_; }
     std::uint64_t size() const { return size_; }
 
-    // Sets the file's size to exactly `bytes`.
+    // Makes the file at least `bytes` long (it never shrinks).
     Status resize(std::uint64_t bytes);
     // resize(bytes.size()), then writes `bytes` at offset 0.
     Status store(std::span<const std::byte> bytes);

@@ -231,7 +231,8 @@ bool SocketConnection::deliver(std::uint32_t opcode, Incoming& incoming, std::si
     const bool passes_fd = (header.flags & VACCEL_MSG_PASSES_FD) != 0;
     // Only an admin document comes back in a file the daemon passes (a large
     // BUFFER_READ's data is already in the requester's own file), and only
-    // SESSION_NOTIFY's answer passes a descriptor of another kind.
+    // SESSION_NOTIFY's and BUFFER_MAP's answers pass a descriptor of
+    // another kind (the codec checks which ops may).
     if (((by_file && opcode == VACCEL_OP_ADMIN) || passes_fd) != (passed_fd >= 0))
         return false;
     if (passes_fd) {

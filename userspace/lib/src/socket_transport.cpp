@@ -97,6 +97,24 @@ public:
         return notify_;
     }
 
+    // The daemon passes the buffer's memfd with its answer; it is mapped
+    // here and closed (the mapping keeps the pages).
+    int map_buffer(struct vaccel_buffer_map& args, Mapping& mapping) override
+    {
+        const std::span<std::byte> arg_bytes(reinterpret_cast<std::byte*>(&args), sizeof args);
+        int passed = -1;
+        Incoming incoming{arg_bytes, {}, nullptr, 0, 0, &passed};
+        const int rc = exchange(VACCEL_OP_BUFFER_MAP, arg_bytes, {}, incoming, 0, {});
+        if (rc != 0) {
+            if (passed >= 0)
+                close(passed);
+            return rc;
+        }
+        const int mapped = map_shared(passed, args.map_offset, args.map_bytes, mapping, args.status);
+        close(passed);
+        return mapped;
+    }
+
     ~SocketTransport() override
     {
         if (notify_ >= 0)

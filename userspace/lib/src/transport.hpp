@@ -18,6 +18,18 @@
 
 namespace vaccel::lib {
 
+// A buffer mapped into this process (vaccel_buffer_map()).
+struct Mapping {
+    void* address = nullptr;  // the buffer's first byte
+    void* base = nullptr;     // what munmap() takes (length 0: nothing to unmap)
+    std::size_t length = 0;
+};
+
+// mmap()s `bytes` of `fd` at `offset` (page-aligned) shared and writable;
+// the refusal (a status) when the kernel says no.
+int map_shared(int fd, std::uint64_t offset, std::uint64_t bytes, Mapping& mapping,
+               vaccel_status& status);
+
 class Transport {
 public:
     virtual ~Transport() = default;
@@ -38,6 +50,12 @@ public:
     // Negative errno when the transport cannot offer one, with `status`
     // saying why.
     virtual int notify_fd(vaccel_status& status) = 0;
+
+    // BUFFER_MAP: maps buffer `args.buffer` into this process. On success
+    // `mapping` is where it is; `mapping.length` 0 means there is nothing
+    // to munmap (the memory is the buffer's own, embedded). Writes the
+    // outcome into args.status and returns like call().
+    virtual int map_buffer(struct vaccel_buffer_map& args, Mapping& mapping) = 0;
 
     // Whether admin() reaches a daemon (only the daemon has sessions of
     // other processes, a policy and metrics to administer).

@@ -47,6 +47,36 @@ int vaccel_submit(vaccel_client* client, uint64_t queue, uint64_t program,
     return rc;
 }
 
+int vaccel_run(vaccel_client* client, uint64_t queue, uint64_t program,
+               const struct vaccel_binding* bindings, uint32_t binding_count,
+               uint64_t deadline_ns, struct vaccel_status* failure)
+{
+    if (failure != nullptr)
+        *failure = vaccel_status{};
+    if (bindings == nullptr && binding_count != 0)
+        return null_argument("vaccel_run", "bindings");
+    struct vaccel_run args{};
+    args.queue = queue;
+    args.program = program;
+    args.binding_count = binding_count;
+    args.deadline_ns = deadline_ns;
+    const std::span<const std::byte> payload(reinterpret_cast<const std::byte*>(bindings),
+                                             sizeof(vaccel_binding) * binding_count);
+    const int rc = invoke(client, VACCEL_OP_RUN, args, payload);
+    if (rc != 0 || args.state == VACCEL_EVENT_COMPLETE)
+        return rc;
+    // Accepted, then failed or cancelled: the work's failure is the answer,
+    // and what vaccel_last_status() shows.
+    if (failure != nullptr)
+        *failure = args.failure;
+    lib::record_status(args.failure);
+    if (args.failure.error == VACCEL_OK)
+        return lib::record_local(Errc::external, "vaccel_run: the work ended in state " +
+                                                     std::to_string(args.state) +
+                                                     " without a failure; this is a daemon bug");
+    return error_errno(static_cast<Errc>(args.failure.error));
+}
+
 int vaccel_submit_after(vaccel_client* client, uint64_t queue, uint64_t program,
                         const struct vaccel_binding* bindings, uint32_t binding_count,
                         uint64_t gate, uint64_t value, uint64_t* event)

@@ -67,6 +67,14 @@ struct BufferInfo {
     std::uint32_t properties = 0;  // VACCEL_PROP_*
 };
 
+// A Host or Shared buffer's memory as a client may map it (BUFFER_MAP).
+// Ownership: `fd` is the buffer's (borrowed); valid until the buffer is freed.
+struct MappableMemory {
+    std::byte* address = nullptr;  // the buffer's first byte in this process
+    int fd = -1;                   // a memfd holding the buffer's bytes
+    std::uint64_t offset = 0;      // where the buffer starts in `fd` (page-aligned)
+};
+
 class Buffer {
 public:
     virtual ~Buffer() = default;
@@ -271,6 +279,19 @@ public:
     virtual Status write_buffer(Buffer& buffer, std::uint64_t offset,
                                 std::span<const std::byte> data) = 0;
     virtual Status read_buffer(Buffer& buffer, std::uint64_t offset, std::span<std::byte> data) = 0;
+    // BUFFER_MAP of a Host or Shared buffer (the engine refuses Device
+    // buffers): memory in a memfd that the client maps, shared with the
+    // device's view. Once mapped, the buffer's memory never moves again.
+    // Busy while a submission binds it (a backend may move the bytes into a
+    // memfd on the first map). A backend that cannot share its host memory
+    // refuses with Unsupported.
+    virtual Result<MappableMemory> map_buffer(Buffer& buffer)
+    {
+        (void)buffer;
+        return fail(Error::of(Errc::unsupported)
+                        .with_note("this device's buffers cannot be mapped into a client; move "
+                                   "their bytes with buffer write and read"));
+    }
 
     // Callable without the device serialisation (see Threading above).
     virtual Result<std::unique_ptr<Program>> load_program(Context& context,

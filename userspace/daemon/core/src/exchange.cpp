@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstring>
 #include <new>
+#include <optional>
+#include <utility>
 #include <string>
 #include <system_error>
 
@@ -61,6 +63,46 @@ Result<std::vector<std::byte>> payload_buffer(std::uint64_t bytes)
                         .with_note("the daemon could not stage this payload; try smaller transfers"));
     }
 }
+
+// A client's payload file mapped into the daemon, for one copy straight
+// between it and a buffer. Only a file sealed against shrinking
+// (F_SEAL_SHRINK, as libvaccel's are) is mapped: it cannot be truncated
+// under the copy, so reading or writing the mapping cannot fault. Any other
+// file goes the pread/pwrite way. Ownership: unmaps on destruction.
+class MappedPayload {
+public:
+    // nullopt: not sealed (or not mappable): use pread/pwrite. The file
+    // must already hold `bytes` (the caller checked its size).
+    static std::optional<MappedPayload> map(int fd, std::uint64_t bytes, bool writable)
+    {
+        const int seals = fcntl(fd, F_GET_SEALS);
+        if (seals < 0 || (seals & F_SEAL_SHRINK) == 0 || bytes == 0)
+            return std::nullopt;
+        if (writable && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) != 0)
+            return std::nullopt;
+        void* address = mmap(nullptr, bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                             MAP_SHARED | MAP_POPULATE, fd, 0);
+        if (address == MAP_FAILED)
+            return std::nullopt;
+        return MappedPayload(static_cast<std::byte*>(address), bytes);
+    }
+    MappedPayload(MappedPayload&& other) noexcept
+        : data_(std::exchange(other.data_, nullptr)), bytes_(other.bytes_)
+    {
+    }
+    MappedPayload& operator=(MappedPayload&&) = delete;
+    ~MappedPayload()
+    {
+        if (data_ != nullptr)
+            munmap(data_, bytes_);
+    }
+    std::span<std::byte> bytes() const { return {data_, bytes_}; }
+
+private:
+    MappedPayload(std::byte* data, std::uint64_t bytes) : data_(data), bytes_(bytes) {}
+    std::byte* data_;
+    std::uint64_t bytes_;
+};
 
 void set_status(std::span<std::byte> args, const Error& error)
 {
@@ -248,6 +290,34 @@ Reply wait_reply(const Request& request, const engine::WaitProgress& progress,
     return reply_with(request, std::as_bytes(std::span(&args, 1)), {});
 }
 
+namespace {
+
+// BUFFER_MAP: the answer passes a duplicate of the buffer's memfd
+// (socket: VACCEL_MSG_PASSES_FD; kernel: the commit hands it to the module).
+Reply map_reply(engine::Session& session, const Request& request)
+{
+    auto args = struct_of<vaccel_buffer_map>(request.args);
+    auto mapping = session.buffer_mapping(args.buffer);
+    if (!mapping)
+        return refusal(request, mapping.error());
+    UniqueFd fd(mapping->fd);
+    if (!fd)
+        return refusal(request, Error::of(Errc::unsupported)
+                                    .with_note("the buffer's memory has no file to share"));
+    args.map_offset = mapping->offset;
+    args.map_bytes = mapping->bytes;
+    const auto bytes = std::as_bytes(std::span(&args, 1));
+    Reply reply;
+    if (request.server_slot)
+        reply.slot = request.server_slot->slot;
+    append_response_passing_fd(reply.bytes, request.opcode(), request.header.seq,
+                               request.header.session, bytes);
+    reply.fd = std::move(fd);
+    return reply;
+}
+
+}  // namespace
+
 Reply execute(engine::Session& session, Request& request)
 {
     const std::uint32_t opcode = request.opcode();
@@ -257,10 +327,26 @@ Reply execute(engine::Session& session, Request& request)
     std::uint64_t in_bytes = request.header.payload_bytes;
     if (opcode == VACCEL_OP_BUFFER_READ)
         in_bytes = 0;
+    if (opcode != VACCEL_OP_BUFFER_READ && request.has_fd_payload()) {
+        // One copy: from the client's sealed file straight into the buffer.
+        auto size = file_size(request.payload_fd.get());
+        if (!size)
+            return refusal(request, size.error());
+        if (*size < in_bytes)
+            return refusal(request, short_file(*size, in_bytes));
+        if (auto mapped = MappedPayload::map(request.payload_fd.get(), in_bytes, false)) {
+            Status status = session.call(opcode, args, mapped->bytes(), {});
+            if (!status)
+                set_status(args, status.error());
+            return reply_with(request, args, {});
+        }
+    }
     auto in = payload_of(request, in_bytes);
     if (!in)
         return refusal(request, in.error());
 
+    if (opcode == VACCEL_OP_BUFFER_MAP)
+        return map_reply(session, request);
     if (opcode != VACCEL_OP_BUFFER_READ) {
         Status status = session.call(opcode, args, *in, {});
         if (!status)
@@ -305,6 +391,19 @@ Reply execute(engine::Session& session, Request& request)
         return refusal(request, room.error());
     if (*room < transfer.length)
         return refusal(request, short_file(*room, transfer.length));
+    auto mapped = MappedPayload::map(request.payload_fd.get(), transfer.length, true);
+    if (mapped) {
+        // One copy: from the buffer straight into the client's sealed file.
+        Status status = session.call(opcode, args, {}, mapped->bytes());
+        if (!status) {
+            set_status(args, status.error());
+            return reply_with(request, args, {});
+        }
+        Reply reply;
+        append_response_fd(reply.bytes, opcode, request.header.seq, request.header.session, args,
+                           static_cast<std::uint32_t>(transfer.length));
+        return reply;
+    }
     auto staged = payload_buffer(transfer.length);
     if (!staged)
         return refusal(request, staged.error());

@@ -68,12 +68,13 @@ Result<Request> take_kernel_request(std::span<const std::byte> message, ServerSl
     if (h.payload_bytes != *required)
         return fail(Errc::invalid_argument, VACCEL_D_BAD_SIZE, h.payload_bytes, *required);
     request.args.assign(args.begin(), args.end());
-    if (h.opcode == VACCEL_OP_EVENT_WAIT || h.opcode == VACCEL_OP_SUBMIT) {
+    if (h.opcode == VACCEL_OP_EVENT_WAIT || h.opcode == VACCEL_OP_SUBMIT ||
+        h.opcode == VACCEL_OP_RUN) {
         // Invariant: at most VACCEL_MAX_WAIT_EVENTS handles or
         // VACCEL_MAX_BINDINGS bindings (request_payload_size bounded the
         // count): at most 2 KiB copied out of the module's pinned pages,
         // never a device wait. Read here so that a wait can park on the
-        // reactor and a submit can be a short call (ADR 0007).
+        // reactor, a submit can be a short call (ADR 0007) and a run can park.
         auto handles = payload_of(request, *required);
         if (!handles)
             return fail(std::move(handles.error()));

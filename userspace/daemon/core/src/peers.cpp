@@ -52,6 +52,10 @@ void Server::dispatch(Peer& c, Request request)
         start_wait(c, std::move(request));
         return;
     }
+    if (opcode == VACCEL_OP_RUN) {
+        start_run(c, std::move(request));
+        return;
+    }
     const auto device = c.session->route(opcode, request.args, request.payload);
     if (!device) {
         // Device-less: immutable device data, no session lock.

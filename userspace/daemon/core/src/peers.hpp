@@ -61,6 +61,11 @@ private:
 // in Peer::jobs) or parked (waiting for its waker or the timer).
 struct Server::ParkedWait {
     Request request;
+    // RUN (runs.cpp): parked until its work ends; `ticket` names the work
+    // once accepted (0 before). Its replies come from run steps, never
+    // from check_wait.
+    bool run = false;
+    std::uint64_t ticket = 0;
     std::vector<std::uint64_t> handles;
     std::uint32_t flags = 0;
     std::uint64_t timeout_ns = 0;  // absolute CLOCK_MONOTONIC; 0 = poll once

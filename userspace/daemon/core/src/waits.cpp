@@ -87,7 +87,9 @@ void Server::on_wait_woken(std::uint64_t id, std::uint64_t wait_id)
     // Cleared before looking: a completion from now on posts again.
     wait.waker->posted.store(false, std::memory_order_release);
     if (wait.checking)
-        wait.woken = true;  // on_wait_checked looks again
+        wait.woken = true;  // on_wait_checked (or on_run_stepped) looks again
+    else if (!c->closing && wait.run)
+        step_run(*c, wait_id);
     else if (!c->closing)
         check_wait(*c, wait_id);
 }

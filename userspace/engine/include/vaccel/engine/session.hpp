@@ -70,6 +70,16 @@ struct WaitProgress {
     bool satisfied = false;        // all (VACCEL_WAIT_ALL) or any are done
 };
 
+// A buffer's memory as BUFFER_MAP shares it (Session::buffer_mapping).
+// Ownership: `fd` is the caller's (a duplicate of the buffer's memfd; close
+// it); `address` is valid until the buffer is freed.
+struct BufferMapping {
+    std::byte* address = nullptr;
+    int fd = -1;
+    std::uint64_t offset = 0;  // where the buffer starts in `fd`
+    std::uint64_t bytes = 0;   // the buffer's size
+};
+
 struct SessionOptions {
     SessionIdentity identity{};
     // nullptr = the default policy (each device's own limits).
@@ -125,6 +135,21 @@ public:
     Result<WaitProgress> check_wait(std::span<const std::uint64_t> events, std::uint32_t flags,
                                     const std::shared_ptr<Waiter>& waiter = nullptr);
 
+    // RUN without blocking, for a transport that parks it: begin_run()
+    // checks and submits as call(VACCEL_OP_RUN) would (args and bindings as
+    // on the wire; a refusal comes back with ticket 0 and nothing ran);
+    // once accepted, `ticket` names the work. run_done() says whether it
+    // ended, subscribing `waiter` (woken at its end) when it has not.
+    // finish_run() writes state and failure into args and drops the
+    // ticket; call it once, after run_done() said true. A ticket is no
+    // handle the client can name (its event ops refuse it).
+    Status begin_run(std::span<std::byte> args, std::span<const std::byte> bindings,
+                     std::uint64_t& ticket);
+    Result<bool> run_done(std::uint64_t ticket, const std::shared_ptr<Waiter>& waiter);
+    Status finish_run(std::uint64_t ticket, std::span<std::byte> args);
+    // BUFFER_MAP's memory for a transport that shares it: what
+    // call(VACCEL_OP_BUFFER_MAP) checks, plus the memory itself.
+    Result<BufferMapping> buffer_mapping(std::uint64_t buffer);
     // Woken each time any event of this session completes (submissions
     // made after the call). The daemon makes the session's descriptor
     // readable with it.

@@ -15,10 +15,13 @@
 //    descriptor with VACCEL_MSG_PAYLOAD_FD and none without. A refusal here
 //    means the message is malformed: the connection is closed.
 //  - a memfd payload is trusted for nothing: its size is checked with
-//    fstat() and its bytes are copied with pread()/pwrite(), never mapped,
-//    so a client that lies about the file or truncates it meanwhile gets
-//    InvalidArgument (VACCEL_D_BAD_SIZE, arg0 = bytes the file has,
-//    arg1 = bytes needed) and never a SIGBUS.
+//    fstat() (too short: InvalidArgument, VACCEL_D_BAD_SIZE, arg0 = bytes
+//    the file has, arg1 = bytes needed). A file sealed against shrinking
+//    (F_SEAL_SHRINK, as libvaccel's are) is mapped and its bytes copied once,
+//    straight between it and the buffer; it cannot be truncated under the
+//    copy, so that never faults. Any other file is copied with
+//    pread()/pwrite(), never mapped, so a client that truncates it
+//    meanwhile gets the same refusal and never a SIGBUS.
 //  - every reply echoes the request's opcode and seq, carries the struct
 //    with its outputs and the status, and (BUFFER_READ, ADMIN) the payload:
 //    inline up to VACCEL_MSG_INLINE_MAX, above it in a memfd (ADMIN: one the

@@ -82,6 +82,8 @@ enum class KernelTransport {
     off,        // never (--no-kernel)
 };
 
+struct RunStep;  // one step of a parked RUN (runs.cpp)
+
 struct ServerOptions {
     KernelTransport kernel = KernelTransport::automatic;
     std::string server_node = "/dev/vaccel-server";
@@ -186,6 +188,11 @@ private:
     void on_wait_woken(std::uint64_t id, std::uint64_t wait_id);
     void on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res);
     void answer_wait(Peer& c, std::uint64_t wait_id, Reply reply);
+
+    // RUN parked until its work ends (runs.cpp).
+    void start_run(Peer& c, Request request);
+    void step_run(Peer& c, std::uint64_t wait_id);
+    void on_run_stepped(std::uint64_t id, std::uint64_t wait_id, std::shared_ptr<RunStep> step);
 
     // SESSION_NOTIFY: the session's notify file, passed to the client.
     Reply notify_reply(Peer& c, const Request& request);

@@ -1,0 +1,43 @@
+// shared_memory.hpp - host memory a client can map: a memfd mapped into
+// this process at a chosen alignment.
+//
+// Owns: the memfd and the mapping; both end with the object. Decides the
+// size: the bytes asked rounded up to whole pages (what mmap shares), and
+// the alignment: at least a page, any power of two up to 64 KiB
+// (VACCEL_MAX_ALIGNMENT), by reserving a larger range and mapping the file
+// at an aligned address inside it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "vaccel/common/error.hpp"
+
+namespace vaccel::backend::cpu {
+
+class SharedMemory {
+public:
+    // Zero-filled memory of at least `bytes` (> 0), aligned to `alignment`.
+    // `name` names the memfd (visible in /proc/PID/fd).
+    static Result<SharedMemory> create(std::uint64_t bytes, std::uint64_t alignment,
+                                       const char* name);
+    SharedMemory() = default;
+    ~SharedMemory();
+    SharedMemory(SharedMemory&& other) noexcept;
+    SharedMemory& operator=(SharedMemory&& other) noexcept;
+    SharedMemory(const SharedMemory&) = delete;
+    SharedMemory& operator=(const SharedMemory&) = delete;
+
+    std::byte* data() const { return data_; }
+    int fd() const { return fd_; }
+    std::uint64_t mapped_bytes() const { return mapped_bytes_; }
+
+private:
+    void release() noexcept;
+
+    std::byte* data_ = nullptr;
+    std::uint64_t mapped_bytes_ = 0;
+    int fd_ = -1;
+};
+
+}  // namespace vaccel::backend::cpu
