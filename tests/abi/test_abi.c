@@ -20,7 +20,7 @@ int abi_check_cpp(void);
 const char *abi_entry_name_c(int index);
 
 /* Entries in layout.def: structs plus fields (ioctl lines excluded). */
-enum { ABI_ENTRIES = 251 };
+enum { ABI_ENTRIES = 271 };
 
 static void c_layout_has_no_implicit_padding(void **state)
 {
@@ -49,7 +49,9 @@ static void c_and_cpp_see_the_same_table(void **state)
  * Every ioctl, with the struct its number encodes. Adding an ioctl without a
  * line here fails ioctl_table_is_complete.
  */
-#define VACCEL_ABI_IOCTLS(X) 	X(VACCEL_IOCTL_GET_VERSION, vaccel_get_version) 	X(VACCEL_IOCTL_DEVICE_COUNT, vaccel_device_count) 	X(VACCEL_IOCTL_DEVICE_QUERY, vaccel_device_query) 	X(VACCEL_IOCTL_CONTEXT_CREATE, vaccel_context_create) 	X(VACCEL_IOCTL_CONTEXT_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_BUFFER_ALLOC, vaccel_buffer_alloc) 	X(VACCEL_IOCTL_BUFFER_FREE, vaccel_handle_release) 	X(VACCEL_IOCTL_BUFFER_WRITE, vaccel_buffer_transfer) 	X(VACCEL_IOCTL_BUFFER_READ, vaccel_buffer_transfer) 	X(VACCEL_IOCTL_PROGRAM_LOAD, vaccel_program_load) 	X(VACCEL_IOCTL_PROGRAM_UNLOAD, vaccel_handle_release) 	X(VACCEL_IOCTL_PROGRAM_SLOT, vaccel_program_slot) 	X(VACCEL_IOCTL_QUEUE_CREATE, vaccel_queue_create) 	X(VACCEL_IOCTL_QUEUE_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_SUBMIT, vaccel_submit) 	X(VACCEL_IOCTL_EVENT_POLL, vaccel_event_poll) 	X(VACCEL_IOCTL_EVENT_WAIT, vaccel_event_wait) 	X(VACCEL_IOCTL_EVENT_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_CONTEXT_LIMITS, vaccel_context_limits) 	X(VACCEL_IOCTL_GATE_CREATE, vaccel_gate_create) 	X(VACCEL_IOCTL_GATE_RAISE, vaccel_gate_value) 	X(VACCEL_IOCTL_GATE_VALUE, vaccel_gate_value) 	X(VACCEL_IOCTL_GATE_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_SUBMIT_AFTER, vaccel_submit_after) 	X(VACCEL_IOCTL_LAUNCH, vaccel_launch) 	X(VACCEL_IOCTL_DEVICE_TOSA, vaccel_device_tosa)
+#define VACCEL_ABI_IOCTLS(X) 	X(VACCEL_IOCTL_GET_VERSION, vaccel_get_version) 	X(VACCEL_IOCTL_DEVICE_COUNT, vaccel_device_count) 	X(VACCEL_IOCTL_DEVICE_QUERY, vaccel_device_query) 	X(VACCEL_IOCTL_CONTEXT_CREATE, vaccel_context_create) 	X(VACCEL_IOCTL_CONTEXT_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_BUFFER_ALLOC, vaccel_buffer_alloc) 	X(VACCEL_IOCTL_BUFFER_FREE, vaccel_handle_release) 	X(VACCEL_IOCTL_BUFFER_WRITE, vaccel_buffer_transfer) 	X(VACCEL_IOCTL_BUFFER_READ, vaccel_buffer_transfer) 	X(VACCEL_IOCTL_PROGRAM_LOAD, vaccel_program_load) 	X(VACCEL_IOCTL_PROGRAM_UNLOAD, vaccel_handle_release) 	X(VACCEL_IOCTL_PROGRAM_SLOT, vaccel_program_slot) 	X(VACCEL_IOCTL_QUEUE_CREATE, vaccel_queue_create) 	X(VACCEL_IOCTL_QUEUE_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_SUBMIT, vaccel_submit) 	X(VACCEL_IOCTL_EVENT_POLL, vaccel_event_poll) 	X(VACCEL_IOCTL_EVENT_WAIT, vaccel_event_wait) 	X(VACCEL_IOCTL_EVENT_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_CONTEXT_LIMITS, vaccel_context_limits) 	X(VACCEL_IOCTL_GATE_CREATE, vaccel_gate_create) 	X(VACCEL_IOCTL_GATE_RAISE, vaccel_gate_value) 	X(VACCEL_IOCTL_GATE_VALUE, vaccel_gate_value) 	X(VACCEL_IOCTL_GATE_DESTROY, vaccel_handle_release) 	X(VACCEL_IOCTL_SUBMIT_AFTER, vaccel_submit_after) 	X(VACCEL_IOCTL_LAUNCH, vaccel_launch) 	X(VACCEL_IOCTL_DEVICE_TOSA, vaccel_device_tosa) \
+	X(VACCEL_IOCTL_RUN, vaccel_run) \
+	X(VACCEL_IOCTL_BUFFER_MAP, vaccel_buffer_map)
 
 struct ioctl_entry {
 	const char *name;

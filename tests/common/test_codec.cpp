@@ -84,6 +84,19 @@ Sample sample_request(std::uint32_t opcode)
         s.payload.assign(bytes.begin(), bytes.end());
         break;
     }
+    case VACCEL_OP_RUN: {
+        vaccel_run run{};
+        run.queue = 0x30;
+        run.program = 0x40;
+        run.binding_count = 2;
+        s.args = to_bytes(run);
+        std::array<vaccel_binding, 2> b{};
+        b[0] = vaccel_binding{0, VACCEL_ACCESS_READ, 0x50, 0, 64};
+        b[1] = vaccel_binding{1, VACCEL_ACCESS_WRITE, 0x51, 0, 64};
+        auto bytes = bytes_of(std::span<const vaccel_binding>(b));
+        s.payload.assign(bytes.begin(), bytes.end());
+        break;
+    }
     case VACCEL_OP_SUBMIT_AFTER: {
         vaccel_submit_after sub{};
         sub.queue = 0x30;

@@ -101,7 +101,13 @@ void release_all(SessionState& state)
         waiter->sleep(std::nullopt);
         lock.lock();
     }
-    release_each<EventRecord>(state, ops::event_destroy);
+    // RUN tickets included: the client cannot name them, teardown can.
+    release_each<EventRecord>(state, [](SessionState& s, vaccel_handle_release& args) -> Status {
+        auto event = s.lookup<EventRecord>(args.handle);
+        if (!event)
+            return fail(std::move(event.error()));
+        return ops::destroy_event_record(s, args.handle, **event);
+    });
     release_each<GateRecord>(state, ops::gate_destroy);
     release_each<QueueRecord>(state, ops::queue_destroy);
     release_each<ProgramRecord>(state, ops::program_unload);

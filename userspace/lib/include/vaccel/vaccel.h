@@ -231,7 +231,7 @@ VACCEL_API int vaccel_buffer_read(vaccel_client *client, uint64_t buffer, uint64
  * submission reads; results a submission wrote are there once its event is
  * done. Do not touch bytes a pending submission binds (as for
  * vaccel_buffer_write(), but nothing can refuse it: the outcome is
- * undefined). A Device buffer: -EXDEV (VACCEL_E_INCOMPATIBLE,
+ * undefined). A Device buffer: -ENOEXEC (VACCEL_E_INCOMPATIBLE,
  * VACCEL_D_DOMAIN). The buffer's bytes count once against the memory
  * limit, mapped or not. Embedded: the buffer's own memory; socket: the
  * buffer's memfd; /dev/vaccel: the module maps the same pages. */
