@@ -13,7 +13,7 @@
 # Powers off at the end whatever happened (qemu runs with -no-reboot).
 #
 # Layout: /bin/busybox, /vaccel.ko, /mini_server, /vm_client, /vm_tools,
-# /vacceld, /vaccelctl, /e2e (vaccel-e2e-client), /bench_vm_roundtrip,
+# /vm_fastpath, /vacceld, /vaccelctl, /e2e (vaccel-e2e-client), /bench_vm_roundtrip,
 # /fx/add (the ADD fixture directory), /fx/mlp (mlp.tosa, input.npy,
 # expected.npy).
 
@@ -155,6 +155,12 @@ pass_if limit limit_kernel
 pass_if gates-kernel env VACCEL_TRANSPORT=kernel /e2e gates
 pass_if launch-kernel env VACCEL_TRANSPORT=kernel /e2e launch
 pass_if notify-kernel env VACCEL_TRANSPORT=kernel /e2e notify
+
+# 3c. ABI 1.4's fast path through /dev/vaccel (raw ioctls): RUN (exact
+#     output, refusals, a run whose work fails) and BUFFER_MAP (mmap() of
+#     the module's tokens: the daemon buffer's own pages).
+run 120 /vm_fastpath run "$ADD_MODEL"
+run 60 /vm_fastpath map "$ADD_MODEL"
 
 # 4. kill -9 of the daemon while kernel clients wait: the wait and every
 #    later call -ENODEV (PEER_GONE; the wait's delay after the kill is
