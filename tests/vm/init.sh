@@ -5,10 +5,11 @@
 # "VMTEST <step> PASS|FAIL", on the serial console; run-vm-test.sh decides
 # from those lines (it knows the step list). First the module's own smoke
 # steps against tests/vm/mini_server.c ("smoke-*": user copy of odd-sized
-# payloads, clients killed while queued and delivered, a killed server),
-# then the real system: vacceld serving /dev/vaccel-server, clients through
-# libvaccel's kernel transport (vaccelctl, vaccel-e2e-client), raw ioctls
-# (vm_client), and the round-trip benchmark ("VMBENCH" lines). The kernel
+# payloads, RUN and BUFFER_MAP, clients killed while queued and delivered,
+# a killed server), then the real system: vacceld serving
+# /dev/vaccel-server, clients through libvaccel's kernel transport
+# (vaccelctl, vaccel-e2e-client), raw ioctls (vm_client, vm_fastpath), and
+# the round-trip benchmark ("VMBENCH" lines). The kernel
 # log is always printed between VMTEST-DMESG-BEGIN and VMTEST-DMESG-END.
 # Powers off at the end whatever happened (qemu runs with -no-reboot).
 #
@@ -63,6 +64,7 @@ pass_if insmod sh -c 'insmod /vaccel.ko &&
 server=$!
 /vm_tools wait-line /tmp/server.log 'mini_server: ready' 10 >/dev/null
 VMTEST_STEP=smoke-basic run 60 /vm_client basic
+run 60 /vm_fastpath smoke
 VMTEST_STEP=smoke-client-kill run 60 /vm_client client-kill
 VMTEST_STEP=smoke-daemon-death run 60 \
 	/vm_client daemon-death "$server" /mini_server /tmp/server2.log

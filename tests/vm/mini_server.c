@@ -17,6 +17,12 @@
  *  - EVENT_WAIT: answers at its absolute deadline (timeout_ns, at most
  *    60 s away) with DeadlineExpired / VACCEL_D_WAIT_TIMEOUT; a deadline
  *    already past is answered at once the same way;
+ *  - RUN: preads the bindings and answers COMPLETE with status.arg0 =
+ *    FNV-1a 64 of them, arg1 = bytes read;
+ *  - BUFFER_MAP: buffer 1 is MAP_BYTES bytes at page 1 of a memfd whose
+ *    byte i of the buffer is (i * 13 + 3): answered with the memfd passed
+ *    (struct vaccel_srv_map); buffer 3 is refused as a Device buffer
+ *    (Incompatible / VACCEL_D_DOMAIN); any other is unknown;
  *  - anything else: Unsupported / VACCEL_D_UNKNOWN_OPCODE.
  * Prints "mini_server: ready" once every slot is parked. Exits 0 when the
  * module detaches it (-ENODEV), 1 on any protocol error.
@@ -31,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,8 +54,13 @@ struct slot {
 	struct __kernel_timespec delay;
 };
 
+/* BUFFER_MAP's buffer 1: MAP_BYTES at page 1 of map_fd (3 pages). */
+#define MAP_BYTES 5000
+#define MAP_FILE_OFFSET 4096
+
 static struct slot slots[SLOTS];
 static int server_fd;
+static int map_fd;
 static struct io_uring ring;
 
 static struct io_uring_sqe *sqe_get(void)
@@ -186,6 +198,49 @@ static void event_wait_later(unsigned int index)
 	io_uring_sqe_set_data64(sqe, TIMER_TAG | index);
 }
 
+/* BUFFER_MAP: buffer 1 passes map_fd; 3 is a Device buffer. */
+static void buffer_map(unsigned int index)
+{
+	struct slot *slot = &slots[index];
+	struct vaccel_buffer_map *map = args_of(slot);
+	struct vaccel_srv_map where = {
+		.fd = map_fd, .offset = MAP_FILE_OFFSET,
+	};
+
+	if (map->buffer == 3) {
+		slot_answer(index, VACCEL_E_INCOMPATIBLE, VACCEL_D_DOMAIN, 3,
+			    VACCEL_DOMAIN_DEVICE, 0);
+		return;
+	}
+	if (map->buffer != 1) {
+		slot_answer(index, VACCEL_E_INVALID_ARGUMENT,
+			    VACCEL_D_UNKNOWN_HANDLE, map->buffer, 0, 0);
+		return;
+	}
+	map->map_offset = MAP_FILE_OFFSET;	/* the module replaces it */
+	map->map_bytes = MAP_BYTES;
+	memcpy((unsigned char *)map + sizeof(*map), &where, sizeof(where));
+	memset(map, 0, sizeof(map->status));
+	slot->buffer.header.flags = VACCEL_MSG_RESPONSE | VACCEL_MSG_PASSES_FD;
+	slot->buffer.header.payload_bytes = sizeof(where);
+	slot_command(index, VACCEL_SRV_COMMIT_AND_FETCH);
+}
+
+/* The memfd behind BUFFER_MAP's buffer 1. */
+static int map_file(void)
+{
+	static unsigned char bytes[3 * 4096];
+
+	for (unsigned int i = 0; i < MAP_BYTES; i++)
+		bytes[MAP_FILE_OFFSET + i] = (unsigned char)(i * 13 + 3);
+	map_fd = memfd_create("mini_server-map", MFD_CLOEXEC);
+	if (map_fd < 0 || write(map_fd, bytes, sizeof(bytes)) != sizeof(bytes)) {
+		perror("mini_server: memfd");
+		return -1;
+	}
+	return 0;
+}
+
 /* A request arrived on `index` (res bytes in its buffer). */
 static int slot_serve(unsigned int index, int res)
 {
@@ -261,6 +316,19 @@ static int slot_serve(unsigned int index, int res)
 	case VACCEL_OP_EVENT_WAIT:
 		event_wait_later(index);
 		break;
+	case VACCEL_OP_RUN: {
+		struct vaccel_run *run = args_of(slot);
+
+		if (payload_checksum(index, header->payload_bytes, &hash,
+				     &bytes))
+			return -1;
+		run->state = VACCEL_EVENT_COMPLETE;
+		slot_answer(index, VACCEL_OK, 0, hash, bytes, 0);
+		break;
+	}
+	case VACCEL_OP_BUFFER_MAP:
+		buffer_map(index);
+		break;
 	default:
 		slot_answer(index, VACCEL_E_UNSUPPORTED,
 			    VACCEL_D_UNKNOWN_OPCODE, header->opcode, 0, 0);
@@ -276,6 +344,8 @@ int main(void)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (map_file())
+		return 1;
 	server_fd = open("/dev/vaccel-server", O_RDWR | O_CLOEXEC);
 	if (server_fd < 0) {
 		perror("mini_server: open /dev/vaccel-server");

@@ -28,7 +28,7 @@ OUT=${VACCEL_VM_OUT:-$STATIC/vm}
 TIMEOUT=${VACCEL_VM_TIMEOUT:-170}
 JOBS=${VACCEL_BUILD_JOBS:-2}
 SMP=${VACCEL_VM_SMP:-2}
-STEPS="insmod smoke-basic smoke-client-kill smoke-daemon-death
+STEPS="insmod smoke-basic smoke-fastpath smoke-client-kill smoke-daemon-death
 	daemon-attach devices-kernel devices-tosa-descriptor run-add run-mlp bench concurrent limit
 	gates-kernel launch-kernel notify-kernel run map daemon-kill daemon-restart daemon-restart-serves client-kill
 	hostile hostile-kernel-log hostile-then-serving unprivileged

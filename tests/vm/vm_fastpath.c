@@ -5,9 +5,16 @@
  *
  * Raw ioctls on the module's node and mmap() of its tokens; prints one line
  * "VMTEST <step> PASS|FAIL" per step (run-vm-test.sh reads it) and one
- * "vm_fastpath: ..." line per failed check. Every step loads the ADD fixture
- * (a [1,4,4,1] + b [1,4,4,4] = c [1,4,4,4], fp32), whose exact result the
- * client computes itself. Steps:
+ * "vm_fastpath: ..." line per failed check. The run and map steps load the
+ * ADD fixture (a [1,4,4,1] + b [1,4,4,4] = c [1,4,4,4], fp32), whose exact
+ * result the client computes itself. Steps:
+ *   smoke       against tests/vm/mini_server.c, the module alone: RUN's
+ *               bindings reach the server; the module's own refusals of
+ *               RUN; BUFFER_MAP of mini_server's memfd: its bytes through
+ *               the mapping both ways, one token however often it is
+ *               mapped, bad offsets,
+ *               lengths, private mappings and foreign tokens refused, a
+ *               refusal passed through, the mapping alive after close
  *   run MODEL   VACCEL_IOCTL_RUN: exact output bytes over several rounds;
  *               refusals by the module (count, flags, reserved, pointer)
  *               and by the daemon (unknown handles) say why and leave
@@ -210,6 +217,18 @@ static int transfer(int fd, unsigned long cmd, uint64_t buffer, void *data,
 
 static const struct vaccel_status zero_status;
 
+static uint64_t fnv1a(const void *data, size_t n)
+{
+	const unsigned char *bytes = data;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= bytes[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 /* RUN refused: ret, error, detail, arg0 as given; state still 0. */
 static void expect_refused(const char *what, int ret, const struct vaccel_run *run,
 			   int want_ret, uint32_t error, uint32_t detail,
@@ -224,7 +243,8 @@ static void expect_refused(const char *what, int ret, const struct vaccel_run *r
 	      error, detail, (unsigned long long)arg0);
 }
 
-static void run_refusals(const struct add *s)
+/* The module's own refusals of RUN: nothing reaches the daemon. */
+static void run_module_refusals(const struct add *s)
 {
 	struct vaccel_binding bind[3];
 	struct vaccel_run run;
@@ -264,8 +284,17 @@ static void run_refusals(const struct add *s)
 	expect_refused("RUN with a bad bindings pointer", ret, &run, -EFAULT,
 		       VACCEL_E_INVALID_ARGUMENT, VACCEL_D_BAD_VALUE,
 		       offsetof(struct vaccel_run, bindings));
+}
 
-	/* Refused by the daemon: nothing ran. */
+/* Refused by the daemon: nothing ran. */
+static void run_refusals(const struct add *s)
+{
+	struct vaccel_binding bind[3];
+	struct vaccel_run run;
+	int ret;
+
+	run_module_refusals(s);
+	add_bindings(s, bind);
 	run_init(s, &run, bind, 0);
 	bind[1].buffer = s->c + 1000;
 	ret = call(s->fd, VACCEL_IOCTL_RUN, &run);
@@ -546,13 +575,131 @@ static int step_map(const char *model)
 	return report("map");
 }
 
+/* mini_server's BUFFER_MAP buffer 1: 5000 bytes, byte i = i * 13 + 3. */
+#define SMOKE_MAP_BYTES 5000
+
+/* Bytes 1 .. SMOKE_MAP_BYTES - 2 (the test writes the first and last). */
+static int smoke_pattern(const unsigned char *at)
+{
+	for (size_t i = 1; i < SMOKE_MAP_BYTES - 1; i++)
+		if (at[i] != (unsigned char)(i * 13 + 3))
+			return 0;
+	return 1;
+}
+
+static void smoke_map(int fd)
+{
+	unsigned char *at, *again;
+	struct vaccel_buffer_map map;
+	uint64_t token = 0;
+	void *bad;
+	int other, ret;
+
+	at = map_buffer(fd, 1, SMOKE_MAP_BYTES, &token);
+	if (!at)
+		return;
+	CHECK(smoke_pattern(at) && at[0] == 3, "the mapping does not show the memfd's bytes");
+	at[0] = 0xee;
+	at[SMOKE_MAP_BYTES - 1] = 0xdd;
+	/* One token however often: the table does not grow. */
+	for (int i = 0; i < 256; i++) {
+		ret = buffer_map(fd, 1, &map);
+		if (ret || map.map_offset != token) {
+			CHECK(0, "BUFFER_MAP %d of the same buffer: %d token %llu (first %llu)",
+			      i, ret, (unsigned long long)map.map_offset,
+			      (unsigned long long)token);
+			break;
+		}
+	}
+	again = mmap(NULL, 2 * 4096, PROT_READ, MAP_SHARED, fd, (off_t)token);
+	CHECK(again != MAP_FAILED && again[0] == 0xee &&
+	      again[SMOKE_MAP_BYTES - 1] == 0xdd && smoke_pattern(again),
+	      "a second mapping does not share the first's pages");
+	if (again != MAP_FAILED)
+		munmap(again, 2 * 4096);
+
+	bad = mmap(NULL, 3 * 4096, PROT_READ, MAP_SHARED, fd, (off_t)token);
+	CHECK(bad == MAP_FAILED && errno == EINVAL,
+	      "mmap past the buffer's pages: %p %s", bad, strerror(errno));
+	bad = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)(token + 4096));
+	CHECK(bad == MAP_FAILED && errno == EINVAL,
+	      "mmap at a made-up offset: %p %s", bad, strerror(errno));
+	bad = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(bad == MAP_FAILED && errno == EINVAL, "mmap at 0: %p %s", bad,
+	      strerror(errno));
+	bad = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+		   (off_t)token);
+	CHECK(bad == MAP_FAILED && errno == EINVAL, "private mmap: %p %s", bad,
+	      strerror(errno));
+	other = open("/dev/vaccel", O_RDWR | O_CLOEXEC);
+	CHECK(other >= 0, "second session: %s", strerror(errno));
+	if (other >= 0) {
+		bad = mmap(NULL, 4096, PROT_READ, MAP_SHARED, other,
+			   (off_t)token);
+		CHECK(bad == MAP_FAILED && errno == EINVAL,
+		      "mmap of another session's token: %p %s", bad,
+		      strerror(errno));
+		close(other);
+	}
+
+	ret = buffer_map(fd, 3, &map);
+	CHECK(ret == -ENOEXEC && map.status.error == VACCEL_E_INCOMPATIBLE &&
+	      map.status.detail == VACCEL_D_DOMAIN && map.status.arg0 == 3 &&
+	      map.status.arg1 == VACCEL_DOMAIN_DEVICE && map.map_offset == 0,
+	      "BUFFER_MAP of a Device buffer: %d error %u detail %u", ret,
+	      map.status.error, map.status.detail);
+	ret = buffer_map(fd, 7, &map);
+	CHECK(ret == -EINVAL && map.status.detail == VACCEL_D_UNKNOWN_HANDLE,
+	      "BUFFER_MAP of an unknown buffer: %d detail %u", ret,
+	      map.status.detail);
+
+	close(fd);
+	CHECK(at[0] == 0xee && smoke_pattern(at) &&
+	      at[SMOKE_MAP_BYTES - 1] == 0xdd,
+	      "the mapping changed when the session closed");
+	munmap(at, SMOKE_MAP_BYTES);
+}
+
+static int step_smoke(void)
+{
+	struct vaccel_binding bind[3];
+	struct vaccel_run run;
+	struct add s;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	s.fd = open("/dev/vaccel", O_RDWR | O_CLOEXEC);
+	CHECK(s.fd >= 0, "open /dev/vaccel: %s", strerror(errno));
+	if (s.fd < 0)
+		return report("smoke-fastpath");
+	s.queue = 5;
+	s.program = 6;
+	s.a = 1;
+	s.b = 2;
+	s.c = 3;
+	add_bindings(&s, bind);
+	run_init(&s, &run, bind, 0);
+	ret = call(s.fd, VACCEL_IOCTL_RUN, &run);
+	CHECK(ret == 0 && run.state == VACCEL_EVENT_COMPLETE &&
+	      run.status.arg0 == fnv1a(bind, sizeof(bind)) &&
+	      run.status.arg1 == sizeof(bind) &&
+	      run.bindings == (uint64_t)(uintptr_t)bind,
+	      "RUN through mini_server: %d state %u bytes %llu",
+	      ret, run.state, (unsigned long long)run.status.arg1);
+	run_module_refusals(&s);
+	smoke_map(s.fd);	/* closes the session */
+	return report("smoke-fastpath");
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && !strcmp(argv[1], "smoke"))
+		return step_smoke();
 	if (argc == 3 && !strcmp(argv[1], "run"))
 		return step_run(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "map"))
 		return step_map(argv[2]);
-	fprintf(stderr, "usage: vm_fastpath run|map MODEL\n");
+	fprintf(stderr, "usage: vm_fastpath smoke | run|map MODEL\n");
 	return 2;
 }
