@@ -12,7 +12,8 @@
  * number returns -ENOTTY; a known number with another size returns
  * -EINVAL; a payload pointer that cannot be pinned returns -EFAULT with
  * status InvalidArgument / VACCEL_D_BAD_VALUE (arg0 = the pointer field's
- * offset, arg1 = the pointer).
+ * offset, arg1 = the pointer). A BUFFER_MAP answer's file enters the
+ * session's map table (vaccel_map.c), which mmap() of the file serves.
  */
 #include <linux/cgroup.h>
 #include <linux/compat.h>

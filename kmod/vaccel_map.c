@@ -147,8 +147,11 @@ int vaccel_client_mmap(struct file *file, struct vm_area_struct *vma)
 	}
 	/*
 	 * From here the vma is the target file's (as dma_buf_mmap() does):
-	 * if its ->mmap fails, the caller's unwinding puts that file.
+	 * if its ->mmap fails, the caller's unwinding puts that file. The
+	 * file may hold other buffers past this one: mremap() must not grow
+	 * the mapping into them.
 	 */
+	vma->vm_flags |= VM_DONTEXPAND;
 	vma->vm_pgoff = offset >> PAGE_SHIFT;
 	vma_set_file(vma, target);
 	fput(target);

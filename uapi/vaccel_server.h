@@ -69,7 +69,9 @@
  *     thread's table, resolved by the module at the commit: a file that
  *     can be mmap()ed, open for reading and writing, holding at least
  *     offset + map_bytes bytes) and the page-aligned offset of the
- *     buffer's first byte in it. The daemon may close its descriptor once
+ *     buffer's first byte in it; the file's pages from there to map_bytes
+ *     rounded up to pages must hold this buffer alone (the client sees and
+ *     may write all of them). The daemon may close its descriptor once
  *     the commit was issued: the module holds the file. The module keeps
  *     the file in the client's session and gives the client, in
  *     map_offset, a page-aligned token unique in that session (the

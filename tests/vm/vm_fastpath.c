@@ -12,7 +12,7 @@
  *               bindings reach the server; the module's own refusals of
  *               RUN; BUFFER_MAP of mini_server's memfd: its bytes through
  *               the mapping both ways, one token however often it is
- *               mapped, bad offsets,
+ *               mapped, bad offsets, growth by mremap(),
  *               lengths, private mappings and foreign tokens refused, a
  *               refusal passed through, the mapping alive after close
  *   run MODEL   VACCEL_IOCTL_RUN: exact output bytes over several rounds;
@@ -621,6 +621,8 @@ static void smoke_map(int fd)
 	bad = mmap(NULL, 3 * 4096, PROT_READ, MAP_SHARED, fd, (off_t)token);
 	CHECK(bad == MAP_FAILED && errno == EINVAL,
 	      "mmap past the buffer's pages: %p %s", bad, strerror(errno));
+	bad = mremap(at, 2 * 4096, 3 * 4096, MREMAP_MAYMOVE);
+	CHECK(bad == MAP_FAILED, "mremap grew a mapping past its buffer");
 	bad = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)(token + 4096));
 	CHECK(bad == MAP_FAILED && errno == EINVAL,
 	      "mmap at a made-up offset: %p %s", bad, strerror(errno));
