@@ -22,7 +22,10 @@
  *  - BUFFER_MAP: buffer 1 is MAP_BYTES bytes at page 1 of a memfd whose
  *    byte i of the buffer is (i * 13 + 3): answered with the memfd passed
  *    (struct vaccel_srv_map); buffer 3 is refused as a Device buffer
- *    (Incompatible / VACCEL_D_DOMAIN); any other is unknown;
+ *    (Incompatible / VACCEL_D_DOMAIN); buffers 5, 6 and 8 are answered
+ *    with a file the module must refuse (read-only; smaller than the
+ *    buffer; an offset not page-aligned): the commit fails with -EINVAL
+ *    and the slot fetches again; any other is unknown;
  *  - anything else: Unsupported / VACCEL_D_UNKNOWN_OPCODE.
  * Prints "mini_server: ready" once every slot is parked. Exits 0 when the
  * module detaches it (-ENODEV), 1 on any protocol error.
@@ -61,6 +64,8 @@ struct slot {
 static struct slot slots[SLOTS];
 static int server_fd;
 static int map_fd;
+static int read_only_fd;
+static int refusal_due[SLOTS];	/* a commit the module must refuse */
 static struct io_uring ring;
 
 static struct io_uring_sqe *sqe_get(void)
@@ -212,13 +217,20 @@ static void buffer_map(unsigned int index)
 			    VACCEL_DOMAIN_DEVICE, 0);
 		return;
 	}
-	if (map->buffer != 1) {
+	if (map->buffer == 5)
+		where.fd = read_only_fd;
+	if (map->buffer == 8)
+		where.offset = 100;
+	refusal_due[index] = map->buffer != 1;
+	if (map->buffer != 1 && map->buffer != 5 && map->buffer != 6 &&
+	    map->buffer != 8) {
 		slot_answer(index, VACCEL_E_INVALID_ARGUMENT,
 			    VACCEL_D_UNKNOWN_HANDLE, map->buffer, 0, 0);
+		refusal_due[index] = 0;
 		return;
 	}
 	map->map_offset = MAP_FILE_OFFSET;	/* the module replaces it */
-	map->map_bytes = MAP_BYTES;
+	map->map_bytes = map->buffer == 6 ? 3 * 4096 : MAP_BYTES;
 	memcpy((unsigned char *)map + sizeof(*map), &where, sizeof(where));
 	memset(map, 0, sizeof(map->status));
 	slot->buffer.header.flags = VACCEL_MSG_RESPONSE | VACCEL_MSG_PASSES_FD;
@@ -230,12 +242,20 @@ static void buffer_map(unsigned int index)
 static int map_file(void)
 {
 	static unsigned char bytes[3 * 4096];
+	char path[64];
 
 	for (unsigned int i = 0; i < MAP_BYTES; i++)
 		bytes[MAP_FILE_OFFSET + i] = (unsigned char)(i * 13 + 3);
 	map_fd = memfd_create("mini_server-map", MFD_CLOEXEC);
 	if (map_fd < 0 || write(map_fd, bytes, sizeof(bytes)) != sizeof(bytes)) {
 		perror("mini_server: memfd");
+		return -1;
+	}
+	/* The same memfd, opened again for reading only. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", map_fd);
+	read_only_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (read_only_fd < 0) {
+		perror("mini_server: a read-only file");
 		return -1;
 	}
 	return 0;
@@ -398,12 +418,22 @@ int main(void)
 		} else if (res == -ENODEV) {
 			printf("mini_server: detached\n");
 			return 0;
+		} else if (res == -EINVAL && refusal_due[data]) {
+			printf("mini_server: slot %llu: the module refused a bad map commit\n",
+			       (unsigned long long)data);
+			refusal_due[data] = 0;
+			slot_command(data, VACCEL_SRV_FETCH);
 		} else if (res < 0) {
 			fprintf(stderr, "mini_server: slot %llu: %s\n",
 				(unsigned long long)data, strerror(-res));
 			return 1;
-		} else if (slot_serve(data, res)) {
-			return 1;
+		} else {
+			if (refusal_due[data])
+				printf("mini_server: slot %llu: the module took a map commit it must refuse\n",
+				       (unsigned long long)data);
+			refusal_due[data] = 0;
+			if (slot_serve(data, res))
+				return 1;
 		}
 		io_uring_submit(&ring);
 	}

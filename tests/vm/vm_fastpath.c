@@ -14,7 +14,9 @@
  *               the mapping both ways, one token however often it is
  *               mapped, bad offsets, growth by mremap(),
  *               lengths, private mappings and foreign tokens refused, a
- *               refusal passed through, the mapping alive after close
+ *               refusal passed through, answers naming a read-only file, a
+ *               file too small or an unaligned offset failed with EIO, the
+ *               mapping alive after close
  *   run MODEL   VACCEL_IOCTL_RUN: exact output bytes over several rounds;
  *               refusals by the module (count, flags, reserved, pointer)
  *               and by the daemon (unknown handles) say why and leave
@@ -654,6 +656,20 @@ static void smoke_map(int fd)
 	CHECK(ret == -EINVAL && map.status.detail == VACCEL_D_UNKNOWN_HANDLE,
 	      "BUFFER_MAP of an unknown buffer: %d detail %u", ret,
 	      map.status.detail);
+	/* Files the module must refuse: the client gets an I/O error. */
+	for (uint64_t buffer = 5; buffer <= 8; buffer++) {
+		if (buffer == 7)
+			continue;
+		ret = buffer_map(fd, buffer, &map);
+		CHECK(ret == -EIO && map.status.error == VACCEL_E_EXTERNAL &&
+		      map.map_offset == 0,
+		      "BUFFER_MAP answered with a bad file (buffer %llu): %d error %u",
+		      (unsigned long long)buffer, ret, map.status.error);
+	}
+	ret = buffer_map(fd, 1, &map);
+	CHECK(ret == 0 && map.map_offset == token,
+	      "BUFFER_MAP after refused commits: %d token %llu", ret,
+	      (unsigned long long)map.map_offset);
 
 	close(fd);
 	CHECK(at[0] == 0xee && smoke_pattern(at) &&
