@@ -12,7 +12,8 @@
  * number returns -ENOTTY; a known number with another size returns
  * -EINVAL; a payload pointer that cannot be pinned returns -EFAULT with
  * status InvalidArgument / VACCEL_D_BAD_VALUE (arg0 = the pointer field's
- * offset, arg1 = the pointer).
+ * offset, arg1 = the pointer). A BUFFER_MAP answer's file enters the
+ * session's map table (vaccel_map.c), which mmap() of the file serves.
  */
 #include <linux/cgroup.h>
 #include <linux/compat.h>
@@ -178,6 +179,23 @@ static const struct vaccel_op_rule vaccel_op_rules[VACCEL_OP_COUNT] = {
 				  sizeof_field(struct vaccel_device_tosa, reserved),
 		VACCEL_FLAGS(vaccel_device_tosa), VACCEL_NO_POINTER,
 	},
+	[VACCEL_OP_RUN] = {
+		.size = sizeof(struct vaccel_run),
+		/* failure lies between pad and reserved: two ranges */
+		VACCEL_PAD(vaccel_run, pad),
+		.reserved2_at = offsetof(struct vaccel_run, reserved),
+		.reserved2_bytes = sizeof_field(struct vaccel_run, reserved),
+		VACCEL_FLAGS(vaccel_run),
+		VACCEL_POINTER(vaccel_run, bindings),
+	},
+	[VACCEL_OP_BUFFER_MAP] = {
+		.size = sizeof(struct vaccel_buffer_map),
+		VACCEL_PAD(vaccel_buffer_map, pad),
+		.reserved2_at = offsetof(struct vaccel_buffer_map, reserved),
+		.reserved2_bytes = sizeof_field(struct vaccel_buffer_map,
+						reserved),
+		VACCEL_FLAGS(vaccel_buffer_map), VACCEL_NO_POINTER,
+	},
 };
 
 static atomic64_t vaccel_next_session = ATOMIC64_INIT(0);
@@ -247,10 +265,13 @@ static int vaccel_args_check(u32 op, const struct vaccel_op_rule *rule,
 		break;
 	case VACCEL_OP_SUBMIT:
 	case VACCEL_OP_SUBMIT_AFTER:
-		/* binding_count sits at the same offset in both structs */
+	case VACCEL_OP_RUN:
+		/* binding_count sits at the same offset in all three structs */
 		BUILD_BUG_ON(offsetof(struct vaccel_submit, binding_count) !=
 			     offsetof(struct vaccel_submit_after,
 				      binding_count));
+		BUILD_BUG_ON(offsetof(struct vaccel_submit, binding_count) !=
+			     offsetof(struct vaccel_run, binding_count));
 		count = args->submit.binding_count;
 		if (count == 0) {
 			vaccel_status_set(status, VACCEL_E_INVALID_ARGUMENT,
@@ -335,6 +356,7 @@ static int vaccel_args_take_payload(struct vaccel_request *req, u32 op,
 		break;
 	case VACCEL_OP_SUBMIT:
 	case VACCEL_OP_SUBMIT_AFTER:
+	case VACCEL_OP_RUN:
 		bytes = (u64)args->submit.binding_count *
 			sizeof(struct vaccel_binding);
 		ret = vaccel_request_copy_payload(req, uaddr, bytes);
@@ -353,6 +375,37 @@ static int vaccel_args_take_payload(struct vaccel_request *req, u32 op,
 	}
 	req->message.header.payload_bytes = bytes;
 	return ret;
+}
+
+/*
+ * Client task. A BUFFER_MAP the daemon answered with the buffer's file:
+ * enters it into the session's table and shows the client its token
+ * instead of the daemon's offset. Returns 0 or -errno with `status` set.
+ */
+static int vaccel_map_answered(struct vaccel_session *session,
+			       struct vaccel_request *req,
+			       struct vaccel_status *status)
+{
+	struct vaccel_buffer_map *answer = &req->reply.buffer_map;
+	u64 token;
+	int ret;
+
+	ret = vaccel_maps_add(session, req->map, req->map_file_offset,
+			      answer->map_bytes, &token);
+	if (ret == -EDQUOT) {
+		vaccel_status_set(status, VACCEL_E_RESOURCE_LIMIT,
+				  VACCEL_D_LIMIT, VACCEL_SRV_MAPS_MAX,
+				  VACCEL_SRV_MAPS_MAX + 1);
+		status->limit = VACCEL_LIMIT_HANDLES;
+		return ret;
+	}
+	if (ret) {
+		vaccel_status_set(status, VACCEL_E_OUT_OF_MEMORY,
+				  VACCEL_D_NONE, 0, 0);
+		return ret;
+	}
+	answer->map_offset = token;
+	return 0;
 }
 
 /* Client task: an ioctl on /dev/vaccel. */
@@ -422,6 +475,11 @@ static long vaccel_client_ioctl(struct file *file, unsigned int cmd,
 		ret = vaccel_server_wait(req, NULL);
 	if (ret == -EINTR)
 		goto out;	/* a fatal signal: nobody reads the struct */
+	if (req->answered && req->map) {
+		ret = vaccel_map_answered(session, req, &status);
+		if (ret)
+			goto refuse;
+	}
 	if (req->answered) {
 		if (rule->pointer_at != VACCEL_FIELD_NONE)
 			memcpy((u8 *)&req->reply + rule->pointer_at, &uaddr,
@@ -487,6 +545,7 @@ static int vaccel_client_open(struct inode *inode, struct file *file)
 		goto fail;
 	session->server = server;
 	session->id = atomic64_inc_return(&vaccel_next_session);
+	vaccel_maps_init(session);
 
 	open = vaccel_request_alloc(server, VACCEL_OP_SESSION_OPEN,
 				    session->id, NULL,
@@ -542,6 +601,7 @@ static int vaccel_client_release(struct inode *inode, struct file *file)
 	vaccel_request_put(session->close);
 	if (session->notify)
 		fput(session->notify);
+	vaccel_maps_release(session);
 	vaccel_server_put(session->server);
 	kfree(session);
 	return 0;
@@ -574,5 +634,6 @@ const struct file_operations vaccel_client_fops = {
 	.unlocked_ioctl = vaccel_client_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.poll = vaccel_client_poll,
+	.mmap = vaccel_client_mmap,
 	.llseek = noop_llseek,
 };

@@ -15,10 +15,12 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/version.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 #include "vaccel.h"
 #include "vaccel_server.h"
@@ -61,6 +63,8 @@ union vaccel_args {
 	struct vaccel_submit_after submit_after;
 	struct vaccel_launch launch;
 	struct vaccel_device_tosa device_tosa;
+	struct vaccel_run run;
+	struct vaccel_buffer_map buffer_map;
 	struct vaccel_srv_session_open session_open;
 	struct vaccel_srv_session_close session_close;
 };
@@ -145,6 +149,13 @@ struct vaccel_request {
 	 * reference of the request puts it otherwise.
 	 */
 	struct file *notify;
+	/*
+	 * BUFFER_MAP answered: the buffer's file, resolved at the commit (a
+	 * counted reference, put with the request), and the buffer's offset
+	 * in it. The client's ioctl enters it in the session's map table.
+	 */
+	struct file *map;
+	u64 map_file_offset;
 };
 
 enum vaccel_slot_state {
@@ -202,6 +213,15 @@ struct vaccel_session {
 	 * poll() reports it readable. Set at open, put at release.
 	 */
 	struct file *notify;
+	/*
+	 * The files BUFFER_MAP handed to this session (struct vaccel_map),
+	 * keyed by token >> PAGE_SHIFT; map_lock protects maps, map_count
+	 * and map_next (the last key given, never reused).
+	 */
+	struct mutex map_lock;
+	struct xarray maps;
+	unsigned int map_count;
+	unsigned long map_next;
 };
 
 /* Woken when a server dies, so that pollers of its sessions see it. */
@@ -248,6 +268,13 @@ int vaccel_server_uring_cmd(struct io_uring_cmd *cmd,
 
 /* vaccel_client.c */
 extern const struct file_operations vaccel_client_fops;
+
+/* vaccel_map.c */
+void vaccel_maps_init(struct vaccel_session *session);
+int vaccel_maps_add(struct vaccel_session *session, struct file *file,
+		    u64 offset, u64 bytes, u64 *token);
+void vaccel_maps_release(struct vaccel_session *session);
+int vaccel_client_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* vaccel_main.c */
 bool vaccel_client_may_open(void);

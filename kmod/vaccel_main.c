@@ -59,6 +59,10 @@ static int __init vaccel_init(void)
 	int ret;
 
 	BUILD_BUG_ON(sizeof(struct vaccel_wire) > VACCEL_SRV_BUFFER_BYTES);
+	/* A BUFFER_MAP answer and its struct vaccel_srv_map fit a buffer. */
+	BUILD_BUG_ON(sizeof(struct vaccel_wire) +
+		     sizeof(struct vaccel_srv_map) > VACCEL_SRV_BUFFER_BYTES);
+	BUILD_BUG_ON(sizeof(struct vaccel_srv_map) != 16);
 	BUILD_BUG_ON(sizeof(struct vaccel_cmd_pdu) >
 		     sizeof_field(struct io_uring_cmd, pdu));
 	BUILD_BUG_ON(sizeof(struct vaccel_srv_cmd) != 16);

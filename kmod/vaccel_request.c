@@ -123,6 +123,8 @@ static void vaccel_request_release(struct kref *ref)
 	kfree(payload->copy);
 	if (req->notify)
 		fput(req->notify);
+	if (req->map)
+		fput(req->map);
 	vaccel_server_put(req->server);
 	kfree(req);
 	atomic_dec(&vaccel_requests_alive);

@@ -12,7 +12,9 @@
 #include <linux/errno.h>
 #include <linux/eventfd.h>
 #include <linux/file.h>
+#include <linux/mm.h>
 #include <linux/nospec.h>
+#include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/uaccess.h>
@@ -289,10 +291,10 @@ static int vaccel_reply_check(const struct vaccel_request *req,
 	const struct vaccel_msg_header *asked = &req->message.header;
 	const struct vaccel_msg_header *told = &reply->header;
 	const struct vaccel_status *status = &reply->args.status;
+	u32 flags = VACCEL_MSG_RESPONSE;
 	u32 payload = 0;
 
 	if (told->magic != VACCEL_MSG_MAGIC ||
-	    told->flags != VACCEL_MSG_RESPONSE ||
 	    told->opcode != asked->opcode || told->seq != asked->seq ||
 	    told->args_bytes != asked->args_bytes)
 		return -EINVAL;
@@ -302,7 +304,12 @@ static int vaccel_reply_check(const struct vaccel_request *req,
 		return -EINVAL;
 	if (asked->opcode == VACCEL_OP_BUFFER_READ && status->error == VACCEL_OK)
 		payload = req->payload.bytes;
-	if (told->payload_bytes != payload)
+	if (asked->opcode == VACCEL_OP_BUFFER_MAP &&
+	    status->error == VACCEL_OK) {
+		flags |= VACCEL_MSG_PASSES_FD;
+		payload = sizeof(struct vaccel_srv_map);
+	}
+	if (told->flags != flags || told->payload_bytes != payload)
 		return -EINVAL;
 	return 0;
 }
@@ -331,6 +338,47 @@ static int vaccel_reply_notify(const struct vaccel_request *req,
 }
 
 /*
+ * Daemon task (serving thread), so that the descriptor number names a file
+ * of the daemon's. A BUFFER_MAP that succeeded is followed in `buffer` by
+ * struct vaccel_srv_map: takes a reference to the file it names into *map
+ * and its offset into *offset. Returns 0, -EFAULT, or -EINVAL when the
+ * file cannot back the mapping (uapi/vaccel_server.h, step 6).
+ */
+static int vaccel_reply_map(const struct vaccel_request *req,
+			    const struct vaccel_wire *reply, u64 buffer,
+			    struct file **map, u64 *offset)
+{
+	const struct vaccel_buffer_map *answer = &reply->args.buffer_map;
+	const fmode_t rw = FMODE_READ | FMODE_WRITE;
+	struct vaccel_srv_map where;
+	struct file *file;
+	u64 end;
+
+	if (req->message.header.opcode != VACCEL_OP_BUFFER_MAP ||
+	    answer->status.error != VACCEL_OK)
+		return 0;
+	/* In the buffer: message_bytes + sizeof(where) <= its size (init). */
+	if (copy_from_user(&where, u64_to_user_ptr(buffer + req->message_bytes),
+			   sizeof(where)))
+		return -EFAULT;
+	if (where.fd < 0 || where.pad != 0 || !PAGE_ALIGNED(where.offset) ||
+	    check_add_overflow(where.offset, answer->map_bytes, &end))
+		return -EINVAL;
+	file = fget(where.fd);
+	if (!file)
+		return -EINVAL;
+	if (!file->f_op->mmap || (file->f_mode & rw) != rw ||
+	    i_size_read(file_inode(file)) < 0 ||
+	    (u64)i_size_read(file_inode(file)) < end) {
+		fput(file);
+		return -EINVAL;
+	}
+	*map = file;
+	*offset = where.offset;
+	return 0;
+}
+
+/*
  * Daemon task (serving thread). COMMIT_AND_FETCH: takes the answer of the
  * request delivered on `slot` from `buffer`. Returns 0 when the slot may
  * fetch again, or the command's error. The request is done either way.
@@ -344,7 +392,9 @@ static int vaccel_slot_commit(struct vaccel_server *server,
 	 */
 	struct vaccel_wire *reply = &server->scratch;
 	struct file *notify = NULL;
+	struct file *map = NULL;
 	struct vaccel_request *req;
+	u64 map_offset = 0;
 	int ret = 0;
 	LIST_HEAD(reap);
 
@@ -363,6 +413,8 @@ static int vaccel_slot_commit(struct vaccel_server *server,
 		ret = vaccel_reply_check(req, reply);
 	if (!ret)
 		ret = vaccel_reply_notify(req, reply, &notify);
+	if (!ret)
+		ret = vaccel_reply_map(req, reply, buffer, &map, &map_offset);
 
 	spin_lock(&server->queue_lock);
 	if (slot->req == req) {
@@ -379,6 +431,9 @@ static int vaccel_slot_commit(struct vaccel_server *server,
 			req->answered = true;
 			req->notify = notify;	/* the request's now */
 			notify = NULL;
+			req->map = map;		/* likewise */
+			map = NULL;
+			req->map_file_offset = map_offset;
 			result = vaccel_error_to_errno(reply->args.status.error);
 		}
 		vaccel_request_finish_locked(req, result, &reap);
@@ -389,6 +444,8 @@ static int vaccel_slot_commit(struct vaccel_server *server,
 
 	if (notify)
 		fput(notify);	/* nobody took it: refused, or aborted */
+	if (map)
+		fput(map);
 	vaccel_request_put(req);
 	vaccel_reap(&reap);
 	return ret;

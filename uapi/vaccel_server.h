@@ -37,7 +37,7 @@
  *     module's copy for small payloads), into dst. payload_bytes tells how
  *     many there are:
  *       BUFFER_WRITE: length bytes; PROGRAM_LOAD: payload_bytes bytes;
- *       SUBMIT: binding_count struct vaccel_binding;
+ *       SUBMIT and RUN: binding_count struct vaccel_binding;
  *       EVENT_WAIT: count __u64 handles; every other op: none.
  *     For BUFFER_READ (payload_bytes 0 in the request) the daemon writes the
  *     data with pwrite(server_fd, src, n, VACCEL_SRV_PAYLOAD_POS(slot, off)),
@@ -49,15 +49,46 @@
  *  4. The daemon answers with sqe->cmd_op = VACCEL_SRV_COMMIT_AND_FETCH on
  *     the same slot: `buffer` then holds the response: a header with
  *     flags = VACCEL_MSG_RESPONSE, the request's opcode, seq and args_bytes,
- *     payload_bytes = length for a BUFFER_READ that succeeded and 0
- *     otherwise, followed by the op's struct with its status filled (the
- *     contract error, detail, limit, args) and its out fields. The module
+ *     payload_bytes = length for a BUFFER_READ that succeeded (and as in
+ *     6. for a BUFFER_MAP that did) and 0 otherwise, followed by the op's
+ *     struct with its status filled (the contract error, detail, limit,
+ *     args) and its out fields. The module
  *     copies the struct back to the client (its user pointers restored) and
  *     the ioctl returns 0 or the errno of status.error (the mapping in
  *     vaccel.h). The same command then parks again, or completes at once
  *     with the next queued request. The buffer of a COMMIT_AND_FETCH may
  *     differ from the slot's previous one; it is the buffer of the next
  *     delivery.
+ *  5. RUN is answered only once its work has ended (state COMPLETE, FAILED
+ *     or CANCELLED, failure filled) or when it is refused (state 0); the
+ *     client sleeps killably meanwhile, as for EVENT_WAIT.
+ *  6. BUFFER_MAP: an answer that succeeded has flags = VACCEL_MSG_RESPONSE
+ *     | VACCEL_MSG_PASSES_FD and payload_bytes = sizeof(struct
+ *     vaccel_srv_map), that struct following the op's struct in `buffer`.
+ *     It names the buffer's file (a descriptor number in the serving
+ *     thread's table, resolved by the module at the commit: a file that
+ *     can be mmap()ed, open for reading and writing, holding at least
+ *     offset + map_bytes bytes) and the page-aligned offset of the
+ *     buffer's first byte in it; the file's pages from there to map_bytes
+ *     rounded up to pages must hold this buffer alone (the client sees and
+ *     may write all of them). The daemon may close its descriptor once
+ *     the commit was issued: the module holds the file. The module keeps
+ *     the file in the client's session and gives the client, in
+ *     map_offset, a page-aligned token unique in that session (the
+ *     daemon's map_offset is not shown to it; map_bytes is the daemon's).
+ *     An mmap() of the client's /dev/vaccel file at that offset, MAP_SHARED
+ *     and at most map_bytes rounded up to pages long, maps the file's pages
+ *     at the daemon's offset: the client and the daemon share the buffer's
+ *     memory. Any other offset, a longer length or a private mapping fails
+ *     with -EINVAL. A session holds VACCEL_SRV_MAPS_MAX distinct
+ *     mappings (the same file, offset and size give the same token; one
+ *     no longer referenced by the daemon or by a mapping is forgotten);
+ *     past that BUFFER_MAP fails with -EDQUOT (VACCEL_E_RESOURCE_LIMIT,
+ *     VACCEL_D_LIMIT, limit VACCEL_LIMIT_HANDLES, arg0 the maximum). The
+ *     files are released when the session's file is released and its
+ *     mappings are gone. A refused BUFFER_MAP is an ordinary answer (flags
+ *     VACCEL_MSG_RESPONSE, payload_bytes 0); a successful one without a
+ *     file is a commit the module cannot use.
  *
  * A commit the module cannot use (bad magic, flags, opcode, seq or size; a
  * status outside its enums; a buffer it cannot read) completes the command
@@ -186,6 +217,16 @@ struct vaccel_srv_session_open {
 	__s32 notify_fd;
 	__u32 pad2;
 };
+
+/* Follows the op's struct in a BUFFER_MAP answer that succeeded. */
+struct vaccel_srv_map {
+	__s32 fd;	/* the daemon's descriptor of the buffer's file */
+	__u32 pad;	/* must be 0 */
+	__u64 offset;	/* the buffer's first byte in it, page-aligned */
+};
+
+/* Distinct mappings one session may hold (BUFFER_MAP through the module). */
+#define VACCEL_SRV_MAPS_MAX	4096
 
 struct vaccel_srv_session_close {
 	struct vaccel_status status;	/* out: the daemon's answer */

@@ -5,15 +5,16 @@
 # "VMTEST <step> PASS|FAIL", on the serial console; run-vm-test.sh decides
 # from those lines (it knows the step list). First the module's own smoke
 # steps against tests/vm/mini_server.c ("smoke-*": user copy of odd-sized
-# payloads, clients killed while queued and delivered, a killed server),
-# then the real system: vacceld serving /dev/vaccel-server, clients through
-# libvaccel's kernel transport (vaccelctl, vaccel-e2e-client), raw ioctls
-# (vm_client), and the round-trip benchmark ("VMBENCH" lines). The kernel
+# payloads, RUN and BUFFER_MAP, clients killed while queued and delivered,
+# a killed server), then the real system: vacceld serving
+# /dev/vaccel-server, clients through libvaccel's kernel transport
+# (vaccelctl, vaccel-e2e-client), raw ioctls (vm_client, vm_fastpath), and
+# the round-trip benchmark ("VMBENCH" lines). The kernel
 # log is always printed between VMTEST-DMESG-BEGIN and VMTEST-DMESG-END.
 # Powers off at the end whatever happened (qemu runs with -no-reboot).
 #
 # Layout: /bin/busybox, /vaccel.ko, /mini_server, /vm_client, /vm_tools,
-# /vacceld, /vaccelctl, /e2e (vaccel-e2e-client), /bench_vm_roundtrip,
+# /vm_fastpath, /vacceld, /vaccelctl, /e2e (vaccel-e2e-client), /bench_vm_roundtrip,
 # /fx/add (the ADD fixture directory), /fx/mlp (mlp.tosa, input.npy,
 # expected.npy).
 
@@ -63,6 +64,7 @@ pass_if insmod sh -c 'insmod /vaccel.ko &&
 server=$!
 /vm_tools wait-line /tmp/server.log 'mini_server: ready' 10 >/dev/null
 VMTEST_STEP=smoke-basic run 60 /vm_client basic
+run 60 /vm_fastpath smoke
 VMTEST_STEP=smoke-client-kill run 60 /vm_client client-kill
 VMTEST_STEP=smoke-daemon-death run 60 \
 	/vm_client daemon-death "$server" /mini_server /tmp/server2.log
@@ -155,6 +157,12 @@ pass_if limit limit_kernel
 pass_if gates-kernel env VACCEL_TRANSPORT=kernel /e2e gates
 pass_if launch-kernel env VACCEL_TRANSPORT=kernel /e2e launch
 pass_if notify-kernel env VACCEL_TRANSPORT=kernel /e2e notify
+
+# 3c. ABI 1.4's fast path through /dev/vaccel (raw ioctls): RUN (exact
+#     output, refusals, a run whose work fails) and BUFFER_MAP (mmap() of
+#     the module's tokens: the daemon buffer's own pages).
+run 120 /vm_fastpath run "$ADD_MODEL"
+run 60 /vm_fastpath map "$ADD_MODEL"
 
 # 4. kill -9 of the daemon while kernel clients wait: the wait and every
 #    later call -ENODEV (PEER_GONE; the wait's delay after the kill is

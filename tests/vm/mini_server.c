@@ -17,6 +17,15 @@
  *  - EVENT_WAIT: answers at its absolute deadline (timeout_ns, at most
  *    60 s away) with DeadlineExpired / VACCEL_D_WAIT_TIMEOUT; a deadline
  *    already past is answered at once the same way;
+ *  - RUN: preads the bindings and answers COMPLETE with status.arg0 =
+ *    FNV-1a 64 of them, arg1 = bytes read;
+ *  - BUFFER_MAP: buffer 1 is MAP_BYTES bytes at page 1 of a memfd whose
+ *    byte i of the buffer is (i * 13 + 3): answered with the memfd passed
+ *    (struct vaccel_srv_map); buffer 3 is refused as a Device buffer
+ *    (Incompatible / VACCEL_D_DOMAIN); buffers 5, 6 and 8 are answered
+ *    with a file the module must refuse (read-only; smaller than the
+ *    buffer; an offset not page-aligned): the commit fails with -EINVAL
+ *    and the slot fetches again; any other is unknown;
  *  - anything else: Unsupported / VACCEL_D_UNKNOWN_OPCODE.
  * Prints "mini_server: ready" once every slot is parked. Exits 0 when the
  * module detaches it (-ENODEV), 1 on any protocol error.
@@ -31,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,8 +57,15 @@ struct slot {
 	struct __kernel_timespec delay;
 };
 
+/* BUFFER_MAP's buffer 1: MAP_BYTES at page 1 of map_fd (3 pages). */
+#define MAP_BYTES 5000
+#define MAP_FILE_OFFSET 4096
+
 static struct slot slots[SLOTS];
 static int server_fd;
+static int map_fd;
+static int read_only_fd;
+static int refusal_due[SLOTS];	/* a commit the module must refuse */
 static struct io_uring ring;
 
 static struct io_uring_sqe *sqe_get(void)
@@ -186,6 +203,64 @@ static void event_wait_later(unsigned int index)
 	io_uring_sqe_set_data64(sqe, TIMER_TAG | index);
 }
 
+/* BUFFER_MAP: buffer 1 passes map_fd; 3 is a Device buffer. */
+static void buffer_map(unsigned int index)
+{
+	struct slot *slot = &slots[index];
+	struct vaccel_buffer_map *map = args_of(slot);
+	struct vaccel_srv_map where = {
+		.fd = map_fd, .offset = MAP_FILE_OFFSET,
+	};
+
+	if (map->buffer == 3) {
+		slot_answer(index, VACCEL_E_INCOMPATIBLE, VACCEL_D_DOMAIN, 3,
+			    VACCEL_DOMAIN_DEVICE, 0);
+		return;
+	}
+	if (map->buffer == 5)
+		where.fd = read_only_fd;
+	if (map->buffer == 8)
+		where.offset = 100;
+	refusal_due[index] = map->buffer != 1;
+	if (map->buffer != 1 && map->buffer != 5 && map->buffer != 6 &&
+	    map->buffer != 8) {
+		slot_answer(index, VACCEL_E_INVALID_ARGUMENT,
+			    VACCEL_D_UNKNOWN_HANDLE, map->buffer, 0, 0);
+		refusal_due[index] = 0;
+		return;
+	}
+	map->map_offset = MAP_FILE_OFFSET;	/* the module replaces it */
+	map->map_bytes = map->buffer == 6 ? 3 * 4096 : MAP_BYTES;
+	memcpy((unsigned char *)map + sizeof(*map), &where, sizeof(where));
+	memset(map, 0, sizeof(map->status));
+	slot->buffer.header.flags = VACCEL_MSG_RESPONSE | VACCEL_MSG_PASSES_FD;
+	slot->buffer.header.payload_bytes = sizeof(where);
+	slot_command(index, VACCEL_SRV_COMMIT_AND_FETCH);
+}
+
+/* The memfd behind BUFFER_MAP's buffer 1. */
+static int map_file(void)
+{
+	static unsigned char bytes[3 * 4096];
+	char path[64];
+
+	for (unsigned int i = 0; i < MAP_BYTES; i++)
+		bytes[MAP_FILE_OFFSET + i] = (unsigned char)(i * 13 + 3);
+	map_fd = memfd_create("mini_server-map", MFD_CLOEXEC);
+	if (map_fd < 0 || write(map_fd, bytes, sizeof(bytes)) != sizeof(bytes)) {
+		perror("mini_server: memfd");
+		return -1;
+	}
+	/* The same memfd, opened again for reading only. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", map_fd);
+	read_only_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (read_only_fd < 0) {
+		perror("mini_server: a read-only file");
+		return -1;
+	}
+	return 0;
+}
+
 /* A request arrived on `index` (res bytes in its buffer). */
 static int slot_serve(unsigned int index, int res)
 {
@@ -261,6 +336,19 @@ static int slot_serve(unsigned int index, int res)
 	case VACCEL_OP_EVENT_WAIT:
 		event_wait_later(index);
 		break;
+	case VACCEL_OP_RUN: {
+		struct vaccel_run *run = args_of(slot);
+
+		if (payload_checksum(index, header->payload_bytes, &hash,
+				     &bytes))
+			return -1;
+		run->state = VACCEL_EVENT_COMPLETE;
+		slot_answer(index, VACCEL_OK, 0, hash, bytes, 0);
+		break;
+	}
+	case VACCEL_OP_BUFFER_MAP:
+		buffer_map(index);
+		break;
 	default:
 		slot_answer(index, VACCEL_E_UNSUPPORTED,
 			    VACCEL_D_UNKNOWN_OPCODE, header->opcode, 0, 0);
@@ -276,6 +364,8 @@ int main(void)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (map_file())
+		return 1;
 	server_fd = open("/dev/vaccel-server", O_RDWR | O_CLOEXEC);
 	if (server_fd < 0) {
 		perror("mini_server: open /dev/vaccel-server");
@@ -328,12 +418,22 @@ int main(void)
 		} else if (res == -ENODEV) {
 			printf("mini_server: detached\n");
 			return 0;
+		} else if (res == -EINVAL && refusal_due[data]) {
+			printf("mini_server: slot %llu: the module refused a bad map commit\n",
+			       (unsigned long long)data);
+			refusal_due[data] = 0;
+			slot_command(data, VACCEL_SRV_FETCH);
 		} else if (res < 0) {
 			fprintf(stderr, "mini_server: slot %llu: %s\n",
 				(unsigned long long)data, strerror(-res));
 			return 1;
-		} else if (slot_serve(data, res)) {
-			return 1;
+		} else {
+			if (refusal_due[data])
+				printf("mini_server: slot %llu: the module took a map commit it must refuse\n",
+				       (unsigned long long)data);
+			refusal_due[data] = 0;
+			if (slot_serve(data, res))
+				return 1;
 		}
 		io_uring_submit(&ring);
 	}

@@ -5,8 +5,9 @@
 # Builds vaccel.ko against the installed linux-headers-*-cloud-amd64; builds
 # static vacceld, vaccelctl, vaccel-e2e-client, bench_vm_roundtrip and the
 # example MLP in a VACCEL_STATIC=ON tree, and the static C helpers
-# (tests/vm/mini_server.c, vm_client.c, vm_tools.c); packs a busybox-static
-# initramfs with tests/vm/init.sh as /init, the ADD fixture and the MLP;
+# (tests/vm/mini_server.c, vm_client.c, vm_tools.c, vm_fastpath.c); packs
+# a busybox-static initramfs with tests/vm/init.sh as /init, the ADD
+# fixture and the MLP;
 # boots the matching linux-image-cloud-amd64 under qemu (TCG), and decides
 # pass/fail from the "VMTEST <step> PASS" lines of the serial log (qemu
 # exits 0 whatever happens): every step of STEPS must pass. Prints the
@@ -27,9 +28,9 @@ OUT=${VACCEL_VM_OUT:-$STATIC/vm}
 TIMEOUT=${VACCEL_VM_TIMEOUT:-170}
 JOBS=${VACCEL_BUILD_JOBS:-2}
 SMP=${VACCEL_VM_SMP:-2}
-STEPS="insmod smoke-basic smoke-client-kill smoke-daemon-death
+STEPS="insmod smoke-basic smoke-fastpath smoke-client-kill smoke-daemon-death
 	daemon-attach devices-kernel devices-tosa-descriptor run-add run-mlp bench concurrent limit
-	gates-kernel launch-kernel notify-kernel daemon-kill daemon-restart daemon-restart-serves client-kill
+	gates-kernel launch-kernel notify-kernel run map daemon-kill daemon-restart daemon-restart-serves client-kill
 	hostile hostile-kernel-log hostile-then-serving unprivileged
 	container-identity container-limit loss-kernel rmmod kernel-log"
 
@@ -95,6 +96,7 @@ CFLAGS="-static -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I$ROOT/uapi"
 gcc $CFLAGS -o "$OUT/mini_server" "$ROOT/tests/vm/mini_server.c" -luring
 gcc $CFLAGS -o "$OUT/vm_client" "$ROOT/tests/vm/vm_client.c"
 gcc $CFLAGS -o "$OUT/vm_tools" "$ROOT/tests/vm/vm_tools.c" -lm
+gcc $CFLAGS -o "$OUT/vm_fastpath" "$ROOT/tests/vm/vm_fastpath.c"
 echo "run-vm-test: built in $(($(date +%s) - began)) s"
 
 # 3. The initramfs (programs stripped of debug info: a smaller image boots
@@ -105,7 +107,8 @@ mkdir -p "$INITRAMFS"/{bin,dev,proc,sys,tmp,fx/mlp}
 cp "$BUSYBOX" "$INITRAMFS/bin/busybox"
 cp "$ROOT/tests/vm/init.sh" "$INITRAMFS/init"
 chmod 0755 "$INITRAMFS/init"
-cp "$OUT/kmod/vaccel.ko" "$OUT/mini_server" "$OUT/vm_client" "$OUT/vm_tools" "$INITRAMFS/"
+cp "$OUT/kmod/vaccel.ko" "$OUT/mini_server" "$OUT/vm_client" "$OUT/vm_tools" \
+	"$OUT/vm_fastpath" "$INITRAMFS/"
 for program in userspace/daemon/vacceld tools/vaccelctl/vaccelctl \
 	tests/daemon_e2e/vaccel-e2e-client:e2e benchmarks/bench_vm_roundtrip; do
 	path=$STATIC/${program%%:*}
@@ -139,7 +142,7 @@ for step in $STEPS; do
 	*) echo "  FAIL $step"; failed=1 ;;
 	esac
 done
-grep -a '^vm_client\|^vm:\|^vm_tools:\|^FAIL:\|^park:' "$LOG.txt" | sed 's/^/  /' || true
+grep -a '^vm_client\|^vm_fastpath\|^vm:\|^vm_tools:\|^FAIL:\|^park:' "$LOG.txt" | sed 's/^/  /' || true
 echo "run-vm-test: benchmark (inside the VM, TCG: the ratios are the result)"
 grep -a '^VMBENCH' "$LOG.txt" | sed 's/^/  /' || echo "  no VMBENCH lines"
 echo "run-vm-test: $(($(date +%s) - began)) s in all"

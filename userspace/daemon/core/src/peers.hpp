@@ -148,6 +148,10 @@ struct Server::ServerNode {
     struct Slot {
         SlotState state = SlotState::retired;
         bool committing = false;  // the command in flight is a COMMIT_AND_FETCH
+        // A BUFFER_MAP answer's file, whose number the commit names: kept
+        // open until that command completes (the module resolves the number
+        // when the ring issues the commit, which may be after commit()).
+        UniqueFd passing;
     };
 
     std::string path;

@@ -18,6 +18,13 @@
 //    thread). A request is taken as strictly as a socket's and goes down
 //    the shared path (peers.cpp); one that fails a check, names no live
 //    session, or arrives while the daemon stops is refused at once.
+//  - a BUFFER_MAP that succeeded (its Reply carries the buffer's memfd)
+//    commits with VACCEL_MSG_PASSES_FD and a struct vaccel_srv_map naming
+//    that descriptor and the buffer's offset in the file (the answer's
+//    map_offset); the module takes the file and gives its client a token
+//    to mmap(). The descriptor stays open until the command completes. A
+//    successful BUFFER_MAP without a file is answered Unsupported: the
+//    module cannot map it.
 //  - a command the module completes with an error: -ENODEV means it let go
 //    of this daemon (every kernel session ends, nothing more is
 //    committed); after a refused commit the slot fetches again; a refused
@@ -62,6 +69,44 @@ bool session_message_is_whole(std::span<const std::byte> message, std::size_t ar
     std::memcpy(&header, message.data(), sizeof header);
     return header.magic == VACCEL_MSG_MAGIC && header.flags == 0 &&
            header.args_bytes == args_bytes && header.payload_bytes == 0;
+}
+
+// A BUFFER_MAP that succeeded, as the module takes it (uapi/vaccel_server.h,
+// step 6): `buffer` holds the answer's `bytes`; the buffer's `file` is named
+// after the struct. Returns the descriptor to keep open until the commit
+// completes (none for every other answer).
+UniqueFd pass_map_file(std::span<std::byte> buffer, std::size_t bytes, UniqueFd file)
+{
+    constexpr std::size_t header_bytes = sizeof(vaccel_msg_header);
+    constexpr std::size_t answer_bytes = sizeof(vaccel_buffer_map);
+    static_assert(header_bytes + answer_bytes + sizeof(vaccel_srv_map) <= VACCEL_SRV_BUFFER_BYTES);
+    if (bytes != header_bytes + answer_bytes || buffer.size() < VACCEL_SRV_BUFFER_BYTES)
+        return {};
+    vaccel_msg_header header{};
+    std::memcpy(&header, buffer.data(), header_bytes);
+    vaccel_buffer_map answer{};
+    std::memcpy(&answer, buffer.data() + header_bytes, answer_bytes);
+    if (header.opcode != VACCEL_OP_BUFFER_MAP || answer.status.error != VACCEL_OK)
+        return {};
+    header.flags = VACCEL_MSG_RESPONSE;
+    header.payload_bytes = 0;
+    if (!file) {
+        spdlog::warn("vacceld: a BUFFER_MAP of kernel session {} succeeded without the buffer's "
+                     "file; answered Unsupported",
+                     header.session);
+        answer.status = Error::of(Errc::unsupported, VACCEL_D_NONE).to_status();
+        answer.map_offset = 0;
+        answer.map_bytes = 0;
+        std::memcpy(buffer.data(), &header, header_bytes);
+        std::memcpy(buffer.data() + header_bytes, &answer, answer_bytes);
+        return {};
+    }
+    header.flags |= VACCEL_MSG_PASSES_FD;
+    header.payload_bytes = sizeof(vaccel_srv_map);
+    const vaccel_srv_map where{.fd = file.get(), .pad = 0, .offset = answer.map_offset};
+    std::memcpy(buffer.data(), &header, header_bytes);
+    std::memcpy(buffer.data() + header_bytes + answer_bytes, &where, sizeof where);
+    return file;
 }
 
 }  // namespace
@@ -161,6 +206,7 @@ void Server::on_slot_done(std::uint32_t slot, int res)
     if (!node_)
         return;
     ServerNode::Slot& s = node_->slots[slot];
+    s.passing.reset();  // the commit that named it has been taken or refused
     if (res == -ENODEV) {
         s.state = ServerNode::SlotState::retired;
         if (!node_->detached) {
@@ -326,6 +372,7 @@ void Server::commit(Reply reply)
     // announces a payload, and that is already in the client's pages.
     const std::size_t n = std::min(reply.bytes.size(), buffer.size());
     std::memcpy(buffer.data(), reply.bytes.data(), n);
+    s.passing = pass_map_file(buffer, n, std::move(reply.fd));
     slot_command(slot, VACCEL_SRV_COMMIT_AND_FETCH);
 }
 

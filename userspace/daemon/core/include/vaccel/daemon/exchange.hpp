@@ -85,8 +85,9 @@ Result<Request> take_request(std::span<const std::byte> datagram, std::vector<Un
 // opcode (ADMIN has no ioctl), args_bytes exact, the message exactly that
 // long, payload_bytes what the op requires, check_request_wire() on the
 // struct. An EVENT_WAIT's handles (at most VACCEL_MAX_WAIT_EVENTS x 8 bytes)
-// are read from the slot here, since the wait is parked on the reactor;
-// every other payload stays on the slot for execute(). The error is the
+// and the bindings of a SUBMIT or a RUN (at most VACCEL_MAX_BINDINGS) are
+// read from the slot here, since waits and runs park on the reactor; every
+// other payload stays on the slot for execute(). The error is the
 // refusal to answer with (see kernel_echo()).
 Result<Request> take_kernel_request(std::span<const std::byte> message, ServerSlot where);
 // A request as close to `message` as it can be read (header, struct padded
