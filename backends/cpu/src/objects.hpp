@@ -21,8 +21,6 @@
 // (a gate's list, the run queue) drops it when its own exchange fails.
 #pragma once
 
-#include "shared_memory.hpp"
-
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +29,8 @@
 #include <memory>
 #include <mutex>
 #include <unordered_set>
+
+#include "vaccel/common/shared_memory.hpp"
 #include <vector>
 
 #include "arena_pool.hpp"

@@ -25,6 +25,7 @@
 #include "tuning.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/backend/vulkan.hpp"
+#include "vaccel/common/shared_memory.hpp"
 
 namespace vaccel::backend::vulkan {
 
@@ -98,6 +99,10 @@ struct VulkanBuffer final : Buffer {
     VkDeviceMemory memory = VK_NULL_HANDLE;
     std::byte* mapped = nullptr;
     bool imported = false;  // `mapped` is the caller's memory (import_host_buffer): never unmapped
+    // A Host buffer that was mapped into a client (BUFFER_MAP): `mapped`
+    // points into this memfd, imported. Ownership: the buffer's; released
+    // after the Vulkan objects (members are destroyed after ~VulkanBuffer).
+    SharedMemory shared;
     std::uint64_t allocation_bytes = 0;
     std::uint64_t serial = 0;
     // Submissions accepted and not complete that bind this buffer, and how

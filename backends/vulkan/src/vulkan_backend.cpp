@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "device_info.hpp"
 #include "instance.hpp"
@@ -31,6 +32,7 @@
 #include "transfer.hpp"
 #include "tuning.hpp"
 #include "vaccel/backend/vulkan.hpp"
+#include "vaccel/common/shared_memory.hpp"
 #include "vaccel/common/validation.hpp"
 
 namespace vaccel::backend {
@@ -187,6 +189,46 @@ public:
     std::optional<std::uint64_t> import_alignment() const
     {
         return core_->physical.host_import_alignment;
+    }
+    Result<std::uint32_t> bind_host_memory(VulkanBuffer& buffer, void* memory,
+                                           std::uint64_t bytes);
+
+    // A Host buffer moves into a memfd the first time it is mapped (its
+    // bytes copied, the device's view rebound to the same pages through
+    // VK_EXT_external_memory_host) and stays there. Shared buffers live in
+    // the driver's device-local memory, which no file can hold.
+    Result<MappableMemory> map_buffer(Buffer& buffer) override
+    {
+        auto& vk_buffer = static_cast<VulkanBuffer&>(buffer);
+        if (vk_buffer.shared.fd() >= 0)
+            return MappableMemory{vk_buffer.mapped, vk_buffer.shared.fd(), 0};
+        if (vk_buffer.desc().domain != VACCEL_DOMAIN_HOST || vk_buffer.mapped == nullptr)
+            return fail(Error::of(Errc::unsupported)
+                            .with_note(fmt::format("\"{}\" keeps Shared buffers in the driver's "
+                                                   "device memory, which cannot be mapped into "
+                                                   "a client; allocate the buffer in the Host "
+                                                   "domain to map it",
+                                                   core_->info.name)));
+        const auto alignment = core_->physical.host_import_alignment;
+        if (!alignment)
+            return fail(Error::of(Errc::unsupported)
+                            .with_note(fmt::format("\"{}\" cannot use shareable host memory (no "
+                                                   "VK_EXT_external_memory_host); move the "
+                                                   "buffer's bytes with buffer write and read",
+                                                   core_->info.name)));
+        if (vk_buffer.in_flight() != 0)
+            return fail(in_flight_error(vk_buffer, "map"));
+        const std::uint64_t align =
+            std::max<std::uint64_t>({*alignment, vk_buffer.desc().alignment, 4096});
+        const std::uint64_t bytes = (vk_buffer.desc().bytes + align - 1) / align * align;
+        auto memory = SharedMemory::create(bytes, align, "vaccel-buffer");
+        if (!memory)
+            return fail(std::move(memory.error()));
+        std::memcpy(memory->data(), vk_buffer.mapped, vk_buffer.desc().bytes);
+        if (auto bound = bind_host_memory(vk_buffer, memory->data(), bytes); !bound)
+            return fail(std::move(bound.error()));
+        vk_buffer.shared = std::move(*memory);
+        return MappableMemory{vk_buffer.mapped, vk_buffer.shared.fd(), 0};
     }
 
     explicit VulkanBackend(std::shared_ptr<DeviceCore> core)
@@ -799,6 +841,54 @@ Result<std::unique_ptr<Buffer>> VulkanBackend::import_host(Context& context,
     if (owner->memory_bytes + bytes > device.limits.max_memory_bytes)
         return fail(Error::limit_hit(VACCEL_LIMIT_MEMORY_BYTES, device.limits.max_memory_bytes,
                                      owner->memory_bytes));
+    auto buffer = std::make_unique<VulkanBuffer>(owner, desc);
+    auto type = bind_host_memory(*buffer, memory, bytes);
+    if (!type)
+        return fail(std::move(type.error()));
+    const std::uint64_t measured = address_alignment(address);
+    if (desc.alignment != 0 && measured < desc.alignment)
+        return fail(Error::of(Errc::resource_limit, VACCEL_D_BAD_VALUE,
+                              offsetof(vaccel_buffer_alloc, alignment), desc.alignment)
+                        .with_note(fmt::format("the host memory is aligned to {} bytes, less "
+                                               "than the {} asked for",
+                                               measured, desc.alignment)));
+    buffer->allocation_bytes = bytes;
+    buffer->serial = core_->next_identity++;
+    owner->buffers += 1;
+    owner->memory_bytes += bytes;
+    core_->counters.buffers.fetch_add(1);
+    core_->counters.buffer_bytes.fetch_add(bytes);
+    info.allocation_bytes = bytes;
+    info.measured_alignment = measured;
+    info.properties = VACCEL_PROP_DIRECT_BINDING | VACCEL_PROP_HOST_VISIBLE | VACCEL_PROP_COHERENT;
+    if ((core_->physical.memory.memoryTypes[*type].propertyFlags &
+         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0)
+        info.properties |= VACCEL_PROP_DEVICE_LOCAL;
+    return std::unique_ptr<Buffer>(std::move(buffer));
+}
+
+// Makes a buffer over `bytes` of host memory at `memory` (aligned to the
+// import alignment) and binds it; on success the new VkBuffer and its
+// imported memory replace `buffer`'s (the old ones, if any, are released)
+// and `buffer.mapped` is `memory`. Returns the memory type used. On failure
+// `buffer` is untouched.
+Result<std::uint32_t> VulkanBackend::bind_host_memory(VulkanBuffer& buffer, void* memory,
+                                                      std::uint64_t bytes)
+{
+    const auto address = reinterpret_cast<std::uintptr_t>(memory);
+    struct Created {
+        VkDevice device = VK_NULL_HANDLE;
+        VkBuffer buffer = VK_NULL_HANDLE;
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        ~Created()
+        {
+            if (buffer != VK_NULL_HANDLE)
+                vkDestroyBuffer(device, buffer, nullptr);
+            if (memory != VK_NULL_HANDLE)
+                vkFreeMemory(device, memory, nullptr);
+        }
+    } created;
+    created.device = core_->device;
     VkDevice d = core_->device;
     auto properties_of = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
         vkGetDeviceProcAddr(d, "vkGetMemoryHostPointerPropertiesEXT"));
@@ -810,7 +900,6 @@ Result<std::unique_ptr<Buffer>> VulkanBackend::import_host(Context& context,
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, address, bytes)
                         .with_note("the driver cannot import this host memory (it must be "
                                    "ordinary anonymous or huge-page memory)"));
-    auto buffer = std::make_unique<VulkanBuffer>(owner, desc);
     VkExternalMemoryBufferCreateInfo external{};
     external.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
     external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
@@ -820,12 +909,12 @@ Result<std::unique_ptr<Buffer>> VulkanBackend::import_host(Context& context,
     create.size = bytes;
     create.usage = buffer_usage;
     create.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    if (VkResult r = vkCreateBuffer(d, &create, nullptr, &buffer->buffer); r != VK_SUCCESS) {
-        buffer->buffer = VK_NULL_HANDLE;
+    if (VkResult r = vkCreateBuffer(d, &create, nullptr, &created.buffer); r != VK_SUCCESS) {
+        created.buffer = VK_NULL_HANDLE;
         return fail(vulkan_error(*core_, r, "creating a buffer over host memory"));
     }
     VkMemoryRequirements needs{};
-    vkGetBufferMemoryRequirements(d, buffer->buffer, &needs);
+    vkGetBufferMemoryRequirements(d, created.buffer, &needs);
     // A host-coherent type both the pointer and the buffer allow; the
     // plan's Host type first.
     const std::uint32_t allowed = host.memoryTypeBits & needs.memoryTypeBits;
@@ -851,34 +940,24 @@ Result<std::unique_ptr<Buffer>> VulkanBackend::import_host(Context& context,
     allocate.pNext = &import;
     allocate.allocationSize = bytes;
     allocate.memoryTypeIndex = *type;
-    if (VkResult r = vkAllocateMemory(d, &allocate, nullptr, &buffer->memory); r != VK_SUCCESS) {
-        buffer->memory = VK_NULL_HANDLE;
+    if (VkResult r = vkAllocateMemory(d, &allocate, nullptr, &created.memory); r != VK_SUCCESS) {
+        created.memory = VK_NULL_HANDLE;
         return fail(vulkan_error(*core_, r, "importing host memory"));
     }
-    if (VkResult r = vkBindBufferMemory(d, buffer->buffer, buffer->memory, 0); r != VK_SUCCESS)
+    if (VkResult r = vkBindBufferMemory(d, created.buffer, created.memory, 0); r != VK_SUCCESS)
         return fail(vulkan_error(*core_, r, "binding imported host memory"));
-    buffer->mapped = static_cast<std::byte*>(memory);
-    buffer->imported = true;
-    const std::uint64_t measured = address_alignment(address);
-    if (desc.alignment != 0 && measured < desc.alignment)
-        return fail(Error::of(Errc::resource_limit, VACCEL_D_BAD_VALUE,
-                              offsetof(vaccel_buffer_alloc, alignment), desc.alignment)
-                        .with_note(fmt::format("the host memory is aligned to {} bytes, less "
-                                               "than the {} asked for",
-                                               measured, desc.alignment)));
-    buffer->allocation_bytes = bytes;
-    buffer->serial = core_->next_identity++;
-    owner->buffers += 1;
-    owner->memory_bytes += bytes;
-    core_->counters.buffers.fetch_add(1);
-    core_->counters.buffer_bytes.fetch_add(bytes);
-    info.allocation_bytes = bytes;
-    info.measured_alignment = measured;
-    info.properties = VACCEL_PROP_DIRECT_BINDING | VACCEL_PROP_HOST_VISIBLE | VACCEL_PROP_COHERENT;
-    if ((core_->physical.memory.memoryTypes[*type].propertyFlags &
-         VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0)
-        info.properties |= VACCEL_PROP_DEVICE_LOCAL;
-    return std::unique_ptr<Buffer>(std::move(buffer));
+    VkDevice old_device = core_->device;
+    if (buffer.mapped != nullptr && !buffer.imported)
+        vkUnmapMemory(old_device, buffer.memory);
+    if (buffer.buffer != VK_NULL_HANDLE)
+        vkDestroyBuffer(old_device, buffer.buffer, nullptr);
+    if (buffer.memory != VK_NULL_HANDLE)
+        vkFreeMemory(old_device, buffer.memory, nullptr);
+    buffer.buffer = std::exchange(created.buffer, VK_NULL_HANDLE);
+    buffer.memory = std::exchange(created.memory, VK_NULL_HANDLE);
+    buffer.mapped = static_cast<std::byte*>(memory);
+    buffer.imported = true;
+    return *type;
 }
 
 Status VulkanBackend::check_transfer(const VulkanBuffer& buffer, std::uint32_t usage,

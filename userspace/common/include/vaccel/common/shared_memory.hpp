@@ -13,7 +13,7 @@
 
 #include "vaccel/common/error.hpp"
 
-namespace vaccel::backend::cpu {
+namespace vaccel {
 
 class SharedMemory {
 public:
@@ -40,4 +40,4 @@ private:
     int fd_ = -1;
 };
 
-}  // namespace vaccel::backend::cpu
+}  // namespace vaccel

@@ -1,5 +1,5 @@
 // shared_memory.cpp - memfd-backed host memory at a chosen alignment.
-#include "shared_memory.hpp"
+#include "vaccel/common/shared_memory.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace vaccel::backend::cpu {
+namespace vaccel {
 
 namespace {
 
@@ -92,4 +92,4 @@ void SharedMemory::release() noexcept
     fd_ = -1;
 }
 
-}  // namespace vaccel::backend::cpu
+}  // namespace vaccel
