@@ -109,6 +109,9 @@ struct ServerOptions {
 class Server {
 public:
     static constexpr std::size_t max_outstanding = 256;
+    // The largest datagram a client may send: header, struct, inline payload.
+    static constexpr std::size_t max_message_bytes =
+        sizeof(vaccel_msg_header) + 4096 + VACCEL_MSG_INLINE_MAX;
 
     // Opens the devices, reads the config and binds the socket. The error is
     // a sentence for the operator.
@@ -148,7 +151,13 @@ private:
 
     // Socket connections (connection.cpp).
     void arm_receive(Peer& c);
+    void on_message(std::uint64_t id, Received& message);
     void on_received(std::uint64_t id, int res);
+    // Checks a datagram into c.request and dispatches it; may end `c`.
+    void take(Peer& c, std::span<const std::byte> datagram, bool truncated,
+              std::vector<UniqueFd> fds);
+    // One non-blocking sendmsg of `reply`; false if it did not go.
+    bool send_now(Peer& c, const Reply& reply);
     void pump_send(Peer& c);
     void on_sent(std::uint64_t id, int res);
 
@@ -164,15 +173,18 @@ private:
     void detach_server_node();
 
     // Every peer, either transport (peers.cpp).
-    void dispatch(Peer& c, Request request);
-    void run_on_device(Peer& c, std::uint32_t device, std::shared_ptr<Request> request);
+    // `request` may be moved from (work that outlives the call takes it).
+    void dispatch(Peer& c, Request& request);
+    void run_on_device(Peer& c, std::uint32_t device, Request& request);
     // The device's worker is idle and the peer has nothing in flight: a
     // short call may run on the reactor (ADR 0007).
     bool worker_free_for(const Peer& c, std::uint32_t device) const;
     void run_admin(Peer& c, std::shared_ptr<Request> request);
     void post_reply(std::uint64_t id, Reply reply);
     void on_job_done(std::uint64_t id, Reply reply);
-    // Delivers `reply` the peer's way (socket send, or commit on its slot).
+    // Delivers `reply` the peer's way (socket send, or commit on its slot);
+    // `reply` is left empty, its buffer kept when it went out at once.
+    void deliver(Peer& c, Reply& reply);
     void queue_reply(Peer& c, Reply reply);
     void close_peer(Peer& c, std::string_view reason, bool flush);
     // Removes `c` when nothing of it is in flight. `c` is invalid afterwards.
@@ -227,6 +239,7 @@ private:
     UniqueFd signal_fd_;
     signalfd_siginfo signal_info_{};
     OpId accept_op_ = 0;
+    bool multishot_ = false;  // socket receives are multishot (reactor buffers)
     bool accepting_ = false;
     bool stopping_ = false;
     bool stop_finishing_ = false;
