@@ -7,6 +7,8 @@
 #include <new>
 #include <thread>
 
+#include <sys/mman.h>
+
 #include <nlohmann/json.hpp>
 
 #include "daemon_support.hpp"
@@ -281,6 +283,76 @@ void short_calls_allocate_nothing_in_the_daemon(void**)
     std::filesystem::remove_all(dir);
 }
 
+// Payloads in memfds (SCM_RIGHTS) both ways, with multishot receives into
+// the reactor's buffers and with single-shot ones (older kernels).
+void memfd_payloads_travel_with_either_receive(void**)
+{
+    for (const bool multishot : {true, false}) {
+        const auto dir = temp_dir();
+        ServerOptions options;
+        options.socket_path = (dir / "s.sock").string();
+        options.config_path = dir / "vacceld.toml";
+        options.cpu_threads = 1;
+        options.multishot_receive = multishot;
+        auto server = Server::create(options);
+        if (!server)
+            fail_msg("Server::create: %s", server.error().c_str());
+        int status = -1;
+        std::thread reactor([&] { status = (*server)->run(); });
+        {
+            vaccel::test::WireClient client(options.socket_path);
+            vaccel_context_create create{};
+            const auto context =
+                client.call(VACCEL_OP_CONTEXT_CREATE, create).as<vaccel_context_create>().context;
+            constexpr std::uint64_t bytes = 256 * 1024;
+            vaccel_buffer_alloc alloc{};
+            alloc.context = context;
+            alloc.bytes = bytes;
+            alloc.domain = VACCEL_DOMAIN_HOST;
+            alloc.usage = VACCEL_USAGE_ALL;
+            alloc.access = VACCEL_ACCESS_RW;
+            const auto buffer = client.call(VACCEL_OP_BUFFER_ALLOC, alloc).as<vaccel_buffer_alloc>().buffer;
+            UniqueFd source(::memfd_create("in", MFD_CLOEXEC));
+            assert_int_equal(::ftruncate(source.get(), bytes), 0);
+            std::vector<std::byte> data(bytes);
+            for (std::size_t i = 0; i < data.size(); ++i)
+                data[i] = static_cast<std::byte>((i * 13) & 0xff);
+            assert_int_equal(::pwrite(source.get(), data.data(), bytes, 0), static_cast<ssize_t>(bytes));
+            vaccel_buffer_transfer transfer{};
+            transfer.buffer = buffer;
+            transfer.length = bytes;
+            std::vector<std::byte> message;
+            append_request_fd(message, VACCEL_OP_BUFFER_WRITE, 100, 0, bytes_of(transfer), bytes);
+            assert_true(client.send_bytes(message, source.get()));
+            auto r = client.receive();
+            assert_true(r.has_value());
+            assert_int_equal(r->as<vaccel_buffer_transfer>().status.error, VACCEL_OK);
+            UniqueFd target(::memfd_create("out", MFD_CLOEXEC));
+            assert_int_equal(::ftruncate(target.get(), bytes), 0);
+            message.clear();
+            append_request_fd(message, VACCEL_OP_BUFFER_READ, 101, 0, bytes_of(transfer), 0);
+            assert_true(client.send_bytes(message, target.get()));
+            r = client.receive();
+            assert_true(r.has_value());
+            assert_int_equal(r->as<vaccel_buffer_transfer>().status.error, VACCEL_OK);
+            std::vector<std::byte> back(bytes);
+            assert_int_equal(::pread(target.get(), back.data(), bytes, 0), static_cast<ssize_t>(bytes));
+            assert_memory_equal(back.data(), data.data(), bytes);
+            // A descriptor without VACCEL_MSG_PAYLOAD_FD: malformed, the
+            // connection ends.
+            vaccel_get_version version{};
+            assert_true(client.send_bytes(encode_request(VACCEL_OP_GET_VERSION, 102, 0, bytes_of(version), {}),
+                                          source.get()));
+            assert_true(client.closed_by_peer());
+        }
+        (*server)->request_stop();
+        reactor.join();
+        assert_int_equal(status, 0);
+        server->reset();
+        std::filesystem::remove_all(dir);
+    }
+}
+
 void second_daemon_on_a_live_socket_is_refused(void**)
 {
     DaemonProcess daemon;
@@ -305,6 +377,7 @@ int main()
         cmocka_unit_test(inline_endpoint_limits_set_writes_the_config_file),
         cmocka_unit_test(server_in_process_serves_and_stops_on_request),
         cmocka_unit_test(short_calls_allocate_nothing_in_the_daemon),
+        cmocka_unit_test(memfd_payloads_travel_with_either_receive),
         cmocka_unit_test(second_daemon_on_a_live_socket_is_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

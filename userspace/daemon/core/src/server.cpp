@@ -135,7 +135,7 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
     if (!reactor)
         return std::unexpected("cannot start io_uring: " + errno_text(-reactor.error()));
     server->reactor_ = std::move(*reactor);
-    server->multishot_ = server->reactor_->multishot_receive();
+    server->multishot_ = options.multishot_receive && server->reactor_->multishot_receive();
 
     server->options_ = std::move(options);
     if (auto attached = server->attach_server_node(); !attached)

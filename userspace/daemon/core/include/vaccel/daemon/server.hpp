@@ -104,6 +104,10 @@ struct ServerOptions {
     // 0007). Off: every device call goes through its worker (the baseline
     // the round-trip benchmark compares with).
     bool short_calls_on_reactor = true;
+    // Socket receives are multishot into the reactor's provided buffers
+    // where the kernel has them. Off: one single-shot receive per message,
+    // what kernels without multishot recvmsg get (tests cover both).
+    bool multishot_receive = true;
 };
 
 class Server {
