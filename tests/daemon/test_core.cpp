@@ -353,6 +353,85 @@ void memfd_payloads_travel_with_either_receive(void**)
     }
 }
 
+// More requests than a connection may have in the daemon (parked waits that
+// time out): reading pauses at the limit and resumes as they are answered;
+// every request gets its one reply, with either receive.
+void backpressure_pauses_and_resumes_reading(void**)
+{
+    for (const bool multishot : {true, false}) {
+        const auto dir = temp_dir();
+        ServerOptions options;
+        options.socket_path = (dir / "s.sock").string();
+        options.config_path = dir / "vacceld.toml";
+        options.cpu_threads = 1;
+        options.multishot_receive = multishot;
+        auto server = Server::create(options);
+        if (!server)
+            fail_msg("Server::create: %s", server.error().c_str());
+        int status = -1;
+        std::thread reactor([&] { status = (*server)->run(); });
+        {
+            vaccel::test::WireClient client(options.socket_path);
+            vaccel_context_create create{};
+            const auto context =
+                client.call(VACCEL_OP_CONTEXT_CREATE, create).as<vaccel_context_create>().context;
+            std::uint64_t buffer[3] = {};
+            for (auto& b : buffer) {
+                vaccel_buffer_alloc alloc{};
+                alloc.context = context;
+                alloc.bytes = 4;
+                alloc.domain = VACCEL_DOMAIN_HOST;
+                alloc.usage = VACCEL_USAGE_ALL;
+                alloc.access = VACCEL_ACCESS_RW;
+                b = client.call(VACCEL_OP_BUFFER_ALLOC, alloc).as<vaccel_buffer_alloc>().buffer;
+            }
+            const auto artifact = vaccel::test::add_program(1);
+            vaccel_program_load load{};
+            load.context = context;
+            load.format = VACCEL_FORMAT_TOSA;
+            load.payload_bytes = artifact.size();
+            const auto program =
+                client.call(VACCEL_OP_PROGRAM_LOAD, load, artifact).as<vaccel_program_load>().program;
+            vaccel_queue_create queue{};
+            queue.context = context;
+            const auto q = client.call(VACCEL_OP_QUEUE_CREATE, queue).as<vaccel_queue_create>().queue;
+            vaccel_gate_create gate{};
+            gate.context = context;
+            vaccel_submit_after after{};
+            after.queue = q;
+            after.program = program;
+            after.binding_count = 3;
+            after.gate = client.call(VACCEL_OP_GATE_CREATE, gate).as<vaccel_gate_create>().gate;
+            after.value = 1;
+            const vaccel_binding bindings[3] = {{0, VACCEL_ACCESS_READ, buffer[0], 0, 4},
+                                                {1, VACCEL_ACCESS_READ, buffer[1], 0, 4},
+                                                {2, VACCEL_ACCESS_WRITE, buffer[2], 0, 4}};
+            const std::uint64_t event =
+                client.call(VACCEL_OP_SUBMIT_AFTER, after, std::as_bytes(std::span(bindings)))
+                    .as<vaccel_submit_after>()
+                    .event;
+            // Held by a gate nobody raises: every wait times out.
+            constexpr int waits = Server::max_outstanding + 8;
+            vaccel_event_wait wait{};
+            wait.count = 1;
+            wait.flags = VACCEL_WAIT_ALL;
+            wait.timeout_ns = monotonic_now_ns() + 300'000'000;
+            for (int i = 0; i < waits; ++i)
+                assert_true(client.send(VACCEL_OP_EVENT_WAIT, wait, std::as_bytes(std::span(&event, 1))));
+            for (int i = 0; i < waits; ++i) {
+                auto r = client.receive();
+                assert_true(r.has_value());
+                assert_int_equal(r->as<vaccel_event_wait>().status.error, VACCEL_E_DEADLINE_EXPIRED);
+            }
+        }
+        (*server)->request_stop();
+        reactor.join();
+        assert_int_equal(status, 0);
+        server->reset();
+        std::filesystem::remove_all(dir);
+    }
+}
+
 void second_daemon_on_a_live_socket_is_refused(void**)
 {
     DaemonProcess daemon;
@@ -378,6 +457,7 @@ int main()
         cmocka_unit_test(server_in_process_serves_and_stops_on_request),
         cmocka_unit_test(short_calls_allocate_nothing_in_the_daemon),
         cmocka_unit_test(memfd_payloads_travel_with_either_receive),
+        cmocka_unit_test(backpressure_pauses_and_resumes_reading),
         cmocka_unit_test(second_daemon_on_a_live_socket_is_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
