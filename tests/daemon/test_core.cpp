@@ -2,12 +2,17 @@
 // metrics escaping, cgroup parsing, InlineEndpoint (the fuzz target's entry
 // point) and a Server run on a thread of the test and stopped on request.
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
+#include <new>
 #include <thread>
+
+#include <sys/mman.h>
 
 #include <nlohmann/json.hpp>
 
 #include "daemon_support.hpp"
+#include "test_programs.hpp"
 #include "vaccel/daemon/admin.hpp"
 #include "vaccel/daemon/inline_endpoint.hpp"
 #include "vaccel/daemon/peer.hpp"
@@ -17,6 +22,26 @@
 using namespace vaccel;
 using namespace vaccel::daemon;
 using vaccel::test::DaemonProcess;
+
+// malloc/free behind new/delete: GCC cannot see they match.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+// Every operator new of the test binary goes through here; those made on
+// `counted_thread` are counted (the reactor thread, while a test measures).
+namespace {
+std::atomic<std::thread::id> counted_thread{};
+std::atomic<std::uint64_t> counted_news{0};
+}  // namespace
+
+void* operator new(std::size_t bytes)
+{
+    if (counted_thread.load(std::memory_order_relaxed) == std::this_thread::get_id())
+        counted_news.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(bytes == 0 ? 1 : bytes))
+        return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -155,6 +180,258 @@ void server_in_process_serves_and_stops_on_request(void**)
     std::filesystem::remove_all(dir);
 }
 
+// ADR 0007's short path costs the reactor thread no allocation of the
+// daemon's own once a connection's request and reply buffers have grown;
+// a SUBMIT's remaining allocations are the engine's.
+void short_calls_allocate_nothing_in_the_daemon(void**)
+{
+    const auto dir = temp_dir();
+    ServerOptions options;
+    options.socket_path = (dir / "s.sock").string();
+    options.config_path = dir / "vacceld.toml";
+    options.cpu_threads = 1;
+    auto server = Server::create(options);
+    if (!server)
+        fail_msg("Server::create: %s", server.error().c_str());
+    std::atomic<std::thread::id> reactor_id{};
+    int status = -1;
+    std::thread reactor([&] {
+        reactor_id = std::this_thread::get_id();
+        status = (*server)->run();
+    });
+    {
+        vaccel::test::WireClient client(options.socket_path);
+        vaccel_context_create create{};
+        const auto context = client.call(VACCEL_OP_CONTEXT_CREATE, create).as<vaccel_context_create>().context;
+        std::uint64_t buffer[3] = {};
+        for (auto& b : buffer) {
+            vaccel_buffer_alloc alloc{};
+            alloc.context = context;
+            alloc.bytes = 4;
+            alloc.domain = VACCEL_DOMAIN_HOST;
+            alloc.usage = VACCEL_USAGE_ALL;
+            alloc.access = VACCEL_ACCESS_RW;
+            b = client.call(VACCEL_OP_BUFFER_ALLOC, alloc).as<vaccel_buffer_alloc>().buffer;
+        }
+        const auto artifact = vaccel::test::add_program(1);
+        vaccel_program_load load{};
+        load.context = context;
+        load.format = VACCEL_FORMAT_TOSA;
+        load.payload_bytes = artifact.size();
+        const auto program = client.call(VACCEL_OP_PROGRAM_LOAD, load, artifact).as<vaccel_program_load>().program;
+        vaccel_queue_create queue{};
+        queue.context = context;
+        const auto q = client.call(VACCEL_OP_QUEUE_CREATE, queue).as<vaccel_queue_create>().queue;
+        const vaccel_binding bindings[3] = {{0, VACCEL_ACCESS_READ, buffer[0], 0, 4},
+                                            {1, VACCEL_ACCESS_READ, buffer[1], 0, 4},
+                                            {2, VACCEL_ACCESS_WRITE, buffer[2], 0, 4}};
+        auto round = [&] {
+            vaccel_submit submit{};
+            submit.queue = q;
+            submit.program = program;
+            submit.binding_count = 3;
+            auto r = client.call(VACCEL_OP_SUBMIT, submit, std::as_bytes(std::span(bindings)));
+            assert_int_equal(r.as<vaccel_submit>().status.error, VACCEL_OK);
+            const std::uint64_t event = r.as<vaccel_submit>().event;
+            // Done before it is destroyed, without a parked wait: poll.
+            for (;;) {
+                vaccel_event_poll poll{};
+                poll.event = event;
+                auto p = client.call(VACCEL_OP_EVENT_POLL, poll);
+                if (p.as<vaccel_event_poll>().state != VACCEL_EVENT_PENDING)
+                    break;
+                std::this_thread::yield();
+            }
+            vaccel_handle_release destroy{};
+            destroy.handle = event;
+            client.call(VACCEL_OP_EVENT_DESTROY, destroy);
+        };
+        for (int i = 0; i < 50; ++i)  // the reused buffers grow here
+            round();
+        // The daemon's own path (receive, check, run, reply, send): an
+        // EVENT_POLL, whose engine side allocates nothing either.
+        vaccel_submit submit{};
+        submit.queue = q;
+        submit.program = program;
+        submit.binding_count = 3;
+        vaccel_event_poll poll{};
+        poll.event = client.call(VACCEL_OP_SUBMIT, submit, std::as_bytes(std::span(bindings)))
+                         .as<vaccel_submit>()
+                         .event;
+        constexpr int calls = 200;
+        counted_news = 0;
+        counted_thread = reactor_id.load();
+        for (int i = 0; i < calls; ++i)
+            client.call(VACCEL_OP_EVENT_POLL, poll);
+        counted_thread = std::thread::id{};
+        assert_int_equal(counted_news.load(), 0);
+        // A SUBMIT: only what Session::call itself allocates (its event and
+        // work item), printed for the record.
+        counted_thread = reactor_id.load();
+        for (int i = 0; i < calls; ++i)
+            round();
+        counted_thread = std::thread::id{};
+        print_message("reactor thread: %.2f allocations per SUBMIT + EVENT_POLLs + EVENT_DESTROY "
+                      "(the engine's)\n",
+                      static_cast<double>(counted_news.load()) / calls);
+        (*server)->request_stop();
+        assert_true(client.closed_by_peer());
+    }
+    reactor.join();
+    assert_int_equal(status, 0);
+    server->reset();
+    std::filesystem::remove_all(dir);
+}
+
+// Payloads in memfds (SCM_RIGHTS) both ways, with multishot receives into
+// the reactor's buffers and with single-shot ones (older kernels).
+void memfd_payloads_travel_with_either_receive(void**)
+{
+    for (const bool multishot : {true, false}) {
+        const auto dir = temp_dir();
+        ServerOptions options;
+        options.socket_path = (dir / "s.sock").string();
+        options.config_path = dir / "vacceld.toml";
+        options.cpu_threads = 1;
+        options.multishot_receive = multishot;
+        auto server = Server::create(options);
+        if (!server)
+            fail_msg("Server::create: %s", server.error().c_str());
+        int status = -1;
+        std::thread reactor([&] { status = (*server)->run(); });
+        {
+            vaccel::test::WireClient client(options.socket_path);
+            vaccel_context_create create{};
+            const auto context =
+                client.call(VACCEL_OP_CONTEXT_CREATE, create).as<vaccel_context_create>().context;
+            constexpr std::uint64_t bytes = 256 * 1024;
+            vaccel_buffer_alloc alloc{};
+            alloc.context = context;
+            alloc.bytes = bytes;
+            alloc.domain = VACCEL_DOMAIN_HOST;
+            alloc.usage = VACCEL_USAGE_ALL;
+            alloc.access = VACCEL_ACCESS_RW;
+            const auto buffer = client.call(VACCEL_OP_BUFFER_ALLOC, alloc).as<vaccel_buffer_alloc>().buffer;
+            UniqueFd source(::memfd_create("in", MFD_CLOEXEC));
+            assert_int_equal(::ftruncate(source.get(), bytes), 0);
+            std::vector<std::byte> data(bytes);
+            for (std::size_t i = 0; i < data.size(); ++i)
+                data[i] = static_cast<std::byte>((i * 13) & 0xff);
+            assert_int_equal(::pwrite(source.get(), data.data(), bytes, 0), static_cast<ssize_t>(bytes));
+            vaccel_buffer_transfer transfer{};
+            transfer.buffer = buffer;
+            transfer.length = bytes;
+            std::vector<std::byte> message;
+            append_request_fd(message, VACCEL_OP_BUFFER_WRITE, 100, 0, bytes_of(transfer), bytes);
+            assert_true(client.send_bytes(message, source.get()));
+            auto r = client.receive();
+            assert_true(r.has_value());
+            assert_int_equal(r->as<vaccel_buffer_transfer>().status.error, VACCEL_OK);
+            UniqueFd target(::memfd_create("out", MFD_CLOEXEC));
+            assert_int_equal(::ftruncate(target.get(), bytes), 0);
+            message.clear();
+            append_request_fd(message, VACCEL_OP_BUFFER_READ, 101, 0, bytes_of(transfer), 0);
+            assert_true(client.send_bytes(message, target.get()));
+            r = client.receive();
+            assert_true(r.has_value());
+            assert_int_equal(r->as<vaccel_buffer_transfer>().status.error, VACCEL_OK);
+            std::vector<std::byte> back(bytes);
+            assert_int_equal(::pread(target.get(), back.data(), bytes, 0), static_cast<ssize_t>(bytes));
+            assert_memory_equal(back.data(), data.data(), bytes);
+            // A descriptor without VACCEL_MSG_PAYLOAD_FD: malformed, the
+            // connection ends.
+            vaccel_get_version version{};
+            assert_true(client.send_bytes(encode_request(VACCEL_OP_GET_VERSION, 102, 0, bytes_of(version), {}),
+                                          source.get()));
+            assert_true(client.closed_by_peer());
+        }
+        (*server)->request_stop();
+        reactor.join();
+        assert_int_equal(status, 0);
+        server->reset();
+        std::filesystem::remove_all(dir);
+    }
+}
+
+// More requests than a connection may have in the daemon (parked waits that
+// time out): reading pauses at the limit and resumes as they are answered;
+// every request gets its one reply, with either receive.
+void backpressure_pauses_and_resumes_reading(void**)
+{
+    for (const bool multishot : {true, false}) {
+        const auto dir = temp_dir();
+        ServerOptions options;
+        options.socket_path = (dir / "s.sock").string();
+        options.config_path = dir / "vacceld.toml";
+        options.cpu_threads = 1;
+        options.multishot_receive = multishot;
+        auto server = Server::create(options);
+        if (!server)
+            fail_msg("Server::create: %s", server.error().c_str());
+        int status = -1;
+        std::thread reactor([&] { status = (*server)->run(); });
+        {
+            vaccel::test::WireClient client(options.socket_path);
+            vaccel_context_create create{};
+            const auto context =
+                client.call(VACCEL_OP_CONTEXT_CREATE, create).as<vaccel_context_create>().context;
+            std::uint64_t buffer[3] = {};
+            for (auto& b : buffer) {
+                vaccel_buffer_alloc alloc{};
+                alloc.context = context;
+                alloc.bytes = 4;
+                alloc.domain = VACCEL_DOMAIN_HOST;
+                alloc.usage = VACCEL_USAGE_ALL;
+                alloc.access = VACCEL_ACCESS_RW;
+                b = client.call(VACCEL_OP_BUFFER_ALLOC, alloc).as<vaccel_buffer_alloc>().buffer;
+            }
+            const auto artifact = vaccel::test::add_program(1);
+            vaccel_program_load load{};
+            load.context = context;
+            load.format = VACCEL_FORMAT_TOSA;
+            load.payload_bytes = artifact.size();
+            const auto program =
+                client.call(VACCEL_OP_PROGRAM_LOAD, load, artifact).as<vaccel_program_load>().program;
+            vaccel_queue_create queue{};
+            queue.context = context;
+            const auto q = client.call(VACCEL_OP_QUEUE_CREATE, queue).as<vaccel_queue_create>().queue;
+            vaccel_gate_create gate{};
+            gate.context = context;
+            vaccel_submit_after after{};
+            after.queue = q;
+            after.program = program;
+            after.binding_count = 3;
+            after.gate = client.call(VACCEL_OP_GATE_CREATE, gate).as<vaccel_gate_create>().gate;
+            after.value = 1;
+            const vaccel_binding bindings[3] = {{0, VACCEL_ACCESS_READ, buffer[0], 0, 4},
+                                                {1, VACCEL_ACCESS_READ, buffer[1], 0, 4},
+                                                {2, VACCEL_ACCESS_WRITE, buffer[2], 0, 4}};
+            const std::uint64_t event =
+                client.call(VACCEL_OP_SUBMIT_AFTER, after, std::as_bytes(std::span(bindings)))
+                    .as<vaccel_submit_after>()
+                    .event;
+            // Held by a gate nobody raises: every wait times out.
+            constexpr int waits = Server::max_outstanding + 8;
+            vaccel_event_wait wait{};
+            wait.count = 1;
+            wait.flags = VACCEL_WAIT_ALL;
+            wait.timeout_ns = monotonic_now_ns() + 300'000'000;
+            for (int i = 0; i < waits; ++i)
+                assert_true(client.send(VACCEL_OP_EVENT_WAIT, wait, std::as_bytes(std::span(&event, 1))));
+            for (int i = 0; i < waits; ++i) {
+                auto r = client.receive();
+                assert_true(r.has_value());
+                assert_int_equal(r->as<vaccel_event_wait>().status.error, VACCEL_E_DEADLINE_EXPIRED);
+            }
+        }
+        (*server)->request_stop();
+        reactor.join();
+        assert_int_equal(status, 0);
+        server->reset();
+        std::filesystem::remove_all(dir);
+    }
+}
+
 void second_daemon_on_a_live_socket_is_refused(void**)
 {
     DaemonProcess daemon;
@@ -178,6 +455,9 @@ int main()
         cmocka_unit_test(inline_endpoint_closes_on_a_malformed_datagram_only),
         cmocka_unit_test(inline_endpoint_limits_set_writes_the_config_file),
         cmocka_unit_test(server_in_process_serves_and_stops_on_request),
+        cmocka_unit_test(short_calls_allocate_nothing_in_the_daemon),
+        cmocka_unit_test(memfd_payloads_travel_with_either_receive),
+        cmocka_unit_test(backpressure_pauses_and_resumes_reading),
         cmocka_unit_test(second_daemon_on_a_live_socket_is_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -368,6 +368,58 @@ void memfd_travels_with_message(void**)
     assert_true((fcntl(fds[0].get(), F_GETFD) & FD_CLOEXEC) != 0);
 }
 
+// Multishot receives into the provided buffers: several messages from one
+// arming, a memfd with one of them, a cut one flagged, then the peer's close.
+void multishot_receive_takes_messages_fds_and_close(void**)
+{
+    auto created = Reactor::create(64, ReceiveBuffers{4, 64});
+    assert_true(created.has_value());
+    auto& reactor = *created;
+    if (!reactor->multishot_receive())
+        skip();
+    auto pair = seqpacket_pair();
+    UniqueFd memfd(memfd_create("payload", MFD_CLOEXEC));
+    assert_int_equal(write(memfd.get(), "tensor", 6), 6);
+    Message with_fd;
+    const int pass[] = {memfd.get()};
+    assert_true(with_fd.prepare_send(bytes_of("two"), pass));
+    assert_int_equal(::sendmsg(pair.far.get(), with_fd.header(), 0), 3);
+    assert_int_equal(::send(pair.far.get(), "one", 3, 0), 3);
+    const std::string big(100, 'x');
+    assert_int_equal(::send(pair.far.get(), big.data(), big.size(), 0), 100);
+    pair.far.reset();
+
+    std::vector<std::string> texts;
+    std::vector<bool> cut;
+    std::vector<UniqueFd> fds;
+    bool closed = false;
+    auto id = reactor->recv_multishot(pair.near.get(), [&](Received& m) {
+        if (m.res == 0 && !m.more) {
+            closed = true;
+            reactor->stop();
+            return;
+        }
+        assert_true(m.res > 0);
+        texts.emplace_back(reinterpret_cast<const char*>(m.bytes.data()), m.bytes.size());
+        cut.push_back(m.truncated);
+        for (auto& fd : m.take_fds())
+            fds.push_back(std::move(fd));
+    });
+    assert_true(id.has_value());
+    assert_int_equal(reactor->run(), 0);
+    assert_true(closed);
+    assert_int_equal(texts.size(), 3);
+    assert_string_equal(texts[0].c_str(), "two");
+    assert_string_equal(texts[1].c_str(), "one");
+    assert_false(cut[0] || cut[1]);
+    assert_true(cut[2]);
+    assert_int_equal(fds.size(), 1);
+    char text[6];
+    assert_int_equal(pread(fds[0].get(), text, sizeof text, 0), 6);
+    assert_memory_equal(text, "tensor", 6);
+    assert_true((fcntl(fds[0].get(), F_GETFD) & FD_CLOEXEC) != 0);
+}
+
 void prepare_send_refuses_more_than_max_fds(void**)
 {
     Message message;
@@ -592,6 +644,7 @@ int main(int argc, char** argv)
         cmocka_unit_test(posts_from_two_threads_each_run_once_in_order),
         cmocka_unit_test(read_eventfd_drains_counter),
         cmocka_unit_test(memfd_travels_with_message),
+        cmocka_unit_test(multishot_receive_takes_messages_fds_and_close),
         cmocka_unit_test(prepare_send_refuses_more_than_max_fds),
         cmocka_unit_test(accept_yields_connected_socket),
         cmocka_unit_test(stop_cancels_every_op_in_flight),

@@ -161,7 +161,7 @@ Status write_slot(const ServerSlot& where, std::span<const std::byte> data)
 
 }  // namespace
 
-Result<Request> take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds)
+Status take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds, Request& into)
 {
     auto view = decode_request(datagram);
     if (!view)
@@ -172,12 +172,20 @@ Result<Request> take_request(std::span<const std::byte> datagram, std::vector<Un
                               offsetof(vaccel_msg_header, flags), fds.size())
                         .with_note(in_fd ? "VACCEL_MSG_PAYLOAD_FD needs exactly one descriptor"
                                          : "descriptors came without VACCEL_MSG_PAYLOAD_FD"));
-    Request request;
+    Request& request = into;
     request.header = view->header;
     request.args.assign(view->args.begin(), view->args.end());
     request.payload.assign(view->payload.begin(), view->payload.end());
-    if (in_fd)
-        request.payload_fd = std::move(fds.front());
+    request.payload_fd = in_fd ? std::move(fds.front()) : UniqueFd();
+    request.server_slot.reset();
+    return {};
+}
+
+Result<Request> take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds)
+{
+    Request request;
+    if (auto taken = take_request(datagram, std::move(fds), request); !taken)
+        return fail(std::move(taken.error()));
     return request;
 }
 
@@ -317,6 +325,25 @@ Reply map_reply(engine::Session& session, const Request& request)
 }
 
 }  // namespace
+
+void execute(engine::Session& session, Request& request, Reply& into)
+{
+    const std::uint32_t opcode = request.opcode();
+    if (opcode == VACCEL_OP_BUFFER_READ || opcode == VACCEL_OP_BUFFER_MAP || request.has_fd_payload() ||
+        request.server_slot) {
+        into = execute(session, request);
+        return;
+    }
+    // The codec bounded an inline payload by VACCEL_MSG_INLINE_MAX; the
+    // reply carries the struct only.
+    Status status = session.call(opcode, request.args, request.payload, {});
+    if (!status)
+        set_status(request.args, status.error());
+    into.fd.reset();
+    into.slot.reset();
+    into.bytes.clear();
+    append_response(into.bytes, opcode, request.header.seq, request.header.session, request.args, {});
+}
 
 Reply execute(engine::Session& session, Request& request)
 {

@@ -13,9 +13,9 @@
 //    there, never on the reactor.
 //  - except short calls (ADR 0007): when that worker is idle and the peer
 //    has nothing in flight, a call of bounded, small cost with its payload
-//    already in memory runs on the reactor itself, saving two cross-thread
-//    wake-ups; the reply still travels by post(), so the peer's life and
-//    job count follow exactly the worker path.
+//    already in memory runs on the reactor itself, on the peer's reused
+//    request and reply, and its reply is sent at once: no hand-off, no
+//    post(), no allocation in the daemon.
 #include <spdlog/spdlog.h>
 
 #include <fcntl.h>
@@ -33,7 +33,7 @@ Server::Peer* Server::find(std::uint64_t id)
     return it == peers_.end() ? nullptr : it->second.get();
 }
 
-void Server::dispatch(Peer& c, Request request)
+void Server::dispatch(Peer& c, Request& request)
 {
     const std::uint32_t opcode = request.opcode();
     if (opcode == VACCEL_OP_ADMIN) {
@@ -59,10 +59,11 @@ void Server::dispatch(Peer& c, Request request)
     const auto device = c.session->route(opcode, request.args, request.payload);
     if (!device) {
         // Device-less: immutable device data, no session lock.
-        queue_reply(c, execute(*c.session, request));
+        execute(*c.session, request, c.reply);
+        deliver(c, c.reply);
         return;
     }
-    run_on_device(c, *device, std::make_shared<Request>(std::move(request)));
+    run_on_device(c, *device, request);
 }
 
 namespace {
@@ -97,11 +98,11 @@ bool Server::worker_free_for(const Peer& c, std::uint32_t device) const
     return options_.short_calls_on_reactor && c.jobs == 0 && workers_[device]->idle();
 }
 
-void Server::run_on_device(Peer& c, std::uint32_t device, std::shared_ptr<Request> request)
+void Server::run_on_device(Peer& c, std::uint32_t device, Request& request)
 {
-    if (short_call(*request) && worker_free_for(c, device)) {
-        ++c.jobs;
-        post_reply(c.id, execute(*c.session, *request));
+    if (short_call(request) && worker_free_for(c, device)) {
+        execute(*c.session, request, c.reply);
+        deliver(c, c.reply);
         return;
     }
     ++c.jobs;
@@ -109,7 +110,8 @@ void Server::run_on_device(Peer& c, std::uint32_t device, std::shared_ptr<Reques
     // to the session; it touches nothing of the Peer.
     workers_[device]->push(
         c.id, c.weight,
-        [this, id = c.id, session = c.session, request = std::move(request)]() mutable {
+        [this, id = c.id, session = c.session,
+         request = std::make_shared<Request>(std::move(request))]() mutable {
             Reply reply = execute(*session, *request);
             request.reset();
             // Dropped before the reply is posted: the reactor may release
@@ -166,7 +168,9 @@ void Server::on_job_done(std::uint64_t id, Reply reply)
     maybe_finish(c);
 }
 
-void Server::queue_reply(Peer& c, Reply reply)
+void Server::queue_reply(Peer& c, Reply reply) { deliver(c, reply); }
+
+void Server::deliver(Peer& c, Reply& reply)
 {
     if (c.transport == Transport::kernel) {
         // Every request the module delivered is answered exactly once,
@@ -176,6 +180,13 @@ void Server::queue_reply(Peer& c, Reply reply)
     }
     if (c.closing && !c.flush)
         return;  // nobody to read it
+    // Nothing ahead of it: straight onto the socket, the buffer kept for
+    // the next reply (the descriptor, if any, is the client's copy now).
+    if (!c.sending && c.outbox.empty() && send_now(c, reply)) {
+        reply.bytes.clear();
+        reply.fd.reset();
+        return;
+    }
     c.outbox.push_back(std::move(reply));
     pump_send(c);
 }

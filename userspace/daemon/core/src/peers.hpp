@@ -112,11 +112,19 @@ struct Server::Peer {
 
     // Socket transport only.
     UniqueFd fd;
-    // Receiving. Invariant: rx and rx_buffer are untouched while receiving.
+    // Receiving: a multishot receive into the reactor's buffers, or (kernel
+    // without it) single-shot ones into rx_buffer. Invariant: rx and
+    // rx_buffer are untouched while a single-shot receive is in flight.
     Message rx;
-    std::vector<std::byte> rx_buffer;
+    std::vector<std::byte> rx_buffer;  // single-shot only, sized at first use
     OpId recv_op = 0;
     bool receiving = false;
+    bool multishot = false;  // recv_op is a multishot receive
+    bool pausing = false;    // the multishot receive is being cancelled (backpressure)
+    // The request being taken and its reply: reused, so a short call
+    // allocates nothing once they have grown. Slow paths move them away.
+    Request request;
+    Reply reply;
     // Sending, one message at a time. Invariant: tx and in_transit are
     // untouched while sending.
     std::deque<Reply> outbox;

@@ -79,9 +79,9 @@ void Server::step_run(Peer& c, std::uint64_t wait_id)
     ++c.jobs;
     if (worker_free_for(c, device)) {
         // Submitting inline bindings and looking at one event are short
-        // (ADR 0007); the result still arrives by post().
+        // (ADR 0007): taken at once, no post().
         run_step(*c.session, wait.request, wait.waker, *step);
-        reactor_->post([this, id = c.id, wait_id, step] { on_run_stepped(id, wait_id, step); });
+        on_run_stepped(c.id, wait_id, step);
         return;
     }
     // Hand-off reactor -> worker: the job owns a copy of the request (the
@@ -124,9 +124,13 @@ void Server::on_run_stepped(std::uint64_t id, std::uint64_t wait_id, std::shared
                     refusal(wait.request, Error::of(Errc::device_lost, VACCEL_D_PEER_GONE)));
     } else if (wait.woken) {
         step_run(c, wait_id);
+        // The step may have been answered at once, and the peer ended.
+        found = find(id);
+        if (found == nullptr)
+            return;
     }
-    arm_receive(c);
-    maybe_finish(c);
+    arm_receive(*found);
+    maybe_finish(*found);
 }
 
 }  // namespace vaccel::daemon

@@ -129,10 +129,13 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
     server->policy_ = std::make_shared<PolicyStore>(config->config().policy);
     server->limits_ = std::make_shared<PolicyLimits>(server->policy_);
 
-    auto reactor = Reactor::create(512);
+    // Receive buffers shared by every connection; a message is copied out
+    // of its buffer as it is taken, so few are needed.
+    auto reactor = Reactor::create(512, ReceiveBuffers{64, max_message_bytes});
     if (!reactor)
         return std::unexpected("cannot start io_uring: " + errno_text(-reactor.error()));
     server->reactor_ = std::move(*reactor);
+    server->multishot_ = options.multishot_receive && server->reactor_->multishot_receive();
 
     server->options_ = std::move(options);
     if (auto attached = server->attach_server_node(); !attached)
@@ -263,7 +266,6 @@ void Server::on_accept(int res)
     session_options.identity = *identity;
     session_options.policy = limits_;
     c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
-    c->rx_buffer.resize(sizeof(vaccel_msg_header) + 4096 + VACCEL_MSG_INLINE_MAX);
     spdlog::debug("vacceld: session {} opened: pid {} uid {} gid {} cgroup '{}'", c->id,
                   identity->pid, identity->uid, identity->gid, identity->cgroup);
     Peer& ref = *c;

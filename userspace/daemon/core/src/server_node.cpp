@@ -275,7 +275,7 @@ void Server::on_delivered(std::uint32_t slot, std::span<const std::byte> message
                                                           : "the session is closed")));
         return;
     }
-    dispatch(*c, std::move(*request));
+    dispatch(*c, *request);
 }
 
 void Server::on_session_open(std::uint32_t slot, std::span<const std::byte> message)

@@ -57,11 +57,8 @@ void Server::check_wait(Peer& c, std::uint64_t wait_id)
         waker = wait.waker;
     if (inline_look) {
         // The look is short (a check per handle): do it here when the worker
-        // is idle (ADR 0007); the result still arrives by post().
-        auto progress = c.session->check_wait(wait.handles, wait.flags, waker);
-        reactor_->post([this, id = c.id, wait_id, progress] {
-            on_wait_checked(id, wait_id, progress);
-        });
+        // is idle (ADR 0007), and take its result at once.
+        on_wait_checked(c.id, wait_id, c.session->check_wait(wait.handles, wait.flags, waker));
         return;
     }
     workers_[device]->push(c.id, c.weight,
@@ -131,11 +128,16 @@ void Server::on_wait_checked(std::uint64_t id, std::uint64_t wait_id,
             if (timer)
                 wait.timer = *timer;
         }
-        if (wait.woken)
+        if (wait.woken) {
             check_wait(c, wait_id);
+            // The look may have been answered at once, and the peer ended.
+            found = find(id);
+            if (found == nullptr)
+                return;
+        }
     }
-    arm_receive(c);
-    maybe_finish(c);
+    arm_receive(*found);
+    maybe_finish(*found);
 }
 
 void Server::on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res)

@@ -78,6 +78,10 @@ struct Reply {
 // says why the message is malformed (for the log); the caller closes the
 // connection.
 Result<Request> take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds);
+// The same into `into`, whose vectors keep their capacity (the reactor's
+// per-connection request: no allocation once it has grown). On failure
+// `into` is unspecified.
+Status take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds, Request& into);
 
 // Kernel transport: takes the message the module delivered into a slot's
 // buffer (`message`: the fetch completion's bytes, header + struct) as
@@ -113,6 +117,10 @@ Reply wait_reply(const Request& request, const engine::WaitProgress& progress,
 // a worker's job, never the reactor's. EVENT_WAIT here blocks like the
 // embedded transport; the daemon parks waits instead (Server).
 Reply execute(engine::Session& session, Request& request);
+// The same into `into` (its bytes keep their capacity). A request with an
+// inline payload that is no BUFFER_READ is answered with no allocation
+// here and no copy: the call runs on request.args and request.payload.
+void execute(engine::Session& session, Request& request, Reply& into);
 
 // The payload of `request`: its inline bytes, or `bytes` read from its memfd
 // or its server slot.

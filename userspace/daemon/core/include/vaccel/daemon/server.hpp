@@ -104,11 +104,18 @@ struct ServerOptions {
     // 0007). Off: every device call goes through its worker (the baseline
     // the round-trip benchmark compares with).
     bool short_calls_on_reactor = true;
+    // Socket receives are multishot into the reactor's provided buffers
+    // where the kernel has them. Off: one single-shot receive per message,
+    // what kernels without multishot recvmsg get (tests cover both).
+    bool multishot_receive = true;
 };
 
 class Server {
 public:
     static constexpr std::size_t max_outstanding = 256;
+    // The largest datagram a client may send: header, struct, inline payload.
+    static constexpr std::size_t max_message_bytes =
+        sizeof(vaccel_msg_header) + 4096 + VACCEL_MSG_INLINE_MAX;
 
     // Opens the devices, reads the config and binds the socket. The error is
     // a sentence for the operator.
@@ -148,7 +155,13 @@ private:
 
     // Socket connections (connection.cpp).
     void arm_receive(Peer& c);
+    void on_message(std::uint64_t id, Received& message);
     void on_received(std::uint64_t id, int res);
+    // Checks a datagram into c.request and dispatches it; may end `c`.
+    void take(Peer& c, std::span<const std::byte> datagram, bool truncated,
+              std::vector<UniqueFd> fds);
+    // One non-blocking sendmsg of `reply`; false if it did not go.
+    bool send_now(Peer& c, const Reply& reply);
     void pump_send(Peer& c);
     void on_sent(std::uint64_t id, int res);
 
@@ -164,15 +177,18 @@ private:
     void detach_server_node();
 
     // Every peer, either transport (peers.cpp).
-    void dispatch(Peer& c, Request request);
-    void run_on_device(Peer& c, std::uint32_t device, std::shared_ptr<Request> request);
+    // `request` may be moved from (work that outlives the call takes it).
+    void dispatch(Peer& c, Request& request);
+    void run_on_device(Peer& c, std::uint32_t device, Request& request);
     // The device's worker is idle and the peer has nothing in flight: a
     // short call may run on the reactor (ADR 0007).
     bool worker_free_for(const Peer& c, std::uint32_t device) const;
     void run_admin(Peer& c, std::shared_ptr<Request> request);
     void post_reply(std::uint64_t id, Reply reply);
     void on_job_done(std::uint64_t id, Reply reply);
-    // Delivers `reply` the peer's way (socket send, or commit on its slot).
+    // Delivers `reply` the peer's way (socket send, or commit on its slot);
+    // `reply` is left empty, its buffer kept when it went out at once.
+    void deliver(Peer& c, Reply& reply);
     void queue_reply(Peer& c, Reply reply);
     void close_peer(Peer& c, std::string_view reason, bool flush);
     // Removes `c` when nothing of it is in flight. `c` is invalid afterwards.
@@ -227,6 +243,7 @@ private:
     UniqueFd signal_fd_;
     signalfd_siginfo signal_info_{};
     OpId accept_op_ = 0;
+    bool multishot_ = false;  // socket receives are multishot (reactor buffers)
     bool accepting_ = false;
     bool stopping_ = false;
     bool stop_finishing_ = false;

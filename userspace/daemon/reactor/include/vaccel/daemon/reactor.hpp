@@ -2,15 +2,20 @@
 //
 // Owns: the io_uring ring, the table of operations in flight (one completion
 // callback each), the queue of functions posted from other threads and the
-// eventfd that wakes the loop for them. Decides: the loop's only blocking
-// point is the wait for completions in io_uring_enter (submit-and-wait); no
-// callback may block (ADR 0006). Every operation is single-shot: a caller
-// that wants the next connection or message arms the operation again from
-// its completion.
+// eventfd that wakes the loop for them, and the ring of provided buffers
+// that multishot receives fill. Decides: the loop's only blocking point is
+// the wait for completions in io_uring_enter (submit-and-wait); no callback
+// may block (ADR 0006). Every operation is single-shot but recv_multishot():
+// a caller that wants the next connection or message arms the operation
+// again from its completion.
 //
 // Threads: everything except post() and stop() must be called on the thread
-// running run() (or, before run(), on the thread that will run it).
-// post() and stop() may be called from any thread while the Reactor lives.
+// running run() (or, before run(), on any one thread: the ring is created
+// disabled and enabled by run(), so with IORING_SETUP_SINGLE_ISSUER the
+// thread that runs the loop is its one submitter). post() and stop() may be
+// called from any thread while the Reactor lives. Where the kernel accepts
+// them the ring uses SINGLE_ISSUER | DEFER_TASKRUN: completions are then
+// processed only inside the loop's own io_uring_enter.
 //
 // Completion results are the CQE's `res`: >= 0 on success (an fd for
 // accept, a byte count for recv/send/read), a negative errno on failure.
@@ -41,13 +46,14 @@
 
 #include <liburing.h>
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <expected>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -64,6 +70,31 @@ template <class T>
 using SysResult = std::expected<T, int>;
 
 using Completion = std::function<void(int res)>;
+
+// One message of a multishot receive, valid only while its completion runs
+// (its bytes then go back to the buffer ring).
+struct Received {
+    // >= 0: payload bytes (the message's length); 0 with !more: the peer
+    // closed. < 0: the receive failed and ended (-ENOBUFS: the buffer ring
+    // ran dry; arm it again).
+    int res = 0;
+    std::span<const std::byte> bytes;
+    bool truncated = false;  // MSG_TRUNC or MSG_CTRUNC: bytes or descriptors cut
+    bool more = false;       // still armed: more completions follow
+    // Descriptors that came with it; those not taken are closed afterwards.
+    std::array<int, Message::max_fds> fds{};
+    std::size_t fd_count = 0;
+    std::vector<UniqueFd> take_fds();
+};
+using ReceiveCompletion = std::function<void(Received& message)>;
+
+// Provided buffers for multishot receives: `count` (a power of two) buffers
+// each holding a message of up to `bytes`. count 0: none (recv_multishot()
+// then fails with -EOPNOTSUPP).
+struct ReceiveBuffers {
+    unsigned count = 0;
+    std::size_t bytes = 0;
+};
 // An eventfd read: res is 8 on success, `count` the counter it drained.
 using CounterCompletion = std::function<void(int res, std::uint64_t count)>;
 
@@ -74,7 +105,10 @@ class Reactor {
 public:
     // A ring of `entries` submission slots (the completion queue is twice
     // that). Fails with the negative errno of io_uring_queue_init/eventfd.
-    static SysResult<std::unique_ptr<Reactor>> create(unsigned entries = 256);
+    // `buffers`: see ReceiveBuffers; a kernel without buffer rings (< 5.19)
+    // or multishot recvmsg (< 6.0) leaves recv_multishot() unsupported.
+    static SysResult<std::unique_ptr<Reactor>> create(unsigned entries = 256,
+                                                      ReceiveBuffers buffers = {});
     // Call only on the reactor thread, with run() not running. Operations
     // still in flight (run() never ran) are cancelled and reaped without
     // running their completions, so no caller buffer is touched afterwards.
@@ -92,6 +126,12 @@ public:
     // One recvmsg(MSG_CMSG_CLOEXEC): res = bytes (0: the peer closed). Before
     // `done` runs, received descriptors are collected into `message`.
     SysResult<OpId> recv_message(int fd, Message& message, Completion done);
+    // A multishot recvmsg(MSG_CMSG_CLOEXEC) into the provided buffers: `done`
+    // runs once per message while `more`; the last completion (more false:
+    // EOF, an error, cancel, -ENOBUFS) ends the operation. -EOPNOTSUPP when
+    // unsupported (see multishot_receive()).
+    SysResult<OpId> recv_multishot(int fd, ReceiveCompletion done);
+    bool multishot_receive() const { return buffer_ring_ != nullptr; }
     // One sendmsg(MSG_NOSIGNAL): res = bytes sent.
     SysResult<OpId> send_message(int fd, Message& message, Completion done);
     // One 8-byte read of an eventfd: drains its counter.
@@ -133,20 +173,24 @@ public:
 
     // Operations in flight (reactor thread). Includes the reactor's own
     // wake-up read while run() is looping.
-    std::size_t in_flight() const { return ops_.size(); }
+    std::size_t in_flight() const { return live_; }
     // uring_cmds among them (reactor thread).
     std::size_t commands_in_flight() const { return commands_; }
 
 private:
-    enum class OpKind : std::uint8_t { plain, receive, counter, timeout, command, internal };
+    enum class OpKind : std::uint8_t { plain, receive, multishot, counter, timeout, command, internal };
 
-    // Invariant: an Op lives in ops_ from its SQE's preparation until its
-    // CQE is reaped; the kernel may write `count` and read `when` only in
-    // that window, and unordered_map never moves its elements.
+    // Invariant: an Op holds its slot of ops_ from its SQE's preparation
+    // until its last CQE is reaped; the kernel may write `count` and read
+    // `when` only in that window, and a deque never moves its elements.
+    // id 0: the slot is free.
     struct Op {
+        OpId id = 0;
+        std::uint32_t generation = 0;
         OpKind kind = OpKind::plain;
         Completion done;
         CounterCompletion counted;
+        ReceiveCompletion received;
         Message* message = nullptr;
         __kernel_timespec when{};
         std::uint64_t count = 0;
@@ -158,22 +202,38 @@ private:
     // Registers an op for `sqe` (stamping its id as user_data); the caller
     // fills in the callback.
     std::pair<OpId, Op*> track(io_uring_sqe* sqe, OpKind kind);
+    Op* find_op(OpId id);
+    void release(Op& op);
     void complete(const io_uring_cqe& cqe);
+    void deliver(Op& op, const io_uring_cqe& cqe);
+    void give_back_buffer(unsigned id);
+    bool setup_buffers(ReceiveBuffers buffers);
     void arm_wake_read();
     void run_posted();
     void begin_stop();
 
     io_uring ring_{};
     bool ring_ready_ = false;
+    bool ring_disabled_ = false;  // created disabled; run() enables it
     UniqueFd wake_fd_;  // eventfd written by post(), read by the loop
     OpId wake_id_ = 0;  // the loop's own read of wake_fd_: never cancellable by callers
-    std::unordered_map<OpId, Op> ops_;
-    OpId next_id_ = 1;
+    // Slots of operations; id = generation << 32 | (index + 1).
+    std::deque<Op> ops_;
+    std::vector<std::uint32_t> free_ops_;
+    std::size_t live_ = 0;
+    // The provided buffers (IORING_REGISTER_PBUF_RING, group 0).
+    io_uring_buf_ring* buffer_ring_ = nullptr;
+    std::byte* buffer_memory_ = nullptr;
+    std::size_t buffer_map_bytes_ = 0;
+    ReceiveBuffers buffers_{};
+    std::size_t buffer_stride_ = 0;
+    msghdr multishot_header_{};  // read by the kernel at each multishot prep
     std::size_t commands_ = 0;  // ops_ of kind command
     bool stopping_ = false;
 
     std::mutex posted_mutex_;  // guards posted_
     std::vector<std::function<void()>> posted_;
+    std::vector<std::function<void()>> running_;  // the batch being run (reactor thread)
 };
 
 }  // namespace vaccel::daemon
