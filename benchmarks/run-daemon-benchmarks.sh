@@ -5,8 +5,9 @@
 #
 # Starts vacceld from BUILD_DIR on a private socket (serving the CPU device
 # with default limits), runs the SOCK_SEQPACKET floor, the no-op round trip
-# (socket vs in process vs floor), the 1/4/16-client throughput and the
-# 64 MiB transfer benchmarks against it, then stops it with SIGTERM and
+# (socket vs in process vs floor), the 1/4/16-client throughput, the
+# 64 MiB transfer and the fast-path (vaccel_run, mapped buffers) benchmarks
+# against it, then stops it with SIGTERM and
 # checks that it exited cleanly. Each benchmark prints its figures beside
 # the floor or baseline it measured in the same run. (Run bench_roundtrip
 # alone to also get the set with every process pinned to one CPU: that one
@@ -29,7 +30,7 @@ if [[ -z "$vacceld" || ! -x "$vacceld" ]]; then
     echo "run-daemon-benchmarks: no vacceld in $build; build it (cmake --build $build --target vacceld) or set VACCELD" >&2
     exit 1
 fi
-for program in bench_seqpacket_floor bench_roundtrip bench_throughput bench_transfer; do
+for program in bench_seqpacket_floor bench_roundtrip bench_throughput bench_transfer bench_fastpath; do
     if [[ ! -x "$bench/$program" ]]; then
         echo "run-daemon-benchmarks: $bench/$program is missing; build the benchmarks first" >&2
         exit 1
@@ -83,6 +84,7 @@ run "$bench/bench_seqpacket_floor"
 run "$bench/bench_roundtrip" --socket "$socket"
 run "$bench/bench_throughput" --socket "$socket"
 run "$bench/bench_transfer" --socket "$socket"
+run "$bench/bench_fastpath" --socket "$socket"
 
 stop_daemon
 status=$?
