@@ -74,7 +74,8 @@ int main(int argc, char** argv)
     const unsigned warmup = option(argc, argv, "--warmup", 100);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
-    Path paths[3] = {{"kernel", {}, {}}, {"socket", {}, {}}, {"embedded", {}, {}}};
+    Path paths[3] = {{"kernel", {}, {}, {}, true}, {"socket", {}, {}, {}, true},
+                     {"embedded", {}, {}, {}, true}};
     for (Path& path : paths) {
         if (!path.client.open(path.transport)) {
             std::printf("VMBENCH FAIL: cannot open a %s client\n", path.transport);
