@@ -34,7 +34,7 @@
 #include "support/noop_client.hpp"
 #include "support/seqpacket_floor.hpp"
 #include "support/transfer_rates.hpp"
-#include "support/vacceld_process.hpp"
+#include "support/reach_daemon.hpp"
 
 using namespace vaccel::bench;
 

@@ -16,7 +16,7 @@
 
 #include "support/forked_clients.hpp"
 #include "support/noop_client.hpp"
-#include "support/vacceld_process.hpp"
+#include "support/reach_daemon.hpp"
 
 using namespace vaccel::bench;
 

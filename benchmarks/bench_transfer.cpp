@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "support/transfer_rates.hpp"
-#include "support/vacceld_process.hpp"
+#include "support/reach_daemon.hpp"
 
 using namespace vaccel::bench;
 
