@@ -98,6 +98,7 @@ bench: deps
 	$(BUILD)/benchmarks/bench_roundtrip
 	$(BUILD)/benchmarks/bench_throughput
 	$(BUILD)/benchmarks/bench_transfer
+	$(BUILD)/benchmarks/bench_fastpath
 	$(BUILD)/benchmarks/bench_fairness
 	$(BUILD)/benchmarks/bench_cpu_ops benchmarks/numpy_baseline.py
 

@@ -37,7 +37,7 @@
 
 #include "support/backend_runs.hpp"
 #include "support/raw_cuda.hpp"
-#include "support/vacceld_process.hpp"
+#include "support/reach_daemon.hpp"
 #include "vaccel/backend/cuda.hpp"
 #include "vaccel/vaccel.h"
 

@@ -45,7 +45,7 @@
 #ifdef VACCEL_BENCH_CUDA
 #include "support/raw_cuda.hpp"
 #endif
-#include "support/vacceld_process.hpp"
+#include "support/reach_daemon.hpp"
 
 using namespace vaccel::bench;
 

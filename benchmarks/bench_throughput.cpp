@@ -6,114 +6,51 @@
 // the clients' rates is printed per N, beside one client in process
 // (embedded transport) with the same ring as the baseline. Each submission
 // is three calls (submit, wait, destroy); the clients are single-threaded.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "support/latency.hpp"
+#include "support/forked_clients.hpp"
 #include "support/noop_client.hpp"
-#include "support/vacceld_process.hpp"
+#include "support/reach_daemon.hpp"
 
 using namespace vaccel::bench;
 
 namespace {
 
-struct ClientResult {
-    std::uint64_t submissions = 0;
-    std::uint64_t elapsed_ns = 0;
-    std::int32_t failed = 0;
-};
-
-// In the child: prepare, report ready, wait for the start, run, report.
-[[noreturn]] void client_process(const char* transport, unsigned in_flight, double seconds,
-                                 int ready_fd, int start_fd, int result_fd)
-{
-    ClientResult result;
-    NoopClient client;
-    std::vector<std::uint64_t> events(in_flight, 0);
-    bool ok = client.open(transport, in_flight);
-    const char ready = ok ? 'r' : 'f';
-    (void)!write(ready_fd, &ready, 1);
-    char go = 0;
-    (void)!read(start_fd, &go, 1);  // EOF: every client is ready
-    if (ok) {
-        for (unsigned i = 0; ok && i < in_flight; ++i) ok = client.submit(i, &events[i]) == 0;
-        const std::uint64_t start = monotonic_ns();
-        const std::uint64_t end = start + static_cast<std::uint64_t>(seconds * 1e9);
-        std::uint64_t now = start;
-        for (unsigned slot = 0; ok && now < end; slot = (slot + 1) % in_flight) {
-            ok = client.wait(events[slot]) == 0 && client.destroy(events[slot]) == 0 &&
-                 client.submit(slot, &events[slot]) == 0;
-            ++result.submissions;
-            now = monotonic_ns();
-        }
-        result.elapsed_ns = now - start;
-        for (unsigned i = 0; ok && i < in_flight; ++i)
-            ok = client.wait(events[i]) == 0 && client.destroy(events[i]) == 0;
-    }
-    result.failed = ok ? 0 : 1;
-    client.close();
-    (void)!write(result_fd, &result, sizeof result);
-    _exit(ok ? 0 : 1);
-}
-
-// Runs `clients` client processes at once; the summed submissions/s, or a
-// negative value on a failure.
+// One client keeping `in_flight` submissions queued: each step waits for
+// the oldest, destroys it and submits again in its place.
 double run_clients(const char* transport, unsigned clients, unsigned in_flight, double seconds)
 {
-    int ready[2], start[2], results[2];
-    if (pipe(ready) != 0 || pipe(start) != 0 || pipe(results) != 0) {
-        std::perror("pipe");
-        return -1;
-    }
-    std::vector<pid_t> children;
-    for (unsigned i = 0; i < clients; ++i) {
-        const pid_t pid = fork();
-        if (pid < 0) {
-            std::perror("fork");
-            break;
-        }
-        if (pid == 0) {
-            close(ready[0]);
-            close(start[1]);
-            close(results[0]);
-            client_process(transport, in_flight, seconds, ready[1], start[0], results[1]);
-        }
-        children.push_back(pid);
-    }
-    close(ready[1]);
-    close(start[0]);
-    close(results[1]);
-    bool ok = children.size() == clients;
-    for (std::size_t i = 0; i < children.size(); ++i) {
-        char c = 0;
-        if (read(ready[0], &c, 1) != 1 || c != 'r') ok = false;
-    }
-    close(start[1]);  // the start signal: EOF for every client at once
-    double rate = 0;
-    for (std::size_t i = 0; i < children.size(); ++i) {
-        ClientResult r;
-        if (read(results[0], &r, sizeof r) != static_cast<ssize_t>(sizeof r) || r.failed != 0 ||
-            r.elapsed_ns == 0) {
-            ok = false;
-            continue;
-        }
-        rate += static_cast<double>(r.submissions) / (static_cast<double>(r.elapsed_ns) / 1e9);
-    }
-    for (pid_t pid : children) {
-        int status = 0;
-        waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ok = false;
-    }
-    close(ready[0]);
-    close(results[0]);
-    return ok ? rate : -1;
+    return forked_rate(clients, seconds, [=] {
+        auto client = std::make_shared<NoopClient>();
+        auto events = std::make_shared<std::vector<std::uint64_t>>(in_flight, 0);
+        auto slot = std::make_shared<unsigned>(0);
+        if (!client->open(transport, in_flight)) return ClientLoop{};
+        ClientLoop loop;
+        loop.begin = [=] {
+            for (unsigned i = 0; i < in_flight; ++i)
+                if (client->submit(i, &(*events)[i]) != 0) return false;
+            return true;
+        };
+        loop.step = [=] {
+            std::uint64_t& event = (*events)[*slot];
+            const bool ok = client->wait(event) == 0 && client->destroy(event) == 0 &&
+                            client->submit(*slot, &event) == 0;
+            *slot = (*slot + 1) % in_flight;
+            return ok;
+        };
+        loop.finish = [=] {
+            for (std::uint64_t event : *events)
+                if (client->wait(event) != 0 || client->destroy(event) != 0) return false;
+            return true;
+        };
+        return loop;
+    });
 }
 
 std::vector<unsigned> parse_counts(const std::string& text)

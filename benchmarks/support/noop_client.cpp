@@ -9,12 +9,12 @@
 
 namespace vaccel::bench {
 
-std::vector<std::uint8_t> noop_program()
+std::vector<std::uint8_t> noop_program(std::int64_t elements)
 {
     tosa::GraphBuilder builder;
-    const auto a = builder.tensor("a", {1}, tosa::DType::fp32);
-    const auto b = builder.tensor("b", {1}, tosa::DType::fp32);
-    const auto c = builder.tensor("c", {1}, tosa::DType::fp32);
+    const auto a = builder.tensor("a", {elements}, tosa::DType::fp32);
+    const auto b = builder.tensor("b", {elements}, tosa::DType::fp32);
+    const auto c = builder.tensor("c", {elements}, tosa::DType::fp32);
     builder.op(tosa::Op::add, {a, b}, {c});
     builder.input(a);
     builder.input(b);
@@ -44,7 +44,7 @@ int allocate(vaccel_client* client, std::uint64_t context, std::uint64_t bytes,
 }
 
 bool NoopClient::open(const char* transport, unsigned outputs, const char* driver,
-                      const std::vector<std::uint8_t>& kernel)
+                      const std::vector<std::uint8_t>& kernel, std::int64_t elements)
 {
     int rc = vaccel_client_open(transport, &client_);
     if (rc != 0) {
@@ -71,7 +71,8 @@ bool NoopClient::open(const char* transport, unsigned outputs, const char* drive
     if ((rc = vaccel_context_create(client_, device, &context_)) != 0)
         return report("context create", rc), false;
     launches_ = !kernel.empty();
-    const std::vector<std::uint8_t> program = launches_ ? kernel : noop_program();
+    bytes_ = static_cast<std::uint64_t>(elements) * 4;
+    const std::vector<std::uint8_t> program = launches_ ? kernel : noop_program(elements);
     if ((rc = vaccel_program_load(client_, context_,
                                   launches_ ? VACCEL_FORMAT_CUDA_PTX : VACCEL_FORMAT_TOSA, nullptr,
                                   program.data(), program.size(), &program_, nullptr, nullptr)) != 0)
@@ -79,14 +80,15 @@ bool NoopClient::open(const char* transport, unsigned outputs, const char* drive
     if ((rc = vaccel_queue_create(client_, context_, &queue_)) != 0)
         return report("queue create", rc), false;
     const float one = 1.0f, two = 2.0f;
-    if (allocate(client_, context_, 4, &a_) != 0 || allocate(client_, context_, 4, &b_) != 0)
+    if (allocate(client_, context_, bytes_, &a_) != 0 ||
+        allocate(client_, context_, bytes_, &b_) != 0)
         return false;
     if ((rc = vaccel_buffer_write(client_, a_, 0, &one, 4)) != 0 ||
         (rc = vaccel_buffer_write(client_, b_, 0, &two, 4)) != 0)
         return report("buffer write", rc), false;
     outputs_.resize(outputs);
     for (std::uint64_t& output : outputs_)
-        if (allocate(client_, context_, 4, &output) != 0) return false;
+        if (allocate(client_, context_, bytes_, &output) != 0) return false;
     return true;
 }
 
@@ -107,13 +109,27 @@ int NoopClient::submit(unsigned output, std::uint64_t* event)
                                      nullptr, 0, 0, event);
         return rc == 0 ? 0 : report("launch", rc);
     }
-    const vaccel_binding bindings[3] = {
-        {.slot = 0, .access = VACCEL_ACCESS_READ, .buffer = a_, .offset = 0, .bytes = 4},
-        {.slot = 1, .access = VACCEL_ACCESS_READ, .buffer = b_, .offset = 0, .bytes = 4},
-        {.slot = 2, .access = VACCEL_ACCESS_WRITE, .buffer = outputs_[output], .offset = 0, .bytes = 4},
-    };
-    const int rc = vaccel_submit(client_, queue_, program_, bindings, 3, 0, event);
+    const auto bindings = bind(output);
+    const int rc = vaccel_submit(client_, queue_, program_, bindings.data(), 3, 0, event);
     return rc == 0 ? 0 : report("submit", rc);
+}
+
+int NoopClient::run(unsigned output)
+{
+    const auto bindings = bind(output);
+    struct vaccel_status failure{};
+    const int rc = vaccel_run(client_, queue_, program_, bindings.data(), 3, 0, &failure);
+    return rc == 0 ? 0 : report("run", rc);
+}
+
+std::array<vaccel_binding, 3> NoopClient::bind(unsigned output) const
+{
+    return {{
+        {.slot = 0, .access = VACCEL_ACCESS_READ, .buffer = a_, .offset = 0, .bytes = bytes_},
+        {.slot = 1, .access = VACCEL_ACCESS_READ, .buffer = b_, .offset = 0, .bytes = bytes_},
+        {.slot = 2, .access = VACCEL_ACCESS_WRITE, .buffer = outputs_[output], .offset = 0,
+         .bytes = bytes_},
+    }};
 }
 
 int NoopClient::wait(std::uint64_t event)

@@ -8,14 +8,7 @@
 
 #include "vaccel/backend/registry.hpp"
 
-// Last: cmocka.h defines a `fail` macro that clashes with vaccel::fail.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-extern "C" {
-#include <cmocka.h>
-}
+#include "cmocka.hpp"
 
 using namespace vaccel;
 using namespace vaccel::backend;

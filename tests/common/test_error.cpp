@@ -11,17 +11,6 @@ using namespace vaccel;
 
 namespace {
 
-bool contains(const std::string& text, const char* part)
-{
-    return text.find(part) != std::string::npos;
-}
-
-#define assert_contains(text, part)                                                         \
-    do {                                                                                    \
-        if (!contains((text), (part)))                                                      \
-            fail_msg("\"%s\" does not contain \"%s\"", (text).c_str(), (part));             \
-    } while (0)
-
 void error_name_names_every_code(void**)
 {
     assert_string_equal(error_name(Errc::unsupported).data(), "Unsupported");

@@ -1,28 +1,10 @@
 // test_support.hpp - CMocka for C++ and the assertions the common tests share.
 //
-// Owns the include dance CMocka 1.1.5 needs in C++ (its header has no
-// extern "C" guard, needs the C headers below first, and defines a fail()
-// macro that clashes with vaccel::fail) and
-// assert_refused(), which checks a refusal field by field.
+// Owns assert_refused(), which checks a refusal field by field, and
+// assert_ok(); CMocka itself is tests/support/cmocka.hpp's.
 #pragma once
 
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-extern "C" {
-#include <cmocka.h>
-}
-// CMocka's fail() macro would swallow vaccel::fail(); keep the function and
-// give CMocka's failure its own name (fail_msg keeps working).
-#undef fail
-#undef fail_msg
-#define cmocka_fail() _fail(__FILE__, __LINE__)
-#define fail_msg(msg, ...)                                                                   \
-    do {                                                                                     \
-        print_error("ERROR: " msg "\n", ##__VA_ARGS__);                                      \
-        cmocka_fail();                                                                       \
-    } while (0)
+#include "cmocka.hpp"
 
 #include <cstdio>
 

@@ -1,6 +1,6 @@
 // cpu_test_support.hpp - what the CPU backend tests share.
 //
-// Owns: the CMocka include dance for C++ (included last, see below), refusal assertions, and a rig that
+// Owns: refusal assertions and a rig that
 // opens the CPU backend with a context and a queue, loads graphs built with
 // the TOSA GraphBuilder, runs them through the Backend interface only and
 // checks that releasing everything leaves every live counter at zero.
@@ -18,15 +18,7 @@
 #include "vaccel/tosa/builder.hpp"
 #include "vaccel/tosa/graph.hpp"
 
-// Last: cmocka.h defines a `fail` macro that would clash with vaccel::fail
-// and std::ios::fail in any header included after it.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-extern "C" {
-#include <cmocka.h>
-}
+#include "cmocka.hpp"
 
 namespace cpu_test {
 

@@ -13,13 +13,7 @@
 #include "fair_queue.hpp"
 #include "objects.hpp"
 
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-extern "C" {
-#include <cmocka.h>
-}
+#include "cmocka.hpp"
 
 namespace {
 

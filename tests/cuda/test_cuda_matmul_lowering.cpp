@@ -15,14 +15,7 @@
 #include "vaccel/tosa/builder.hpp"
 #include "vaccel/tosa/plan.hpp"
 
-// Last: cmocka.h defines a `fail` macro that clashes with vaccel::fail.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-extern "C" {
-#include <cmocka.h>
-}
+#include "cmocka.hpp"
 
 namespace {
 

@@ -11,14 +11,7 @@
 #include "host_protocol.hpp"
 #include "host_proxy.hpp"
 #include "vaccel/backend/cuda.hpp"
-// cmocka.h last: it defines a `fail` macro.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-extern "C" {
-#include <cmocka.h>
-}
+#include "cmocka.hpp"
 
 namespace {
 

@@ -8,14 +8,7 @@
 #include <vector>
 
 #include "jit_cache.hpp"
-// cmocka.h last: it defines a `fail` macro.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-extern "C" {
-#include <cmocka.h>
-}
+#include "cmocka.hpp"
 
 namespace {
 

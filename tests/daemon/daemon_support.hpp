@@ -1,12 +1,12 @@
 // daemon_support.hpp - a real vacceld process on a private socket and a raw
 // wire client, for the daemon's tests.
 //
-// Owns: the daemon's temporary directory (mkdtemp, made 0755 so a client
-// that drops to another uid can still reach the socket), its config file and
-// its process; a client that speaks the wire protocol with the codec only
-// (no libvaccel). Decides: a test waits for the daemon by polling for a
-// connectable socket (5 s at most) and for a reply by poll() (5 s at most),
-// so a broken daemon fails a test instead of hanging it.
+// Owns: the daemon (tests/support/vacceld_process.hpp: its directory, made
+// 0755 so a client that drops to another uid can still reach the socket,
+// config file and process); a client that speaks the wire protocol with
+// the codec only (no libvaccel). Decides: a test waits for the daemon by
+// polling for a connectable socket (5 s at most) and for a reply by poll()
+// (5 s at most), so a broken daemon fails a test instead of hanging it.
 #pragma once
 
 #include <fcntl.h>
@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "vacceld_process.hpp"
 #include "vaccel/common/codec.hpp"
 #include "vaccel/daemon/unique_fd.hpp"
 
@@ -62,89 +63,38 @@ inline UniqueFd connect_to(const std::string& path)
     return fd;
 }
 
+// vacceld with `config_text` as its config (nullopt: no file), serving the
+// CPU alone at log level debug: these tests are about the daemon, not about
+// which devices the machine has. Fails the test when it does not start.
 class DaemonProcess {
 public:
-    // Starts vacceld with `config_text` as its config (nullopt: no file).
     explicit DaemonProcess(std::optional<std::string> config_text = std::string(),
                            std::vector<std::string> extra = {})
     {
-        char pattern[] = "/tmp/vacceld-test-XXXXXX";
-        dir_ = ::mkdtemp(pattern);
-        ::chmod(dir_.c_str(), 0755);
-        socket_ = (dir_ / "vacceld.sock").string();
-        config_ = dir_ / "vacceld.toml";
-        if (config_text)
-            write_text(config_, *config_text);
-        // The CPU alone: these tests are about the daemon, not about which
-        // devices the machine has (a Vulkan device would be served too).
-        std::vector<std::string> args = {VACCELD_PATH, "--socket", socket_, "--config",
-                                         config_.string(), "--log-level", "debug",
-                                         "--devices", "cpu"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        const std::string log = (dir_ / "vacceld.log").string();
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            // A failed test leaves by longjmp, skipping ~DaemonProcess: the
-            // daemon then dies with the test instead of outliving it.
-            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-            const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            ::dup2(out, STDOUT_FILENO);
-            ::dup2(out, STDERR_FILENO);
-            std::vector<char*> argv;
-            for (auto& a : args)
-                argv.push_back(a.data());
-            argv.push_back(nullptr);
-            ::execv(argv[0], argv.data());
-            ::_exit(127);
-        }
-        for (int i = 0; i < 500; ++i) {
-            if (connect_to(socket_))
-                return;
-            int status = 0;
-            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-                pid_ = -1;
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        fail_msg("vacceld did not start; its log:\n%s", log_text().c_str());
+        VacceldOptions options;
+        options.binary = VACCELD_PATH;
+        options.config = std::move(config_text);
+        options.log_level = "debug";
+        options.args = {"--devices", "cpu"};
+        options.args.insert(options.args.end(), extra.begin(), extra.end());
+        options.ready_within = std::chrono::seconds(5);
+        if (!process_.start(options))
+            fail_msg("vacceld did not start (%s); its log:\n%s", process_.error().c_str(),
+                     process_.log_text().c_str());
+        config_ = process_.config_path();
     }
 
-    ~DaemonProcess()
-    {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
-        std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
-    }
+    void signal(int signo) { process_.signal(signo); }
+    // The exit status (5 s at most); -1 if it did not exit.
+    int wait_exit() { return process_.wait_exit(); }
 
-    // Sends `signal` and, for a stop, waits (5 s at most) for the exit
-    // status; -1 if it did not exit.
-    void signal(int signo) { ::kill(pid_, signo); }
-    int wait_exit()
-    {
-        for (int i = 0; i < 500; ++i) {
-            int status = 0;
-            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-                pid_ = -1;
-                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        return -1;
-    }
-
-    const std::string& socket() const { return socket_; }
+    const std::string& socket() const { return process_.socket_path(); }
     const std::filesystem::path& config() const { return config_; }
-    std::string log_text() const { return read_text(dir_ / "vacceld.log"); }
+    std::string log_text() const { return process_.log_text(); }
 
 private:
-    std::filesystem::path dir_;
-    std::string socket_;
+    VacceldProcess process_;
     std::filesystem::path config_;
-    pid_t pid_ = -1;
 };
 
 // One reply as received.

@@ -1,17 +1,15 @@
 # lib.sh - shared by the daemon end-to-end scripts (sourced, not run).
 #
-# Owns: the private daemon of one test (its scratch directory, socket,
-# config and log), the client processes a test starts in the background,
-# and the checks every script uses. Decides:
+# Owns: the scratch directory of one test and the checks every script
+# uses; the private daemon and the processes a test tracks are
+# tests/support/vacceld.sh's. Decides:
 #  - every script is called as SCRIPT VACCELD VACCELCTL CLIENT FIXTURE [ARGS];
 #    sourcing this file takes the first four (the script's own arguments
 #    remain in "$@");
-#  - the daemon listens on a socket inside a fresh mkdtemp directory; the
-#    clients find it through VACCEL_SOCKET and always use the socket
-#    transport (VACCEL_TRANSPORT=socket, never a silent fallback);
-#  - on every exit path (success, failed check, error, signal) each process
-#    the test started is killed with SIGKILL and reaped, and the scratch
-#    directory removed; a failure prints the daemon's log first.
+#  - the daemon listens on a socket inside a fresh mkdtemp directory (made
+#    0755); the clients find it through VACCEL_SOCKET and always use the
+#    socket transport (VACCEL_TRANSPORT=socket, never a silent fallback);
+#  - $config is the daemon's config file ($daemon_config).
 set -euo pipefail
 
 vacceld=$1 ctl=$2 client=$3 fixture=$4
@@ -20,41 +18,17 @@ shift 4
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/vaccel-daemon-e2e.XXXXXX")
 # Other users (the non-admin test) must reach the socket inside it.
 chmod 0755 "$scratch"
-export VACCEL_TRANSPORT=socket
-export VACCEL_SOCKET=$scratch/run/vacceld.sock
-config=$scratch/vacceld.toml
-daemon_log=$scratch/vacceld.log
-daemon_pid=
-started_pids=()
-
-cleanup() {
-	local status=$?
-	local pid
-	for pid in "${started_pids[@]}" $daemon_pid; do
-		kill -9 "$pid" 2>/dev/null || true
-	done
-	for pid in "${started_pids[@]}" $daemon_pid; do
-		wait "$pid" 2>/dev/null || true
-	done
-	if [ "$status" -ne 0 ] && [ -f "$daemon_log" ]; then
-		echo "--- vacceld log (last 40 lines)" >&2
-		tail -n 40 "$daemon_log" >&2
-	fi
-	rm -rf "$scratch"
-	exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
 }
 
-# track PID: kill it on exit if it is still running then.
-track() {
-	started_pids+=("$1")
-}
+# The daemon, its socket, config and log; track, start_daemon, stop_daemon,
+# kill_daemon and the cleanup on exit.
+source "$(dirname "${BASH_SOURCE[0]}")/../support/vacceld.sh"
+export VACCEL_TRANSPORT=socket
+config=$daemon_config
 
 # write_config [RULE-LINES...]: a config serving the CPU device with the
 # given lines appended (e.g. '[[rule]]' 'uid = 0' 'buffers = 5').
@@ -65,42 +39,6 @@ write_config() {
 		local line
 		for line in "$@"; do echo "$line"; done
 	} >"$config"
-}
-
-# start_daemon: vacceld on the private socket with $config; returns once it
-# logs that it serves (10 s at most; the log is appended to across restarts,
-# so it waits for one more "serving" line than there was).
-start_daemon() {
-	[ -f "$config" ] || write_config
-	local served
-	served=$(grep -c "vacceld: serving .* on $VACCEL_SOCKET" "$daemon_log" 2>/dev/null || true)
-	"$vacceld" --socket "$VACCEL_SOCKET" --config "$config" --log-level info \
-		2>>"$daemon_log" &
-	daemon_pid=$!
-	local tries
-	for tries in $(seq 100); do
-		[ "$(grep -c "vacceld: serving .* on $VACCEL_SOCKET" "$daemon_log")" -gt "${served:-0}" ] &&
-			return 0
-		kill -0 "$daemon_pid" 2>/dev/null || fail "vacceld exited before serving"
-		sleep 0.1
-	done
-	fail "vacceld did not report serving on $VACCEL_SOCKET within 10 s"
-}
-
-# stop_daemon: SIGTERM, and the daemon must exit 0 (a clean stop).
-stop_daemon() {
-	kill -TERM "$daemon_pid"
-	local status=0
-	wait "$daemon_pid" || status=$?
-	daemon_pid=
-	[ "$status" -eq 0 ] || fail "vacceld exited $status after SIGTERM (expected 0)"
-}
-
-# kill_daemon: SIGKILL, reaped.
-kill_daemon() {
-	kill -9 "$daemon_pid"
-	wait "$daemon_pid" 2>/dev/null || true
-	daemon_pid=
 }
 
 # wait_for_socket_refused: until connecting to the socket is refused (2 s at

@@ -1,7 +1,6 @@
-// engine_support.hpp - CMocka for C++ and the helpers the engine tests share.
+// engine_support.hpp - the helpers the engine tests share.
 //
-// Owns: the CMocka include dance (no extern "C" guard in 1.1.5), a device
-// manager over a real CPU backend, typed Session::call() and the assertion
+// Owns: a device manager over a real CPU backend, typed Session::call() and the assertion
 // of a refusal field by field.
 #pragma once
 
@@ -15,15 +14,7 @@
 #include "vaccel/engine/device_manager.hpp"
 #include "vaccel/engine/session.hpp"
 
-// CMocka last: it defines a function-like macro fail() that would break the
-// project's vaccel::fail() and std::basic_ios::fail() if they came after it.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-extern "C" {
-#include <cmocka.h>
-}
+#include "cmocka.hpp"
 
 namespace vaccel::test {
 

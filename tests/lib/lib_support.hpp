@@ -1,6 +1,6 @@
-// lib_support.hpp - CMocka for C++ and helpers the libvaccel tests share.
+// lib_support.hpp - helpers the libvaccel tests share.
 //
-// Owns: the CMocka include dance, and a prepared ADD / MATMUL run through
+// Owns: a prepared ADD / MATMUL run through
 // the C API (context, three buffers, program, queue).
 #pragma once
 
@@ -10,15 +10,7 @@
 
 #include "vaccel/vaccel.h"
 
-// CMocka last: it defines a function-like macro fail() that would break the
-// project's vaccel::fail() and std::basic_ios::fail() if they came after it.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-extern "C" {
-#include <cmocka.h>
-}
+#include "cmocka.hpp"
 
 // A call that must return 0; prints the library's own sentence otherwise.
 #define assert_call(expr)                                                                     \

@@ -9,13 +9,9 @@
 #include <string>
 #include <vector>
 
-// The project's headers come first: CMocka defines a macro named fail().
+#include "cmocka.hpp"
 #include "vaccel/tosa/builder.hpp"
 #include "vaccel/tosa/graph.hpp"
-
-extern "C" {
-#include <cmocka.h>
-}
 
 namespace vaccel::tosa::test {
 

@@ -7,7 +7,7 @@
 #include "admin_documents.hpp"
 #include "admin_report.hpp"
 
-#include "cmocka.hpp"  // last: see cmocka.hpp
+#include "cmocka.hpp"
 
 using namespace vaccel::ctl;
 

@@ -7,7 +7,7 @@
 #include "device_spec.hpp"
 #include "vaccel.h"
 
-#include "cmocka.hpp"  // last: see cmocka.hpp
+#include "cmocka.hpp"
 
 using namespace vaccel::ctl;
 

@@ -12,7 +12,7 @@
 
 #include "vaccel/npy/npy.hpp"
 
-#include "cmocka.hpp"  // last: see cmocka.hpp
+#include "cmocka.hpp"
 
 using vaccel::npy::Array;
 using vaccel::npy::DType;

@@ -6,7 +6,7 @@
 
 #include "report.hpp"
 
-#include "cmocka.hpp"  // last: see cmocka.hpp
+#include "cmocka.hpp"
 
 using namespace vaccel::ctl;
 

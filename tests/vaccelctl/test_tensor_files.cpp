@@ -5,7 +5,7 @@
 
 #include "tensor_files.hpp"
 
-#include "cmocka.hpp"  // last: see cmocka.hpp
+#include "cmocka.hpp"
 
 using namespace vaccel::ctl;
 

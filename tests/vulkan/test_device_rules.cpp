@@ -5,7 +5,7 @@
 
 #include "device_rules.hpp"
 
-#include "cmocka_support.hpp"
+#include "cmocka.hpp"
 
 using namespace vaccel::backend::vulkan;
 

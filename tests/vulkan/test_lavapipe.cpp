@@ -12,7 +12,7 @@
 #include "vaccel/backend/registry.hpp"
 #include "vaccel/backend/vulkan.hpp"
 
-#include "cmocka_support.hpp"
+#include "cmocka.hpp"
 
 using namespace vaccel;
 using namespace vaccel::backend;

@@ -6,7 +6,7 @@
 #include "memory_plan.hpp"
 #include "vaccel.h"
 
-#include "cmocka_support.hpp"
+#include "cmocka.hpp"
 
 using namespace vaccel::backend::vulkan;
 

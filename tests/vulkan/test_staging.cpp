@@ -8,7 +8,7 @@
 
 #include "staging.hpp"
 
-#include "cmocka_support.hpp"
+#include "cmocka.hpp"
 
 using namespace vaccel;
 using namespace vaccel::backend::vulkan;

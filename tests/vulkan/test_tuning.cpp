@@ -4,7 +4,7 @@
 
 #include "tuning.hpp"
 
-#include "cmocka_support.hpp"
+#include "cmocka.hpp"
 
 using namespace vaccel::backend::vulkan;
 

@@ -1,4 +1,4 @@
-// vacceld_process.cpp - starting and stopping vacceld (see vacceld_process.hpp).
+// vacceld_process.cpp - starting and stopping a private vacceld (see vacceld_process.hpp).
 #include "vacceld_process.hpp"
 
 #include <fcntl.h>
@@ -6,21 +6,23 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
-#include <vector>
 
-namespace vaccel::bench {
+namespace vaccel::test {
 
 namespace {
 
@@ -30,14 +32,6 @@ std::string directory_of(const std::string& path)
 {
     const auto slash = path.rfind('/');
     return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-}
-
-void print_log(const std::string& log)
-{
-    std::ifstream in(log);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::cerr << "vacceld log (" << log << "):\n" << text.str() << '\n';
 }
 
 // Waits up to `limit` for the child to exit; true with *status set if it did.
@@ -54,6 +48,12 @@ bool reap(pid_t pid, std::chrono::milliseconds limit, int* status)
 }
 
 }  // namespace
+
+std::string devices_config(const std::string& devices)
+{
+    return "# A private vacceld: the devices asked for, default limits.\n[daemon]\ndevices = [" +
+           devices + "]\n";
+}
 
 bool connectable(const std::string& path)
 {
@@ -84,40 +84,57 @@ std::string find_vacceld(const char* argv0)
     return {};
 }
 
-bool VacceldProcess::start(const DaemonOptions& options)
+VacceldProcess::~VacceldProcess()
 {
-    char pattern[] = "/tmp/vaccel-bench-XXXXXX";
+    kill();
+    remove_directory();
+}
+
+void VacceldProcess::remove_directory()
+{
+    if (directory_.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(directory_, ignored);
+    directory_.clear();
+}
+
+bool VacceldProcess::start(const VacceldOptions& options)
+{
+    kill();
+    remove_directory();
+    error_.clear();
+    char pattern[] = "/tmp/vacceld-XXXXXX";
     if (mkdtemp(pattern) == nullptr) {
-        std::perror("vacceld: mkdtemp");
+        error_ = std::string("mkdtemp: ") + std::strerror(errno);
         return false;
     }
     directory_ = pattern;
+    chmod(directory_.c_str(), 0755);
     socket_ = directory_ + "/vacceld.sock";
+    config_ = directory_ + "/vacceld.toml";
     log_ = directory_ + "/vacceld.log";
-    const std::string config = directory_ + "/vacceld.toml";
-    {
-        std::ofstream out(config);
-        out << "# Written by the daemon benchmarks: the devices asked for, default limits.\n"
-               "[daemon]\ndevices = [" << options.devices << "]\n";
-    }
-    const int log_fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (options.config) std::ofstream(config_) << *options.config;
+    const int log_fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (log_fd < 0) {
-        std::perror("vacceld: log file");
+        error_ = "log file " + log_ + ": " + std::strerror(errno);
         return false;
     }
-    std::vector<std::string> args = {options.binary, "--socket", socket_, "--config", config,
-                                      "--log-level", options.log_level};
+    std::vector<std::string> args = {options.binary, "--socket",    socket_,
+                                     "--config",     config_,       "--log-level",
+                                     options.log_level};
+    args.insert(args.end(), options.args.begin(), options.args.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 
     pid_ = fork();
     if (pid_ < 0) {
-        std::perror("vacceld: fork");
+        error_ = std::string("fork: ") + std::strerror(errno);
         close(log_fd);
         return false;
     }
     if (pid_ == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (options.cpu >= 0) {
             cpu_set_t set;
             CPU_ZERO(&set);
@@ -131,19 +148,18 @@ bool VacceldProcess::start(const DaemonOptions& options)
         _exit(127);
     }
     close(log_fd);
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    const auto give_up = std::chrono::steady_clock::now() + options.ready_within;
     while (!connectable(socket_)) {
         int status = 0;
         if (waitpid(pid_, &status, WNOHANG) == pid_) {
-            std::cerr << "vacceld exited before serving (status " << status << ")\n";
-            print_log(log_);
+            error_ = "vacceld exited before serving (status " + std::to_string(status) + ")";
             pid_ = -1;
             return false;
         }
         if (std::chrono::steady_clock::now() > give_up) {
-            std::cerr << "vacceld did not accept connections on " << socket_ << " within 10 s\n";
-            print_log(log_);
-            stop();
+            error_ = "vacceld did not accept connections on " + socket_ + " within " +
+                     std::to_string(options.ready_within.count()) + " ms";
+            kill();
             return false;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -153,61 +169,56 @@ bool VacceldProcess::start(const DaemonOptions& options)
 
 bool VacceldProcess::stop()
 {
+    if (pid_ <= 0) return true;
     bool graceful = true;
-    if (pid_ > 0) {
-        int status = 0;
-        kill(pid_, SIGTERM);
-        if (!reap(pid_, std::chrono::seconds(5), &status)) {
-            std::cerr << "vacceld did not stop within 5 s of SIGTERM; killing it\n";
-            kill(pid_, SIGKILL);
-            reap(pid_, std::chrono::seconds(5), &status);
-            graceful = false;
-        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            std::cerr << "vacceld ended with status " << status << " on SIGTERM\n";
-            print_log(log_);
-            graceful = false;
-        }
-        pid_ = -1;
+    int status = 0;
+    ::kill(pid_, SIGTERM);
+    if (!reap(pid_, std::chrono::seconds(5), &status)) {
+        std::cerr << "vacceld did not stop within 5 s of SIGTERM; killing it\n";
+        ::kill(pid_, SIGKILL);
+        reap(pid_, std::chrono::seconds(5), &status);
+        graceful = false;
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::cerr << "vacceld ended with status " << status << " on SIGTERM; its log ("
+                  << log_ << "):\n" << log_text() << '\n';
+        graceful = false;
     }
-    if (!directory_.empty()) {
-        for (const std::string& file : {socket_, log_, directory_ + "/vacceld.toml"})
-            unlink(file.c_str());
-        // The daemon may leave files of its own (persisted limits): best effort.
-        rmdir(directory_.c_str());
-        directory_.clear();
-    }
+    pid_ = -1;
     return graceful;
 }
 
-}  // namespace vaccel::bench
-
-namespace vaccel::bench {
-
-bool reach_daemon(const std::string& socket, const std::string& binary, const char* argv0,
-                  int cpu, VacceldProcess& started, std::string& path,
-                  const std::string& devices)
+void VacceldProcess::kill()
 {
-    if (!socket.empty()) {
-        if (!connectable(socket)) {
-            std::cerr << "no daemon accepts connections on " << socket << '\n';
-            return false;
-        }
-        path = socket;
-    } else {
-        DaemonOptions options;
-        options.binary = binary.empty() ? find_vacceld(argv0) : binary;
-        options.cpu = cpu;
-        options.devices = devices;
-        if (options.binary.empty()) {
-            std::cerr << "vacceld not found: pass --vacceld PATH or --socket PATH, or set "
-                         "VACCELD (build it with `cmake --build <dir> --target vacceld`)\n";
-            return false;
-        }
-        if (!started.start(options)) return false;
-        path = started.socket_path();
-    }
-    setenv("VACCEL_SOCKET", path.c_str(), 1);
-    return true;
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
 }
 
-}  // namespace vaccel::bench
+void VacceldProcess::signal(int signo) const
+{
+    if (pid_ > 0) ::kill(pid_, signo);
+}
+
+int VacceldProcess::wait_exit(std::chrono::milliseconds limit)
+{
+    if (pid_ <= 0) return -1;
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (waitpid(pid_, &status, WNOHANG) != pid_) {
+        if (std::chrono::steady_clock::now() > give_up) return -1;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string VacceldProcess::log_text() const
+{
+    std::ifstream in(log_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace vaccel::test
