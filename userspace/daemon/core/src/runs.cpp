@@ -76,8 +76,11 @@ void Server::step_run(Peer& c, std::uint64_t wait_id)
         c.session->route(VACCEL_OP_RUN, wait.request.args, wait.request.payload).value_or(0);
     auto step = std::make_shared<RunStep>();
     step->ticket = wait.ticket;
+    // Looked at before the step counts as a job: the peer's own step must
+    // not keep it off the reactor.
+    const bool inline_step = worker_free_for(c, device);
     ++c.jobs;
-    if (worker_free_for(c, device)) {
+    if (inline_step) {
         // Submitting inline bindings and looking at one event are short
         // (ADR 0007): taken at once, no post().
         run_step(*c.session, wait.request, wait.waker, *step);
