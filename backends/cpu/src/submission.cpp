@@ -31,8 +31,17 @@ void finish(Submission& submission, EventState state, Error failure)
     // informed; it is told after the state is visible to poll().
     std::shared_ptr<EventSink> sink = std::move(submission.sink);
     {
-        std::lock_guard lock(submission.context->unfinished_mutex);
-        submission.context->unfinished.erase(&submission);
+        ContextState& context = *submission.context;
+        std::lock_guard lock(context.unfinished_mutex);
+        if (submission.unfinished_prev)
+            submission.unfinished_prev->unfinished_next = submission.unfinished_next;
+        else
+            context.unfinished = submission.unfinished_next;
+        if (submission.unfinished_next)
+            submission.unfinished_next->unfinished_prev = submission.unfinished_prev;
+        else
+            context.unfinished_last = submission.unfinished_prev;
+        submission.unfinished_prev = submission.unfinished_next = nullptr;
     }
     if (sink)
         sink->completed(status);
@@ -40,16 +49,23 @@ void finish(Submission& submission, EventState state, Error failure)
 
 void track(Submission& submission)
 {
-    std::lock_guard lock(submission.context->unfinished_mutex);
-    submission.context->unfinished.insert(&submission);
+    ContextState& context = *submission.context;
+    std::lock_guard lock(context.unfinished_mutex);
+    submission.unfinished_prev = context.unfinished_last;
+    submission.unfinished_next = nullptr;
+    if (context.unfinished_last)
+        context.unfinished_last->unfinished_next = &submission;
+    else
+        context.unfinished = &submission;
+    context.unfinished_last = &submission;
 }
 
 std::vector<std::shared_ptr<Submission>> unfinished_of(ContextState& context)
 {
     std::vector<std::shared_ptr<Submission>> found;
     std::lock_guard lock(context.unfinished_mutex);
-    found.reserve(context.unfinished.size());
-    for (Submission* submission : context.unfinished)
+    for (Submission* submission = context.unfinished; submission;
+         submission = submission->unfinished_next)
         found.push_back(submission->shared_from_this());
     return found;
 }
