@@ -126,6 +126,12 @@ public:
     {
         state_->info = describe_cpu(threads, options.instance);
         state_->inject_loss_after = options.inject_loss_after;
+        // A worker may still drop a finished submission while the engine
+        // makes the next: enough recycled blocks that a warm loop of
+        // submissions never finds the lists empty.
+        const std::size_t spare = 2 * std::size_t{threads} + 4;
+        reserve_shared<Submission>(spare);
+        BlockPool<sizeof(CpuEvent)>::reserve(spare);
     }
 
     const vaccel_device_info& device_info() const override { return state_->info; }

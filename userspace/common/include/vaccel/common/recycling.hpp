@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <vector>
 
 namespace vaccel {
 
@@ -34,6 +35,18 @@ public:
             }
         }
         return ::operator new(block);
+    }
+
+    // At least `n` blocks listed (up to `kept`), so that the first n
+    // blocks taken at once cost no allocation.
+    static void reserve(std::size_t n)
+    {
+        std::vector<void*> blocks;
+        blocks.reserve(n);
+        for (std::size_t i = 0; i < n; ++i)
+            blocks.push_back(take());
+        for (void* block : blocks)
+            give(block);
     }
 
     static void give(void* p) noexcept
@@ -97,5 +110,18 @@ struct Recycling {
         return true;
     }
 };
+
+// At least `n` blocks listed for allocate_shared<T>(Recycling<T>{}) (its
+// control block and T in one), made while allocating is harmless (at open),
+// so that the first n objects alive at once cost no allocation. T must be
+// default-constructible without effects.
+template <class T>
+void reserve_shared(std::size_t n)
+{
+    std::vector<std::shared_ptr<T>> made;
+    made.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+        made.push_back(std::allocate_shared<T>(Recycling<T>{}));
+}
 
 }  // namespace vaccel
