@@ -11,6 +11,25 @@
 
 namespace vaccel::backend::cpu {
 
+namespace {
+
+// Leaves the context's unfinished list (a submission never tracked is in no
+// list: nothing to do).
+void untrack(Submission& submission)
+{
+    ContextState& context = *submission.context;
+    std::lock_guard lock(context.unfinished_mutex);
+    if (!submission.unfinished_prev && context.unfinished != &submission)
+        return;
+    Submission* prev = submission.unfinished_prev;
+    Submission* next = submission.unfinished_next;
+    (prev ? prev->unfinished_next : context.unfinished) = next;
+    (next ? next->unfinished_prev : context.unfinished_last) = prev;
+    submission.unfinished_prev = submission.unfinished_next = nullptr;
+}
+
+}  // namespace
+
 void finish(Submission& submission, EventState state, Error failure)
 {
     // Gates first, so an engine that sees the event terminal may at once
@@ -30,19 +49,7 @@ void finish(Submission& submission, EventState state, Error failure)
     // Ownership: the sink may be the last thing keeping the engine's waiters
     // informed; it is told after the state is visible to poll().
     std::shared_ptr<EventSink> sink = std::move(submission.sink);
-    {
-        ContextState& context = *submission.context;
-        std::lock_guard lock(context.unfinished_mutex);
-        if (submission.unfinished_prev)
-            submission.unfinished_prev->unfinished_next = submission.unfinished_next;
-        else
-            context.unfinished = submission.unfinished_next;
-        if (submission.unfinished_next)
-            submission.unfinished_next->unfinished_prev = submission.unfinished_prev;
-        else
-            context.unfinished_last = submission.unfinished_prev;
-        submission.unfinished_prev = submission.unfinished_next = nullptr;
-    }
+    untrack(submission);
     if (sink)
         sink->completed(status);
 }

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace vaccel {
@@ -24,7 +25,7 @@ public:
             return;
         }
         if (spilled_.empty())
-            spilled_.assign(inline_.begin(), inline_.begin() + size_);
+            spill();
         spilled_.push_back(value);
         ++size_;
     }
@@ -38,15 +39,16 @@ public:
                 inline_[i] = T{};
         } else {
             if (spilled_.empty())
-                spilled_.assign(inline_.begin(), inline_.begin() + size_);
+                spill();
             spilled_.resize(n);
         }
         size_ = n;
     }
     void clear()
     {
-        for (std::size_t i = 0; i < size_ && i < N; ++i)
-            inline_[i] = T{};
+        if (spilled_.empty())
+            for (std::size_t i = 0; i < size_; ++i)
+                inline_[i] = T{};
         spilled_ = {};
         size_ = 0;
     }
@@ -63,6 +65,14 @@ public:
     const T* end() const { return data() + size_; }
 
 private:
+    // Moves the inline elements to the heap (the inline ones reset).
+    void spill()
+    {
+        spilled_.reserve(size_ + 1);
+        for (std::size_t i = 0; i < size_; ++i)
+            spilled_.push_back(std::exchange(inline_[i], T{}));
+    }
+
     std::array<T, N> inline_{};
     std::vector<T> spilled_;
     std::size_t size_ = 0;
