@@ -23,6 +23,8 @@
 #include "scheduler.hpp"
 #include "submission.hpp"
 #include "vaccel/backend/cpu.hpp"
+#include "vaccel/common/recycling.hpp"
+#include "vaccel/common/small_vector.hpp"
 #include "vaccel/common/validation.hpp"
 #include "vaccel/tosa/graph.hpp"
 
@@ -105,10 +107,10 @@ Status hold_buffers(Submission& submission, std::span<const Binding> bindings)
     return {};
 }
 
-std::vector<validate::BindingFacts> binding_facts(std::span<const Binding> bindings)
+SmallVector<validate::BindingFacts, VACCEL_MAX_BINDINGS> binding_facts(
+    std::span<const Binding> bindings)
 {
-    std::vector<validate::BindingFacts> facts;
-    facts.reserve(bindings.size());
+    SmallVector<validate::BindingFacts, VACCEL_MAX_BINDINGS> facts;
     for (const Binding& b : bindings) {
         const auto& buffer = static_cast<const CpuBuffer&>(*b.buffer);
         facts.push_back({b.slot, b.access, buffer.identity(), buffer.desc().bytes,
@@ -124,6 +126,12 @@ public:
     {
         state_->info = describe_cpu(threads, options.instance);
         state_->inject_loss_after = options.inject_loss_after;
+        // A worker may still drop a finished submission while the engine
+        // makes the next: enough recycled blocks that a warm loop of
+        // submissions never finds the lists empty.
+        const std::size_t spare = 2 * std::size_t{threads} + 4;
+        reserve_shared<Submission>(spare);
+        BlockPool<sizeof(CpuEvent)>::reserve(spare);
     }
 
     const vaccel_device_info& device_info() const override { return state_->info; }
@@ -507,11 +515,10 @@ Result<Submitted> CpuBackend::submit(const SubmitDesc& desc)
     if (desc.after != nullptr && static_cast<CpuGate&>(*desc.after).context != context)
         return fail(Error::of(Errc::incompatible, VACCEL_D_BINDING_CONTEXT)
                         .with_note("the gate belongs to another context than the queue"));
-    std::vector<validate::SlotSpec> slots;
-    slots.reserve(plan.slots.size());
+    SmallVector<validate::SlotSpec, VACCEL_MAX_BINDINGS> slots;
     for (const SlotInfo& slot : plan.slots) slots.push_back({slot.role, slot.bytes});
     if (auto ok = check_work(cpu_queue, cpu_program, desc.bindings,
-                             [&](const std::vector<validate::BindingFacts>& facts) {
+                             [&](std::span<const validate::BindingFacts> facts) {
                                  return validate::bindings(slots, facts,
                                                            state_->info.limits.max_bindings);
                              });
@@ -520,7 +527,7 @@ Result<Submitted> CpuBackend::submit(const SubmitDesc& desc)
     if (auto ok = check_deadline_and_events(*context, desc.deadline_ns); !ok)
         return fail(ok.error());
 
-    auto submission = std::make_shared<Submission>();
+    auto submission = std::allocate_shared<Submission>(Recycling<Submission>{});
     submission->program = cpu_program.state;
     submission->deadline_ns = desc.deadline_ns;
     submission->slot_data.resize(plan.slots.size());
@@ -548,7 +555,7 @@ Result<Submitted> CpuBackend::launch(const LaunchDesc& desc)
                         .with_note(fmt::format("\"{}\" is not an entry of {} (entries: {})",
                                                desc.entry, builtin_library, builtin_names())));
     if (auto ok = check_work(cpu_queue, cpu_program, desc.bindings,
-                             [&](const std::vector<validate::BindingFacts>& facts) {
+                             [&](std::span<const validate::BindingFacts> facts) {
                                  return validate::launch_bindings(
                                      facts, state_->info.limits.max_bindings);
                              });
@@ -568,7 +575,7 @@ Result<Submitted> CpuBackend::launch(const LaunchDesc& desc)
     if (auto ok = check_deadline_and_events(*context, desc.deadline_ns); !ok)
         return fail(ok.error());
 
-    auto submission = std::make_shared<Submission>();
+    auto submission = std::allocate_shared<Submission>(Recycling<Submission>{});
     submission->program = cpu_program.state;
     submission->deadline_ns = desc.deadline_ns;
     submission->kernel = std::make_unique<KernelRun>(KernelRun{kernel, std::move(*params), desc.dims});

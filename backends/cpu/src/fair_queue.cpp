@@ -15,7 +15,13 @@ void FairQueue::enter_ring(const std::shared_ptr<Flow>& flow)
     flow->in_ring = true;
     flow->credited = false;
     flow->deficit = 0;
-    flow->position = ring_.insert(ring_.end(), flow);
+    if (spare_.empty()) {
+        flow->position = ring_.insert(ring_.end(), flow);
+        return;
+    }
+    ring_.splice(ring_.end(), spare_, spare_.begin());
+    flow->position = std::prev(ring_.end());
+    *flow->position = flow;
 }
 
 void FairQueue::leave_ring(Flow& flow)
@@ -25,7 +31,8 @@ void FairQueue::leave_ring(Flow& flow)
     flow.in_ring = false;
     flow.credited = false;
     flow.deficit = 0;
-    ring_.erase(flow.position);
+    spare_.splice(spare_.end(), ring_, flow.position);
+    spare_.back().reset();  // `flow` may be gone from here on
 }
 
 namespace {

@@ -52,10 +52,11 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <list>
 #include <memory>
 #include <optional>
+
+#include "fifo.hpp"
 
 namespace vaccel::backend::cpu {
 
@@ -77,7 +78,7 @@ struct Flow {
     // Ownership: a ready lane is referenced here and by its queue; the
     // reference cycle Lane -> Flow -> Lane exists only while the lane has
     // work, and ends when its last submission is dispatched.
-    std::deque<std::shared_ptr<Lane>> ready;
+    Fifo<std::shared_ptr<Lane>> ready;
     std::list<std::shared_ptr<Flow>>::iterator position{};  // valid while in_ring
 };
 
@@ -87,7 +88,7 @@ struct Flow {
 struct Lane {
     explicit Lane(std::shared_ptr<Flow> owner) : flow(std::move(owner)) {}
     std::shared_ptr<Flow> flow;
-    std::deque<std::shared_ptr<Submission>> pending;
+    Fifo<std::shared_ptr<Submission>> pending;
     bool scheduled = false;
 };
 
@@ -173,6 +174,9 @@ private:
 
     // Flows with work, in DRR visiting order; the head is being visited.
     std::list<std::shared_ptr<Flow>> ring_;
+    // Nodes of flows that left the ring, empty, reused when one enters it:
+    // a flow going idle and busy again allocates nothing.
+    std::list<std::shared_ptr<Flow>> spare_;
     // Flows in the ring with at least one ready lane.
     std::uint64_t ready_flows_ = 0;
 };

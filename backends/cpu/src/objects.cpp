@@ -1,6 +1,8 @@
 // objects.cpp - lifetimes of the CPU backend's objects: live counters and gates.
 #include "objects.hpp"
 
+#include "vaccel/common/recycling.hpp"
+
 #include <time.h>
 
 #include <cstdlib>
@@ -106,6 +108,17 @@ CpuEvent::~CpuEvent()
 {
     --context->events;
     context->backend->counters.events.fetch_sub(1);
+}
+
+// CpuEvent is final: every block is sizeof(CpuEvent).
+void* CpuEvent::operator new(std::size_t)
+{
+    return BlockPool<sizeof(CpuEvent)>::take();
+}
+
+void CpuEvent::operator delete(void* p) noexcept
+{
+    BlockPool<sizeof(CpuEvent)>::give(p);
 }
 
 CpuGate::CpuGate(std::shared_ptr<ContextState> context_)

@@ -28,7 +28,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <unordered_set>
 
 #include "vaccel/common/shared_memory.hpp"
 #include <vector>
@@ -37,6 +36,7 @@
 #include "fair_queue.hpp"
 #include "plan.hpp"
 #include "vaccel/backend/backend.hpp"
+#include "vaccel/common/small_vector.hpp"
 
 namespace vaccel::backend::cpu {
 
@@ -85,12 +85,14 @@ struct ContextState {
     // (guarded by its mutex). Every queue's lane points to it.
     std::shared_ptr<Flow> flow = std::make_shared<Flow>();
 
-    // Submissions accepted and not finished, for cancel_pending(). A
-    // submission inserts itself at acceptance and erases itself in finish()
-    // under the mutex, before its last owner can drop it: a pointer found
-    // here under the mutex is alive. Leaf lock.
+    // Submissions accepted and not finished, for cancel_pending(): a list
+    // linked through the submissions themselves (no allocation per
+    // submission). A submission links itself at acceptance and unlinks
+    // itself in finish() under the mutex, before its last owner can drop
+    // it: a pointer found here under the mutex is alive. Leaf lock.
     std::mutex unfinished_mutex;
-    std::unordered_set<Submission*> unfinished;
+    Submission* unfinished = nullptr;       // the oldest
+    Submission* unfinished_last = nullptr;  // the newest
 
     std::uint64_t children() const { return buffers + programs + queues + gates; }
 };
@@ -205,11 +207,15 @@ struct Submission : std::enable_shared_from_this<Submission> {
     std::shared_ptr<Lane> lane;  // where it runs once released
     // Invariant: filled by the engine thread before the submission is queued;
     // read and finally cleared only by the party that finishes it.
-    std::vector<Held> held;
-    std::vector<std::byte*> slot_data;  // TOSA: per slot, buffer data + binding offset
+    SmallVector<Held, VACCEL_MAX_BINDINGS> held;
+    SmallVector<std::byte*, VACCEL_MAX_BINDINGS> slot_data;  // TOSA: per slot, data + offset
     std::unique_ptr<KernelRun> kernel;  // launches: what to run
     std::uint64_t deadline_ns = 0;      // absolute CLOCK_MONOTONIC, 0 = none
     std::shared_ptr<EventSink> sink;    // told once, by finish()
+
+    // Links in the context's unfinished list; guarded by its mutex.
+    Submission* unfinished_prev = nullptr;
+    Submission* unfinished_next = nullptr;
 
     std::atomic<Phase> phase{Phase::queued};
     // Invariant: `failure` is written by finish() before `state` leaves
@@ -264,6 +270,9 @@ class CpuEvent final : public Event {
 public:
     CpuEvent(std::shared_ptr<ContextState> context, std::shared_ptr<Submission> submission);
     ~CpuEvent() override;
+    // One per submission: the memory is recycled.
+    static void* operator new(std::size_t bytes);
+    static void operator delete(void* p) noexcept;
     std::shared_ptr<ContextState> context;
     std::shared_ptr<Submission> submission;
 };

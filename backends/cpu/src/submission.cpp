@@ -11,6 +11,25 @@
 
 namespace vaccel::backend::cpu {
 
+namespace {
+
+// Leaves the context's unfinished list (a submission never tracked is in no
+// list: nothing to do).
+void untrack(Submission& submission)
+{
+    ContextState& context = *submission.context;
+    std::lock_guard lock(context.unfinished_mutex);
+    if (!submission.unfinished_prev && context.unfinished != &submission)
+        return;
+    Submission* prev = submission.unfinished_prev;
+    Submission* next = submission.unfinished_next;
+    (prev ? prev->unfinished_next : context.unfinished) = next;
+    (next ? next->unfinished_prev : context.unfinished_last) = prev;
+    submission.unfinished_prev = submission.unfinished_next = nullptr;
+}
+
+}  // namespace
+
 void finish(Submission& submission, EventState state, Error failure)
 {
     // Gates first, so an engine that sees the event terminal may at once
@@ -30,26 +49,30 @@ void finish(Submission& submission, EventState state, Error failure)
     // Ownership: the sink may be the last thing keeping the engine's waiters
     // informed; it is told after the state is visible to poll().
     std::shared_ptr<EventSink> sink = std::move(submission.sink);
-    {
-        std::lock_guard lock(submission.context->unfinished_mutex);
-        submission.context->unfinished.erase(&submission);
-    }
+    untrack(submission);
     if (sink)
         sink->completed(status);
 }
 
 void track(Submission& submission)
 {
-    std::lock_guard lock(submission.context->unfinished_mutex);
-    submission.context->unfinished.insert(&submission);
+    ContextState& context = *submission.context;
+    std::lock_guard lock(context.unfinished_mutex);
+    submission.unfinished_prev = context.unfinished_last;
+    submission.unfinished_next = nullptr;
+    if (context.unfinished_last)
+        context.unfinished_last->unfinished_next = &submission;
+    else
+        context.unfinished = &submission;
+    context.unfinished_last = &submission;
 }
 
 std::vector<std::shared_ptr<Submission>> unfinished_of(ContextState& context)
 {
     std::vector<std::shared_ptr<Submission>> found;
     std::lock_guard lock(context.unfinished_mutex);
-    found.reserve(context.unfinished.size());
-    for (Submission* submission : context.unfinished)
+    for (Submission* submission = context.unfinished; submission;
+         submission = submission->unfinished_next)
         found.push_back(submission->shared_from_this());
     return found;
 }

@@ -18,7 +18,7 @@ namespace vaccel::backend::cpu {
 // queued or parked, so cancel_pending() can always find it).
 void track(Submission& submission);
 
-// The context's accepted, unfinished submissions, held alive.
+// The context's accepted, unfinished submissions, held alive, oldest first.
 std::vector<std::shared_ptr<Submission>> unfinished_of(ContextState& context);
 
 // Finishes, with `state` and `why`, every submission of the list that has

@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "vaccel/common/small_vector.hpp"
+
 namespace vaccel::engine {
 
 template <class T>
@@ -36,6 +38,18 @@ std::vector<T> load_array(std::span<const std::byte> bytes)
 {
     static_assert(std::is_trivially_copyable_v<T>);
     std::vector<T> out(bytes.size() / sizeof(T));
+    if (!out.empty())
+        std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+    return out;
+}
+
+// The same, inline up to N elements (N: the wire's bound on the count).
+template <class T, std::size_t N>
+SmallVector<T, N> load_small_array(std::span<const std::byte> bytes)
+{
+    static_assert(std::is_trivially_copyable_v<T>);
+    SmallVector<T, N> out;
+    out.resize(bytes.size() / sizeof(T));
     if (!out.empty())
         std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
     return out;

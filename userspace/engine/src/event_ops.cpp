@@ -18,10 +18,11 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 #include "args.hpp"
 #include "ops.hpp"
+#include "vaccel/common/recycling.hpp"
+#include "vaccel/common/small_vector.hpp"
 
 namespace vaccel::engine::ops {
 
@@ -60,7 +61,7 @@ Result<WaitProgress> wait_progress(SessionState& state, std::span<const std::uin
 {
     WaitProgress progress;
     std::optional<std::uint32_t> first;
-    std::vector<EventWatch*> pending;
+    SmallVector<EventWatch*, VACCEL_MAX_WAIT_EVENTS> pending;
     std::lock_guard lock(state.mutex);
     for (std::uint32_t i = 0; i < handles.size(); ++i) {
         auto found = client_event(state, handles[i]);
@@ -87,7 +88,7 @@ Result<WaitProgress> wait_progress(SessionState& state, std::span<const std::uin
 
 Status event_wait(SessionState& state, vaccel_event_wait& args, std::span<const std::byte> payload)
 {
-    const std::vector<std::uint64_t> handles = load_array<std::uint64_t>(payload);
+    const auto handles = load_small_array<std::uint64_t, VACCEL_MAX_WAIT_EVENTS>(payload);
     std::optional<std::chrono::steady_clock::time_point> deadline;
     // A timeout beyond what steady_clock can represent (int64 nanoseconds,
     // ~292 years of uptime) is no timeout at all.
@@ -98,7 +99,7 @@ Status event_wait(SessionState& state, vaccel_event_wait& args, std::span<const 
     const bool forever = args.timeout_ns > representable;
     // Ownership: watches keep the waiter until their event completes; it
     // outlives this call harmlessly (a late wake() sets a flag nobody reads).
-    auto waiter = std::make_shared<SleepingWaiter>();
+    auto waiter = std::allocate_shared<SleepingWaiter>(Recycling<SleepingWaiter>{});
 
     for (;;) {
         const bool may_sleep = forever || (deadline && std::chrono::steady_clock::now() < *deadline);

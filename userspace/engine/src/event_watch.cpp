@@ -2,6 +2,7 @@
 #include "vaccel/engine/event_watch.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace vaccel::engine {
 
@@ -28,12 +29,12 @@ EventWatch::EventWatch(std::shared_ptr<Waiter> listener) : listener_(std::move(l
 
 void EventWatch::completed(const backend::EventStatus&) noexcept
 {
-    std::vector<std::shared_ptr<Waiter>> waiters;
+    SmallVector<std::shared_ptr<Waiter>, 2> waiters;
     std::shared_ptr<Waiter> listener;
     {
         std::lock_guard lock(mutex_);
         done_ = true;
-        waiters.swap(waiters_);
+        waiters = std::exchange(waiters_, {});
         listener.swap(listener_);
     }
     // Outside the lock: a subscriber that looks again on its wake sees
@@ -64,7 +65,11 @@ bool EventWatch::subscribe(const std::shared_ptr<Waiter>& waiter)
 void EventWatch::unsubscribe(const Waiter* waiter)
 {
     std::lock_guard lock(mutex_);
-    std::erase_if(waiters_, [&](const auto& w) { return w.get() == waiter; });
+    SmallVector<std::shared_ptr<Waiter>, 2> kept;
+    for (const auto& w : waiters_)
+        if (w.get() != waiter)
+            kept.push_back(w);
+    waiters_ = std::move(kept);
 }
 
 }  // namespace vaccel::engine

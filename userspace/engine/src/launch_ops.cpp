@@ -69,11 +69,12 @@ Status launch(SessionState& state, vaccel_launch& args, std::span<const std::byt
     auto parsed = kernel_args::parse(payload.subspan(binding_bytes));
     if (!parsed)
         return fail(std::move(parsed.error()));
-    const std::vector<vaccel_binding> wire = load_array<vaccel_binding>(payload.first(binding_bytes));
-    auto bindings = resolve_bindings(state, *target, wire);
-    if (!bindings)
-        return fail(std::move(bindings.error()));
-    if (auto valid = validate::launch_bindings(binding_facts(*bindings, wire),
+    const WireBindings wire =
+        load_small_array<vaccel_binding, VACCEL_MAX_BINDINGS>(payload.first(binding_bytes));
+    Bindings bindings;
+    if (auto resolved = resolve_bindings(state, *target, wire, bindings); !resolved)
+        return resolved;
+    if (auto valid = validate::launch_bindings(binding_facts(bindings, wire),
                                                target->context->accounting->limits().max_bindings);
         !valid)
         return valid;
@@ -84,11 +85,11 @@ Status launch(SessionState& state, vaccel_launch& args, std::span<const std::byt
     desc.entry = *entry;
     desc.dims = args.dims;
     desc.args = *parsed;
-    desc.bindings = *bindings;
+    desc.bindings = bindings;
     desc.deadline_ns = args.deadline_ns;
     return hand_over(
         state, *target, desc,
-        [](backend::Backend& b, const backend::LaunchDesc& d) { return b.launch(d); }, *bindings,
+        [](backend::Backend& b, const backend::LaunchDesc& d) { return b.launch(d); }, bindings,
         wire, args.event);
 }
 

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "ops.hpp"
+#include "vaccel/common/recycling.hpp"
 
 namespace vaccel::engine::ops {
 
@@ -69,7 +70,7 @@ Status run(SessionState& state, vaccel_run& args, std::span<const std::byte> bin
             return begun;
     }
     // Ownership: the watch keeps the waiter until the event completes.
-    auto waiter = std::make_shared<SleepingWaiter>();
+    auto waiter = std::allocate_shared<SleepingWaiter>(Recycling<SleepingWaiter>{});
     for (;;) {
         auto ended = run_ended(state, ticket, waiter);
         if (!ended)

@@ -11,6 +11,7 @@
 #include "args.hpp"
 #include "ops.hpp"
 #include "session_state.hpp"
+#include "vaccel/common/recycling.hpp"
 #include "vaccel/common/requests.hpp"
 
 namespace vaccel::engine {
@@ -74,6 +75,10 @@ Session::Session(std::shared_ptr<DeviceManager> devices, SessionOptions options)
     : state_(std::make_unique<SessionState>(std::move(devices), options.identity,
                                             std::move(options.policy), options.handle_capacity))
 {
+    // A backend's worker may still hold a finished event's watch, or a wait
+    // its waiter, while the next request makes new ones.
+    reserve_shared<EventWatch>(4);
+    reserve_shared<SleepingWaiter>(4);
 }
 
 Session::~Session()

@@ -168,8 +168,7 @@ std::optional<std::uint32_t> Session::route(std::uint32_t opcode, std::span<cons
     }
     const std::uint64_t handle = request_handle(opcode, args, in_payload);
     std::lock_guard lock(s.route_mutex);
-    auto found = s.route.find(handle);
-    return found == s.route.end() ? 0 : found->second;
+    return s.route_of(handle).value_or(0);
 }
 
 bool Session::quiesce(const std::shared_ptr<Waiter>& waiter)
@@ -181,9 +180,9 @@ std::optional<std::uint32_t> Session::first_device() const
 {
     std::lock_guard lock(state_->route_mutex);
     std::optional<std::uint32_t> first;
-    for (const auto& [handle, device] : state_->route)
-        if (!first || device < *first)
-            first = device;
+    for (const SessionState::Route& entry : state_->route)
+        if (entry.handle != 0 && (!first || entry.device < *first))
+            first = entry.device;
     return first;
 }
 

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -111,8 +111,24 @@ struct SessionState {
     // Guarded by route_mutex, a leaf lock never held across a backend call,
     // so a transport's I/O thread may consult it without ever waiting on a
     // device. Kept in step with `objects` by insert()/erase().
+    // Indexed by the handle's slot index (a slot holds one live object at a
+    // time), so routing an object made in a reused slot allocates nothing.
+    struct Route {
+        std::uint64_t handle = 0;  // 0: no live object in this slot
+        std::uint32_t device = 0;
+    };
     mutable std::mutex route_mutex;
-    std::unordered_map<std::uint64_t, std::uint32_t> route;
+    std::vector<Route> route;
+
+    // The device of the live object `handle` names, if any. Caller holds
+    // route_mutex.
+    std::optional<std::uint32_t> route_of(std::uint64_t handle) const
+    {
+        const std::uint64_t slot = handle & handle_bits::index_mask;
+        if (slot < route.size() && route[slot].handle == handle)
+            return route[slot].device;
+        return std::nullopt;
+    }
 
     // Woken whenever any event of this session completes (may be null):
     // what makes the session's file descriptor readable. Set once, before
@@ -152,8 +168,11 @@ struct SessionState {
             device = record.owner->device->index();
         auto handle = objects.insert(R::kind, Object(std::in_place_type<R>, std::move(record)));
         if (handle) {
+            const std::uint64_t slot = *handle & handle_bits::index_mask;
             std::lock_guard lock(route_mutex);
-            route[*handle] = device;
+            if (slot >= route.size())
+                route.resize(slot + 1);
+            route[slot] = Route{*handle, device};
         }
         return handle;
     }
@@ -163,8 +182,10 @@ struct SessionState {
     void erase(std::uint64_t handle)
     {
         objects.remove(handle, R::kind);
+        const std::uint64_t slot = handle & handle_bits::index_mask;
         std::lock_guard lock(route_mutex);
-        route.erase(handle);
+        if (slot < route.size() && route[slot].handle == handle)
+            route[slot] = Route{};
     }
 };
 

@@ -10,11 +10,19 @@
 #include <vector>
 
 #include "session_state.hpp"
+#include "vaccel/common/recycling.hpp"
+#include "vaccel/common/small_vector.hpp"
 #include "vaccel/common/validation.hpp"
 
 namespace vaccel::engine::ops {
 
 // The queue and program of a submission, and their (shared) context.
+// Bindings and what is checked of them: inline up to the wire's bound.
+using Bindings = SmallVector<backend::Binding, VACCEL_MAX_BINDINGS>;
+using BindingFactsList = SmallVector<validate::BindingFacts, VACCEL_MAX_BINDINGS>;
+using SlotSpecs = SmallVector<validate::SlotSpec, VACCEL_MAX_BINDINGS>;
+using WireBindings = SmallVector<vaccel_binding, VACCEL_MAX_BINDINGS>;
+
 struct Target {
     QueueRecord* queue = nullptr;
     ProgramRecord* program = nullptr;
@@ -27,12 +35,12 @@ Result<Target> resolve_target(SessionState& state, std::uint64_t queue, std::uin
 Status check_deadline(const Target& target, std::uint64_t deadline_ns);
 // Stages 4-5: count within the effective limit, buffers known and the
 // context's.
-Result<std::vector<backend::Binding>> resolve_bindings(SessionState& state, const Target& target,
-                                                       std::span<const vaccel_binding> wire);
+Status resolve_bindings(SessionState& state, const Target& target,
+                        std::span<const vaccel_binding> wire, Bindings& bindings);
 // The facts validate::bindings/launch_bindings need; buffers are identified
 // by their handles, so refusals name handles.
-std::vector<validate::BindingFacts> binding_facts(std::span<const backend::Binding> bindings,
-                                                  std::span<const vaccel_binding> wire);
+BindingFactsList binding_facts(std::span<const backend::Binding> bindings,
+                               std::span<const vaccel_binding> wire);
 // Stage 7: a handle is available and one event is charged.
 Result<Charge> charge_event(SessionState& state, const Target& target);
 // After the backend answered: a refusal (buffers named by handle) or the
@@ -55,7 +63,7 @@ Status hand_over(SessionState& state, const Target& target, Desc& desc, Call cal
     auto charge = charge_event(state, target);
     if (!charge)
         return fail(std::move(charge.error()));
-    auto watch = std::make_shared<EventWatch>(state.completion_listener);
+    auto watch = std::allocate_shared<EventWatch>(Recycling<EventWatch>{}, state.completion_listener);
     desc.sink = watch;
     auto submitted = target.context->device->call([&](backend::Backend& b) { return call(b, desc); });
     return record_event(state, target, *charge, std::move(submitted), std::move(watch), bindings,

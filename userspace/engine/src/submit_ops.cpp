@@ -25,8 +25,6 @@
 // with the error (VACCEL_D_INDETERMINATE, arg0 = the handle).
 #include "submit_common.hpp"
 
-#include <vector>
-
 #include "args.hpp"
 #include "ops.hpp"
 
@@ -60,14 +58,12 @@ Status check_deadline(const Target& target, std::uint64_t deadline_ns)
     return {};
 }
 
-Result<std::vector<backend::Binding>> resolve_bindings(SessionState& state, const Target& target,
-                                                       std::span<const vaccel_binding> wire)
+Status resolve_bindings(SessionState& state, const Target& target,
+                        std::span<const vaccel_binding> wire, Bindings& bindings)
 {
     const vaccel_device_limits limits = target.context->accounting->limits();
     if (wire.size() > limits.max_bindings)
         return fail(Error::limit_hit(VACCEL_LIMIT_BINDINGS, limits.max_bindings, wire.size()));
-    std::vector<backend::Binding> bindings;
-    bindings.reserve(wire.size());
     for (std::size_t i = 0; i < wire.size(); ++i) {
         auto buffer = state.lookup<BufferRecord>(wire[i].buffer);
         if (!buffer)
@@ -78,14 +74,13 @@ Result<std::vector<backend::Binding>> resolve_bindings(SessionState& state, cons
         bindings.push_back(backend::Binding{wire[i].slot, wire[i].access, (*buffer)->object.get(),
                                             wire[i].offset, wire[i].bytes});
     }
-    return bindings;
+    return {};
 }
 
-std::vector<validate::BindingFacts> binding_facts(std::span<const backend::Binding> bindings,
-                                                  std::span<const vaccel_binding> wire)
+BindingFactsList binding_facts(std::span<const backend::Binding> bindings,
+                               std::span<const vaccel_binding> wire)
 {
-    std::vector<validate::BindingFacts> facts;
-    facts.reserve(bindings.size());
+    BindingFactsList facts;
     for (std::size_t i = 0; i < bindings.size(); ++i) {
         const backend::BufferDesc& desc = bindings[i].buffer->desc();
         facts.push_back({bindings[i].slot, bindings[i].access, wire[i].buffer, desc.bytes,
@@ -161,15 +156,15 @@ Status submit_common(SessionState& state, std::uint64_t queue_handle, std::uint6
     }
     if (auto ok = check_deadline(*target, deadline_ns); !ok)
         return ok;
-    const std::vector<vaccel_binding> wire = load_array<vaccel_binding>(payload);
-    auto bindings = resolve_bindings(state, *target, wire);
-    if (!bindings)
-        return fail(std::move(bindings.error()));
+    const WireBindings wire = load_small_array<vaccel_binding, VACCEL_MAX_BINDINGS>(payload);
+    Bindings bindings;
+    if (auto resolved = resolve_bindings(state, *target, wire, bindings); !resolved)
+        return resolved;
 
-    std::vector<validate::SlotSpec> slots;
+    SlotSpecs slots;
     for (const backend::SlotInfo& slot : target->program->object->slots())
         slots.push_back({slot.role, slot.bytes});
-    if (auto valid = validate::bindings(slots, binding_facts(*bindings, wire),
+    if (auto valid = validate::bindings(slots, binding_facts(bindings, wire),
                                         target->context->accounting->limits().max_bindings);
         !valid)
         return valid;
@@ -177,13 +172,13 @@ Status submit_common(SessionState& state, std::uint64_t queue_handle, std::uint6
     backend::SubmitDesc desc;
     desc.queue = target->queue->object.get();
     desc.program = target->program->object.get();
-    desc.bindings = *bindings;
+    desc.bindings = bindings;
     desc.deadline_ns = deadline_ns;
     desc.after = gate;
     desc.after_value = gate_value;
     return hand_over(
         state, *target, desc,
-        [](backend::Backend& b, const backend::SubmitDesc& d) { return b.submit(d); }, *bindings,
+        [](backend::Backend& b, const backend::SubmitDesc& d) { return b.submit(d); }, bindings,
         wire, event_out);
 }
 

@@ -22,9 +22,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <vector>
 
 #include "vaccel/backend/backend.hpp"
+#include "vaccel/common/small_vector.hpp"
 
 namespace vaccel::engine {
 
@@ -66,7 +66,8 @@ private:
     mutable std::mutex mutex_;
     bool done_ = false;
     std::shared_ptr<Waiter> listener_;
-    std::vector<std::shared_ptr<Waiter>> waiters_;
+    // Inline: a watch rarely has more than one wait on it at a time.
+    SmallVector<std::shared_ptr<Waiter>, 2> waiters_;
 };
 
 }  // namespace vaccel::engine
