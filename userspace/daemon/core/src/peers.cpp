@@ -27,6 +27,21 @@
 
 namespace vaccel::daemon {
 
+Server::Peer& Server::add_peer(Transport transport, const engine::SessionIdentity& who)
+{
+    auto c = std::make_unique<Peer>();
+    c->id = next_peer_++;
+    c->transport = transport;
+    c->weight = policy_->current()->weight(client_of(who));
+    engine::SessionOptions session_options;
+    session_options.identity = who;
+    session_options.policy = limits_;
+    c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
+    Peer& ref = *c;
+    peers_.emplace(ref.id, std::move(c));
+    return ref;
+}
+
 Server::Peer* Server::find(std::uint64_t id)
 {
     auto it = peers_.find(id);
@@ -180,6 +195,11 @@ void Server::deliver(Peer& c, Reply& reply)
     }
     if (c.closing && !c.flush)
         return;  // nobody to read it
+    if (c.transport == Transport::direct) {
+        c.sink->replies.push_back(std::move(reply));
+        reply = {};
+        return;
+    }
     // Nothing ahead of it: straight onto the socket, the buffer kept for
     // the next reply (the descriptor, if any, is the client's copy now).
     if (!c.sending && c.outbox.empty() && send_now(c, reply)) {
@@ -219,6 +239,10 @@ void Server::close_peer(Peer& c, std::string_view reason, bool flush)
         return;
     }
     c.closing = true;
+    if (c.sink) {
+        c.sink->closed = true;
+        c.sink->reason = reason;
+    }
     // A kernel peer's replies are always delivered (see queue_reply).
     c.flush = flush || c.transport == Transport::kernel;
     if (reason.starts_with("malformed"))

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "vaccel/daemon/server.hpp"
+#include "vaccel/daemon/test_transport.hpp"
 #include "vaccel/engine/notify_fd.hpp"
 #include "vaccel_server.h"
 
@@ -76,9 +77,14 @@ struct Server::ParkedWait {
     std::shared_ptr<ReactorWaker> waker;
 };
 
-enum class Transport : std::uint8_t { socket, kernel };
-
-inline const char* transport_name(Transport t) { return t == Transport::kernel ? "kernel" : "socket"; }
+inline const char* transport_name(Transport t)
+{
+    switch (t) {
+    case Transport::kernel: return "kernel";
+    case Transport::direct: return "direct";
+    default: return "socket";
+    }
+}
 
 // A session whose client has gone, being torn down without blocking any
 // thread on its running work (ADR 0006): looks run on the reaper of its
@@ -134,6 +140,10 @@ struct Server::Peer {
 
     // Kernel transport only: the module's id of this session (header.session).
     std::uint64_t module_session = 0;
+
+    // Direct transport only: where its replies and its end are reported;
+    // shared with the TestTransport, which outlives the peer.
+    std::shared_ptr<TestTransport::Sink> sink;
 
     std::size_t outstanding() const { return jobs + waits.size() + outbox.size(); }
 };

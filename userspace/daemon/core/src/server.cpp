@@ -142,7 +142,7 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
         return std::unexpected(attached.error());
 
     const ServerOptions& opts = server->options_;
-    if (opts.kernel != KernelTransport::only) {
+    if (opts.kernel != KernelTransport::only && opts.listen) {
         if (!opts.socket_path.empty())
             server->socket_path_ = opts.socket_path;
         else if (const char* env = std::getenv("VACCEL_SOCKET"); env != nullptr && *env != '\0')
@@ -257,20 +257,11 @@ void Server::on_accept(int res)
         arm_accept();
         return;
     }
-    auto c = std::make_unique<Peer>();
-    c->id = next_peer_++;
-    c->transport = Transport::socket;
-    c->fd = std::move(fd);
-    c->weight = policy_->current()->weight(client_of(*identity));
-    engine::SessionOptions session_options;
-    session_options.identity = *identity;
-    session_options.policy = limits_;
-    c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
-    spdlog::debug("vacceld: session {} opened: pid {} uid {} gid {} cgroup '{}'", c->id,
+    Peer& c = add_peer(Transport::socket, *identity);
+    c.fd = std::move(fd);
+    spdlog::debug("vacceld: session {} opened: pid {} uid {} gid {} cgroup '{}'", c.id,
                   identity->pid, identity->uid, identity->gid, identity->cgroup);
-    Peer& ref = *c;
-    peers_.emplace(c->id, std::move(c));
-    arm_receive(ref);
+    arm_receive(c);
     arm_accept();
 }
 

@@ -310,29 +310,21 @@ void Server::on_session_open(std::uint32_t slot, std::span<const std::byte> mess
     who.gid = open.gid;
     who.cgroup.assign(open.cgroup, strnlen(open.cgroup, sizeof open.cgroup));
 
-    auto c = std::make_unique<Peer>();
-    c->id = next_peer_++;
-    c->transport = Transport::kernel;
-    c->module_session = open.session;
-    c->weight = policy_->current()->weight(client_of(who));
-    engine::SessionOptions session_options;
-    session_options.identity = who;
-    session_options.policy = limits_;
-    c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
+    Peer& c = add_peer(Transport::kernel, who);
+    c.module_session = open.session;
     // The session's notify file; the module resolves its number in this
     // (the serving) thread's table at the commit and holds the file for
     // the session's life, so poll() on /dev/vaccel reports it.
     auto answer = open;
     answer.notify_fd = -1;
     if (auto notify = std::make_shared<engine::NotifyFd>(); notify->fd() >= 0) {
-        c->notify = std::move(notify);
-        c->session->set_completion_listener(c->notify);
-        answer.notify_fd = c->notify->fd();
+        c.notify = std::move(notify);
+        c.session->set_completion_listener(c.notify);
+        answer.notify_fd = c.notify->fd();
     }
     spdlog::debug("vacceld: session {} opened (kernel session {}): pid {} uid {} gid {} cgroup '{}'",
-                  c->id, open.session, who.pid, who.uid, who.gid, who.cgroup);
-    node_->sessions.emplace(open.session, c->id);
-    peers_.emplace(c->id, std::move(c));
+                  c.id, open.session, who.pid, who.uid, who.gid, who.cgroup);
+    node_->sessions.emplace(open.session, c.id);
     commit(reply_with(request, std::as_bytes(std::span(&answer, 1)), {}));
 }
 

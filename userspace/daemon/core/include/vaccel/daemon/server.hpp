@@ -84,6 +84,9 @@ enum class KernelTransport {
 
 struct RunStep;  // one step of a parked RUN (runs.cpp)
 
+// How a peer reached the daemon (peers.hpp); `direct`: a TestTransport.
+enum class Transport : std::uint8_t { socket, kernel, direct };
+
 struct ServerOptions {
     KernelTransport kernel = KernelTransport::automatic;
     std::string server_node = "/dev/vaccel-server";
@@ -108,6 +111,9 @@ struct ServerOptions {
     // where the kernel has them. Off: one single-shot receive per message,
     // what kernels without multishot recvmsg get (tests cover both).
     bool multishot_receive = true;
+    // Off: no listening socket; the server is driven by a TestTransport
+    // (test_transport.hpp) on the caller's thread, never by run().
+    bool listen = true;
 };
 
 class Server {
@@ -138,6 +144,7 @@ public:
     std::uint32_t device_count() const { return devices_->count(); }
 
 private:
+    friend class TestTransport;
     struct Peer;
     struct ParkedWait;
     struct Reaping;
@@ -176,7 +183,9 @@ private:
     void commit(Reply reply);
     void detach_server_node();
 
-    // Every peer, either transport (peers.cpp).
+    // Every peer, whatever its transport (peers.cpp).
+    // A new peer with its own Session, not yet reading anything.
+    Peer& add_peer(Transport transport, const engine::SessionIdentity& who);
     // `request` may be moved from (work that outlives the call takes it).
     void dispatch(Peer& c, Request& request);
     void run_on_device(Peer& c, std::uint32_t device, Request& request);
