@@ -3,9 +3,10 @@
 // and of tests that need intake and dispatch without a socket.
 //
 // Owns: a Server (no socket, no server node) on a CPU device of one thread
-// and one peer of it (Transport::direct). Decides:
+// and one peer of its Dispatcher, reached through a transport of its own
+// ("direct"). Decides:
 //  - feed() takes one datagram exactly as a socket connection does (strict
-//    intake, then Server::dispatch: short calls on the reactor, workers,
+//    intake, then the Dispatcher: short calls on the reactor, workers,
 //    parked waits and RUNs, admin on the chores thread) and turns the
 //    reactor on the caller's thread until the peer has nothing in flight or
 //    is closed; it returns the replies delivered meanwhile, or that the
@@ -34,11 +35,12 @@
 
 namespace vaccel::daemon {
 
+class PeerTransport;
 class Server;
 
 class TestTransport {
 public:
-    // What the daemon did with the peer's requests, shared with the peer.
+    // What the daemon did with the peer's requests (its transport's record).
     struct Sink {
         std::vector<Reply> replies;
         bool closed = false;
@@ -69,10 +71,11 @@ private:
     TestTransport() = default;
     void close();
 
+    Sink sink_;
+    std::unique_ptr<PeerTransport> direct_;  // outlives the Server's peers
     std::unique_ptr<Server> server_;
     std::uint64_t peer_ = 0;
     std::uint64_t budget_ns_ = default_budget_ns;
-    std::shared_ptr<Sink> sink_;
 };
 
 }  // namespace vaccel::daemon
