@@ -14,10 +14,10 @@
 //    peer (identity = the module's pid, uid, gid and cgroup path) and is
 //    answered OK; SESSION_CLOSE is answered OK at once, known session or
 //    not, and the peer then ends as a closed connection does (its work in
-//    flight is still answered; its Session is released on the chores
-//    thread). A request is taken as strictly as a socket's and goes down
-//    the one request path (dispatcher.hpp); one that fails a check, names no live
-//    session, or arrives while the daemon stops is refused at once.
+//    flight is still answered; its Session is reaped on its device's
+//    reaper). A request is taken as strictly as a socket's and goes down
+//    the one request path (dispatcher.hpp); one that fails a check, names
+//    no live session, or arrives while the daemon stops is refused at once.
 //  - a BUFFER_MAP that succeeded (its Reply carries the buffer's memfd)
 //    commits with VACCEL_MSG_PASSES_FD and a struct vaccel_srv_map naming
 //    that descriptor and the buffer's offset in the file (the answer's
