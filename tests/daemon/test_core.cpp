@@ -1,6 +1,7 @@
 // test_core.cpp - vacceld's pieces in process: the weighted work queue, the
-// metrics escaping, cgroup parsing, InlineEndpoint (the fuzz target's entry
-// point) and a Server run on a thread of the test and stopped on request.
+// metrics escaping, cgroup parsing, TestTransport (the fuzz target's entry
+// point into the daemon's dispatch) and a Server run on a thread of the
+// test and stopped on request.
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -14,9 +15,9 @@
 #include "daemon_support.hpp"
 #include "test_programs.hpp"
 #include "vaccel/daemon/admin.hpp"
-#include "vaccel/daemon/inline_endpoint.hpp"
 #include "vaccel/daemon/peer.hpp"
 #include "vaccel/daemon/server.hpp"
+#include "vaccel/daemon/test_transport.hpp"
 #include "vaccel/daemon/work_queue.hpp"
 
 using namespace vaccel;
@@ -103,40 +104,44 @@ void cgroup_is_the_unified_hierarchy_line(void**)
     assert_false(cgroup_of(::getpid()).empty() && std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers"));
 }
 
-// ---- InlineEndpoint: the fuzz target's entry point ------------------------------------
+// ---- TestTransport: the fuzz target's entry point ------------------------------------
 
-void inline_endpoint_closes_on_a_malformed_datagram_only(void**)
+void test_transport_closes_on_a_malformed_datagram_only(void**)
 {
     const auto dir = temp_dir();
-    auto endpoint = InlineEndpoint::create(dir / "vacceld.toml");
-    assert_true(endpoint.has_value());
-    const std::byte junk[5] = {};
-    auto outcome = (*endpoint)->feed(junk);
-    assert_true(outcome.closed);
-    assert_true(outcome.replies.empty());
-    assert_true(outcome.reason.starts_with("malformed message"));
-
+    auto transport = TestTransport::create(dir / "vacceld.toml");
+    assert_true(transport.has_value());
     vaccel_device_count count{};
     auto request = encode_request(VACCEL_OP_DEVICE_COUNT, 42, 0, bytes_of(count), {});
-    outcome = (*endpoint)->feed(request);
+    auto outcome = (*transport)->feed(request);
     assert_false(outcome.closed);
     assert_int_equal(outcome.replies.size(), 1);
     auto view = decode_response(outcome.replies[0].bytes);
     assert_true(view.has_value());
     assert_int_equal(view->header.seq, 42);
     assert_int_equal(args_as<vaccel_device_count>(*view)->count, 1);
+
+    const std::byte junk[5] = {};
+    outcome = (*transport)->feed(junk);
+    assert_true(outcome.closed);
+    assert_true(outcome.replies.empty());
+    assert_true(outcome.reason.starts_with("malformed message"));
+    // Closed is closed: nothing more is taken.
+    outcome = (*transport)->feed(request);
+    assert_true(outcome.closed);
+    assert_true(outcome.replies.empty());
     std::filesystem::remove_all(dir);
 }
 
-void inline_endpoint_limits_set_writes_the_config_file(void**)
+void test_transport_limits_set_writes_the_config_file(void**)
 {
     const auto dir = temp_dir();
-    auto endpoint = InlineEndpoint::create(dir / "vacceld.toml");
-    assert_true(endpoint.has_value());
+    auto transport = TestTransport::create(dir / "vacceld.toml");
+    assert_true(transport.has_value());
     vaccel_admin admin{};
     admin.command = VACCEL_ADMIN_LIMITS_SET;
     const std::string doc = R"({"selector":{"uid":1000},"limits":{"events":64,"memory_bytes":"2G"}})";
-    auto outcome = (*endpoint)->feed(
+    auto outcome = (*transport)->feed(
         encode_request(VACCEL_OP_ADMIN, 1, 0, bytes_of(admin), std::as_bytes(std::span(doc))));
     assert_int_equal(outcome.replies.size(), 1);
     auto view = decode_response(outcome.replies[0].bytes);
@@ -148,6 +153,91 @@ void inline_endpoint_limits_set_writes_the_config_file(void**)
     assert_non_null(rule);
     assert_int_equal(*rule->limits.events, 64);
     assert_int_equal(*rule->limits.memory_bytes, std::uint64_t{2} << 30);
+    std::filesystem::remove_all(dir);
+}
+
+// One request through `transport`; its one reply's args as T.
+template <typename T>
+T transport_call(TestTransport& transport, std::uint32_t opcode, const T& args,
+                 std::span<const std::byte> payload = {})
+{
+    static std::uint64_t seq = 100;
+    auto outcome = transport.feed(encode_request(opcode, ++seq, 0, bytes_of(args), payload));
+    assert_false(outcome.closed);
+    assert_int_equal(outcome.replies.size(), 1);
+    auto view = decode_response(outcome.replies[0].bytes);
+    assert_true(view.has_value());
+    assert_int_equal(view->header.seq, seq);
+    return *args_as<T>(*view);
+}
+
+// The real dispatcher parks waits: one with a timeout is answered by its
+// timer, one without an end closes the peer once the budget is spent, and
+// the session's teardown still gives every object back.
+void test_transport_bounds_parked_waits(void**)
+{
+    const auto dir = temp_dir();
+    auto made = TestTransport::create(dir / "vacceld.toml", {}, 300'000'000);
+    assert_true(made.has_value());
+    TestTransport& t = **made;
+    const auto devices = t.devices();
+    vaccel_context_create create{};
+    const auto context = transport_call(t, VACCEL_OP_CONTEXT_CREATE, create).context;
+    std::uint64_t buffer[3] = {};
+    for (auto& b : buffer) {
+        vaccel_buffer_alloc alloc{};
+        alloc.context = context;
+        alloc.bytes = 4;
+        alloc.domain = VACCEL_DOMAIN_HOST;
+        alloc.usage = VACCEL_USAGE_ALL;
+        alloc.access = VACCEL_ACCESS_RW;
+        b = transport_call(t, VACCEL_OP_BUFFER_ALLOC, alloc).buffer;
+    }
+    const auto artifact = vaccel::test::add_program(1);
+    vaccel_program_load load{};
+    load.context = context;
+    load.format = VACCEL_FORMAT_TOSA;
+    load.payload_bytes = artifact.size();
+    const auto program = transport_call(t, VACCEL_OP_PROGRAM_LOAD, load, artifact).program;
+    vaccel_queue_create queue{};
+    queue.context = context;
+    vaccel_gate_create gate{};
+    gate.context = context;
+    vaccel_submit_after after{};
+    after.queue = transport_call(t, VACCEL_OP_QUEUE_CREATE, queue).queue;
+    after.program = program;
+    after.binding_count = 3;
+    after.gate = transport_call(t, VACCEL_OP_GATE_CREATE, gate).gate;
+    after.value = 1;
+    const vaccel_binding bindings[3] = {{0, VACCEL_ACCESS_READ, buffer[0], 0, 4},
+                                        {1, VACCEL_ACCESS_READ, buffer[1], 0, 4},
+                                        {2, VACCEL_ACCESS_WRITE, buffer[2], 0, 4}};
+    const std::uint64_t event =
+        transport_call(t, VACCEL_OP_SUBMIT_AFTER, after, std::as_bytes(std::span(bindings))).event;
+
+    vaccel_event_wait wait{};
+    wait.count = 1;
+    wait.flags = VACCEL_WAIT_ALL;
+    wait.timeout_ns = monotonic_now_ns() + 50'000'000;
+    const auto timed_out = transport_call(t, VACCEL_OP_EVENT_WAIT, wait, std::as_bytes(std::span(&event, 1)));
+    assert_int_equal(timed_out.status.error, VACCEL_E_DEADLINE_EXPIRED);
+
+    wait.timeout_ns = UINT64_MAX;
+    const std::uint64_t started = monotonic_now_ns();
+    auto outcome = t.feed(encode_request(VACCEL_OP_EVENT_WAIT, 7, 0, bytes_of(wait),
+                                         std::as_bytes(std::span(&event, 1))));
+    assert_true(monotonic_now_ns() - started < 5'000'000'000u);
+    assert_true(outcome.closed);
+    assert_int_equal(outcome.replies.size(), 1);
+    auto view = decode_response(outcome.replies[0].bytes);
+    assert_true(view.has_value());
+    assert_int_equal(view->header.seq, 7);
+    assert_int_equal(args_as<vaccel_event_wait>(*view)->status.error, VACCEL_E_DEVICE_LOST);
+    made->reset();
+    const auto live = devices->device(0)->live();
+    assert_int_equal(live.contexts + live.buffers + live.programs + live.queues + live.events +
+                         live.gates,
+                     0);
     std::filesystem::remove_all(dir);
 }
 
@@ -452,8 +542,9 @@ int main()
         cmocka_unit_test(work_queue_runs_one_lane_in_push_order),
         cmocka_unit_test(prometheus_label_values_are_escaped),
         cmocka_unit_test(cgroup_is_the_unified_hierarchy_line),
-        cmocka_unit_test(inline_endpoint_closes_on_a_malformed_datagram_only),
-        cmocka_unit_test(inline_endpoint_limits_set_writes_the_config_file),
+        cmocka_unit_test(test_transport_closes_on_a_malformed_datagram_only),
+        cmocka_unit_test(test_transport_limits_set_writes_the_config_file),
+        cmocka_unit_test(test_transport_bounds_parked_waits),
         cmocka_unit_test(server_in_process_serves_and_stops_on_request),
         cmocka_unit_test(short_calls_allocate_nothing_in_the_daemon),
         cmocka_unit_test(memfd_payloads_travel_with_either_receive),

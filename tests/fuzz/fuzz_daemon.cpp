@@ -1,14 +1,20 @@
 // fuzz_daemon.cpp - libFuzzer target: vacceld's intake and dispatch.
 //
 // Feeds the datagrams of one input (daemon_input.hpp) to a fresh
-// InlineEndpoint - the daemon's own request path: strict intake, the
-// contract ops on a real CPU device, the admin channel - as one connection
-// of uid 0 would. Replies are not compared with anything but must keep the
+// TestTransport - the daemon's own dispatcher: strict intake, short calls
+// on the reactor, the device worker of a real CPU device, parked waits and
+// RUNs, the admin channel on the chores thread - as one connection of uid 0
+// would. Replies are not compared with anything but must keep the
 // protocol: while the connection stays open every request gets exactly one
 // reply, which decodes as a response with the request's opcode and seq
 // (std::abort() otherwise, a finding). A datagram that makes the daemon
 // close the connection ends the input, as it would end the connection; the
-// session's teardown must then leave the device with no object of it.
+// session's teardown (its reaper) must then leave the device with no object
+// of it.
+//
+// Bounded in time: a request still in flight after wait_budget_ns (an
+// EVENT_WAIT or RUN held by a gate nobody raises, a long timeout) closes the
+// connection, which answers it PEER_GONE and ends the input.
 //
 // Bounded: every input starts from the same config (rewritten before each
 // one, on tmpfs where there is one) whose rule caps memory, objects and
@@ -34,11 +40,14 @@
 
 #include "daemon_input.hpp"
 #include "vaccel/common/codec.hpp"
-#include "vaccel/daemon/inline_endpoint.hpp"
+#include "vaccel/daemon/test_transport.hpp"
 
 namespace {
 
 std::filesystem::path config_path;
+
+// How long one request may stay in flight (see above).
+constexpr std::uint64_t wait_budget_ns = 200'000'000;
 
 constexpr const char* bounded_config =
     "[daemon]\n"
@@ -122,11 +131,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***)
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-    using vaccel::daemon::InlineEndpoint;
+    using vaccel::daemon::TestTransport;
     write_bounded_config();
     vaccel::engine::SessionIdentity root;
     root.pid = getpid();
-    auto endpoint = InlineEndpoint::create(config_path, root);
+    auto endpoint = TestTransport::create(config_path, root, wait_budget_ns);
     if (!endpoint) {
         std::fprintf(stderr, "fuzz_daemon: %s\n", endpoint.error().c_str());
         std::abort();
@@ -160,7 +169,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (is_limits_set(datagram)) break;  // never use a limit the input raised
     }
     // The connection ends: its teardown must give every object back (held
-    // work cancelled, running work finished), whatever the input did.
+    // work cancelled, running work finished), whatever the input did. The
+    // transport's end hands the session to its reaper; the server's end
+    // joins the reapers.
     const auto devices = (*endpoint)->devices();
     endpoint->reset();
     for (std::uint32_t i = 0; i < devices->count(); ++i) {

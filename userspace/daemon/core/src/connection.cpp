@@ -2,10 +2,10 @@
 // (strict intake, take_request) and sending replies.
 //
 // Decides: a receive is armed only while the connection is open and has
-// fewer than max_outstanding requests in the daemon (backpressure; a
+// fewer than Server::max_outstanding requests in the daemon (backpressure; a
 // multishot receive that reaches the limit is cancelled, and the messages
 // already received meanwhile are still served); a malformed datagram or a
-// failed send ends the connection (close_peer in peers.cpp); replies go out
+// failed send ends the connection (Dispatcher::close_peer); replies go out
 // in the order their work finished: at once with a non-blocking sendmsg when
 // nothing is queued before them, else one at a time through the reactor.
 #include <sys/socket.h>
@@ -16,18 +16,54 @@
 
 #include <spdlog/spdlog.h>
 
-#include "peers.hpp"
+#include "connection.hpp"
+#include "vaccel/daemon/server.hpp"
 #include "vaccel/common/requests.hpp"
 
 namespace vaccel::daemon {
 
-void Server::arm_receive(Peer& c)
+void Connections::open(UniqueFd fd, const engine::SessionIdentity& who)
 {
-    if (c.transport != Transport::socket || c.closing || c.receiving || c.outstanding() >= max_outstanding)
+    Peer& c = dispatcher_.add_peer(*this, who);
+    c.fd = std::move(fd);
+    spdlog::debug("vacceld: session {} opened: pid {} uid {} gid {} cgroup '{}'", c.id, who.pid,
+                  who.uid, who.gid, who.cgroup);
+    arm_receive(c);
+}
+
+void Connections::deliver(Peer& c, Reply& reply)
+{
+    // Nothing ahead of it: straight onto the socket, the buffer kept for
+    // the next reply (the descriptor, if any, is the client's copy now).
+    if (!c.sending && c.outbox.empty() && send_now(c, reply)) {
+        reply.bytes.clear();
+        reply.fd.reset();
+        return;
+    }
+    c.outbox.push_back(std::move(reply));
+    pump_send(c);
+}
+
+void Connections::closing(Peer& c, std::string_view)
+{
+    if (c.receiving)
+        reactor_.cancel(c.recv_op);
+    if (!c.flush)
+        c.outbox.clear();
+}
+
+bool Connections::busy(const Peer& c) const
+{
+    return c.receiving || c.sending || (c.flush && !c.outbox.empty());
+}
+
+void Connections::arm_receive(Peer& c)
+{
+    if (c.closing || c.receiving || c.outstanding() >= Server::max_outstanding)
         return;
     const std::uint64_t id = c.id;
     if (multishot_) {
-        auto op = reactor_->recv_multishot(c.fd.get(), [this, id](Received& m) { on_message(id, m); });
+        auto op = reactor_.recv_multishot(c.fd.get(), [this, id](Received& m) { on_message(id, m); });
         if (op) {
             c.recv_op = *op;
             c.receiving = true;
@@ -35,17 +71,17 @@ void Server::arm_receive(Peer& c)
             return;
         }
         if (op.error() != -EOPNOTSUPP) {
-            close_peer(c, "the reactor refused to read its socket", false);
+            dispatcher_.close_peer(c, "the reactor refused to read its socket", false);
             return;
         }
         multishot_ = false;
     }
     if (c.rx_buffer.empty())
-        c.rx_buffer.resize(max_message_bytes);
+        c.rx_buffer.resize(Server::max_message_bytes);
     c.rx.prepare_receive(c.rx_buffer);
-    auto op = reactor_->recv_message(c.fd.get(), c.rx, [this, id](int res) { on_received(id, res); });
+    auto op = reactor_.recv_message(c.fd.get(), c.rx, [this, id](int res) { on_received(id, res); });
     if (!op) {
-        close_peer(c, "the reactor refused to read its socket", false);
+        dispatcher_.close_peer(c, "the reactor refused to read its socket", false);
         return;
     }
     c.recv_op = *op;
@@ -53,9 +89,9 @@ void Server::arm_receive(Peer& c)
     c.multishot = false;
 }
 
-void Server::on_message(std::uint64_t id, Received& m)
+void Connections::on_message(std::uint64_t id, Received& m)
 {
-    Peer* found = find(id);
+    Peer* found = dispatcher_.find(id);
     if (found == nullptr)
         return;
     Peer& c = *found;
@@ -65,7 +101,7 @@ void Server::on_message(std::uint64_t id, Received& m)
     }
     if (c.closing) {
         if (!m.more)
-            maybe_finish(c);
+            dispatcher_.maybe_finish(c);
         return;
     }
     if (m.res < 0) {
@@ -81,69 +117,69 @@ void Server::on_message(std::uint64_t id, Received& m)
             arm_receive(c);
             return;
         }
-        close_peer(c, "receive failed: " + std::system_category().message(-m.res), false);
+        dispatcher_.close_peer(c, "receive failed: " + std::system_category().message(-m.res), false);
         return;
     }
     if (m.res == 0 && !m.more) {
-        close_peer(c, "the client closed the connection", false);
+        dispatcher_.close_peer(c, "the client closed the connection", false);
         return;
     }
     take(c, m.bytes, m.truncated, m.take_fds());
     // take() may have ended the peer.
-    found = find(id);
+    found = dispatcher_.find(id);
     if (found == nullptr || found->closing)
         return;
     if (!found->receiving)
         arm_receive(*found);
-    else if (found->outstanding() >= max_outstanding && !found->pausing) {
+    else if (found->outstanding() >= Server::max_outstanding && !found->pausing) {
         found->pausing = true;
-        reactor_->cancel(found->recv_op);
+        reactor_.cancel(found->recv_op);
     }
 }
 
-void Server::on_received(std::uint64_t id, int res)
+void Connections::on_received(std::uint64_t id, int res)
 {
-    Peer* found = find(id);
+    Peer* found = dispatcher_.find(id);
     if (found == nullptr)
         return;
     Peer& c = *found;
     c.receiving = false;
     if (c.closing) {
-        maybe_finish(c);
+        dispatcher_.maybe_finish(c);
         return;
     }
     if (res == 0) {
-        close_peer(c, "the client closed the connection", false);
+        dispatcher_.close_peer(c, "the client closed the connection", false);
         return;
     }
     if (res < 0) {
-        close_peer(c, "receive failed: " + std::system_category().message(-res), false);
+        dispatcher_.close_peer(c, "receive failed: " + std::system_category().message(-res), false);
         return;
     }
     take(c, std::span(c.rx_buffer).first(static_cast<std::size_t>(res)), c.rx.truncated(),
          c.rx.take_fds());
-    if (Peer* still = find(id); still != nullptr)
+    if (Peer* still = dispatcher_.find(id); still != nullptr)
         arm_receive(*still);
 }
 
-void Server::take(Peer& c, std::span<const std::byte> datagram, bool truncated,
+void Connections::take(Peer& c, std::span<const std::byte> datagram, bool truncated,
                   std::vector<UniqueFd> fds)
 {
     if (truncated) {
-        close_peer(c, "malformed message: larger than a message may be (payloads above "
+        dispatcher_.close_peer(c, "malformed message: larger than a message may be (payloads above "
                       "64 KiB travel in a memfd) or more than one descriptor",
                    false);
         return;
     }
     // The one copy of the request: out of the receive buffer into c.request.
     if (auto taken = take_request(datagram, std::move(fds), c.request); !taken) {
-        close_peer(c, "malformed message: " + describe(taken.error()), false);
+        dispatcher_.close_peer(c, "malformed message: " + describe(taken.error()), false);
         return;
     }
-    dispatch(c, c.request);
+    dispatcher_.dispatch(c, c.request);
 }
 
-bool Server::send_now(Peer& c, const Reply& reply)
+bool Connections::send_now(Peer& c, const Reply& reply)
 {
     iovec iov{const_cast<std::byte*>(reply.bytes.data()), reply.bytes.size()};
     msghdr header{};
@@ -165,7 +201,7 @@ bool Server::send_now(Peer& c, const Reply& reply)
     return ::sendmsg(c.fd.get(), &header, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0;
 }
 
-void Server::pump_send(Peer& c)
+void Connections::pump_send(Peer& c)
 {
     if (c.sending || c.outbox.empty())
         return;
@@ -175,24 +211,24 @@ void Server::pump_send(Peer& c)
     const bool prepared = fd >= 0 ? c.tx.prepare_send(c.in_transit.bytes, std::span(&fd, 1))
                                   : c.tx.prepare_send(c.in_transit.bytes);
     if (!prepared) {
-        close_peer(c, "a reply could not be prepared", false);
+        dispatcher_.close_peer(c, "a reply could not be prepared", false);
         return;
     }
     const std::uint64_t id = c.id;
-    auto op = reactor_->send_message(c.fd.get(), c.tx, [this, id](int res) { on_sent(id, res); });
+    auto op = reactor_.send_message(c.fd.get(), c.tx, [this, id](int res) { on_sent(id, res); });
     if (!op) {
         c.in_transit = {};
         c.outbox.clear();
         if (!c.closing)
-            close_peer(c, "the reactor refused to send on its socket", false);
+            dispatcher_.close_peer(c, "the reactor refused to send on its socket", false);
         return;
     }
     c.sending = true;
 }
 
-void Server::on_sent(std::uint64_t id, int res)
+void Connections::on_sent(std::uint64_t id, int res)
 {
-    Peer* found = find(id);
+    Peer* found = dispatcher_.find(id);
     if (found == nullptr)
         return;
     Peer& c = *found;
@@ -202,14 +238,14 @@ void Server::on_sent(std::uint64_t id, int res)
         c.outbox.clear();
         c.flush = false;
         if (!c.closing)
-            close_peer(c, "send failed: " + std::system_category().message(-res), false);
+            dispatcher_.close_peer(c, "send failed: " + std::system_category().message(-res), false);
         else
-            maybe_finish(c);
+            dispatcher_.maybe_finish(c);
         return;
     }
     pump_send(c);
     arm_receive(c);
-    maybe_finish(c);
+    dispatcher_.maybe_finish(c);
 }
 
 }  // namespace vaccel::daemon

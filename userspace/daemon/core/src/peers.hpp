@@ -1,30 +1,34 @@
-// peers.hpp - what the reactor keeps per client session (a peer), per parked
-// wait, and for the attached /dev/vaccel-server (private to the server).
+// peers.hpp - what the dispatcher keeps per client session (a peer) and per
+// parked wait, and the interface a transport gives it (private to the
+// daemon).
 //
 // A peer is one engine Session and the transport that reached it: a socket
-// connection, or a session the vaccel module opened (kernel). Everything
-// between intake and delivery - dispatch to a worker, parked waits, jobs,
-// the end of a session - is one implementation for both (peers.cpp,
-// waits.cpp); a transport only decides how requests arrive and how a reply
-// is delivered (connection.cpp: send on the socket; server_node.cpp: commit
-// on the module's slot).
+// connection (connection.hpp), a session the vaccel module opened
+// (server_node.hpp) or a TestTransport's peer. Everything between intake
+// and delivery - dispatch to a worker, parked waits and RUNs, jobs, the end
+// of a session - is the Dispatcher's, one implementation for all
+// (dispatcher.hpp); a transport only decides how requests arrive and how a
+// reply is delivered (PeerTransport).
 //
 // Ownership: every field is the reactor thread's. Jobs on other threads
 // never point into a Peer: they carry its id and a shared_ptr to its
 // Session, and come back through Reactor::post(). A Peer is removed only
-// when no operation of the reactor still points into it (no receive, no
-// send in flight) and no job of it is out (jobs == 0).
+// when its transport has no operation pointing into it (PeerTransport::
+// busy) and no job of it is out (jobs == 0).
 #pragma once
 
-#include <array>
+#include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
-#include "vaccel/daemon/server.hpp"
+#include "vaccel/daemon/exchange.hpp"
+#include "vaccel/daemon/reactor.hpp"
 #include "vaccel/engine/notify_fd.hpp"
-#include "vaccel_server.h"
+#include "vaccel/engine/session.hpp"
 
 namespace vaccel::daemon {
 
@@ -59,7 +63,7 @@ private:
 // An EVENT_WAIT the daemon holds until its events are done or it times out.
 // States: checking (a look is queued or running on a device worker: counted
 // in Peer::jobs) or parked (waiting for its waker or the timer).
-struct Server::ParkedWait {
+struct ParkedWait {
     Request request;
     // RUN (runs.cpp): parked until its work ends; `ticket` names the work
     // once accepted (0 before). Its replies come from run steps, never
@@ -76,14 +80,10 @@ struct Server::ParkedWait {
     std::shared_ptr<ReactorWaker> waker;
 };
 
-enum class Transport : std::uint8_t { socket, kernel };
-
-inline const char* transport_name(Transport t) { return t == Transport::kernel ? "kernel" : "socket"; }
-
 // A session whose client has gone, being torn down without blocking any
 // thread on its running work (ADR 0006): looks run on the reaper of its
 // device; between looks it waits for its waker. Owned by the reactor.
-struct Server::Reaping {
+struct Reaping {
     std::shared_ptr<engine::Session> session;
     std::uint32_t device = 0;
     bool looking = false;  // a look is queued or running on the reaper
@@ -91,9 +91,33 @@ struct Server::Reaping {
     std::shared_ptr<ReactorWaker> waker;
 };
 
-struct Server::Peer {
+struct Peer;
+
+// How replies reach a peer's client, and what its transport must know of
+// the peer's end. Reactor thread only.
+class PeerTransport {
+public:
+    virtual ~PeerTransport() = default;
+    virtual const char* name() const = 0;
+    // Delivers `reply` (c is open, or closing with its replies flushed);
+    // `reply` is left empty, its buffer kept when it went out at once.
+    virtual void deliver(Peer& c, Reply& reply) = 0;
+    // Something of c ended: it may take requests again (backpressure).
+    virtual void resume(Peer&) {}
+    // c begins to close: take no more requests from it.
+    virtual void closing(Peer&, std::string_view /*reason*/) {}
+    // An operation of the transport still points into c.
+    virtual bool busy(const Peer&) const { return false; }
+    // c is removed now.
+    virtual void forget(Peer&) {}
+    // Replies of a closing peer are delivered in any case (the module
+    // waits for every answer).
+    virtual bool always_flush() const { return false; }
+};
+
+struct Peer {
     std::uint64_t id = 0;
-    Transport transport = Transport::socket;
+    PeerTransport* transport = nullptr;  // Ownership: the Server's, outlives every peer
     std::shared_ptr<engine::Session> session;
     std::uint32_t weight = 100;  // lane weight on the device workers
 
@@ -136,45 +160,6 @@ struct Server::Peer {
     std::uint64_t module_session = 0;
 
     std::size_t outstanding() const { return jobs + waits.size() + outbox.size(); }
-};
-
-// The attached /dev/vaccel-server and its slots (server_node.cpp).
-struct Server::ServerNode {
-    // The 4096-byte command buffer of each slot.
-    struct alignas(64) SlotBuffer {
-        std::array<std::byte, VACCEL_SRV_BUFFER_BYTES> bytes;
-    };
-    // A slot's state and who owns its buffer meanwhile:
-    //  - parked: a FETCH or COMMIT_AND_FETCH is in flight: the module owns
-    //    the buffer (it reads the answer at the commit's issue and writes
-    //    the next request at delivery);
-    //  - serving: a request was delivered: the daemon owns the buffer until
-    //    it commits the one answer;
-    //  - retired: the module refused to fetch on it (or detached us); never
-    //    used again.
-    enum class SlotState : std::uint8_t { parked, serving, retired };
-    struct Slot {
-        SlotState state = SlotState::retired;
-        bool committing = false;  // the command in flight is a COMMIT_AND_FETCH
-        // A BUFFER_MAP answer's file, whose number the commit names: kept
-        // open until that command completes (the module resolves the number
-        // when the ring issues the commit, which may be after commit()).
-        UniqueFd passing;
-    };
-
-    std::string path;
-    UniqueFd fd;
-    // Ownership: never freed (allocated at attach, leaked on purpose). A
-    // command parked in the module cannot be cancelled on 6.1: it stays
-    // parked until this process's serving thread exits, and a delivery may
-    // write a request into its buffer up to that moment - after the
-    // reactor and the Server are gone.
-    SlotBuffer* buffers = nullptr;
-    std::array<Slot, VACCEL_SRV_MAX_SLOTS> slots{};
-    bool detached = false;  // the module let go of us (-ENODEV): nothing more to commit
-    std::uint32_t retired = 0;  // slots whose FETCH the node refused
-    // Module session id -> peer id, for sessions not yet finished.
-    std::unordered_map<std::uint64_t, std::uint64_t> sessions;
 };
 
 }  // namespace vaccel::daemon

@@ -13,21 +13,21 @@
 // A hung submission of one session therefore holds only that session; the
 // reapers keep serving other teardowns, and the chores thread (admin
 // commands) is never involved.
-#include "peers.hpp"
+#include "dispatcher.hpp"
 
 namespace vaccel::daemon {
 
-void Server::reap(std::uint64_t id, std::shared_ptr<engine::Session> session)
+void Dispatcher::reap(std::uint64_t id, std::shared_ptr<engine::Session> session)
 {
     Reaping r;
     r.device = session->first_device().value_or(0);
     r.session = std::move(session);
-    r.waker = std::make_shared<ReactorWaker>(*reactor_, [this, id] { on_reap_woken(id); });
+    r.waker = std::make_shared<ReactorWaker>(reactor_, [this, id] { on_reap_woken(id); });
     reaping_.emplace(id, std::move(r));
     reap_look(id);
 }
 
-void Server::reap_look(std::uint64_t id)
+void Dispatcher::reap_look(std::uint64_t id)
 {
     Reaping& r = reaping_.at(id);
     r.looking = true;
@@ -37,11 +37,11 @@ void Server::reap_look(std::uint64_t id)
     reapers_[r.device]->push([this, id, session = r.session, waker = r.waker]() mutable {
         const bool quiet = session->quiesce(waker);
         session.reset();
-        reactor_->post([this, id, quiet] { on_reap_looked(id, quiet); });
+        reactor_.post([this, id, quiet] { on_reap_looked(id, quiet); });
     });
 }
 
-void Server::on_reap_looked(std::uint64_t id, bool quiet)
+void Dispatcher::on_reap_looked(std::uint64_t id, bool quiet)
 {
     auto it = reaping_.find(id);
     if (it == reaping_.end())
@@ -60,7 +60,7 @@ void Server::on_reap_looked(std::uint64_t id, bool quiet)
         reap_look(id);
 }
 
-void Server::on_reap_woken(std::uint64_t id)
+void Dispatcher::on_reap_woken(std::uint64_t id)
 {
     auto it = reaping_.find(id);
     if (it == reaping_.end())

@@ -17,7 +17,7 @@
 // releases the tickets.
 #include <cstring>
 
-#include "peers.hpp"
+#include "dispatcher.hpp"
 
 namespace vaccel::daemon {
 
@@ -55,19 +55,19 @@ void run_step(engine::Session& session, const Request& request,
 
 }  // namespace
 
-void Server::start_run(Peer& c, Request request)
+void Dispatcher::start_run(Peer& c, Request request)
 {
     ParkedWait wait;
     wait.run = true;
     wait.request = std::move(request);
     const std::uint64_t wait_id = c.next_wait++;
     wait.waker = std::make_shared<ReactorWaker>(
-        *reactor_, [this, id = c.id, wait_id] { on_wait_woken(id, wait_id); });
+        reactor_, [this, id = c.id, wait_id] { on_wait_woken(id, wait_id); });
     c.waits.emplace(wait_id, std::move(wait));
     step_run(c, wait_id);
 }
 
-void Server::step_run(Peer& c, std::uint64_t wait_id)
+void Dispatcher::step_run(Peer& c, std::uint64_t wait_id)
 {
     ParkedWait& wait = c.waits.at(wait_id);
     wait.checking = true;
@@ -99,13 +99,13 @@ void Server::step_run(Peer& c, std::uint64_t wait_id)
                             waker = wait.waker, step]() mutable {
                                run_step(*session, *request, waker, *step);
                                session.reset();  // never the last reference here
-                               reactor_->post([this, id, wait_id, step] {
+                               reactor_.post([this, id, wait_id, step] {
                                    on_run_stepped(id, wait_id, step);
                                });
                            });
 }
 
-void Server::on_run_stepped(std::uint64_t id, std::uint64_t wait_id, std::shared_ptr<RunStep> step)
+void Dispatcher::on_run_stepped(std::uint64_t id, std::uint64_t wait_id, std::shared_ptr<RunStep> step)
 {
     Peer* found = find(id);
     if (found == nullptr)
@@ -132,7 +132,7 @@ void Server::on_run_stepped(std::uint64_t id, std::uint64_t wait_id, std::shared
         if (found == nullptr)
             return;
     }
-    arm_receive(*found);
+    found->transport->resume(*found);
     maybe_finish(*found);
 }
 

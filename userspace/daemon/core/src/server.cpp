@@ -21,7 +21,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "peers.hpp"
+#include "connection.hpp"
+#include "dispatcher.hpp"
+#include "server_node.hpp"
 #include "vaccel/daemon/peer.hpp"
 
 namespace vaccel::daemon {
@@ -126,8 +128,7 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
         return std::unexpected("no device to serve: " + describe(devices.error()));
     server->devices_ = std::move(*devices);
 
-    server->policy_ = std::make_shared<PolicyStore>(config->config().policy);
-    server->limits_ = std::make_shared<PolicyLimits>(server->policy_);
+    auto policy = std::make_shared<PolicyStore>(config->config().policy);
 
     // Receive buffers shared by every connection; a message is copied out
     // of its buffer as it is taken, so few are needed.
@@ -135,14 +136,16 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
     if (!reactor)
         return std::unexpected("cannot start io_uring: " + errno_text(-reactor.error()));
     server->reactor_ = std::move(*reactor);
-    server->multishot_ = options.multishot_receive && server->reactor_->multishot_receive();
+    const bool multishot = options.multishot_receive && server->reactor_->multishot_receive();
 
     server->options_ = std::move(options);
-    if (auto attached = server->attach_server_node(); !attached)
-        return std::unexpected(attached.error());
+    auto node = ServerNode::attach(server->options_, *server->reactor_);
+    if (!node)
+        return std::unexpected(node.error());
+    server->node_ = std::move(*node);
 
     const ServerOptions& opts = server->options_;
-    if (opts.kernel != KernelTransport::only) {
+    if (opts.kernel != KernelTransport::only && opts.listen) {
         if (!opts.socket_path.empty())
             server->socket_path_ = opts.socket_path;
         else if (const char* env = std::getenv("VACCEL_SOCKET"); env != nullptr && *env != '\0')
@@ -155,27 +158,27 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
         server->listen_fd_ = std::move(*listening);
     }
 
-    server->admin_ = std::make_unique<AdminService>(server->devices_, server->policy_,
-                                                    std::move(*config), opts.admin_group,
-                                                    server->started_ns_);
-    server->chores_ = std::make_unique<WorkQueue>("vacceld-chores");
-    for (std::uint32_t i = 0; i < server->devices_->count(); ++i) {
-        server->workers_.push_back(std::make_unique<WorkQueue>(fmt::format("vacceld-dev{}", i)));
-        server->reapers_.push_back(std::make_unique<WorkQueue>(fmt::format("vacceld-reap{}", i)));
-    }
+    Dispatcher::Parts parts;
+    parts.reactor = server->reactor_.get();
+    parts.devices = server->devices_;
+    parts.limits = std::make_shared<PolicyLimits>(policy);
+    parts.admin = std::make_unique<AdminService>(server->devices_, policy, std::move(*config),
+                                                 opts.admin_group, server->started_ns_);
+    parts.policy = std::move(policy);
+    parts.short_calls_on_reactor = opts.short_calls_on_reactor;
+    server->dispatcher_ = std::make_unique<Dispatcher>(std::move(parts));
+    server->connections_ =
+        std::make_unique<Connections>(*server->dispatcher_, *server->reactor_, multishot);
+    if (server->node_)
+        server->node_->serve(*server->dispatcher_);
     return server;
 }
 
 Server::~Server()
 {
-    // Workers and chores join here (declared after the reactor, so destroyed
-    // first); jobs still queued run and post into a reactor that no longer
-    // runs, which drops them.
-    peers_.clear();
-    workers_.clear();
-    reapers_.clear();
-    reaping_.clear();
-    chores_.reset();
+    // The dispatcher's threads join first (~Dispatcher), while the server
+    // node and the reactor still exist.
+    dispatcher_.reset();
     if (listen_fd_)
         ::unlink(socket_path_.c_str());
 }
@@ -184,19 +187,21 @@ int Server::run()
 {
     arm_accept();
     // The first FETCH names the calling thread the module's serving thread.
-    arm_fetches();
+    if (node_)
+        node_->arm_fetches();
     if (signal_fd_)
         arm_signal_read();
     if (listen_fd_ && node_)
         spdlog::info("vacceld: serving {} device(s) on {} and {}", devices_->count(), socket_path_,
-                     node_->path);
+                     node_->node_path());
     else
         spdlog::info("vacceld: serving {} device(s) on {}", devices_->count(),
-                     listen_fd_ ? socket_path_ : node_->path);
+                     listen_fd_ ? socket_path_ : node_->node_path());
     const int ret = reactor_->run();
     // Every request the module delivered was answered (or the loop failed);
     // the module fails whatever reaches the node from now on.
-    detach_server_node();
+    if (node_)
+        node_->detach();
     if (ret < 0) {
         spdlog::error("vacceld: the io_uring loop failed: {}", errno_text(-ret));
         return 1;
@@ -212,16 +217,7 @@ void Server::request_stop()
 
 void Server::request_reload()
 {
-    reactor_->post([this] {
-        chores_->push([this] {
-            const ReloadOutcome outcome = admin_->reload();
-            if (outcome.applied)
-                spdlog::info("vacceld: config reloaded: {}", outcome.message);
-            else
-                spdlog::error("vacceld: config not reloaded, the old one stays in force: {}",
-                              outcome.message);
-        });
-    });
+    reactor_->post([this] { dispatcher_->reload(); });
 }
 
 void Server::arm_accept()
@@ -257,20 +253,7 @@ void Server::on_accept(int res)
         arm_accept();
         return;
     }
-    auto c = std::make_unique<Peer>();
-    c->id = next_peer_++;
-    c->transport = Transport::socket;
-    c->fd = std::move(fd);
-    c->weight = policy_->current()->weight(client_of(*identity));
-    engine::SessionOptions session_options;
-    session_options.identity = *identity;
-    session_options.policy = limits_;
-    c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
-    spdlog::debug("vacceld: session {} opened: pid {} uid {} gid {} cgroup '{}'", c->id,
-                  identity->pid, identity->uid, identity->gid, identity->cgroup);
-    Peer& ref = *c;
-    peers_.emplace(c->id, std::move(c));
-    arm_receive(ref);
+    connections_->open(std::move(fd), *identity);
     arm_accept();
 }
 
@@ -315,14 +298,7 @@ void Server::begin_stop()
     // No new client can reach us once the path is gone.
     if (listen_fd_)
         ::unlink(socket_path_.c_str());
-    std::vector<std::uint64_t> ids;
-    for (const auto& [id, c] : peers_)
-        ids.push_back(id);
-    for (std::uint64_t id : ids)
-        if (Peer* c = find(id))
-            close_peer(*c, "the daemon is stopping", true);
-    if (peers_.empty())
-        finish_stop();
+    dispatcher_->close_all([this] { finish_stop(); });
 }
 
 void Server::finish_stop()
@@ -330,10 +306,8 @@ void Server::finish_stop()
     if (stop_finishing_)
         return;
     stop_finishing_ = true;
-    // The chores thread destroys the sessions handed to it in order; this
-    // job comes after all of them, so the reactor stops only once every
-    // session is released.
-    chores_->push([this] { reactor_->post([this] { reactor_->stop(); }); });
+    // After every admin job queued so far (a LIMITS_SET persisting).
+    dispatcher_->after_chores([this] { reactor_->stop(); });
 }
 
 }  // namespace vaccel::daemon

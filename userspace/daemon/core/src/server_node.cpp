@@ -14,10 +14,10 @@
 //    peer (identity = the module's pid, uid, gid and cgroup path) and is
 //    answered OK; SESSION_CLOSE is answered OK at once, known session or
 //    not, and the peer then ends as a closed connection does (its work in
-//    flight is still answered; its Session is released on the chores
-//    thread). A request is taken as strictly as a socket's and goes down
-//    the shared path (peers.cpp); one that fails a check, names no live
-//    session, or arrives while the daemon stops is refused at once.
+//    flight is still answered; its Session is reaped on its device's
+//    reaper). A request is taken as strictly as a socket's and goes down
+//    the one request path (dispatcher.hpp); one that fails a check, names
+//    no live session, or arrives while the daemon stops is refused at once.
 //  - a BUFFER_MAP that succeeded (its Reply carries the buffer's memfd)
 //    commits with VACCEL_MSG_PASSES_FD and a struct vaccel_srv_map naming
 //    that descriptor and the buffer's offset in the file (the answer's
@@ -41,7 +41,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "peers.hpp"
+#include "server_node.hpp"
 #include "vaccel/common/requests.hpp"
 #include "vaccel/daemon/policy_limits.hpp"
 
@@ -111,13 +111,14 @@ UniqueFd pass_map_file(std::span<std::byte> buffer, std::size_t bytes, UniqueFd 
 
 }  // namespace
 
-std::expected<void, std::string> Server::attach_server_node()
+std::expected<std::unique_ptr<ServerNode>, std::string> ServerNode::attach(const ServerOptions& options,
+                                                                     Reactor& reactor)
 {
-    const KernelTransport mode = options_.kernel;
+    const KernelTransport mode = options.kernel;
     if (mode == KernelTransport::off)
         return {};
     const bool required = mode != KernelTransport::automatic;
-    const std::string& path = options_.server_node;
+    const std::string& path = options.server_node;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         if (required)
@@ -157,42 +158,39 @@ std::expected<void, std::string> Server::attach_server_node()
         spdlog::warn("vacceld: {}: serving the socket only", why);
         return {};
     }
-    auto node = std::make_unique<ServerNode>();
+    std::unique_ptr<ServerNode> node(new ServerNode(reactor));
     node->path = path;
     node->fd = std::move(fd);
     // Ownership: leaked on purpose (peers.hpp, ServerNode::buffers).
-    node->buffers = new (std::nothrow) ServerNode::SlotBuffer[VACCEL_SRV_MAX_SLOTS];
+    node->buffers = new (std::nothrow) SlotBuffer[VACCEL_SRV_MAX_SLOTS];
     if (node->buffers == nullptr)
         return std::unexpected("no memory for the server node's slot buffers");
-    node_ = std::move(node);
     spdlog::info("vacceld: attached to {} ({} slots)", path, VACCEL_SRV_MAX_SLOTS);
-    return {};
+    return node;
 }
 
-void Server::arm_fetches()
+void ServerNode::arm_fetches()
 {
-    if (!node_)
-        return;
     for (std::uint32_t slot = 0; slot < VACCEL_SRV_MAX_SLOTS; ++slot)
         slot_command(slot, VACCEL_SRV_FETCH);
 }
 
-void Server::slot_command(std::uint32_t slot, std::uint32_t op)
+void ServerNode::slot_command(std::uint32_t slot, std::uint32_t op)
 {
-    ServerNode::Slot& s = node_->slots[slot];
+    ServerNode::Slot& s = slots[slot];
     const vaccel_srv_cmd command{
         .slot = slot,
         .flags = 0,
-        .buffer = reinterpret_cast<std::uintptr_t>(node_->buffers[slot].bytes.data()),
+        .buffer = reinterpret_cast<std::uintptr_t>(buffers[slot].bytes.data()),
     };
     // Hand-off reactor -> module: from the issue on, the buffer is the
     // module's (it reads the answer now and writes the next request later).
-    auto issued = reactor_->uring_cmd(node_->fd.get(), op, std::as_bytes(std::span(&command, 1)),
+    auto issued = reactor_.uring_cmd(fd.get(), op, std::as_bytes(std::span(&command, 1)),
                                       [this, slot](int res) { on_slot_done(slot, res); });
     if (!issued) {
         // Only a stopped reactor refuses (nothing more is served), or a ring
         // without room, which next_sqe() rules out by submitting first.
-        spdlog::warn("vacceld: slot {} of {} left unarmed: {}", slot, node_->path,
+        spdlog::warn("vacceld: slot {} of {} left unarmed: {}", slot, path,
                      errno_text(-issued.error()));
         s.state = ServerNode::SlotState::retired;
         return;
@@ -201,30 +199,28 @@ void Server::slot_command(std::uint32_t slot, std::uint32_t op)
     s.committing = op == VACCEL_SRV_COMMIT_AND_FETCH;
 }
 
-void Server::on_slot_done(std::uint32_t slot, int res)
+void ServerNode::on_slot_done(std::uint32_t slot, int res)
 {
-    if (!node_)
-        return;
-    ServerNode::Slot& s = node_->slots[slot];
+    ServerNode::Slot& s = slots[slot];
     s.passing.reset();  // the commit that named it has been taken or refused
     if (res == -ENODEV) {
         s.state = ServerNode::SlotState::retired;
-        if (!node_->detached) {
-            node_->detached = true;
+        if (!detached) {
+            detached = true;
             spdlog::warn("vacceld: the vaccel module detached this daemon from {}; its kernel "
                          "sessions are over (the socket still serves)",
-                         node_->path);
+                         path);
             std::vector<std::uint64_t> ids;
-            for (const auto& [module_session, id] : node_->sessions)
+            for (const auto& [module_session, id] : sessions)
                 ids.push_back(id);
             for (std::uint64_t id : ids)
-                if (Peer* c = find(id))
-                    close_peer(*c, "the vaccel module detached the daemon", false);
+                if (Peer* c = dispatcher_->find(id))
+                    dispatcher_->close_peer(*c, "the vaccel module detached the daemon", false);
         }
         return;
     }
     if (res < 0) {
-        if (s.committing && !stopping_) {
+        if (s.committing && !dispatcher_->stopping()) {
             spdlog::warn("vacceld: the vaccel module refused an answer on slot {} ({}); its client "
                          "got an I/O error; fetching again",
                          slot, errno_text(-res));
@@ -232,10 +228,10 @@ void Server::on_slot_done(std::uint32_t slot, int res)
         } else {
             s.state = ServerNode::SlotState::retired;
             // Said once: a node that refuses one FETCH usually refuses all.
-            if (node_->retired++ == 0)
+            if (retired++ == 0)
                 spdlog::error("vacceld: {} refused to park a command on slot {} ({}); such "
                               "slots are retired (is this the vaccel module's node?)",
-                              node_->path, slot, errno_text(-res));
+                              path, slot, errno_text(-res));
         }
         return;
     }
@@ -243,12 +239,12 @@ void Server::on_slot_done(std::uint32_t slot, int res)
     // until the commit of its one answer.
     s.state = ServerNode::SlotState::serving;
     const auto bytes = std::min<std::size_t>(static_cast<std::size_t>(res), VACCEL_SRV_BUFFER_BYTES);
-    on_delivered(slot, std::span<const std::byte>(node_->buffers[slot].bytes).first(bytes));
+    on_delivered(slot, std::span<const std::byte>(buffers[slot].bytes).first(bytes));
 }
 
-void Server::on_delivered(std::uint32_t slot, std::span<const std::byte> message)
+void ServerNode::on_delivered(std::uint32_t slot, std::span<const std::byte> message)
 {
-    const ServerSlot where{node_->fd.get(), slot};
+    const ServerSlot where{fd.get(), slot};
     vaccel_msg_header header{};
     std::memcpy(&header, message.data(), std::min(message.size(), sizeof header));
     if (message.size() >= sizeof header && header.opcode == VACCEL_OP_SESSION_OPEN) {
@@ -267,20 +263,20 @@ void Server::on_delivered(std::uint32_t slot, std::span<const std::byte> message
         commit(refusal(kernel_echo(message, where), request.error()));
         return;
     }
-    auto found = node_->sessions.find(header.session);
-    Peer* c = found == node_->sessions.end() ? nullptr : find(found->second);
-    if (c == nullptr || c->closing || stopping_) {
+    auto found = sessions.find(header.session);
+    Peer* c = found == sessions.end() ? nullptr : dispatcher_->find(found->second);
+    if (c == nullptr || c->closing || dispatcher_->stopping()) {
         commit(refusal(*request, Error::of(Errc::device_lost, VACCEL_D_PEER_GONE)
-                                     .with_note(stopping_ ? "the daemon is stopping"
+                                     .with_note(dispatcher_->stopping() ? "the daemon is stopping"
                                                           : "the session is closed")));
         return;
     }
-    dispatch(*c, *request);
+    dispatcher_->dispatch(*c, *request);
 }
 
-void Server::on_session_open(std::uint32_t slot, std::span<const std::byte> message)
+void ServerNode::on_session_open(std::uint32_t slot, std::span<const std::byte> message)
 {
-    const ServerSlot where{node_->fd.get(), slot};
+    const ServerSlot where{fd.get(), slot};
     Request request = kernel_echo(message, where);
     if (!session_message_is_whole(message, sizeof(vaccel_srv_session_open))) {
         spdlog::warn("vacceld: the vaccel module delivered a malformed SESSION_OPEN ({} bytes); "
@@ -292,11 +288,11 @@ void Server::on_session_open(std::uint32_t slot, std::span<const std::byte> mess
         return;
     }
     const auto open = struct_at<vaccel_srv_session_open>(message);
-    if (stopping_) {
+    if (dispatcher_->stopping()) {
         commit(refusal(request, Error::of(Errc::device_lost, VACCEL_D_PEER_GONE)));
         return;
     }
-    if (node_->sessions.contains(open.session) || open.session != request.header.session) {
+    if (sessions.contains(open.session) || open.session != request.header.session) {
         spdlog::warn("vacceld: the vaccel module opened session {} twice (or under another id); "
                      "refused",
                      open.session);
@@ -310,35 +306,27 @@ void Server::on_session_open(std::uint32_t slot, std::span<const std::byte> mess
     who.gid = open.gid;
     who.cgroup.assign(open.cgroup, strnlen(open.cgroup, sizeof open.cgroup));
 
-    auto c = std::make_unique<Peer>();
-    c->id = next_peer_++;
-    c->transport = Transport::kernel;
-    c->module_session = open.session;
-    c->weight = policy_->current()->weight(client_of(who));
-    engine::SessionOptions session_options;
-    session_options.identity = who;
-    session_options.policy = limits_;
-    c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
+    Peer& c = dispatcher_->add_peer(*this, who);
+    c.module_session = open.session;
     // The session's notify file; the module resolves its number in this
     // (the serving) thread's table at the commit and holds the file for
     // the session's life, so poll() on /dev/vaccel reports it.
     auto answer = open;
     answer.notify_fd = -1;
     if (auto notify = std::make_shared<engine::NotifyFd>(); notify->fd() >= 0) {
-        c->notify = std::move(notify);
-        c->session->set_completion_listener(c->notify);
-        answer.notify_fd = c->notify->fd();
+        c.notify = std::move(notify);
+        c.session->set_completion_listener(c.notify);
+        answer.notify_fd = c.notify->fd();
     }
     spdlog::debug("vacceld: session {} opened (kernel session {}): pid {} uid {} gid {} cgroup '{}'",
-                  c->id, open.session, who.pid, who.uid, who.gid, who.cgroup);
-    node_->sessions.emplace(open.session, c->id);
-    peers_.emplace(c->id, std::move(c));
+                  c.id, open.session, who.pid, who.uid, who.gid, who.cgroup);
+    sessions.emplace(open.session, c.id);
     commit(reply_with(request, std::as_bytes(std::span(&answer, 1)), {}));
 }
 
-void Server::on_session_close(std::uint32_t slot, std::span<const std::byte> message)
+void ServerNode::on_session_close(std::uint32_t slot, std::span<const std::byte> message)
 {
-    const ServerSlot where{node_->fd.get(), slot};
+    const ServerSlot where{fd.get(), slot};
     Request request = kernel_echo(message, where);
     if (!session_message_is_whole(message, sizeof(vaccel_srv_session_close))) {
         spdlog::warn("vacceld: the vaccel module delivered a malformed SESSION_CLOSE ({} bytes)",
@@ -351,22 +339,22 @@ void Server::on_session_close(std::uint32_t slot, std::span<const std::byte> mes
     // Answered first: nobody waits for it, and a session never opened here
     // (its opener died before the OPEN was delivered) closes all the same.
     commit(reply_with(request, request.args, {}));
-    auto found = node_->sessions.find(request.header.session);
-    if (found == node_->sessions.end())
+    auto found = sessions.find(request.header.session);
+    if (found == sessions.end())
         return;
-    if (Peer* c = find(found->second))
-        close_peer(*c, "the client closed /dev/vaccel", true);
+    if (Peer* c = dispatcher_->find(found->second))
+        dispatcher_->close_peer(*c, "the client closed /dev/vaccel", true);
 }
 
-void Server::commit(Reply reply)
+void ServerNode::commit(Reply reply)
 {
-    if (!node_ || !reply.slot || *reply.slot >= VACCEL_SRV_MAX_SLOTS)
+    if (!reply.slot || *reply.slot >= VACCEL_SRV_MAX_SLOTS)
         return;
     const std::uint32_t slot = *reply.slot;
-    ServerNode::Slot& s = node_->slots[slot];
-    if (node_->detached || s.state != ServerNode::SlotState::serving)
+    ServerNode::Slot& s = slots[slot];
+    if (detached || s.state != ServerNode::SlotState::serving)
         return;  // the module failed the request already
-    auto& buffer = node_->buffers[slot].bytes;
+    auto& buffer = buffers[slot].bytes;
     // Invariant: a reply is the header and the struct of a request that
     // arrived in this very buffer, so it fits; only a BUFFER_READ's header
     // announces a payload, and that is already in the client's pages.
@@ -376,15 +364,17 @@ void Server::commit(Reply reply)
     slot_command(slot, VACCEL_SRV_COMMIT_AND_FETCH);
 }
 
-void Server::detach_server_node()
+void ServerNode::deliver(Peer&, Reply& reply) { commit(std::move(reply)); }
+
+void ServerNode::detach()
 {
-    if (!node_ || !node_->fd)
+    if (!fd)
         return;
     // Parked commands keep the file itself open until this thread exits
     // (6.1 cannot cancel them); closing our descriptor is all a daemon can
     // do before it exits.
-    node_->fd.reset();
-    spdlog::info("vacceld: detached from {}", node_->path);
+    fd.reset();
+    spdlog::info("vacceld: detached from {}", path);
 }
 
 }  // namespace vaccel::daemon

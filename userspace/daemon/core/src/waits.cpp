@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "peers.hpp"
+#include "dispatcher.hpp"
 
 namespace vaccel::daemon {
 
@@ -25,7 +25,7 @@ namespace {
 constexpr std::uint64_t forever_after = static_cast<std::uint64_t>(INT64_MAX);
 }  // namespace
 
-void Server::start_wait(Peer& c, Request request)
+void Dispatcher::start_wait(Peer& c, Request request)
 {
     ParkedWait wait;
     vaccel_event_wait args{};
@@ -37,12 +37,12 @@ void Server::start_wait(Peer& c, Request request)
     wait.request = std::move(request);
     const std::uint64_t wait_id = c.next_wait++;
     wait.waker = std::make_shared<ReactorWaker>(
-        *reactor_, [this, id = c.id, wait_id] { on_wait_woken(id, wait_id); });
+        reactor_, [this, id = c.id, wait_id] { on_wait_woken(id, wait_id); });
     c.waits.emplace(wait_id, std::move(wait));
     check_wait(c, wait_id);
 }
 
-void Server::check_wait(Peer& c, std::uint64_t wait_id)
+void Dispatcher::check_wait(Peer& c, std::uint64_t wait_id)
 {
     ParkedWait& wait = c.waits.at(wait_id);
     wait.checking = true;
@@ -66,13 +66,13 @@ void Server::check_wait(Peer& c, std::uint64_t wait_id)
                             flags = wait.flags, waker = std::move(waker)]() mutable {
                                auto progress = session->check_wait(handles, flags, waker);
                                session.reset();  // never the last reference here
-                               reactor_->post([this, id, wait_id, progress] {
+                               reactor_.post([this, id, wait_id, progress] {
                                    on_wait_checked(id, wait_id, progress);
                                });
                            });
 }
 
-void Server::on_wait_woken(std::uint64_t id, std::uint64_t wait_id)
+void Dispatcher::on_wait_woken(std::uint64_t id, std::uint64_t wait_id)
 {
     Peer* c = find(id);
     if (c == nullptr)
@@ -91,7 +91,7 @@ void Server::on_wait_woken(std::uint64_t id, std::uint64_t wait_id)
         check_wait(*c, wait_id);
 }
 
-void Server::on_wait_checked(std::uint64_t id, std::uint64_t wait_id,
+void Dispatcher::on_wait_checked(std::uint64_t id, std::uint64_t wait_id,
                              Result<engine::WaitProgress> progress)
 {
     Peer* found = find(id);
@@ -122,7 +122,7 @@ void Server::on_wait_checked(std::uint64_t id, std::uint64_t wait_id,
     } else {
         // Park.
         if (wait.timer == 0 && wait.timeout_ns <= forever_after) {
-            auto timer = reactor_->timeout_at(wait.timeout_ns, [this, id, wait_id](int res) {
+            auto timer = reactor_.timeout_at(wait.timeout_ns, [this, id, wait_id](int res) {
                 on_wait_timer(id, wait_id, res);
             });
             if (timer)
@@ -136,11 +136,11 @@ void Server::on_wait_checked(std::uint64_t id, std::uint64_t wait_id,
                 return;
         }
     }
-    arm_receive(*found);
+    found->transport->resume(*found);
     maybe_finish(*found);
 }
 
-void Server::on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res)
+void Dispatcher::on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res)
 {
     if (res == -ECANCELED)
         return;
@@ -156,12 +156,12 @@ void Server::on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res)
         check_wait(*c, wait_id);
 }
 
-void Server::answer_wait(Peer& c, std::uint64_t wait_id, Reply reply)
+void Dispatcher::answer_wait(Peer& c, std::uint64_t wait_id, Reply reply)
 {
     auto it = c.waits.find(wait_id);
     it->second.waker->active.store(false, std::memory_order_release);
     if (it->second.timer != 0)
-        reactor_->cancel(it->second.timer);
+        reactor_.cancel(it->second.timer);
     c.waits.erase(it);
     queue_reply(c, std::move(reply));
 }

@@ -503,8 +503,10 @@ void Reactor::complete(const io_uring_cqe& cqe)
         done(cqe.res);
 }
 
-int Reactor::run()
+int Reactor::begin_loop()
 {
+    if (looping_)
+        return 0;
     if (ring_disabled_) {
         // liburing 2.3 declares io_uring_enable_rings but does not export it.
         if (syscall(__NR_io_uring_register, ring_.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) < 0)
@@ -512,19 +514,52 @@ int Reactor::run()
         ring_disabled_ = false;
     }
     arm_wake_read();
+    looping_ = true;
+    return 0;
+}
+
+void Reactor::reap_ready()
+{
+    io_uring_cqe* cqe = nullptr;
+    while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
+        const io_uring_cqe copy = *cqe;
+        // Seen before the callback: the slot is free for what it starts.
+        io_uring_cqe_seen(&ring_, cqe);
+        complete(copy);
+    }
+}
+
+bool Reactor::run_until(const std::function<bool()>& done, std::uint64_t deadline_ns)
+{
+    if (begin_loop() < 0)
+        return false;
+    while (!done()) {
+        const std::uint64_t now = monotonic_now_ns();
+        if (now >= deadline_ns)
+            return false;
+        const std::uint64_t left = deadline_ns - now;
+        __kernel_timespec wait{static_cast<long long>(left / 1'000'000'000u),
+                               static_cast<long long>(left % 1'000'000'000u)};
+        io_uring_cqe* cqe = nullptr;
+        const int ret = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &wait, nullptr);
+        if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EBUSY)
+            return false;
+        reap_ready();
+    }
+    return true;
+}
+
+int Reactor::run()
+{
+    if (const int ret = begin_loop(); ret < 0)
+        return ret;
     // Stopped: every operation drained but parked uring_cmds (abandoned).
     while (!(stopping_ && live_ == commands_)) {
         // The one place the reactor blocks: io_uring_enter(GETEVENTS).
         const int ret = io_uring_submit_and_wait(&ring_, 1);
         if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EBUSY)
             return ret;
-        io_uring_cqe* cqe = nullptr;
-        while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
-            const io_uring_cqe copy = *cqe;
-            // Seen before the callback: the slot is free for what it starts.
-            io_uring_cqe_seen(&ring_, cqe);
-            complete(copy);
-        }
+        reap_ready();
     }
     // Functions posted while the last completions drained (and any they
     // post in turn).

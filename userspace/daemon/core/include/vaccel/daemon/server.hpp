@@ -2,49 +2,26 @@
 // module's /dev/vaccel-server, one reactor thread, one worker per device
 // (ADR 0006).
 //
-// Owns: the reactor, the listening socket, the attached server node and its
-// slots, every client session (a peer: a socket connection or a session the
-// module opened) and its engine Session, one WorkQueue per device, the
-// chores thread (admin channel, config persistence and reloads, session
-// teardown) and the signalfd. Decides:
-//  - threads: the thread that calls run() becomes the reactor thread and
-//    owns sockets, timers, the server node's commands, peers and parked
-//    waits; it never blocks on a device, a session lock or a file fsync.
-//    Device work runs on that device's worker (lane = session, weighted by
-//    the session's policy weight); admin documents, persistence and
-//    Session destruction on the chores thread. Results come back by
-//    Reactor::post().
-//  - two transports, one request path: a request is checked as strictly
-//    on either (take_request / take_kernel_request), then dispatched,
-//    parked and answered by the same code; only where its payload lies and
-//    how its reply is delivered differ (exchange.hpp, peers.hpp).
-//  - the kernel transport (uapi/vaccel_server.h): when the node exists (and
-//    unless ServerOptions::kernel says otherwise) it is opened at start;
-//    one FETCH per slot (VACCEL_SRV_MAX_SLOTS) is parked by the reactor
-//    thread, which is the only thread that ever issues a uring_cmd.
-//    Payloads move by pread/pwrite on the node from the device workers.
-//    SESSION_OPEN makes a peer with the identity the module reports;
-//    SESSION_CLOSE is answered at once and the peer then ends like a
-//    closed connection. Another daemon attached (-EBUSY) leaves this one
-//    serving the socket only, unless the kernel transport was required.
-//  - a malformed socket message closes only its connection (logged with the
-//    reason); a well-formed request always gets exactly one reply with its
-//    seq, in whatever order the work finishes. Every request the module
-//    delivers is answered exactly once (a refusal if it fails a check).
-//  - EVENT_WAIT never blocks a thread: the wait is looked at on the device's
-//    worker (Session::check_wait), parked in the reactor when not done, and
-//    looked at again after a completion or at its absolute timeout
-//    (DeadlineExpired / VACCEL_D_WAIT_TIMEOUT).
-//  - a peer that ends (EOF, error, kill -9 of the client, a malformed
-//    message, SESSION_CLOSE) stops taking requests; its work in flight
-//    finishes; then its Session is destroyed on the chores thread, which
-//    waits for its pending events and releases everything it owned.
-//  - stop (SIGTERM, SIGINT, request_stop()): stop accepting, refuse what
-//    the module delivers from then on (DeviceLost / VACCEL_D_PEER_GONE),
-//    answer parked waits the same way, let work in flight finish and its
-//    replies go out, close every connection, release every session, close
-//    the server node (the module fails whatever reaches it afterwards), then
-//    run() returns 0. SIGHUP (request_reload()) re-reads the config.
+// Owns the parts and their order: the devices, the reactor, the Dispatcher
+// (the one request path, ADR 0020: peers, workers, parked waits and RUNs,
+// the chores thread and admin, reaping; core/src/dispatcher.hpp) and the
+// transports that feed it - socket connections (connection.hpp) and the
+// attached server node (server_node.hpp). Decides only:
+//  - start: signals, config, devices, reactor, the server node (unless
+//    ServerOptions::kernel says otherwise; another daemon attached leaves
+//    this one serving the socket only, unless the node was required), then
+//    the socket; the thread that calls run() becomes the reactor thread;
+//  - listening: one accept at a time; a connection without credentials is
+//    refused;
+//  - signals: SIGTERM/SIGINT stop, SIGHUP (request_reload()) re-reads the
+//    config on the chores thread;
+//  - stop (also request_stop()): stop accepting, close every peer (work in
+//    flight finishes and its replies go out; what the module delivers from
+//    then on is refused PEER_GONE), then stop the reactor after the chores
+//    thread; the server node is closed when run() returns, and run()
+//    returns 0.
+// Request handling - intake, where each request runs, replies, the end of
+// a peer - is the Dispatcher's and its transports'.
 //
 // Backpressure: at most max_outstanding requests of one connection are in
 // the daemon at once; beyond that its socket is not read until some finish.
@@ -82,7 +59,9 @@ enum class KernelTransport {
     off,        // never (--no-kernel)
 };
 
-struct RunStep;  // one step of a parked RUN (runs.cpp)
+class Connections;
+class Dispatcher;
+class ServerNode;
 
 struct ServerOptions {
     KernelTransport kernel = KernelTransport::automatic;
@@ -108,6 +87,9 @@ struct ServerOptions {
     // where the kernel has them. Off: one single-shot receive per message,
     // what kernels without multishot recvmsg get (tests cover both).
     bool multishot_receive = true;
+    // Off: no listening socket; the server is driven by a TestTransport
+    // (test_transport.hpp) on the caller's thread, never by run().
+    bool listen = true;
 };
 
 class Server {
@@ -138,14 +120,10 @@ public:
     std::uint32_t device_count() const { return devices_->count(); }
 
 private:
-    struct Peer;
-    struct ParkedWait;
-    struct Reaping;
-    struct ServerNode;
+    friend class TestTransport;
 
     Server() = default;
 
-    // Listening and signals.
     void arm_accept();
     void on_accept(int res);
     void arm_signal_read();
@@ -153,108 +131,28 @@ private:
     void begin_stop();
     void finish_stop();
 
-    // Socket connections (connection.cpp).
-    void arm_receive(Peer& c);
-    void on_message(std::uint64_t id, Received& message);
-    void on_received(std::uint64_t id, int res);
-    // Checks a datagram into c.request and dispatches it; may end `c`.
-    void take(Peer& c, std::span<const std::byte> datagram, bool truncated,
-              std::vector<UniqueFd> fds);
-    // One non-blocking sendmsg of `reply`; false if it did not go.
-    bool send_now(Peer& c, const Reply& reply);
-    void pump_send(Peer& c);
-    void on_sent(std::uint64_t id, int res);
-
-    // The kernel transport (server_node.cpp).
-    std::expected<void, std::string> attach_server_node();
-    void arm_fetches();
-    void slot_command(std::uint32_t slot, std::uint32_t op);
-    void on_slot_done(std::uint32_t slot, int res);
-    void on_delivered(std::uint32_t slot, std::span<const std::byte> message);
-    void on_session_open(std::uint32_t slot, std::span<const std::byte> message);
-    void on_session_close(std::uint32_t slot, std::span<const std::byte> message);
-    void commit(Reply reply);
-    void detach_server_node();
-
-    // Every peer, either transport (peers.cpp).
-    // `request` may be moved from (work that outlives the call takes it).
-    void dispatch(Peer& c, Request& request);
-    void run_on_device(Peer& c, std::uint32_t device, Request& request);
-    // The device's worker is idle and the peer has nothing in flight: a
-    // short call may run on the reactor (ADR 0007).
-    bool worker_free_for(const Peer& c, std::uint32_t device) const;
-    void run_admin(Peer& c, std::shared_ptr<Request> request);
-    void post_reply(std::uint64_t id, Reply reply);
-    void on_job_done(std::uint64_t id, Reply reply);
-    // Delivers `reply` the peer's way (socket send, or commit on its slot);
-    // `reply` is left empty, its buffer kept when it went out at once.
-    void deliver(Peer& c, Reply& reply);
-    void queue_reply(Peer& c, Reply reply);
-    void close_peer(Peer& c, std::string_view reason, bool flush);
-    // Removes `c` when nothing of it is in flight. `c` is invalid afterwards.
-    void maybe_finish(Peer& c);
-    std::vector<SessionEntry> live_sessions() const;
-    Peer* find(std::uint64_t id);
-
-    // Parked waits (waits.cpp).
-    void start_wait(Peer& c, Request request);
-    void check_wait(Peer& c, std::uint64_t wait_id);
-    void on_wait_checked(std::uint64_t id, std::uint64_t wait_id,
-                         Result<engine::WaitProgress> progress);
-    void on_wait_woken(std::uint64_t id, std::uint64_t wait_id);
-    void on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res);
-    void answer_wait(Peer& c, std::uint64_t wait_id, Reply reply);
-
-    // RUN parked until its work ends (runs.cpp).
-    void start_run(Peer& c, Request request);
-    void step_run(Peer& c, std::uint64_t wait_id);
-    void on_run_stepped(std::uint64_t id, std::uint64_t wait_id, std::shared_ptr<RunStep> step);
-
-    // SESSION_NOTIFY: the session's notify file, passed to the client.
-    Reply notify_reply(Peer& c, const Request& request);
-
-    // Teardown of a gone client's session (reaper.cpp).
-    void reap(std::uint64_t id, std::shared_ptr<engine::Session> session);
-    void reap_look(std::uint64_t id);
-    void on_reap_looked(std::uint64_t id, bool quiet);
-    void on_reap_woken(std::uint64_t id);
-
     ServerOptions options_;
     std::string socket_path_;
     std::uint64_t started_ns_ = 0;
 
-    // Ownership and destruction order (members are destroyed bottom-up):
-    // peers, then the queues (joined: every job ran, every Session
-    // released), then the admin service, the server node (its descriptor,
-    // borrowed by jobs through ServerSlot, outlives them; its slot buffers
-    // are never freed), the reactor, and last the devices.
+    // Destruction order (members are destroyed bottom-up): the dispatcher
+    // (its peers, then its queues, joined: every job ran), the socket
+    // transport, the server node (its descriptor, borrowed by jobs, outlives
+    // them; its slot buffers are never freed), the reactor, and last the
+    // devices.
     std::shared_ptr<engine::DeviceManager> devices_;
-    std::shared_ptr<PolicyStore> policy_;
-    std::shared_ptr<const engine::LimitPolicy> limits_;
     std::unique_ptr<Reactor> reactor_;
     std::unique_ptr<ServerNode> node_;  // null: no kernel transport
-    std::unique_ptr<AdminService> admin_;  // used on the chores thread only
-    std::unique_ptr<WorkQueue> chores_;
-    std::vector<std::unique_ptr<WorkQueue>> workers_;  // index = device index
-    // Session teardowns, one queue per device (index = device index).
-    std::vector<std::unique_ptr<WorkQueue>> reapers_;
+    std::unique_ptr<Connections> connections_;
+    std::unique_ptr<Dispatcher> dispatcher_;
 
     UniqueFd listen_fd_;
     UniqueFd signal_fd_;
     signalfd_siginfo signal_info_{};
     OpId accept_op_ = 0;
-    bool multishot_ = false;  // socket receives are multishot (reactor buffers)
     bool accepting_ = false;
     bool stopping_ = false;
     bool stop_finishing_ = false;
-
-    std::uint64_t next_peer_ = 1;
-    std::unordered_map<std::uint64_t, std::unique_ptr<Peer>> peers_;
-    // Sessions being torn down, by peer id (reactor thread only). Cleared in
-    // ~Server after the reapers joined and before the devices go: a session
-    // still there is then destroyed on the calling thread, waiting for its
-    // running work.
-    std::unordered_map<std::uint64_t, Reaping> reaping_;
 };
 
 }  // namespace vaccel::daemon

@@ -170,6 +170,11 @@ public:
     // The loop. Returns 0 after stop() drained everything, or the negative
     // errno if the ring itself failed.
     int run();
+    // Turns of the loop on the calling thread until `done()` holds (checked
+    // before each wait) or `deadline_ns` (CLOCK_MONOTONIC) passes: true when
+    // `done()` held. The caller is the reactor thread from its first call
+    // on; a server driven by a test transport never calls run().
+    bool run_until(const std::function<bool()>& done, std::uint64_t deadline_ns);
 
     // Operations in flight (reactor thread). Includes the reactor's own
     // wake-up read while run() is looping.
@@ -209,12 +214,17 @@ private:
     void give_back_buffer(unsigned id);
     bool setup_buffers(ReceiveBuffers buffers);
     void arm_wake_read();
+    // Enables the ring and arms the wake-up read, once: 0 or -errno.
+    int begin_loop();
+    // Runs the completions ready now.
+    void reap_ready();
     void run_posted();
     void begin_stop();
 
     io_uring ring_{};
     bool ring_ready_ = false;
     bool ring_disabled_ = false;  // created disabled; run() enables it
+    bool looping_ = false;        // begin_loop() ran
     UniqueFd wake_fd_;  // eventfd written by post(), read by the loop
     OpId wake_id_ = 0;  // the loop's own read of wake_fd_: never cancellable by callers
     // Slots of operations; id = generation << 32 | (index + 1).

@@ -1,6 +1,6 @@
-// peers.cpp - the request path every peer shares, whatever its transport:
-// dispatch, jobs on the workers and the chores thread, reply routing, and
-// the end of a session.
+// dispatcher.cpp - the request path every peer shares, whatever its
+// transport: dispatch, jobs on the workers and the chores thread, reply
+// routing, and the end of a peer.
 //
 // Decides where each request runs:
 //  - ADMIN: the chores thread (user database, fsync, session locks);
@@ -22,18 +22,62 @@
 
 #include <cerrno>
 
-#include "peers.hpp"
+#include <fmt/format.h>
+
+#include "dispatcher.hpp"
 #include "vaccel/common/codec.hpp"
 
 namespace vaccel::daemon {
 
-Server::Peer* Server::find(std::uint64_t id)
+Dispatcher::Dispatcher(Parts parts)
+    : reactor_(*parts.reactor),
+      devices_(std::move(parts.devices)),
+      policy_(std::move(parts.policy)),
+      limits_(std::move(parts.limits)),
+      short_calls_(parts.short_calls_on_reactor),
+      admin_(std::move(parts.admin))
+{
+    chores_ = std::make_unique<WorkQueue>("vacceld-chores");
+    for (std::uint32_t i = 0; i < devices_->count(); ++i) {
+        workers_.push_back(std::make_unique<WorkQueue>(fmt::format("vacceld-dev{}", i)));
+        reapers_.push_back(std::make_unique<WorkQueue>(fmt::format("vacceld-reap{}", i)));
+    }
+}
+
+Dispatcher::~Dispatcher()
+{
+    // Jobs still queued run and post into a reactor that no longer runs,
+    // which drops them. Sessions left in reaping_ are destroyed after the
+    // reapers joined, on this thread.
+    peers_.clear();
+    workers_.clear();
+    reapers_.clear();
+    reaping_.clear();
+    chores_.reset();
+}
+
+Peer& Dispatcher::add_peer(PeerTransport& transport, const engine::SessionIdentity& who)
+{
+    auto c = std::make_unique<Peer>();
+    c->id = next_peer_++;
+    c->transport = &transport;
+    c->weight = policy_->current()->weight(client_of(who));
+    engine::SessionOptions session_options;
+    session_options.identity = who;
+    session_options.policy = limits_;
+    c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
+    Peer& ref = *c;
+    peers_.emplace(ref.id, std::move(c));
+    return ref;
+}
+
+Peer* Dispatcher::find(std::uint64_t id)
 {
     auto it = peers_.find(id);
     return it == peers_.end() ? nullptr : it->second.get();
 }
 
-void Server::dispatch(Peer& c, Request& request)
+void Dispatcher::dispatch(Peer& c, Request& request)
 {
     const std::uint32_t opcode = request.opcode();
     if (opcode == VACCEL_OP_ADMIN) {
@@ -90,15 +134,15 @@ bool short_call(const Request& request)
 
 }  // namespace
 
-bool Server::worker_free_for(const Peer& c, std::uint32_t device) const
+bool Dispatcher::worker_free_for(const Peer& c, std::uint32_t device) const
 {
     // Invariant: only the reactor pushes to workers, and it is running this
     // code, so an idle worker stays idle until the call below returns; the
     // peer's order holds because it has nothing queued or running.
-    return options_.short_calls_on_reactor && c.jobs == 0 && workers_[device]->idle();
+    return short_calls_ && c.jobs == 0 && workers_[device]->idle();
 }
 
-void Server::run_on_device(Peer& c, std::uint32_t device, Request& request)
+void Dispatcher::run_on_device(Peer& c, std::uint32_t device, Request& request)
 {
     if (short_call(request) && worker_free_for(c, device)) {
         execute(*c.session, request, c.reply);
@@ -122,7 +166,7 @@ void Server::run_on_device(Peer& c, std::uint32_t device, Request& request)
         });
 }
 
-void Server::run_admin(Peer& c, std::shared_ptr<Request> request)
+void Dispatcher::run_admin(Peer& c, std::shared_ptr<Request> request)
 {
     ++c.jobs;
     chores_->push([this, id = c.id, who = c.session->identity(), sessions = live_sessions(),
@@ -133,7 +177,7 @@ void Server::run_admin(Peer& c, std::shared_ptr<Request> request)
     });
 }
 
-std::vector<SessionEntry> Server::live_sessions() const
+std::vector<SessionEntry> Dispatcher::live_sessions() const
 {
     std::vector<SessionEntry> sessions;
     sessions.reserve(peers_.size());
@@ -143,20 +187,20 @@ std::vector<SessionEntry> Server::live_sessions() const
         std::uint64_t parked = 0;
         for (const auto& [wait_id, wait] : c->waits)
             parked += wait.checking ? 0 : 1;
-        sessions.push_back(SessionEntry{id, c->session, transport_name(c->transport), parked});
+        sessions.push_back(SessionEntry{id, c->session, c->transport->name(), parked});
     }
     return sessions;
 }
 
-void Server::post_reply(std::uint64_t id, Reply reply)
+void Dispatcher::post_reply(std::uint64_t id, Reply reply)
 {
     // Hand-off worker -> reactor: from the post on, the reply is the
     // reactor's. std::function needs a copyable callable, hence the box.
     auto box = std::make_shared<Reply>(std::move(reply));
-    reactor_->post([this, id, box] { on_job_done(id, std::move(*box)); });
+    reactor_.post([this, id, box] { on_job_done(id, std::move(*box)); });
 }
 
-void Server::on_job_done(std::uint64_t id, Reply reply)
+void Dispatcher::on_job_done(std::uint64_t id, Reply reply)
 {
     Peer* found = find(id);
     if (found == nullptr)
@@ -164,34 +208,18 @@ void Server::on_job_done(std::uint64_t id, Reply reply)
     Peer& c = *found;
     --c.jobs;
     queue_reply(c, std::move(reply));
-    arm_receive(c);
+    c.transport->resume(c);
     maybe_finish(c);
 }
 
-void Server::queue_reply(Peer& c, Reply reply) { deliver(c, reply); }
-
-void Server::deliver(Peer& c, Reply& reply)
+void Dispatcher::deliver(Peer& c, Reply& reply)
 {
-    if (c.transport == Transport::kernel) {
-        // Every request the module delivered is answered exactly once,
-        // closing or not: the module discards what nobody waits for.
-        commit(std::move(reply));
-        return;
-    }
     if (c.closing && !c.flush)
         return;  // nobody to read it
-    // Nothing ahead of it: straight onto the socket, the buffer kept for
-    // the next reply (the descriptor, if any, is the client's copy now).
-    if (!c.sending && c.outbox.empty() && send_now(c, reply)) {
-        reply.bytes.clear();
-        reply.fd.reset();
-        return;
-    }
-    c.outbox.push_back(std::move(reply));
-    pump_send(c);
+    c.transport->deliver(c, reply);
 }
 
-Reply Server::notify_reply(Peer& c, const Request& request)
+Reply Dispatcher::notify_reply(Peer& c, const Request& request)
 {
     if (!c.notify) {
         auto notify = std::make_shared<engine::NotifyFd>();
@@ -212,29 +240,25 @@ Reply Server::notify_reply(Peer& c, const Request& request)
     return reply;
 }
 
-void Server::close_peer(Peer& c, std::string_view reason, bool flush)
+void Dispatcher::close_peer(Peer& c, std::string_view reason, bool flush)
 {
     if (c.closing) {
         maybe_finish(c);
         return;
     }
     c.closing = true;
-    // A kernel peer's replies are always delivered (see queue_reply).
-    c.flush = flush || c.transport == Transport::kernel;
+    c.flush = flush || c.transport->always_flush();
     if (reason.starts_with("malformed"))
         spdlog::warn("vacceld: session {} (pid {} uid {}) closed: {}", c.id,
                      c.session->identity().pid, c.session->identity().uid, reason);
     else
         spdlog::debug("vacceld: session {} closing: {}", c.id, reason);
-    if (c.receiving)
-        reactor_->cancel(c.recv_op);
-    if (!c.flush)
-        c.outbox.clear();
+    c.transport->closing(c, reason);
     // Parked waits end now; a wait being looked at ends when its look comes back.
     for (auto it = c.waits.begin(); it != c.waits.end();) {
         ParkedWait& wait = it->second;
         if (wait.timer != 0) {
-            reactor_->cancel(wait.timer);
+            reactor_.cancel(wait.timer);
             wait.timer = 0;
         }
         if (wait.checking) {
@@ -249,22 +273,58 @@ void Server::close_peer(Peer& c, std::string_view reason, bool flush)
     maybe_finish(c);
 }
 
-void Server::maybe_finish(Peer& c)
+void Dispatcher::maybe_finish(Peer& c)
 {
-    if (!c.closing || c.receiving || c.sending || c.jobs != 0 || !c.waits.empty())
-        return;
-    if (c.flush && !c.outbox.empty())
+    if (!c.closing || c.transport->busy(c) || c.jobs != 0 || !c.waits.empty())
         return;
     const std::uint64_t id = c.id;
     // The session's teardown (reaper.cpp) runs neither here nor on the
     // chores thread that serves admin commands.
     reap(id, std::move(c.session));
     spdlog::debug("vacceld: session {} closed", id);
-    if (c.transport == Transport::kernel && node_)
-        node_->sessions.erase(c.module_session);
+    c.transport->forget(c);
     peers_.erase(id);  // closes the socket
     if (stopping_ && peers_.empty())
-        finish_stop();
+        all_ended();
+}
+
+void Dispatcher::close_all(std::function<void()> ended)
+{
+    stopping_ = true;
+    ended_ = std::move(ended);
+    std::vector<std::uint64_t> ids;
+    for (const auto& [id, c] : peers_)
+        ids.push_back(id);
+    for (std::uint64_t id : ids)
+        if (Peer* c = find(id))
+            close_peer(*c, "the daemon is stopping", true);
+    if (peers_.empty())
+        all_ended();
+}
+
+void Dispatcher::all_ended()
+{
+    if (auto ended = std::move(ended_)) {
+        ended_ = nullptr;
+        ended();
+    }
+}
+
+void Dispatcher::after_chores(std::function<void()> fn)
+{
+    chores_->push([this, fn = std::move(fn)] { reactor_.post(fn); });
+}
+
+void Dispatcher::reload()
+{
+    chores_->push([this] {
+        const ReloadOutcome outcome = admin_->reload();
+        if (outcome.applied)
+            spdlog::info("vacceld: config reloaded: {}", outcome.message);
+        else
+            spdlog::error("vacceld: config not reloaded, the old one stays in force: {}",
+                          outcome.message);
+    });
 }
 
 }  // namespace vaccel::daemon
