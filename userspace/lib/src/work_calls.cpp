@@ -15,6 +15,12 @@ using lib::invoke;
 
 namespace {
 
+// The binding array as the payload it travels as.
+std::span<const std::byte> binding_bytes(const struct vaccel_binding* bindings, uint32_t count)
+{
+    return {reinterpret_cast<const std::byte*>(bindings), sizeof(vaccel_binding) * count};
+}
+
 int null_argument(const char* call, const char* what)
 {
     return lib::record_local(Errc::invalid_argument,
@@ -38,9 +44,7 @@ int vaccel_submit(vaccel_client* client, uint64_t queue, uint64_t program,
     args.program = program;
     args.binding_count = binding_count;
     args.deadline_ns = deadline_ns;
-    const std::span<const std::byte> payload(reinterpret_cast<const std::byte*>(bindings),
-                                             sizeof(vaccel_binding) * binding_count);
-    const int rc = invoke(client, VACCEL_OP_SUBMIT, args, payload);
+    const int rc = invoke(client, VACCEL_OP_SUBMIT, args, binding_bytes(bindings, binding_count));
     // An indeterminate acceptance returns its error together with the event.
     if (rc == 0 || args.event != 0)
         *event = args.event;
@@ -60,9 +64,7 @@ int vaccel_run(vaccel_client* client, uint64_t queue, uint64_t program,
     args.program = program;
     args.binding_count = binding_count;
     args.deadline_ns = deadline_ns;
-    const std::span<const std::byte> payload(reinterpret_cast<const std::byte*>(bindings),
-                                             sizeof(vaccel_binding) * binding_count);
-    const int rc = invoke(client, VACCEL_OP_RUN, args, payload);
+    const int rc = invoke(client, VACCEL_OP_RUN, args, binding_bytes(bindings, binding_count));
     if (rc != 0 || args.state == VACCEL_EVENT_COMPLETE)
         return rc;
     // Accepted, then failed or cancelled: the work's failure is the answer,
@@ -91,9 +93,8 @@ int vaccel_submit_after(vaccel_client* client, uint64_t queue, uint64_t program,
     args.binding_count = binding_count;
     args.gate = gate;
     args.value = value;
-    const std::span<const std::byte> payload(reinterpret_cast<const std::byte*>(bindings),
-                                             sizeof(vaccel_binding) * binding_count);
-    const int rc = invoke(client, VACCEL_OP_SUBMIT_AFTER, args, payload);
+    const int rc =
+        invoke(client, VACCEL_OP_SUBMIT_AFTER, args, binding_bytes(bindings, binding_count));
     // An indeterminate acceptance returns its error together with the event.
     if (rc == 0 || args.event != 0)
         *event = args.event;

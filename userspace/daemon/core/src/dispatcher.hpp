@@ -92,6 +92,8 @@ private:
     Reply notify_reply(Peer& c, const Request& request);
 
     // Parked waits (waits.cpp).
+    // Keeps `wait` in the peer with a waker of its own; returns its id.
+    std::uint64_t park(Peer& c, ParkedWait wait);
     void start_wait(Peer& c, Request request);
     void check_wait(Peer& c, std::uint64_t wait_id);
     void on_wait_checked(std::uint64_t id, std::uint64_t wait_id,

@@ -60,11 +60,7 @@ void Dispatcher::start_run(Peer& c, Request request)
     ParkedWait wait;
     wait.run = true;
     wait.request = std::move(request);
-    const std::uint64_t wait_id = c.next_wait++;
-    wait.waker = std::make_shared<ReactorWaker>(
-        reactor_, [this, id = c.id, wait_id] { on_wait_woken(id, wait_id); });
-    c.waits.emplace(wait_id, std::move(wait));
-    step_run(c, wait_id);
+    step_run(c, park(c, std::move(wait)));
 }
 
 void Dispatcher::step_run(Peer& c, std::uint64_t wait_id)

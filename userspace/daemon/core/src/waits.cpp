@@ -35,11 +35,16 @@ void Dispatcher::start_wait(Peer& c, Request request)
     wait.handles.resize(request.payload.size() / sizeof(std::uint64_t));
     std::memcpy(wait.handles.data(), request.payload.data(), wait.handles.size() * sizeof(std::uint64_t));
     wait.request = std::move(request);
+    check_wait(c, park(c, std::move(wait)));
+}
+
+std::uint64_t Dispatcher::park(Peer& c, ParkedWait wait)
+{
     const std::uint64_t wait_id = c.next_wait++;
     wait.waker = std::make_shared<ReactorWaker>(
         reactor_, [this, id = c.id, wait_id] { on_wait_woken(id, wait_id); });
     c.waits.emplace(wait_id, std::move(wait));
-    check_wait(c, wait_id);
+    return wait_id;
 }
 
 void Dispatcher::check_wait(Peer& c, std::uint64_t wait_id)
