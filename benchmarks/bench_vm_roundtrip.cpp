@@ -127,8 +127,9 @@ int main(int argc, char** argv)
     }
     if (paths[0].runs && paths[1].runs) {
         const double ratio = run[0].median_us / run[1].median_us;
-        std::printf("VMBENCH run ratio kernel/socket %.2fx (target <= 1.50x: %s)\n", ratio,
-                    ratio <= 1.5 ? "met" : "NOT met");
+        // The fast path's target: the module adds nothing over the socket.
+        std::printf("VMBENCH run ratio kernel/socket %.2fx (target <= 1.00x: %s)\n", ratio,
+                    ratio <= 1.0 ? "met" : "NOT met");
     }
     return 0;
 }
