@@ -2,6 +2,7 @@
 // metrics escaping, cgroup parsing, TestTransport (the fuzz target's entry
 // point into the daemon's dispatch) and a Server run on a thread of the
 // test and stopped on request.
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -243,31 +244,102 @@ void test_transport_bounds_parked_waits(void**)
 
 // ---- Server in process ----------------------------------------------------------------------
 
+// A Server on a private socket (one CPU thread), its reactor on a thread of
+// the test. finish() joins it and checks the clean exit; the destructor
+// stops it if a test did not, and removes the directory.
+struct ServerInProcess {
+    std::filesystem::path dir = temp_dir();
+    ServerOptions options;
+    std::unique_ptr<Server> server;
+    std::atomic<std::thread::id> reactor_id{};
+    int status = -1;
+    std::thread reactor;
+
+    explicit ServerInProcess(bool multishot = true)
+    {
+        options.socket_path = (dir / "s.sock").string();
+        options.config_path = dir / "vacceld.toml";
+        options.cpu_threads = 1;
+        options.multishot_receive = multishot;
+        auto created = Server::create(options);
+        if (!created)
+            fail_msg("Server::create: %s", created.error().c_str());
+        server = std::move(*created);
+        reactor = std::thread([this] {
+            reactor_id = std::this_thread::get_id();
+            status = server->run();
+        });
+    }
+    void finish()
+    {
+        reactor.join();
+        assert_int_equal(status, 0);
+    }
+    ~ServerInProcess()
+    {
+        if (reactor.joinable()) {
+            server->request_stop();
+            reactor.join();
+        }
+        server.reset();
+        std::filesystem::remove_all(dir);
+    }
+};
+
+// A context with three 4-byte Host buffers, the ADD of [1] floats and a
+// queue, made through the wire.
+struct AddOnWire {
+    std::uint64_t context = 0, program = 0, queue = 0;
+    std::uint64_t buffer[3] = {};
+
+    explicit AddOnWire(vaccel::test::WireClient& client)
+    {
+        vaccel_context_create create{};
+        context = client.call(VACCEL_OP_CONTEXT_CREATE, create).as<vaccel_context_create>().context;
+        for (auto& b : buffer)
+            b = host_buffer(client, context, 4);
+        const auto artifact = vaccel::test::add_program(1);
+        vaccel_program_load load{};
+        load.context = context;
+        load.format = VACCEL_FORMAT_TOSA;
+        load.payload_bytes = artifact.size();
+        program = client.call(VACCEL_OP_PROGRAM_LOAD, load, artifact).as<vaccel_program_load>().program;
+        vaccel_queue_create create_queue{};
+        create_queue.context = context;
+        queue = client.call(VACCEL_OP_QUEUE_CREATE, create_queue).as<vaccel_queue_create>().queue;
+    }
+    static std::uint64_t host_buffer(vaccel::test::WireClient& client, std::uint64_t context,
+                                     std::uint64_t bytes)
+    {
+        vaccel_buffer_alloc alloc{};
+        alloc.context = context;
+        alloc.bytes = bytes;
+        alloc.domain = VACCEL_DOMAIN_HOST;
+        alloc.usage = VACCEL_USAGE_ALL;
+        alloc.access = VACCEL_ACCESS_RW;
+        return client.call(VACCEL_OP_BUFFER_ALLOC, alloc).as<vaccel_buffer_alloc>().buffer;
+    }
+    std::array<vaccel_binding, 3> bindings() const
+    {
+        return {{{0, VACCEL_ACCESS_READ, buffer[0], 0, 4},
+                 {1, VACCEL_ACCESS_READ, buffer[1], 0, 4},
+                 {2, VACCEL_ACCESS_WRITE, buffer[2], 0, 4}}};
+    }
+};
+
 void server_in_process_serves_and_stops_on_request(void**)
 {
-    const auto dir = temp_dir();
-    ServerOptions options;
-    options.socket_path = (dir / "s.sock").string();
-    options.config_path = dir / "vacceld.toml";
-    options.cpu_threads = 1;
-    auto server = Server::create(options);
-    if (!server)
-        fail_msg("Server::create: %s", server.error().c_str());
-    int status = -1;
-    std::thread reactor([&] { status = (*server)->run(); });
+    ServerInProcess daemon;
     {
-        vaccel::test::WireClient client(options.socket_path);
+        vaccel::test::WireClient client(daemon.options.socket_path);
         vaccel_get_version version{};
         auto r = client.call(VACCEL_OP_GET_VERSION, version);
         assert_int_equal(r.as<vaccel_get_version>().major, VACCEL_ABI_MAJOR);
-        (*server)->request_stop();
+        daemon.server->request_stop();
         assert_true(client.closed_by_peer());
     }
-    reactor.join();
-    assert_int_equal(status, 0);
-    assert_false(std::filesystem::exists(options.socket_path));
-    server->reset();
-    std::filesystem::remove_all(dir);
+    daemon.finish();
+    assert_false(std::filesystem::exists(daemon.options.socket_path));
 }
 
 // ADR 0007's short path costs the reactor thread no allocation of the
@@ -275,51 +347,16 @@ void server_in_process_serves_and_stops_on_request(void**)
 // a SUBMIT's remaining allocations are the engine's.
 void short_calls_allocate_nothing_in_the_daemon(void**)
 {
-    const auto dir = temp_dir();
-    ServerOptions options;
-    options.socket_path = (dir / "s.sock").string();
-    options.config_path = dir / "vacceld.toml";
-    options.cpu_threads = 1;
-    auto server = Server::create(options);
-    if (!server)
-        fail_msg("Server::create: %s", server.error().c_str());
-    std::atomic<std::thread::id> reactor_id{};
-    int status = -1;
-    std::thread reactor([&] {
-        reactor_id = std::this_thread::get_id();
-        status = (*server)->run();
-    });
+    ServerInProcess daemon;
     {
-        vaccel::test::WireClient client(options.socket_path);
-        vaccel_context_create create{};
-        const auto context = client.call(VACCEL_OP_CONTEXT_CREATE, create).as<vaccel_context_create>().context;
-        std::uint64_t buffer[3] = {};
-        for (auto& b : buffer) {
-            vaccel_buffer_alloc alloc{};
-            alloc.context = context;
-            alloc.bytes = 4;
-            alloc.domain = VACCEL_DOMAIN_HOST;
-            alloc.usage = VACCEL_USAGE_ALL;
-            alloc.access = VACCEL_ACCESS_RW;
-            b = client.call(VACCEL_OP_BUFFER_ALLOC, alloc).as<vaccel_buffer_alloc>().buffer;
-        }
-        const auto artifact = vaccel::test::add_program(1);
-        vaccel_program_load load{};
-        load.context = context;
-        load.format = VACCEL_FORMAT_TOSA;
-        load.payload_bytes = artifact.size();
-        const auto program = client.call(VACCEL_OP_PROGRAM_LOAD, load, artifact).as<vaccel_program_load>().program;
-        vaccel_queue_create queue{};
-        queue.context = context;
-        const auto q = client.call(VACCEL_OP_QUEUE_CREATE, queue).as<vaccel_queue_create>().queue;
-        const vaccel_binding bindings[3] = {{0, VACCEL_ACCESS_READ, buffer[0], 0, 4},
-                                            {1, VACCEL_ACCESS_READ, buffer[1], 0, 4},
-                                            {2, VACCEL_ACCESS_WRITE, buffer[2], 0, 4}};
+        vaccel::test::WireClient client(daemon.options.socket_path);
+        const AddOnWire add(client);
+        const auto bindings = add.bindings();
+        vaccel_submit submit{};
+        submit.queue = add.queue;
+        submit.program = add.program;
+        submit.binding_count = 3;
         auto round = [&] {
-            vaccel_submit submit{};
-            submit.queue = q;
-            submit.program = program;
-            submit.binding_count = 3;
             auto r = client.call(VACCEL_OP_SUBMIT, submit, std::as_bytes(std::span(bindings)));
             assert_int_equal(r.as<vaccel_submit>().status.error, VACCEL_OK);
             const std::uint64_t event = r.as<vaccel_submit>().event;
@@ -340,37 +377,30 @@ void short_calls_allocate_nothing_in_the_daemon(void**)
             round();
         // The daemon's own path (receive, check, run, reply, send): an
         // EVENT_POLL, whose engine side allocates nothing either.
-        vaccel_submit submit{};
-        submit.queue = q;
-        submit.program = program;
-        submit.binding_count = 3;
         vaccel_event_poll poll{};
         poll.event = client.call(VACCEL_OP_SUBMIT, submit, std::as_bytes(std::span(bindings)))
                          .as<vaccel_submit>()
                          .event;
         constexpr int calls = 200;
         counted_news = 0;
-        counted_thread = reactor_id.load();
+        counted_thread = daemon.reactor_id.load();
         for (int i = 0; i < calls; ++i)
             client.call(VACCEL_OP_EVENT_POLL, poll);
         counted_thread = std::thread::id{};
         assert_int_equal(counted_news.load(), 0);
         // A SUBMIT: only what Session::call itself allocates (its event and
         // work item), printed for the record.
-        counted_thread = reactor_id.load();
+        counted_thread = daemon.reactor_id.load();
         for (int i = 0; i < calls; ++i)
             round();
         counted_thread = std::thread::id{};
         print_message("reactor thread: %.2f allocations per SUBMIT + EVENT_POLLs + EVENT_DESTROY "
                       "(the engine's)\n",
                       static_cast<double>(counted_news.load()) / calls);
-        (*server)->request_stop();
+        daemon.server->request_stop();
         assert_true(client.closed_by_peer());
     }
-    reactor.join();
-    assert_int_equal(status, 0);
-    server->reset();
-    std::filesystem::remove_all(dir);
+    daemon.finish();
 }
 
 // Payloads in memfds (SCM_RIGHTS) both ways, with multishot receives into
@@ -378,30 +408,14 @@ void short_calls_allocate_nothing_in_the_daemon(void**)
 void memfd_payloads_travel_with_either_receive(void**)
 {
     for (const bool multishot : {true, false}) {
-        const auto dir = temp_dir();
-        ServerOptions options;
-        options.socket_path = (dir / "s.sock").string();
-        options.config_path = dir / "vacceld.toml";
-        options.cpu_threads = 1;
-        options.multishot_receive = multishot;
-        auto server = Server::create(options);
-        if (!server)
-            fail_msg("Server::create: %s", server.error().c_str());
-        int status = -1;
-        std::thread reactor([&] { status = (*server)->run(); });
+        ServerInProcess daemon(multishot);
         {
-            vaccel::test::WireClient client(options.socket_path);
+            vaccel::test::WireClient client(daemon.options.socket_path);
             vaccel_context_create create{};
             const auto context =
                 client.call(VACCEL_OP_CONTEXT_CREATE, create).as<vaccel_context_create>().context;
             constexpr std::uint64_t bytes = 256 * 1024;
-            vaccel_buffer_alloc alloc{};
-            alloc.context = context;
-            alloc.bytes = bytes;
-            alloc.domain = VACCEL_DOMAIN_HOST;
-            alloc.usage = VACCEL_USAGE_ALL;
-            alloc.access = VACCEL_ACCESS_RW;
-            const auto buffer = client.call(VACCEL_OP_BUFFER_ALLOC, alloc).as<vaccel_buffer_alloc>().buffer;
+            const auto buffer = AddOnWire::host_buffer(client, context, bytes);
             UniqueFd source(::memfd_create("in", MFD_CLOEXEC));
             assert_int_equal(::ftruncate(source.get(), bytes), 0);
             std::vector<std::byte> data(bytes);
@@ -435,11 +449,8 @@ void memfd_payloads_travel_with_either_receive(void**)
                                           source.get()));
             assert_true(client.closed_by_peer());
         }
-        (*server)->request_stop();
-        reactor.join();
-        assert_int_equal(status, 0);
-        server->reset();
-        std::filesystem::remove_all(dir);
+        daemon.server->request_stop();
+        daemon.finish();
     }
 }
 
@@ -449,53 +460,19 @@ void memfd_payloads_travel_with_either_receive(void**)
 void backpressure_pauses_and_resumes_reading(void**)
 {
     for (const bool multishot : {true, false}) {
-        const auto dir = temp_dir();
-        ServerOptions options;
-        options.socket_path = (dir / "s.sock").string();
-        options.config_path = dir / "vacceld.toml";
-        options.cpu_threads = 1;
-        options.multishot_receive = multishot;
-        auto server = Server::create(options);
-        if (!server)
-            fail_msg("Server::create: %s", server.error().c_str());
-        int status = -1;
-        std::thread reactor([&] { status = (*server)->run(); });
+        ServerInProcess daemon(multishot);
         {
-            vaccel::test::WireClient client(options.socket_path);
-            vaccel_context_create create{};
-            const auto context =
-                client.call(VACCEL_OP_CONTEXT_CREATE, create).as<vaccel_context_create>().context;
-            std::uint64_t buffer[3] = {};
-            for (auto& b : buffer) {
-                vaccel_buffer_alloc alloc{};
-                alloc.context = context;
-                alloc.bytes = 4;
-                alloc.domain = VACCEL_DOMAIN_HOST;
-                alloc.usage = VACCEL_USAGE_ALL;
-                alloc.access = VACCEL_ACCESS_RW;
-                b = client.call(VACCEL_OP_BUFFER_ALLOC, alloc).as<vaccel_buffer_alloc>().buffer;
-            }
-            const auto artifact = vaccel::test::add_program(1);
-            vaccel_program_load load{};
-            load.context = context;
-            load.format = VACCEL_FORMAT_TOSA;
-            load.payload_bytes = artifact.size();
-            const auto program =
-                client.call(VACCEL_OP_PROGRAM_LOAD, load, artifact).as<vaccel_program_load>().program;
-            vaccel_queue_create queue{};
-            queue.context = context;
-            const auto q = client.call(VACCEL_OP_QUEUE_CREATE, queue).as<vaccel_queue_create>().queue;
+            vaccel::test::WireClient client(daemon.options.socket_path);
+            const AddOnWire add(client);
             vaccel_gate_create gate{};
-            gate.context = context;
+            gate.context = add.context;
             vaccel_submit_after after{};
-            after.queue = q;
-            after.program = program;
+            after.queue = add.queue;
+            after.program = add.program;
             after.binding_count = 3;
             after.gate = client.call(VACCEL_OP_GATE_CREATE, gate).as<vaccel_gate_create>().gate;
             after.value = 1;
-            const vaccel_binding bindings[3] = {{0, VACCEL_ACCESS_READ, buffer[0], 0, 4},
-                                                {1, VACCEL_ACCESS_READ, buffer[1], 0, 4},
-                                                {2, VACCEL_ACCESS_WRITE, buffer[2], 0, 4}};
+            const auto bindings = add.bindings();
             const std::uint64_t event =
                 client.call(VACCEL_OP_SUBMIT_AFTER, after, std::as_bytes(std::span(bindings)))
                     .as<vaccel_submit_after>()
@@ -514,11 +491,8 @@ void backpressure_pauses_and_resumes_reading(void**)
                 assert_int_equal(r->as<vaccel_event_wait>().status.error, VACCEL_E_DEADLINE_EXPIRED);
             }
         }
-        (*server)->request_stop();
-        reactor.join();
-        assert_int_equal(status, 0);
-        server->reset();
-        std::filesystem::remove_all(dir);
+        daemon.server->request_stop();
+        daemon.finish();
     }
 }
 
