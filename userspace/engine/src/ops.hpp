@@ -89,6 +89,11 @@ Result<WaitProgress> wait_progress(SessionState& state, std::span<const std::uin
 Status event_wait(SessionState& state, vaccel_event_wait& args, std::span<const std::byte> handles);
 Status event_destroy(SessionState& state, vaccel_handle_release& args);
 
+// session.cpp: the struct rules and the payload size every request meets
+// before its handler (check_request_wire, request_payload_size).
+Status check_wire(std::uint32_t opcode, std::span<const std::byte> args,
+                  std::size_t payload_bytes);
+
 // run_ops.cpp: RUN, as a ticket (an event only the transport sees).
 // Submits as SUBMIT does; `ticket` is set once the work was accepted (also
 // with an indeterminate error). Caller holds SessionState::mutex.

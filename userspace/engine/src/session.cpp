@@ -92,6 +92,22 @@ std::uint32_t Session::object_count() const
     return state_->objects.size();
 }
 
+namespace ops {
+
+Status check_wire(std::uint32_t opcode, std::span<const std::byte> args, std::size_t payload_bytes)
+{
+    if (auto checked = check_request_wire(opcode, args); !checked)
+        return checked;
+    auto payload_size = request_payload_size(opcode, args);
+    if (!payload_size)
+        return fail(std::move(payload_size.error()));
+    if (payload_bytes != *payload_size)
+        return fail(Errc::invalid_argument, VACCEL_D_BAD_SIZE, payload_bytes, *payload_size);
+    return {};
+}
+
+}  // namespace ops
+
 Status Session::call(std::uint32_t opcode, std::span<std::byte> args,
                      std::span<const std::byte> in_payload, std::span<std::byte> out_payload)
 {
@@ -104,13 +120,8 @@ Status Session::call(std::uint32_t opcode, std::span<std::byte> args,
 Status Session::dispatch(std::uint32_t opcode, std::span<std::byte> args,
                          std::span<const std::byte> in_payload, std::span<std::byte> out_payload)
 {
-    if (auto checked = check_request_wire(opcode, args); !checked)
+    if (auto checked = ops::check_wire(opcode, args, in_payload.size()); !checked)
         return checked;
-    auto payload_size = request_payload_size(opcode, args);
-    if (!payload_size)
-        return fail(std::move(payload_size.error()));
-    if (in_payload.size() != *payload_size)
-        return fail(Errc::invalid_argument, VACCEL_D_BAD_SIZE, in_payload.size(), *payload_size);
     if (opcode != VACCEL_OP_BUFFER_READ && !out_payload.empty())
         return fail(Errc::invalid_argument, VACCEL_D_BAD_SIZE, out_payload.size(), 0);
 

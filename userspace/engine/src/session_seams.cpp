@@ -86,18 +86,14 @@ Status Session::begin_run(std::span<std::byte> args, std::span<const std::byte> 
                           std::uint64_t& ticket)
 {
     ticket = 0;
-    if (auto checked = check_request_wire(VACCEL_OP_RUN, args); !checked)
-        return checked;
-    auto payload_size = request_payload_size(VACCEL_OP_RUN, args);
-    if (!payload_size)
-        return fail(std::move(payload_size.error()));
-    if (bindings.size() != *payload_size)
-        return fail(Errc::invalid_argument, VACCEL_D_BAD_SIZE, bindings.size(), *payload_size);
     SessionState& s = *state_;
-    std::lock_guard lock(s.mutex);
-    auto value = load_struct<vaccel_run>(args);
-    Status begun = ops::run_begin(s, value, bindings, ticket);
-    store_struct(args, value);
+    Status begun = ops::check_wire(VACCEL_OP_RUN, args, bindings.size());
+    if (begun) {
+        std::lock_guard lock(s.mutex);
+        auto value = load_struct<vaccel_run>(args);
+        begun = ops::run_begin(s, value, bindings, ticket);
+        store_struct(args, value);
+    }
     if (!begun)
         s.errors.fetch_add(1, std::memory_order_relaxed);
     return begun;

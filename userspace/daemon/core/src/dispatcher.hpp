@@ -94,6 +94,10 @@ private:
     // Parked waits (waits.cpp).
     // Keeps `wait` in the peer with a waker of its own; returns its id.
     std::uint64_t park(Peer& c, ParkedWait wait);
+    // A look or RUN step came back to the reactor: ends its job and returns
+    // the wait it was for (no longer checking), or nullptr when the peer
+    // or the wait is gone. `peer` is the wait's peer.
+    ParkedWait* look_returned(std::uint64_t id, std::uint64_t wait_id, Peer*& peer);
     void start_wait(Peer& c, Request request);
     void check_wait(Peer& c, std::uint64_t wait_id);
     void on_wait_checked(std::uint64_t id, std::uint64_t wait_id,

@@ -103,18 +103,12 @@ void Dispatcher::step_run(Peer& c, std::uint64_t wait_id)
 
 void Dispatcher::on_run_stepped(std::uint64_t id, std::uint64_t wait_id, std::shared_ptr<RunStep> step)
 {
-    Peer* found = find(id);
-    if (found == nullptr)
+    Peer* found = nullptr;
+    ParkedWait* looked = look_returned(id, wait_id, found);
+    if (looked == nullptr)
         return;
     Peer& c = *found;
-    --c.jobs;
-    auto it = c.waits.find(wait_id);
-    if (it == c.waits.end()) {
-        maybe_finish(c);
-        return;
-    }
-    ParkedWait& wait = it->second;
-    wait.checking = false;
+    ParkedWait& wait = *looked;
     wait.ticket = step->ticket;
     if (step->reply) {
         answer_wait(c, wait_id, std::move(*step->reply));

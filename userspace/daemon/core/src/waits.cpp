@@ -38,6 +38,21 @@ void Dispatcher::start_wait(Peer& c, Request request)
     check_wait(c, park(c, std::move(wait)));
 }
 
+ParkedWait* Dispatcher::look_returned(std::uint64_t id, std::uint64_t wait_id, Peer*& peer)
+{
+    peer = find(id);
+    if (peer == nullptr)
+        return nullptr;  // cannot happen: a peer with jobs out is kept
+    --peer->jobs;
+    auto it = peer->waits.find(wait_id);
+    if (it == peer->waits.end()) {
+        maybe_finish(*peer);
+        return nullptr;
+    }
+    it->second.checking = false;
+    return &it->second;
+}
+
 std::uint64_t Dispatcher::park(Peer& c, ParkedWait wait)
 {
     const std::uint64_t wait_id = c.next_wait++;
@@ -99,18 +114,12 @@ void Dispatcher::on_wait_woken(std::uint64_t id, std::uint64_t wait_id)
 void Dispatcher::on_wait_checked(std::uint64_t id, std::uint64_t wait_id,
                              Result<engine::WaitProgress> progress)
 {
-    Peer* found = find(id);
-    if (found == nullptr)
+    Peer* found = nullptr;
+    ParkedWait* looked = look_returned(id, wait_id, found);
+    if (looked == nullptr)
         return;
     Peer& c = *found;
-    --c.jobs;
-    auto it = c.waits.find(wait_id);
-    if (it == c.waits.end()) {
-        maybe_finish(c);
-        return;
-    }
-    ParkedWait& wait = it->second;
-    wait.checking = false;
+    ParkedWait& wait = *looked;
 
     if (!progress) {
         answer_wait(c, wait_id, refusal(wait.request, progress.error()));
