@@ -181,13 +181,6 @@ Status take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> f
     return {};
 }
 
-Result<Request> take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds)
-{
-    Request request;
-    if (auto taken = take_request(datagram, std::move(fds), request); !taken)
-        return fail(std::move(taken.error()));
-    return request;
-}
 
 Reply reply_with(const Request& request, std::span<const std::byte> args,
                  std::span<const std::byte> payload)
@@ -418,26 +411,18 @@ Reply execute(engine::Session& session, Request& request)
         return refusal(request, room.error());
     if (*room < transfer.length)
         return refusal(request, short_file(*room, transfer.length));
-    auto mapped = MappedPayload::map(request.payload_fd.get(), transfer.length, true);
-    if (mapped) {
+    Status status;
+    if (auto mapped = MappedPayload::map(request.payload_fd.get(), transfer.length, true)) {
         // One copy: from the buffer straight into the client's sealed file.
-        Status status = session.call(opcode, args, {}, mapped->bytes());
-        if (!status) {
-            set_status(args, status.error());
-            return reply_with(request, args, {});
-        }
-        Reply reply;
-        append_response_fd(reply.bytes, opcode, request.header.seq, request.header.session, args,
-                           static_cast<std::uint32_t>(transfer.length));
-        return reply;
+        status = session.call(opcode, args, {}, mapped->bytes());
+    } else {
+        auto staged = payload_buffer(transfer.length);
+        if (!staged)
+            return refusal(request, staged.error());
+        status = session.call(opcode, args, {}, *staged);
+        if (status)
+            status = write_into_fd(request.payload_fd.get(), *staged);
     }
-    auto staged = payload_buffer(transfer.length);
-    if (!staged)
-        return refusal(request, staged.error());
-    std::vector<std::byte>& data = *staged;
-    Status status = session.call(opcode, args, {}, data);
-    if (status)
-        status = write_into_fd(request.payload_fd.get(), data);
     if (!status) {
         set_status(args, status.error());
         return reply_with(request, args, {});

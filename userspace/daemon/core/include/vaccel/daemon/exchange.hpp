@@ -74,13 +74,11 @@ struct Reply {
     std::optional<std::uint32_t> slot;
 };
 
-// Decodes one datagram and the descriptors that came with it. The error
-// says why the message is malformed (for the log); the caller closes the
-// connection.
-Result<Request> take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds);
-// The same into `into`, whose vectors keep their capacity (the reactor's
-// per-connection request: no allocation once it has grown). On failure
-// `into` is unspecified.
+// Decodes one datagram and the descriptors that came with it into `into`,
+// whose vectors keep their capacity (the reactor's per-connection request:
+// no allocation once it has grown). The error says why the message is
+// malformed (for the log); the caller closes the connection, and `into` is
+// then unspecified.
 Status take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds, Request& into);
 
 // Kernel transport: takes the message the module delivered into a slot's
