@@ -40,12 +40,17 @@ extern "C" {
  * (docs/adr/0014-tosa-descriptors.md). Nothing of 1.1 moved.
  * 1.3: VACCEL_FORMAT_SPIRV, raw SPIR-V compute kernels for Vulkan devices
  * (docs/adr/0013-vulkan-backend.md). Nothing of 1.2 moved.
- * 1.4 (this header): VACCEL_IOCTL_RUN (submit and wait in one request, no
- * event handle) and VACCEL_IOCTL_BUFFER_MAP (a Host or Shared buffer mapped
- * into the client), docs/adr/0019-fast-path.md. Nothing of 1.3 moved.
+ * 1.4: VACCEL_IOCTL_RUN (submit and wait in one request, no event handle)
+ * and VACCEL_IOCTL_BUFFER_MAP (a Host or Shared buffer mapped into the
+ * client), docs/adr/0019-fast-path.md. Nothing of 1.3 moved.
+ * 2.0 (this header): the ioctl type moved from 0xAC (registered to
+ * linux/raw.h in the kernel's ioctl-number table) to VACCEL_IOCTL_BASE
+ * 0xA7, which that table leaves free; every VACCEL_IOCTL_* number changed,
+ * nothing else did: the structs, opcodes and wire are those of 1.4
+ * (docs/adr/0021-hardened-kernel-path.md).
  */
-#define VACCEL_ABI_MAJOR 1
-#define VACCEL_ABI_MINOR 4
+#define VACCEL_ABI_MAJOR 2
+#define VACCEL_ABI_MINOR 0
 
 /* Capabilities reported by VACCEL_IOCTL_GET_VERSION. */
 #define VACCEL_CAP_TOSA		(1ULL << 0)	/* TOSA 1.0 programs */
@@ -729,7 +734,18 @@ struct vaccel_launch {
 /* ioctl numbers; the nr doubles as the wire opcode                    */
 /* ------------------------------------------------------------------ */
 
-#define VACCEL_IOCTL_BASE	0xAC
+/*
+ * Signals and /dev/vaccel: a caught signal interrupts a call that waits in
+ * the module. A request the daemon has not yet taken is withdrawn and the
+ * call restarts (transparently under SA_RESTART, else it fails with EINTR
+ * and changed nothing). EVENT_WAIT is withdrawn even once taken - waiting
+ * changes nothing and its deadline is absolute, so a restarted wait ends
+ * when the first would have. Any other request the daemon has taken is
+ * answered before the call returns (its work is short; a RUN's is bounded
+ * by its deadline); fatal signals still end the caller at once. A waiting
+ * EVENT_WAIT caller can be frozen (cgroup freezer, suspend).
+ */
+#define VACCEL_IOCTL_BASE	0xA7
 
 enum vaccel_op {
 	VACCEL_OP_GET_VERSION = 0x00,
