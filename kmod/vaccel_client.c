@@ -3,7 +3,9 @@
  * vaccel_client.c - /dev/vaccel: sessions and the contract's ioctls.
  *
  * Owns a session (one open file): its SESSION_OPEN at open, its
- * SESSION_CLOSE at release. Decides whether an ioctl is well formed before
+ * SESSION_CLOSE at release, its references (the file and each of its
+ * requests), and its limits (max_sessions sessions in all; at most
+ * VACCEL_SRV_SESSION_REQUESTS requests each). Decides whether an ioctl is well formed before
  * anything is forwarded - exact size, zero status, zero pad/reserved
  * fields, known flags, counts and payload caps; the same rules, in the
  * same order, as userspace/common/src/requests.cpp - then pins or copies
@@ -329,7 +331,7 @@ static int vaccel_args_check(u32 op, const struct vaccel_op_rule *rule,
 }
 
 /*
- * Client task. Pins (large) or copies (small) the bytes the op's user
+ * Client task. Records (large) or copies (small) the bytes the op's user
  * pointer names and sets the header's payload_bytes. The counts were
  * bounded by vaccel_args_check().
  */
@@ -343,16 +345,17 @@ static int vaccel_args_take_payload(struct vaccel_request *req, u32 op,
 	switch (op) {
 	case VACCEL_OP_BUFFER_WRITE:
 		bytes = args->buffer_transfer.length;
-		ret = vaccel_request_pin(req, uaddr, bytes, false);
+		ret = vaccel_request_user_payload(req, uaddr, bytes, false);
 		break;
 	case VACCEL_OP_BUFFER_READ:
 		/* The data comes back by pwrite; the request carries none. */
-		ret = vaccel_request_pin(req, uaddr,
-					 args->buffer_transfer.length, true);
+		ret = vaccel_request_user_payload(req, uaddr,
+						  args->buffer_transfer.length,
+						  true);
 		break;
 	case VACCEL_OP_PROGRAM_LOAD:
 		bytes = args->program_load.payload_bytes;
-		ret = vaccel_request_pin(req, uaddr, bytes, false);
+		ret = vaccel_request_user_payload(req, uaddr, bytes, false);
 		break;
 	case VACCEL_OP_SUBMIT:
 	case VACCEL_OP_SUBMIT_AFTER:
@@ -431,10 +434,24 @@ static long vaccel_client_ioctl(struct file *file, unsigned int cmd,
 	if (_IOC_SIZE(cmd) != rule->size)
 		return -EINVAL;
 
+	if (atomic_inc_return(&session->requests) >
+	    VACCEL_SRV_SESSION_REQUESTS) {
+		atomic_dec(&session->requests);
+		vaccel_status_set(&status, VACCEL_E_BUSY, VACCEL_D_LIMIT,
+				  VACCEL_SRV_SESSION_REQUESTS, 0);
+		if (copy_to_user(argp, &status, sizeof(status)))
+			return -EFAULT;
+		return -EBUSY;
+	}
 	req = vaccel_request_alloc(session->server, op, session->id, NULL,
 				   rule->size);
-	if (!req)
+	if (!req) {
+		atomic_dec(&session->requests);
 		return -ENOMEM;
+	}
+	/* The request's session reference; its release ends the count. */
+	kref_get(&session->ref);
+	req->session = session;
 	args = &req->message.args;
 	/* rule->size == _IOC_SIZE(cmd) <= sizeof(*args) (vaccel_main.c) */
 	if (copy_from_user(args, argp, rule->size)) {
@@ -473,8 +490,8 @@ static long vaccel_client_ioctl(struct file *file, unsigned int cmd,
 	ret = vaccel_server_submit(session->server, req);
 	if (!ret)
 		ret = vaccel_server_wait(req, NULL);
-	if (ret == -EINTR)
-		goto out;	/* a fatal signal: nobody reads the struct */
+	if (ret == -EINTR || ret == -ERESTARTSYS)
+		goto out;	/* a signal: the call restarts, or fails as is */
 	if (req->answered && req->map) {
 		ret = vaccel_map_answered(session, req, &status);
 		if (ret)
@@ -521,9 +538,70 @@ static void vaccel_session_cgroup(struct vaccel_srv_session_open *open)
 	strscpy(open->cgroup, "/", sizeof(open->cgroup));
 }
 
+/* Sessions alive (a file or a request holds them), for max_sessions. */
+static atomic_t vaccel_sessions_alive = ATOMIC_INIT(0);
+
+/* Any context. */
+int vaccel_sessions_alive_count(void)
+{
+	return atomic_read(&vaccel_sessions_alive);
+}
+
+/* Process context: the last reference frees what the file left. */
+static void vaccel_session_free(struct kref *ref)
+{
+	struct vaccel_session *session = container_of(ref,
+						      struct vaccel_session,
+						      ref);
+	struct vaccel_server *server = session->server;
+
+	spin_lock(&server->queue_lock);
+	list_del(&session->server_node);
+	spin_unlock(&server->queue_lock);
+	vaccel_server_put(server);
+	kfree(session);
+	atomic_dec(&vaccel_sessions_alive);
+}
+
+/* Process context, may sleep; never with queue_lock held. */
+void vaccel_session_put(struct vaccel_session *session)
+{
+	kref_put(&session->ref, vaccel_session_free);
+}
+
+/*
+ * Client task. A new session of `server` (whose reference it takes over),
+ * charged to the caller's memory cgroup, or NULL past max_sessions or
+ * without memory.
+ */
+static struct vaccel_session *vaccel_session_alloc(struct vaccel_server *server)
+{
+	struct vaccel_session *session;
+
+	if (atomic_inc_return(&vaccel_sessions_alive) > vaccel_max_sessions())
+		goto refuse;
+	session = kzalloc(sizeof(*session), GFP_KERNEL_ACCOUNT);
+	if (!session)
+		goto refuse;
+	kref_init(&session->ref);	/* the file's */
+	session->server = server;
+	session->id = atomic64_inc_return(&vaccel_next_session);
+	session->pid = task_tgid_nr(current);
+	INIT_LIST_HEAD(&session->queue);
+	INIT_LIST_HEAD(&session->turn_node);
+	vaccel_maps_init(session);
+	spin_lock(&server->queue_lock);
+	list_add_tail(&session->server_node, &server->sessions);
+	spin_unlock(&server->queue_lock);
+	return session;
+refuse:
+	atomic_dec(&vaccel_sessions_alive);
+	return NULL;
+}
+
 /*
  * Client task: open of /dev/vaccel. The daemon learns of the session (and
- * may refuse it) before the open returns.
+ * may refuse it) before the open returns. -ENFILE past max_sessions.
  */
 static int vaccel_client_open(struct inode *inode, struct file *file)
 {
@@ -540,12 +618,12 @@ static int vaccel_client_open(struct inode *inode, struct file *file)
 	server = vaccel_server_get_attached();
 	if (!server)
 		return -ENODEV;
-	session = kzalloc(sizeof(*session), GFP_KERNEL);
-	if (!session)
-		goto fail;
-	session->server = server;
-	session->id = atomic64_inc_return(&vaccel_next_session);
-	vaccel_maps_init(session);
+	session = vaccel_session_alloc(server);
+	if (!session) {
+		vaccel_server_put(server);
+		return atomic_read(&vaccel_sessions_alive) >=
+		       vaccel_max_sessions() ? -ENFILE : -ENOMEM;
+	}
 
 	open = vaccel_request_alloc(server, VACCEL_OP_SESSION_OPEN,
 				    session->id, NULL,
@@ -583,14 +661,14 @@ fail:
 		vaccel_request_put(open);
 	if (close)
 		vaccel_request_put(close);
-	kfree(session);
-	vaccel_server_put(server);
+	vaccel_session_put(session);	/* also the server's reference */
 	return ret;
 }
 
 /*
  * Process context: last close of a session's file (exit of a killed client
- * included). Sends SESSION_CLOSE without waiting for the answer.
+ * included). Sends SESSION_CLOSE without waiting for the answer; requests
+ * of the session still held by the daemon keep the session's memory.
  */
 static int vaccel_client_release(struct inode *inode, struct file *file)
 {
@@ -602,8 +680,7 @@ static int vaccel_client_release(struct inode *inode, struct file *file)
 	if (session->notify)
 		fput(session->notify);
 	vaccel_maps_release(session);
-	vaccel_server_put(session->server);
-	kfree(session);
+	vaccel_session_put(session);	/* the file's */
 	return 0;
 }
 

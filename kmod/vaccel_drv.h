@@ -11,35 +11,19 @@
 #define VACCEL_DRV_H
 
 #include <linux/completion.h>
-#include <linux/io_uring.h>
+#include <linux/hashtable.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
-#include <linux/version.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include "vaccel.h"
 #include "vaccel_server.h"
-
-/*
- * The module is written for Linux 6.1.y. io_uring_cmd_done() and the
- * uring_cmd task work callback gained `issue_flags` in 6.1.23
- * ("block/io_uring: pass in issue_flags for uring_cmd task_work
- * handling"); 6.1.0 .. 6.1.22 have the older forms. The guard reads the
- * full version (sublevel included) from <linux/version.h>.
- */
-#if LINUX_VERSION_MAJOR != 6 || LINUX_VERSION_PATCHLEVEL != 1
-#error "vaccel.ko is written for Linux 6.1.y (the uring_cmd API differs elsewhere)"
-#endif
-#if LINUX_VERSION_SUBLEVEL >= 23
-#define VACCEL_CMD_HAS_ISSUE_FLAGS 1
-#else
-#define VACCEL_CMD_HAS_ISSUE_FLAGS 0
-#endif
+#include "vaccel_compat.h"
 
 /* Every struct a message may carry after its header. */
 union vaccel_args {
@@ -67,6 +51,7 @@ union vaccel_args {
 	struct vaccel_buffer_map buffer_map;
 	struct vaccel_srv_session_open session_open;
 	struct vaccel_srv_session_close session_close;
+	struct vaccel_srv_withdraw withdraw;
 };
 
 /* A message as the daemon reads it from (and writes it to) its buffer. */
@@ -88,20 +73,29 @@ struct vaccel_wire {
  */
 enum vaccel_request_state {
 	/*
-	 * On server->queue, waiting for a parked command. Owned by the module:
-	 * the waiting client may take it back (abort) and free it.
+	 * On its session's queue (or the server's control queue), waiting for
+	 * a slot. Owned by the module: the waiting client may take it back
+	 * and free it.
 	 */
 	VACCEL_REQ_QUEUED,
 	/*
 	 * On a slot (slot->req, the slot holds a reference), from the moment a
 	 * command is chosen to carry it to the daemon's commit. Owned by the
 	 * daemon: its payload may be read or written through the slot. Ends
-	 * by a commit (-> done) or the daemon's death (-> done, -ENODEV).
+	 * by a commit (-> done), a deferral (-> deferred) or the daemon's
+	 * death (-> done, -ENODEV).
 	 */
 	VACCEL_REQ_DELIVERED,
 	/*
-	 * Delivered, but nobody waits for the answer: the client was killed,
-	 * or the request never had a waiter (SESSION_CLOSE). Still owned by
+	 * Committed with VACCEL_SRV_CMD_DEFER: in server->deferred (keyed by
+	 * seq, which holds a reference), no slot, no payload access; ends by
+	 * an ANSWER (-> done), a withdrawal by its client (-> done) or death.
+	 */
+	VACCEL_REQ_DEFERRED,
+	/*
+	 * Delivered, but nobody waits for the answer: the client was killed
+	 * or withdrew it, or the request never had a waiter (SESSION_CLOSE,
+	 * WITHDRAW). Still owned by
 	 * the daemon until it commits; the answer is then discarded and the
 	 * last reference frees the request and its pins.
 	 */
@@ -113,17 +107,22 @@ enum vaccel_request_state {
 	VACCEL_REQ_DONE,
 };
 
-/* Where a request's payload lives while the request is alive. */
+/*
+ * Where a request's payload lives while the request is alive: a copy
+ * (small payloads), or the client's memory, named by address in the
+ * client's mm. Client pages are pinned only for the span of one copy
+ * (vaccel_payload_to_daemon), never while the request waits.
+ */
 struct vaccel_payload {
 	u64 bytes;		/* bytes the daemon may read or write */
 	bool writable;		/* BUFFER_READ: the daemon writes the data */
 	void *copy;		/* copied small payload, or NULL */
-	struct page **pages;	/* pinned client pages, or NULL */
-	unsigned long page_count;
-	unsigned int first_offset;	/* offset of byte 0 in pages[0] */
+	u64 uaddr;		/* the client's address of byte 0 */
+	struct mm_struct *mm;	/* the client's mm (mmgrab), or NULL */
 };
 
 struct vaccel_server;
+struct vaccel_session;
 
 /*
  * One forwarded message. References: the waiting client (if any), the
@@ -132,10 +131,17 @@ struct vaccel_server;
  */
 struct vaccel_request {
 	struct kref ref;
-	struct list_head node;		/* server->queue, or a reap list */
+	/* a session's queue, server->control, or a reap list */
+	struct list_head node;
+	struct hlist_node deferred_node;	/* server->deferred */
 	enum vaccel_request_state state;
 	bool waited;			/* a client sleeps on `done` */
 	struct vaccel_server *server;	/* counted reference */
+	/*
+	 * The session whose queue and slot share it uses (counted), or NULL
+	 * for the module's own messages (server->control).
+	 */
+	struct vaccel_session *session;
 	struct completion done;
 	bool answered;			/* reply holds the daemon's answer */
 	int result;			/* 0 or -errno, valid when done */
@@ -190,8 +196,16 @@ struct vaccel_server {
 	bool dead;			/* no more requests; sessions failed */
 	bool hello;			/* the daemon's HELLO was accepted */
 	struct task_struct *task;	/* the serving thread (counted) */
-	struct list_head queue;		/* QUEUED requests, oldest first */
+	pid_t pid;			/* the daemon's, for debugfs */
+	/* QUEUED module messages (OPEN, CLOSE, WITHDRAW): they go first */
+	struct list_head control;
+	/* sessions with QUEUED requests, in turn order (round robin) */
+	struct list_head turns;
+	unsigned int queued;		/* QUEUED requests, all queues */
 	struct list_head parked;	/* PARKED slots */
+	DECLARE_HASHTABLE(deferred, 8);	/* DEFERRED requests, by seq */
+	struct list_head sessions;	/* sessions opened through it (debugfs) */
+	unsigned int deferred_count;
 	struct vaccel_slot slots[VACCEL_SRV_MAX_SLOTS];
 	struct delayed_work monitor;
 	struct vaccel_wire scratch;	/* a commit being read; serving thread */
@@ -203,10 +217,23 @@ struct vaccel_cmd_pdu {
 	u32 slot;
 };
 
-/* One open of /dev/vaccel. */
+/*
+ * One open of /dev/vaccel. References: the file, and every request of the
+ * session (so its queue and slot count outlive a released file whose
+ * requests are still delivered). The file's release sends SESSION_CLOSE and
+ * releases notify and the maps; the last reference frees the rest.
+ */
 struct vaccel_session {
+	struct kref ref;
 	u64 id;
 	struct vaccel_server *server;	/* counted; dead server = dead session */
+	/* Under server->queue_lock: */
+	struct list_head queue;		/* QUEUED requests, oldest first */
+	struct list_head turn_node;	/* on server->turns while queue is not empty */
+	unsigned int delivered;		/* requests on slots (<= SESSION_SLOTS) */
+	atomic_t requests;		/* in the module (<= SESSION_REQUESTS) */
+	struct list_head server_node;	/* server->sessions, under queue_lock */
+	pid_t pid;			/* the opener's, for debugfs */
 	struct vaccel_request *close;	/* SESSION_CLOSE, made at open */
 	/*
 	 * The daemon's notify eventfd for this session (counted), or NULL:
@@ -233,8 +260,8 @@ struct vaccel_request *vaccel_request_alloc(struct vaccel_server *server,
 					    const void *args, u32 args_bytes);
 void vaccel_request_get(struct vaccel_request *req);
 void vaccel_request_put(struct vaccel_request *req);
-int vaccel_request_pin(struct vaccel_request *req, u64 uaddr, u64 bytes,
-		       bool writable);
+int vaccel_request_user_payload(struct vaccel_request *req, u64 uaddr,
+				u64 bytes, bool writable);
 int vaccel_request_copy_payload(struct vaccel_request *req, u64 uaddr,
 				u64 bytes);
 ssize_t vaccel_payload_to_daemon(struct vaccel_request *req, char __user *dst,
@@ -249,13 +276,13 @@ int vaccel_requests_alive_count(void);
 
 /* vaccel_server.c */
 extern const struct file_operations vaccel_server_fops;
+extern const struct attribute_group *vaccel_server_groups[];
 struct vaccel_server *vaccel_server_get_attached(void);
 void vaccel_server_put(struct vaccel_server *server);
 bool vaccel_server_is_dead(struct vaccel_server *server);
+void vaccel_server_kill(struct vaccel_server *server, bool in_cancel);
 
 /* vaccel_slot.c */
-void vaccel_cmd_done(struct io_uring_cmd *cmd, ssize_t ret,
-		     unsigned int issue_flags);
 void vaccel_request_finish_locked(struct vaccel_request *req, int result,
 				  struct list_head *reap);
 void vaccel_reap(struct list_head *reap);
@@ -268,6 +295,8 @@ int vaccel_server_uring_cmd(struct io_uring_cmd *cmd,
 
 /* vaccel_client.c */
 extern const struct file_operations vaccel_client_fops;
+void vaccel_session_put(struct vaccel_session *session);
+int vaccel_sessions_alive_count(void);
 
 /* vaccel_map.c */
 void vaccel_maps_init(struct vaccel_session *session);
@@ -276,7 +305,12 @@ int vaccel_maps_add(struct vaccel_session *session, struct file *file,
 void vaccel_maps_release(struct vaccel_session *session);
 int vaccel_client_mmap(struct file *file, struct vm_area_struct *vma);
 
+/* vaccel_debugfs.c */
+void vaccel_debugfs_init(void);
+void vaccel_debugfs_exit(void);
+
 /* vaccel_main.c */
 bool vaccel_client_may_open(void);
+unsigned int vaccel_max_sessions(void);
 
 #endif /* VACCEL_DRV_H */

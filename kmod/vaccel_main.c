@@ -3,8 +3,11 @@
  * vaccel_main.c - vaccel.ko: module parameters and the two device nodes.
  *
  * Owns the registration of /dev/vaccel (clients) and /dev/vaccel-server
- * (the daemon, root only). Decides who may open /dev/vaccel:
- *  - client_mode (default 0666): the mode devtmpfs gives /dev/vaccel;
+ * (the daemon: mode 0600, root's unless a udev rule says otherwise), the
+ * debugfs directory, and the module's limits. Decides who may open
+ * /dev/vaccel:
+ *  - client_mode (default 0660): the mode devtmpfs gives /dev/vaccel (the
+ *    udev rule in dist/udev/ gives it group `vaccel`);
  *  - client_group (default -1, none): when set to a gid, only members of
  *    that group (and CAP_SYS_ADMIN) may open /dev/vaccel. The check is
  *    made at open because devtmpfs creates the node owned by root:root;
@@ -20,9 +23,20 @@
 
 #include "vaccel_drv.h"
 
-static ushort client_mode = 0666;
+static ushort client_mode = 0660;
 module_param(client_mode, ushort, 0444);
-MODULE_PARM_DESC(client_mode, "Mode of /dev/vaccel (default 0666)");
+MODULE_PARM_DESC(client_mode, "Mode of /dev/vaccel (default 0660)");
+
+static uint max_sessions = 4096;
+module_param(max_sessions, uint, 0644);
+MODULE_PARM_DESC(max_sessions,
+		 "Open sessions of /dev/vaccel at once, all clients (default 4096)");
+
+/* Any context. */
+unsigned int vaccel_max_sessions(void)
+{
+	return READ_ONCE(max_sessions);
+}
 
 static int client_group = -1;
 module_param(client_group, int, 0444);
@@ -45,6 +59,7 @@ static struct miscdevice vaccel_server_dev = {
 	.name = "vaccel-server",
 	.fops = &vaccel_server_fops,
 	.mode = 0600,
+	.groups = vaccel_server_groups,
 };
 
 static struct miscdevice vaccel_client_dev = {
@@ -68,6 +83,9 @@ static int __init vaccel_init(void)
 	BUILD_BUG_ON(sizeof(struct vaccel_srv_cmd) != 16);
 	BUILD_BUG_ON(sizeof(struct vaccel_srv_session_open) != 328);
 	BUILD_BUG_ON(sizeof(struct vaccel_srv_session_close) != 40);
+	BUILD_BUG_ON(sizeof(struct vaccel_srv_withdraw) != 48);
+	BUILD_BUG_ON(sizeof(struct vaccel_srv_hello) != 32);
+	BUILD_BUG_ON(VACCEL_SRV_MAX_SLOTS > 256);	/* 8 bits of the position */
 	BUILD_BUG_ON(VACCEL_MAX_BINDINGS * sizeof(struct vaccel_binding) >
 		     VACCEL_COPIED_PAYLOAD_MAX);
 	BUILD_BUG_ON(VACCEL_MAX_WAIT_EVENTS * sizeof(__u64) >
@@ -83,8 +101,10 @@ static int __init vaccel_init(void)
 		misc_deregister(&vaccel_server_dev);
 		return ret;
 	}
-	pr_info("vaccel: ABI %d.%d, /dev/vaccel mode %04o\n",
-		VACCEL_ABI_MAJOR, VACCEL_ABI_MINOR, vaccel_client_dev.mode);
+	vaccel_debugfs_init();
+	pr_info("vaccel: ABI %d.%d, server protocol %d, /dev/vaccel mode %04o\n",
+		VACCEL_ABI_MAJOR, VACCEL_ABI_MINOR, VACCEL_SRV_PROTOCOL,
+		vaccel_client_dev.mode);
 	return 0;
 }
 
@@ -96,6 +116,7 @@ static void __exit vaccel_exit(void)
 {
 	int alive = vaccel_requests_alive_count();
 
+	vaccel_debugfs_exit();
 	misc_deregister(&vaccel_client_dev);
 	misc_deregister(&vaccel_server_dev);
 	WARN_ON(alive != 0);

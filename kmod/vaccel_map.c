@@ -151,7 +151,7 @@ int vaccel_client_mmap(struct file *file, struct vm_area_struct *vma)
 	 * file may hold other buffers past this one: mremap() must not grow
 	 * the mapping into them.
 	 */
-	vma->vm_flags |= VM_DONTEXPAND;
+	vaccel_vm_flags_set(vma, VM_DONTEXPAND);
 	vma->vm_pgoff = offset >> PAGE_SHIFT;
 	vma_set_file(vma, target);
 	fput(target);

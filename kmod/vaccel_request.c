@@ -3,10 +3,13 @@
  * vaccel_request.c - one forwarded message: its memory, its payload and its
  * references.
  *
- * Owns the allocation of a request, the pinning (or copying) of the
- * client's payload at ioctl time, the single copy of payload bytes between
- * the client's pinned pages and the daemon's memory (pread/pwrite on the
- * server node), and the release of all of it with the last reference.
+ * Owns the allocation of a request (charged to the memory cgroup of the
+ * task that caused it), the recording (or copying) of the client's payload
+ * at ioctl time, the single copy of payload bytes between the client's
+ * memory and the daemon's (pread/pwrite on the server node: the client's
+ * pages are pinned for the span of one chunk's copy only, so a request that
+ * waits pins nothing), and the release of all of it with the last
+ * reference.
  * Decides the errno of each contract error. The state machine itself is in
  * vaccel_server.c.
  */
@@ -16,6 +19,7 @@
 #include <linux/kernel.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -67,9 +71,10 @@ void vaccel_status_set(struct vaccel_status *status, u32 error, u32 detail,
 }
 
 /*
- * Process context (client or daemon task), may sleep. The new request holds
- * one reference (the caller's) and a reference on `server`; its message is
- * the header plus a copy of `args` (zeroes when `args` is NULL).
+ * Process context (client task), may sleep. The new request holds one
+ * reference (the caller's) and a reference on `server`; its message is the
+ * header plus a copy of `args` (zeroes when `args` is NULL). Its memory is
+ * charged to the caller's memory cgroup.
  */
 struct vaccel_request *vaccel_request_alloc(struct vaccel_server *server,
 					    u16 opcode, u64 session,
@@ -79,12 +84,13 @@ struct vaccel_request *vaccel_request_alloc(struct vaccel_server *server,
 
 	if (WARN_ON_ONCE(args_bytes > sizeof(req->message.args)))
 		return NULL;
-	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	req = kzalloc(sizeof(*req), GFP_KERNEL_ACCOUNT);
 	if (!req)
 		return NULL;
 	atomic_inc(&vaccel_requests_alive);
 	kref_init(&req->ref);
 	INIT_LIST_HEAD(&req->node);
+	INIT_HLIST_NODE(&req->deferred_node);
 	init_completion(&req->done);
 	req->state = VACCEL_REQ_QUEUED;
 	req->server = server;
@@ -115,16 +121,17 @@ static void vaccel_request_release(struct kref *ref)
 						  ref);
 	struct vaccel_payload *payload = &req->payload;
 
-	if (payload->pages) {
-		unpin_user_pages_dirty_lock(payload->pages, payload->page_count,
-					    payload->writable);
-		kvfree(payload->pages);
-	}
 	kfree(payload->copy);
+	if (payload->mm)
+		mmdrop(payload->mm);
 	if (req->notify)
 		fput(req->notify);
 	if (req->map)
 		fput(req->map);
+	if (req->session) {
+		atomic_dec(&req->session->requests);
+		vaccel_session_put(req->session);
+	}
 	vaccel_server_put(req->server);
 	kfree(req);
 	atomic_dec(&vaccel_requests_alive);
@@ -137,44 +144,55 @@ void vaccel_request_put(struct vaccel_request *req)
 }
 
 /*
- * Client task. Pins the client's `bytes` at `uaddr` for the life of the
- * request (FOLL_WRITE when the daemon will write them). The caller bounded
- * `bytes` by VACCEL_SRV_PAYLOAD_MAX.
+ * Client task. Whether [start, end) of the caller's address space is
+ * mapped by ordinary memory the daemon may read (or, `writable`, write).
  */
-int vaccel_request_pin(struct vaccel_request *req, u64 uaddr, u64 bytes,
-		       bool writable)
+static bool vaccel_range_mapped(unsigned long start, unsigned long end,
+				bool writable)
+{
+	vm_flags_t need = writable ? VM_WRITE : VM_READ;
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	bool mapped = true;
+
+	if (mmap_read_lock_killable(mm))
+		return false;
+	while (start < end) {
+		vma = find_vma(mm, start);
+		if (!vma || vma->vm_start > start ||
+		    (vma->vm_flags & need) != need ||
+		    (vma->vm_flags & (VM_IO | VM_PFNMAP))) {
+			mapped = false;
+			break;
+		}
+		start = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return mapped;
+}
+
+/*
+ * Client task. Records the client's `bytes` at `uaddr` as the payload
+ * (the daemon writes them when `writable`), after checking they are
+ * mapped; nothing is pinned until a copy (vaccel_payload_user_copy). The
+ * caller bounded `bytes` by VACCEL_SRV_PAYLOAD_MAX.
+ */
+int vaccel_request_user_payload(struct vaccel_request *req, u64 uaddr,
+				u64 bytes, bool writable)
 {
 	struct vaccel_payload *payload = &req->payload;
-	unsigned long start = uaddr & PAGE_MASK;
-	unsigned long pinned = 0;
-	unsigned long count;
-	int ret;
 
 	payload->bytes = bytes;
 	payload->writable = writable;
 	if (bytes == 0)
 		return 0;
 	if (uaddr + bytes < uaddr ||
-	    !access_ok(u64_to_user_ptr(uaddr), bytes))
+	    !access_ok(u64_to_user_ptr(uaddr), bytes) ||
+	    !vaccel_range_mapped(uaddr, uaddr + bytes, writable))
 		return -EFAULT;
-	count = (offset_in_page(uaddr) + bytes + PAGE_SIZE - 1) >> PAGE_SHIFT;
-	payload->pages = kvmalloc_array(count, sizeof(struct page *),
-					GFP_KERNEL);
-	if (!payload->pages)
-		return -ENOMEM;
-	payload->first_offset = offset_in_page(uaddr);
-	while (pinned < count) {
-		ret = pin_user_pages_fast(start + (pinned << PAGE_SHIFT),
-					  count - pinned,
-					  writable ? FOLL_WRITE : 0,
-					  payload->pages + pinned);
-		if (ret <= 0)
-			break;
-		pinned += ret;
-	}
-	payload->page_count = pinned;
-	if (pinned < count)
-		return -EFAULT;	/* the release unpins what was pinned */
+	payload->uaddr = uaddr;
+	mmgrab(current->mm);
+	payload->mm = current->mm;
 	return 0;
 }
 
@@ -192,7 +210,7 @@ int vaccel_request_copy_payload(struct vaccel_request *req, u64 uaddr,
 	payload->bytes = bytes;
 	if (bytes == 0)
 		return 0;
-	payload->copy = kmalloc(bytes, GFP_KERNEL);
+	payload->copy = kmalloc(bytes, GFP_KERNEL_ACCOUNT);
 	if (!payload->copy)
 		return -ENOMEM;
 	if (copy_from_user(payload->copy, u64_to_user_ptr(uaddr), bytes))
@@ -200,26 +218,44 @@ int vaccel_request_copy_payload(struct vaccel_request *req, u64 uaddr,
 	return 0;
 }
 
+/* Client pages one copy pins at most; a copy moves at most this much. */
+#define VACCEL_PIN_PAGES	32
+
 /*
  * Daemon task (pread/pwrite), may sleep. Moves up to `count` bytes at
- * payload `offset` between the pinned pages and the daemon's `ubuf`.
- * Returns the bytes moved, or -EFAULT when nothing could be.
+ * payload `offset` between the client's memory and the daemon's `ubuf`,
+ * pinning the client's pages (at most VACCEL_PIN_PAGES) for this copy
+ * only. Returns the bytes moved, or -EFAULT when nothing could be (the
+ * client's address space is gone, or it unmapped the range meanwhile).
  */
-static ssize_t vaccel_payload_pages_copy(struct vaccel_payload *payload,
-					 char __user *ubuf, size_t count,
-					 u64 offset, bool to_daemon)
+static ssize_t vaccel_payload_user_copy(struct vaccel_payload *payload,
+					char __user *ubuf, size_t count,
+					u64 offset, bool to_daemon)
 {
+	struct page *pages[VACCEL_PIN_PAGES];
+	u64 addr = payload->uaddr + offset;
+	size_t in_page = offset_in_page(addr);
 	size_t done = 0;
+	long pinned, i;
 
-	while (done < count) {
-		u64 at = payload->first_offset + offset + done;
-		struct page *page = payload->pages[at >> PAGE_SHIFT];
-		size_t in_page = offset_in_page(at);
+	count = min_t(size_t, count, VACCEL_PIN_PAGES * PAGE_SIZE - in_page);
+	if (!mmget_not_zero(payload->mm))
+		return -EFAULT;
+	mmap_read_lock(payload->mm);
+	pinned = vaccel_pin_remote(payload->mm, addr & PAGE_MASK,
+				   DIV_ROUND_UP(in_page + count, PAGE_SIZE),
+				   to_daemon ? 0 : FOLL_WRITE, pages);
+	mmap_read_unlock(payload->mm);
+	mmput(payload->mm);
+	if (pinned <= 0)
+		return -EFAULT;
+
+	for (i = 0; i < pinned && done < count; i++) {
 		size_t chunk = min_t(size_t, count - done, PAGE_SIZE - in_page);
 		unsigned long left;
 		char *kaddr;
 
-		kaddr = kmap_local_page(page);
+		kaddr = kmap_local_page(pages[i]);
 		if (to_daemon)
 			left = copy_to_user(ubuf + done, kaddr + in_page, chunk);
 		else
@@ -227,9 +263,11 @@ static ssize_t vaccel_payload_pages_copy(struct vaccel_payload *payload,
 					      chunk);
 		kunmap_local(kaddr);
 		done += chunk - left;
+		in_page = 0;
 		if (left)
 			break;
 	}
+	unpin_user_pages_dirty_lock(pages, pinned, !to_daemon);
 	if (done == 0 && count != 0)
 		return -EFAULT;
 	return done;
@@ -252,7 +290,7 @@ ssize_t vaccel_payload_to_daemon(struct vaccel_request *req, char __user *dst,
 			return -EFAULT;
 		return count;
 	}
-	return vaccel_payload_pages_copy(payload, dst, count, offset, true);
+	return vaccel_payload_user_copy(payload, dst, count, offset, true);
 }
 
 /*
@@ -270,6 +308,6 @@ ssize_t vaccel_payload_from_daemon(struct vaccel_request *req,
 	if (offset >= payload->bytes)
 		return -ENOSPC;
 	count = min_t(u64, count, payload->bytes - offset);
-	return vaccel_payload_pages_copy(payload, (char __user *)src, count,
-					 offset, false);
+	return vaccel_payload_user_copy(payload, (char __user *)src, count,
+					offset, false);
 }

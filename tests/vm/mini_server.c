@@ -24,7 +24,7 @@
  *    (struct vaccel_srv_map); buffer 3 is refused as a Device buffer
  *    (Incompatible / VACCEL_D_DOMAIN); buffers 5, 6 and 8 are answered
  *    with a file the module must refuse (read-only; smaller than the
- *    buffer; an offset not page-aligned): the commit fails with -EINVAL
+ *    buffer; an offset not page-aligned): the commit fails with -EBADMSG
  *    and the slot fetches again; any other is unknown;
  *  - anything else: Unsupported / VACCEL_D_UNKNOWN_OPCODE.
  * Prints "mini_server: ready" once every slot is parked. Exits 0 when the
@@ -140,7 +140,7 @@ static int payload_checksum(unsigned int index, uint64_t bytes,
 		size_t want = bytes - done < sizeof(chunk) ?
 			      bytes - done : sizeof(chunk);
 		ssize_t got = pread(server_fd, chunk, want,
-				    VACCEL_SRV_PAYLOAD_POS(index, done));
+				    VACCEL_SRV_PAYLOAD_POS(index, slots[index].buffer.header.seq, done));
 
 		if (got < 0) {
 			perror("mini_server: pread");
@@ -172,7 +172,7 @@ static int read_fill(unsigned int index, uint64_t length)
 		for (size_t i = 0; i < want; i++)
 			chunk[i] = (unsigned char)((done + i) * 7 + 1);
 		put = pwrite(server_fd, chunk, want,
-			     VACCEL_SRV_PAYLOAD_POS(index, done));
+			     VACCEL_SRV_PAYLOAD_POS(index, slots[index].buffer.header.seq, done));
 		if (put <= 0) {
 			perror("mini_server: pwrite");
 			return -1;
@@ -374,6 +374,7 @@ int main(void)
 	{
 		struct vaccel_srv_hello hello = {
 			.major = VACCEL_ABI_MAJOR, .minor = VACCEL_ABI_MINOR,
+			.protocol = VACCEL_SRV_PROTOCOL,
 		};
 
 		if (ioctl(server_fd, VACCEL_SRV_IOCTL_HELLO, &hello) < 0) {
@@ -418,7 +419,7 @@ int main(void)
 		} else if (res == -ENODEV) {
 			printf("mini_server: detached\n");
 			return 0;
-		} else if (res == -EINVAL && refusal_due[data]) {
+		} else if (res == -EBADMSG && refusal_due[data]) {
 			printf("mini_server: slot %llu: the module refused a bad map commit\n",
 			       (unsigned long long)data);
 			refusal_due[data] = 0;
