@@ -734,7 +734,7 @@ static int step_daemon_death(pid_t server, const char *path, const char *log)
 	CHECK(fd >= 0, "open after restart: %s", strerror(errno));
 	memset(&version, 0, sizeof(version));
 	ret = fd >= 0 ? call(fd, VACCEL_IOCTL_GET_VERSION, &version) : -1;
-	CHECK(ret == 0 && version.major == 1, "new session: %d", ret);
+	CHECK(ret == 0 && version.major == VACCEL_ABI_MAJOR, "new session: %d", ret);
 	memset(&version, 0, sizeof(version));
 	ret = call(idle, VACCEL_IOCTL_GET_VERSION, &version);
 	CHECK(ret == -ENODEV, "old session under the new daemon: %d", ret);
