@@ -14,9 +14,13 @@
  *    with status.arg0 = FNV-1a 64 of the bytes, arg1 = bytes read;
  *  - BUFFER_READ: pwrites byte i = (offset + i) * 7 + 1 into the client's
  *    destination, answers OK;
- *  - EVENT_WAIT: answers at its absolute deadline (timeout_ns, at most
- *    60 s away) with DeadlineExpired / VACCEL_D_WAIT_TIMEOUT; a deadline
- *    already past is answered at once the same way;
+ *  - EVENT_WAIT: defers it (VACCEL_SRV_CMD_DEFER: the slot fetches again)
+ *    and answers it with VACCEL_SRV_ANSWER at its absolute deadline
+ *    (timeout_ns, at most 60 s away) with DeadlineExpired /
+ *    VACCEL_D_WAIT_TIMEOUT; a deadline already past is answered at once the
+ *    same way, on its slot; an ANSWER the module refuses as withdrawn
+ *    (-ENOENT) is counted and printed;
+ *  - WITHDRAW: answered OK (the withdrawn wait's ANSWER then gets -ENOENT);
  *  - RUN: preads the bindings and answers COMPLETE with status.arg0 =
  *    FNV-1a 64 of them, arg1 = bytes read;
  *  - BUFFER_MAP: buffer 1 is MAP_BYTES bytes at page 1 of a memfd whose
@@ -47,7 +51,9 @@
 #include "vaccel_server.h"
 
 #define SLOTS 8
-#define TIMER_TAG (1ULL << 32)	/* user_data of a slot's EVENT_WAIT timer */
+#define TIMER_TAG (1ULL << 32)	/* user_data of a deferred wait's timer */
+#define ANSWER_TAG (1ULL << 33)	/* user_data of a deferred wait's ANSWER */
+#define DEFERRED_MAX 256
 
 struct slot {
 	union {
@@ -62,6 +68,9 @@ struct slot {
 #define MAP_FILE_OFFSET 4096
 
 static struct slot slots[SLOTS];
+/* Deferred EVENT_WAITs: the request, then its answer; the timer's delay. */
+static struct slot deferred[DEFERRED_MAX];
+static int deferred_used[DEFERRED_MAX];
 static int server_fd;
 static int map_fd;
 static int read_only_fd;
@@ -83,20 +92,28 @@ static struct io_uring_sqe *sqe_get(void)
 	return sqe;
 }
 
-/* Queues FETCH or COMMIT_AND_FETCH on `index` (liburing 2.3 has no prep). */
-static void slot_command(unsigned int index, unsigned int op)
+/* Queues command `op` (liburing 2.3 has no prep for it). */
+static void command(unsigned int op, unsigned int index, unsigned int flags,
+		    void *buffer, uint64_t data)
 {
 	struct io_uring_sqe *sqe = sqe_get();
 	struct vaccel_srv_cmd cmd = {
 		.slot = index,
-		.buffer = (uint64_t)(uintptr_t)slots[index].buffer.bytes,
+		.flags = flags,
+		.buffer = (uint64_t)(uintptr_t)buffer,
 	};
 
 	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, server_fd, NULL, 0, 0);
 	sqe->cmd_op = op;
 	sqe->__pad1 = 0;
 	memcpy(sqe->cmd, &cmd, sizeof(cmd));
-	io_uring_sqe_set_data64(sqe, index);
+	io_uring_sqe_set_data64(sqe, data);
+}
+
+/* Queues FETCH or COMMIT_AND_FETCH on `index`. */
+static void slot_command(unsigned int index, unsigned int op)
+{
+	command(op, index, 0, slots[index].buffer.bytes, index);
 }
 
 static uint64_t now_ns(void)
@@ -182,25 +199,50 @@ static int read_fill(unsigned int index, uint64_t length)
 	return 0;
 }
 
+/* Defers the EVENT_WAIT on `index`, to be answered at its deadline. */
 static void event_wait_later(unsigned int index)
 {
 	struct vaccel_event_wait *wait = args_of(&slots[index]);
 	uint64_t now = now_ns(), delay;
 	struct io_uring_sqe *sqe;
+	unsigned int d;
 
-	if (wait->timeout_ns <= now) {
+	for (d = 0; d < DEFERRED_MAX && deferred_used[d]; d++)
+		;
+	if (wait->timeout_ns <= now || d == DEFERRED_MAX) {
 		slot_answer(index, VACCEL_E_DEADLINE_EXPIRED,
 			    VACCEL_D_WAIT_TIMEOUT, wait->count, 0, 0);
 		return;
 	}
+	deferred_used[d] = 1;
+	memcpy(deferred[d].buffer.bytes, slots[index].buffer.bytes,
+	       sizeof(deferred[d].buffer.bytes));
 	delay = wait->timeout_ns - now;
 	if (delay > 60ULL * 1000000000ULL)
 		delay = 60ULL * 1000000000ULL;
-	slots[index].delay.tv_sec = delay / 1000000000ULL;
-	slots[index].delay.tv_nsec = delay % 1000000000ULL;
+	deferred[d].delay.tv_sec = delay / 1000000000ULL;
+	deferred[d].delay.tv_nsec = delay % 1000000000ULL;
 	sqe = sqe_get();
-	io_uring_prep_timeout(sqe, &slots[index].delay, 0, 0);
-	io_uring_sqe_set_data64(sqe, TIMER_TAG | index);
+	io_uring_prep_timeout(sqe, &deferred[d].delay, 0, 0);
+	io_uring_sqe_set_data64(sqe, TIMER_TAG | d);
+	command(VACCEL_SRV_COMMIT_AND_FETCH, index, VACCEL_SRV_CMD_DEFER,
+		slots[index].buffer.bytes, index);
+}
+
+/* The deferred wait `d` reached its deadline: its ANSWER. */
+static void event_wait_answer(unsigned int d)
+{
+	struct vaccel_event_wait *wait = args_of(&deferred[d]);
+	uint32_t count = wait->count;
+
+	memset(&wait->status, 0, sizeof(wait->status));
+	wait->status.error = VACCEL_E_DEADLINE_EXPIRED;
+	wait->status.detail = VACCEL_D_WAIT_TIMEOUT;
+	wait->status.arg0 = count;
+	deferred[d].buffer.header.flags = VACCEL_MSG_RESPONSE;
+	deferred[d].buffer.header.payload_bytes = 0;
+	command(VACCEL_SRV_ANSWER, 0, 0, deferred[d].buffer.bytes,
+		ANSWER_TAG | d);
 }
 
 /* BUFFER_MAP: buffer 1 passes map_fd; 3 is a Device buffer. */
@@ -336,6 +378,15 @@ static int slot_serve(unsigned int index, int res)
 	case VACCEL_OP_EVENT_WAIT:
 		event_wait_later(index);
 		break;
+	case VACCEL_OP_WITHDRAW: {
+		struct vaccel_srv_withdraw *withdraw = args_of(slot);
+
+		printf("mini_server: session %llu withdrew wait %llu\n",
+		       (unsigned long long)withdraw->session,
+		       (unsigned long long)withdraw->seq);
+		slot_answer(index, VACCEL_OK, 0, 0, 0, 0);
+		break;
+	}
 	case VACCEL_OP_RUN: {
 		struct vaccel_run *run = args_of(slot);
 
@@ -411,11 +462,16 @@ int main(void)
 		io_uring_cqe_seen(&ring, cqe);
 
 		if (data & TIMER_TAG) {
-			struct vaccel_event_wait *wait =
-				args_of(&slots[data & 0xffff]);
-
-			slot_answer(data & 0xffff, VACCEL_E_DEADLINE_EXPIRED,
-				    VACCEL_D_WAIT_TIMEOUT, wait->count, 0, 0);
+			event_wait_answer(data & 0xffff);
+		} else if (data & ANSWER_TAG) {
+			if (res == -ENOENT)
+				printf("mini_server: the module refused an ANSWER: withdrawn\n");
+			else if (res < 0 && res != -ENODEV) {
+				fprintf(stderr, "mini_server: ANSWER: %s\n",
+					strerror(-res));
+				return 1;
+			}
+			deferred_used[data & 0xffff] = 0;
 		} else if (res == -ENODEV) {
 			printf("mini_server: detached\n");
 			return 0;
