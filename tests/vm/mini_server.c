@@ -31,6 +31,13 @@
  *    buffer; an offset not page-aligned): the commit fails with -EBADMSG
  *    and the slot fetches again; any other is unknown;
  *  - anything else: Unsupported / VACCEL_D_UNKNOWN_OPCODE.
+ * With an argument, SIGUSR1 makes it let go of the module without exiting,
+ * so that the module's detach paths can be seen from outside:
+ *  - detach: VACCEL_SRV_IOCTL_DETACH, then it sleeps;
+ *  - close-ring: closes its io_uring ring (the parked commands with it),
+ *    then sleeps: the module must notice and detach it;
+ *  - exec: exec()s `busybox sleep 30` from the serving thread, which must
+ *    not hang on the parked commands.
  * Prints "mini_server: ready" once every slot is parked. Exits 0 when the
  * module detaches it (-ENODEV), 1 on any protocol error.
  *
@@ -43,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -408,7 +416,39 @@ static int slot_serve(unsigned int index, int res)
 	return 0;
 }
 
-int main(void)
+static volatile sig_atomic_t let_go_asked;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	let_go_asked = 1;
+}
+
+/* SIGUSR1 with an argument: lets go of the module as `how` says. */
+static int let_go(const char *how)
+{
+	if (!strcmp(how, "detach")) {
+		if (ioctl(server_fd, VACCEL_SRV_IOCTL_DETACH) < 0) {
+			perror("mini_server: detach");
+			return 1;
+		}
+		printf("mini_server: detached by ioctl\n");
+	} else if (!strcmp(how, "close-ring")) {
+		io_uring_queue_exit(&ring);
+		printf("mini_server: ring closed\n");
+	} else if (!strcmp(how, "exec")) {
+		printf("mini_server: exec\n");
+		fflush(stdout);
+		execl("/bin/busybox", "sleep", "30", (char *)NULL);
+		perror("mini_server: exec");
+		return 1;
+	}
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
 {
 	struct io_uring_cqe *cqe;
 	unsigned int i;
@@ -417,6 +457,11 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (map_file())
 		return 1;
+	if (argc > 1) {
+		struct sigaction usr1 = { .sa_handler = on_usr1 };
+
+		sigaction(SIGUSR1, &usr1, NULL);	/* no SA_RESTART */
+	}
 	server_fd = open("/dev/vaccel-server", O_RDWR | O_CLOEXEC);
 	if (server_fd < 0) {
 		perror("mini_server: open /dev/vaccel-server");
@@ -450,6 +495,8 @@ int main(void)
 		int res;
 
 		ret = io_uring_wait_cqe(&ring, &cqe);
+		if (ret == -EINTR && let_go_asked && argc > 1)
+			return let_go(argv[1]);
 		if (ret == -EINTR)
 			continue;
 		if (ret < 0) {
