@@ -10,6 +10,10 @@
 #   make bench   deps + build + benchmarks
 #   make demo    deps + build + vacceld serving the example model to two clients
 #   make install vacceld, vaccelctl, libvaccel and the system files (PREFIX, DESTDIR)
+#   make dkms-install  vaccel.ko under DKMS for every installed kernel with headers
+#                (KVERS="..." names them); make dkms-remove undoes it
+#   make dkms-check    build vaccel.ko through DKMS for every installed linux-headers-*,
+#                in a private DKMS tree (part of `make test`)
 #   make clean   remove build/
 
 BUILD ?= build
@@ -33,10 +37,10 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	libtomlplusplus-dev libvulkan-dev mesa-vulkan-drivers glslc libdrm-dev vulkan-tools \
 	python3 python3-numpy libopenblas0-pthread libclang-rt-14-dev binutils file \
 	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio \
-	linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64 gcc-multilib libsystemd-dev
+	linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64 gcc-multilib libsystemd-dev dkms
 
 .PHONY: all build deps test test-gpu bench demo clean configure fuzz vm-test \
-	install
+	install dkms-install dkms-remove dkms-check
 
 all: build
 
@@ -62,6 +66,7 @@ test: deps
 	cd $(BUILD) && ctest --output-on-failure --timeout 300
 	$(MAKE) fuzz
 	$(MAKE) vm-test
+	$(MAKE) dkms-check
 
 # The Vulkan tests of `make test` (run there on lavapipe) on the machine's
 # own GPU driver, then the CUDA tests (which `make test` lists as skipped
@@ -168,5 +173,18 @@ install: configure
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
 		if udevadm control --ping 2>/dev/null; then udevadm control --reload; \
 			udevadm trigger --subsystem-match=misc --action=add; fi; \
-		echo "install: done; next: load vaccel.ko, then systemctl enable --now vacceld"; \
+		echo "install: done; next: make dkms-install, then systemctl enable --now vacceld"; \
 	fi
+
+# vaccel.ko through DKMS (kmod/dkms.conf, tools/kmod-dkms.sh). KVERS: the
+# kernels to build for; by default every installed one with its headers
+# (dkms-install), every linux-headers-* (dkms-check).
+KVERS ?=
+dkms-install:
+	tools/kmod-dkms.sh install $(KVERS)
+
+dkms-remove:
+	tools/kmod-dkms.sh remove
+
+dkms-check:
+	tools/kmod-dkms.sh check $(KVERS)
