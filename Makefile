@@ -9,7 +9,8 @@
 #   make fuzz    the fuzz targets, each for its own time (FUZZ_SECONDS=N: N each)
 #   make bench   deps + build + benchmarks
 #   make demo    deps + build + vacceld serving the example model to two clients
-#   make install vacceld, vaccelctl, libvaccel and the system files (PREFIX, DESTDIR)
+#   make install vacceld, vaccelctl, libvaccel and the system files (PREFIX, DESTDIR;
+#                docs/install.md)
 #   make dkms-install  vaccel.ko under DKMS for every installed kernel with headers
 #                (KVERS="..." names them); make dkms-remove undoes it
 #   make dkms-check    build vaccel.ko through DKMS for every installed linux-headers-*,
@@ -117,7 +118,7 @@ demo: deps
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD) $(STATIC_BUILD)
 
-# Installation. Programs and library under PREFIX; the
+# Installation (docs/install.md). Programs and library under PREFIX; the
 # systemd, udev, modules-load and sysusers files under PREFIX/lib, where
 # systemd and udev read them for PREFIX /usr/local and /usr alike; the config
 # in /etc/vaccel, where vacceld and the unit look, installed only when absent.
@@ -163,7 +164,7 @@ install: configure
 	install -D -m 0644 dist/modules-load.d/vaccel.conf $(DESTDIR)$(MODULES_LOAD_DIR)/vaccel.conf
 	install -D -m 0644 dist/sysusers.d/vaccel.conf $(DESTDIR)$(SYSUSERS_DIR)/vaccel.conf
 	install -d $(DESTDIR)$(DOCDIR)
-	install -m 0644 dist/vacceld.toml docs/protocol.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 dist/vacceld.toml docs/install.md docs/protocol.md $(DESTDIR)$(DOCDIR)/
 	@if [ -e $(DESTDIR)$(CONFIG_DIR)/vacceld.toml ]; then \
 		echo "install: $(DESTDIR)$(CONFIG_DIR)/vacceld.toml kept (the shipped one is $(DOCDIR)/vacceld.toml)"; \
 	else install -D -m 0644 dist/vacceld.toml $(DESTDIR)$(CONFIG_DIR)/vacceld.toml; fi
@@ -173,7 +174,7 @@ install: configure
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
 		if udevadm control --ping 2>/dev/null; then udevadm control --reload; \
 			udevadm trigger --subsystem-match=misc --action=add; fi; \
-		echo "install: done; next: make dkms-install, then systemctl enable --now vacceld"; \
+		echo "install: done; next: make dkms-install, then systemctl enable --now vacceld (docs/install.md)"; \
 	fi
 
 # vaccel.ko through DKMS (kmod/dkms.conf, tools/kmod-dkms.sh). KVERS: the
