@@ -9,6 +9,12 @@
 #   make fuzz    the fuzz targets, each for its own time (FUZZ_SECONDS=N: N each)
 #   make bench   deps + build + benchmarks
 #   make demo    deps + build + vacceld serving the example model to two clients
+#   make install vacceld, vaccelctl, libvaccel and the system files (PREFIX, DESTDIR;
+#                docs/install.md)
+#   make dkms-install  vaccel.ko under DKMS for every installed kernel with headers
+#                (KVERS="..." names them); make dkms-remove undoes it
+#   make dkms-check    build vaccel.ko through DKMS for every installed linux-headers-*,
+#                in a private DKMS tree (part of `make test`)
 #   make clean   remove build/
 
 BUILD ?= build
@@ -31,9 +37,11 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	libfmt-dev libspdlog-dev libopenblas-dev libopenblas-pthread-dev libeigen3-dev \
 	libtomlplusplus-dev libvulkan-dev mesa-vulkan-drivers glslc libdrm-dev vulkan-tools \
 	python3 python3-numpy libopenblas0-pthread libclang-rt-14-dev binutils file \
-	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio
+	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio \
+	linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64 gcc-multilib libsystemd-dev dkms
 
-.PHONY: all build deps test test-gpu bench demo clean configure fuzz vm-test
+.PHONY: all build deps test test-gpu bench demo clean configure fuzz vm-test \
+	install dkms-install dkms-remove dkms-check
 
 all: build
 
@@ -59,6 +67,7 @@ test: deps
 	cd $(BUILD) && ctest --output-on-failure --timeout 300
 	$(MAKE) fuzz
 	$(MAKE) vm-test
+	$(MAKE) dkms-check
 
 # The Vulkan tests of `make test` (run there on lavapipe) on the machine's
 # own GPU driver, then the CUDA tests (which `make test` lists as skipped
@@ -108,3 +117,75 @@ demo: deps
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD) $(STATIC_BUILD)
+
+# Installation (docs/install.md). Programs and library under PREFIX; the
+# systemd, udev, modules-load and sysusers files under PREFIX/lib, where
+# systemd and udev read them for PREFIX /usr/local and /usr alike; the config
+# in /etc/vaccel, where vacceld and the unit look, installed only when absent.
+# DESTDIR stages everything elsewhere (packaging); without it, the groups
+# are created and systemd, udev and the loader's cache are told.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+# Fixed: CMake's install rule puts vacceld there, and vaccel-cuda-host beside it.
+SBINDIR := $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DOCDIR ?= $(PREFIX)/share/doc/vaccel
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+UDEV_RULES_DIR ?= $(PREFIX)/lib/udev/rules.d
+MODULES_LOAD_DIR ?= $(PREFIX)/lib/modules-load.d
+SYSUSERS_DIR ?= $(PREFIX)/lib/sysusers.d
+CONFIG_DIR := /etc/vaccel
+VACCEL_VERSION := $(shell sed -n 's/^project.vaccel VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+# What `make install` builds: vaccel-cuda-host only where CUDA was configured.
+INSTALL_TARGETS = vacceld vaccelctl vaccel \
+	$(shell ninja -C $(BUILD) -t targets all 2>/dev/null | grep -q '^vaccel-cuda-host:' && echo vaccel-cuda-host)
+
+install: configure
+	cmake --build $(BUILD) --target $(INSTALL_TARGETS)
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
+	@# libvaccel has no CMake install rule: the library with its links, and the headers
+	@# (<vaccel/vaccel.h> includes the contract as <vaccel.h>).
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/vaccel $(DESTDIR)$(LIBDIR)/pkgconfig
+	cp -P $(BUILD)/userspace/lib/libvaccel.so* $(DESTDIR)$(LIBDIR)/
+	install -m 0644 userspace/lib/include/vaccel/vaccel.h userspace/lib/include/vaccel/vaccel.hpp \
+		$(DESTDIR)$(INCLUDEDIR)/vaccel/
+	install -m 0644 uapi/vaccel.h $(DESTDIR)$(INCLUDEDIR)/vaccel.h
+	printf '%s\n' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' 'Name: vaccel' \
+		'Description: the vaccel accelerator contract: libvaccel' 'Version: $(VACCEL_VERSION)' \
+		'Libs: -L$${libdir} -lvaccel' 'Cflags: -I$${includedir}' \
+		>$(DESTDIR)$(LIBDIR)/pkgconfig/vaccel.pc
+	@# The system files; the unit names the programs and docs where they now are.
+	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	sed -e 's|/usr/sbin/vacceld|$(SBINDIR)/vacceld|' -e 's|/usr/share/doc/vaccel|$(DOCDIR)|g' \
+		dist/vacceld.service >$(DESTDIR)$(SYSTEMD_UNIT_DIR)/vacceld.service
+	install -D -m 0644 dist/udev/60-vaccel.rules $(DESTDIR)$(UDEV_RULES_DIR)/60-vaccel.rules
+	install -D -m 0644 dist/modules-load.d/vaccel.conf $(DESTDIR)$(MODULES_LOAD_DIR)/vaccel.conf
+	install -D -m 0644 dist/sysusers.d/vaccel.conf $(DESTDIR)$(SYSUSERS_DIR)/vaccel.conf
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 dist/vacceld.toml docs/install.md docs/protocol.md $(DESTDIR)$(DOCDIR)/
+	@if [ -e $(DESTDIR)$(CONFIG_DIR)/vacceld.toml ]; then \
+		echo "install: $(DESTDIR)$(CONFIG_DIR)/vacceld.toml kept (the shipped one is $(DOCDIR)/vacceld.toml)"; \
+	else install -D -m 0644 dist/vacceld.toml $(DESTDIR)$(CONFIG_DIR)/vacceld.toml; fi
+	@if [ -z "$(DESTDIR)" ]; then \
+		set -e; ldconfig; \
+		systemd-sysusers $(SYSUSERS_DIR)/vaccel.conf; \
+		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
+		if udevadm control --ping 2>/dev/null; then udevadm control --reload; \
+			udevadm trigger --subsystem-match=misc --action=add; fi; \
+		echo "install: done; next: make dkms-install, then systemctl enable --now vacceld (docs/install.md)"; \
+	fi
+
+# vaccel.ko through DKMS (kmod/dkms.conf, tools/kmod-dkms.sh). KVERS: the
+# kernels to build for; by default every installed one with its headers
+# (dkms-install), every linux-headers-* (dkms-check).
+KVERS ?=
+dkms-install:
+	tools/kmod-dkms.sh install $(KVERS)
+
+dkms-remove:
+	tools/kmod-dkms.sh remove
+
+dkms-check:
+	tools/kmod-dkms.sh check $(KVERS)
