@@ -42,6 +42,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -651,8 +652,15 @@ static int step_attach_busy(void)
 /* accounted, memlock                                                  */
 /* ------------------------------------------------------------------ */
 
+/* What the child of `accounted` did, in memory the parent shares. */
+struct accounted_progress {
+	unsigned long sessions;		/* opened so far */
+	long long filled_current;	/* memory.current once filled */
+};
+
 /* The child of `accounted`: never returns. */
-static void accounted_child(const char *cgroup, long long headroom)
+static void accounted_child(const char *cgroup, long long headroom,
+			    struct accounted_progress *progress)
 {
 	struct rlimit files = { 65536, 65536 };
 	char current_path[512];
@@ -681,11 +689,13 @@ static void accounted_child(const char *cgroup, long long headroom)
 	}
 	printf("vm_stress: the child filled %zu KiB; memory.current %lld of %lld\n",
 	       filled / 1024, current, max);
+	progress->filled_current = current;
 	for (;;) {
 		fd = open("/dev/vaccel", O_RDWR);
 		if (fd < 0)
 			break;
 		sessions++;
+		__atomic_store_n(&progress->sessions, sessions, __ATOMIC_RELEASE);
 	}
 	printf("vm_stress: the child opened %lu sessions, then the open failed: %s; memory.current %lld\n",
 	       sessions, strerror(errno), read_number(current_path));
@@ -694,14 +704,21 @@ static void accounted_child(const char *cgroup, long long headroom)
 
 static int step_accounted(const char *cgroup, long long headroom_kib)
 {
+	struct accounted_progress *progress;
 	char path[512];
 	long long max, peak, hit, oom_kill;
 	int status;
 	pid_t child;
 
+	/* Touched here first: charged to this process's cgroup, not the child's. */
+	progress = mmap(NULL, sizeof(*progress), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (progress == MAP_FAILED)
+		return 1;
+	memset(progress, 0, sizeof(*progress));
 	child = fork();
 	if (child == 0)
-		accounted_child(cgroup, headroom_kib * 1024);
+		accounted_child(cgroup, headroom_kib * 1024, progress);
 	waitpid(child, &status, 0);
 	if (WIFSIGNALED(status))
 		printf("vm_stress: the child was killed by signal %d (the cgroup's OOM killer)\n",
@@ -719,6 +736,10 @@ static int step_accounted(const char *cgroup, long long headroom_kib)
 	oom_kill = read_key(path, "oom_kill");
 	printf("vm_stress: %s: memory.max %lld, memory.peak %lld, events max %lld oom_kill %lld\n",
 	       cgroup, max, peak, hit, oom_kill);
+	printf("vm_stress: the child opened %lu sessions from memory.current %lld before it was stopped\n",
+	       progress->sessions, progress->filled_current);
+	CHECK(progress->sessions > 0,
+	      "the child opened no session: the limit was reached before the module allocated anything");
 	CHECK(peak >= 0 && peak <= max, "memory.peak %lld passed memory.max %lld", peak, max);
 	CHECK(hit > 0, "memory.events shows no 'max' event: the sessions never reached the limit");
 	return failures ? 1 : 0;
