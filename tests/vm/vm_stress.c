@@ -187,16 +187,27 @@ static void waiter_start(struct waiter *w, int fd, uint64_t event,
 #define PARKED_WAITS 200
 #define FLOODERS 8
 
+/* What client A's flooders share: a stop flag and counters. */
 struct flood {
-	const struct add *s;
 	int stop;
 	unsigned long calls;
 	unsigned long errors;
 };
 
+/*
+ * One flooder: its own buffers in a context and queue of its own (the
+ * parked submission holds its queue back: a queue runs in order).
+ */
+struct flooder {
+	struct flood *flood;
+	struct add s;
+	pthread_t thread;
+};
+
 static void *flooder_main(void *arg)
 {
-	struct flood *f = arg;
+	struct flooder *me = arg;
+	struct flood *f = me->flood;
 	struct vaccel_get_version version;
 	struct vaccel_device_count count;
 
@@ -205,11 +216,11 @@ static void *flooder_main(void *arg)
 		int ret;
 
 		memset(&version, 0, sizeof(version));
-		ret = call(f->s->fd, VACCEL_IOCTL_GET_VERSION, &version);
+		ret = call(me->s.fd, VACCEL_IOCTL_GET_VERSION, &version);
 		memset(&count, 0, sizeof(count));
-		ret |= call(f->s->fd, VACCEL_IOCTL_DEVICE_COUNT, &count);
+		ret |= call(me->s.fd, VACCEL_IOCTL_DEVICE_COUNT, &count);
 		if (i % 4 == 0)
-			ret |= add_run(f->s);
+			ret |= add_run(&me->s);
 		__atomic_add_fetch(&f->calls, i % 4 == 0 ? 3 : 2, __ATOMIC_RELAXED);
 		if (ret)
 			__atomic_add_fetch(&f->errors, 1, __ATOMIC_RELAXED);
@@ -226,16 +237,25 @@ static void *flooder_main(void *arg)
 static int flood_client(const char *model, int ready, int control)
 {
 	static struct waiter waits[PARKED_WAITS];
-	pthread_t flooders[FLOODERS];
+	static struct flooder flooders[FLOODERS];
 	struct flood flood = { 0 };
 	unsigned long calls;
 	uint64_t gate, event;
 	long long base;
-	struct add s;
+	struct add s, flood_base;
 	char byte;
 
-	if (add_prepare(&s, model))
+	if (add_prepare(&s, model) || add_prepare_on(&flood_base, s.fd, model))
 		return 1;
+	for (int i = 0; i < FLOODERS; i++) {
+		flooders[i].flood = &flood;
+		flooders[i].s = flood_base;
+		flooders[i].s.a = buffer_alloc(s.fd, flood_base.context, ADD_A_BYTES);
+		flooders[i].s.b = buffer_alloc(s.fd, flood_base.context, ADD_B_BYTES);
+		flooders[i].s.c = buffer_alloc(s.fd, flood_base.context, ADD_C_BYTES);
+		if (!flooders[i].s.a || !flooders[i].s.b || !flooders[i].s.c)
+			return 1;
+	}
 	gate = gate_create(&s);
 	event = gate ? submit_gated(&s, gate) : 0;
 	base = read_number(DEBUGFS_REQUESTS);
@@ -245,9 +265,8 @@ static int flood_client(const char *model, int ready, int control)
 		waiter_start(&waits[i], s.fd, event, now_ns() + 120000000000ULL);
 	if (requests_reach(base + PARKED_WAITS))
 		return 1;
-	flood.s = &s;
 	for (int i = 0; i < FLOODERS; i++)
-		flooders[i] = thread_start(flooder_main, &flood);
+		flooders[i].thread = thread_start(flooder_main, &flooders[i]);
 	sleep_ms(200);
 	if (write(ready, "r", 1) != 1)
 		return 1;
@@ -258,7 +277,7 @@ static int flood_client(const char *model, int ready, int control)
 	}
 	__atomic_store_n(&flood.stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < FLOODERS; i++)
-		pthread_join(flooders[i], NULL);
+		pthread_join(flooders[i].thread, NULL);
 	CHECK(flood.errors == 0, "client A: %lu of its flood's rounds failed",
 	      flood.errors);
 	CHECK(gate_raise(&s, gate, 1) == 0, "client A: GATE_RAISE failed");
