@@ -70,7 +70,7 @@ else
 	done
 	count=$(echo $KVERS | wc -w)
 	[ "$count" -ge "$MIN_KERNELS" ] ||
-		missing "a kernel: $MIN_KERNELS cloud kernels (6.1 and 6.12) are needed, found ${count} (${KVERS# })"
+		missing "a cloud kernel (the test needs $MIN_KERNELS, 6.1 and 6.12; found $count:${KVERS:- none})"
 fi
 KVERS=$(echo $KVERS)
 command -v qemu-system-x86_64 >/dev/null || missing qemu-system-x86_64
