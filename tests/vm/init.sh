@@ -311,7 +311,14 @@ module_objects() {
 	echo "$(cat /sys/kernel/debug/vaccel/requests 2>/dev/null || echo unreadable)" \
 		"$(cat /sys/kernel/debug/vaccel/sessions 2>/dev/null || echo unreadable)"
 }
+# The count before, once it holds still (an earlier step's last session may
+# still be on its way out).
 objects_before=$(module_objects)
+i=0
+while sleep 0.3 && [ "$(module_objects)" != "$objects_before" ] && [ $i -lt 10 ]; do
+	objects_before=$(module_objects)
+	i=$((i + 1))
+done
 VMTEST_STEP=hostile run 150 /vm_client hostile-daemon 100000
 pass_if hostile-kernel-log kernel_log_clean
 # The hostile session's teardown is asynchronous: the real run comes once
