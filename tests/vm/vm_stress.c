@@ -8,7 +8,8 @@
  *
  *   no-starvation MODEL
  *       client A (a child process, one session) parks 200 EVENT_WAITs on a
- *       gated submission and floods short calls and RUNs from 8 threads;
+ *       gated submission and floods short calls from 8 threads (2 of them
+ *       also RUN the program without pause);
  *       client B (this process, its own session) times GET_VERSION,
  *       DEVICE_COUNT and an ADD RUN unloaded, then while A floods: every
  *       loaded call must end within 10x its op's unloaded median. Prints
@@ -196,11 +197,17 @@ struct flood {
 
 /*
  * One flooder: its own buffers in a context and queue of its own (the
- * parked submission holds its queue back: a queue runs in order).
+ * parked submission holds its queue back: a queue runs in order). The
+ * first RUNNERS of them also RUN the program each round: the device then
+ * always has work of A's (fairness of the device itself is not what is
+ * measured, so A keeps at most RUNNERS runs in it).
  */
+#define RUNNERS 2
+
 struct flooder {
 	struct flood *flood;
 	struct add s;
+	int runs;
 	pthread_t thread;
 };
 
@@ -219,9 +226,9 @@ static void *flooder_main(void *arg)
 		ret = call(me->s.fd, VACCEL_IOCTL_GET_VERSION, &version);
 		memset(&count, 0, sizeof(count));
 		ret |= call(me->s.fd, VACCEL_IOCTL_DEVICE_COUNT, &count);
-		if (i % 4 == 0)
+		if (me->runs)
 			ret |= add_run(&me->s);
-		__atomic_add_fetch(&f->calls, i % 4 == 0 ? 3 : 2, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&f->calls, me->runs ? 3 : 2, __ATOMIC_RELAXED);
 		if (ret)
 			__atomic_add_fetch(&f->errors, 1, __ATOMIC_RELAXED);
 	}
@@ -250,6 +257,7 @@ static int flood_client(const char *model, int ready, int control)
 	for (int i = 0; i < FLOODERS; i++) {
 		flooders[i].flood = &flood;
 		flooders[i].s = flood_base;
+		flooders[i].runs = i < RUNNERS;
 		flooders[i].s.a = buffer_alloc(s.fd, flood_base.context, ADD_A_BYTES);
 		flooders[i].s.b = buffer_alloc(s.fd, flood_base.context, ADD_B_BYTES);
 		flooders[i].s.c = buffer_alloc(s.fd, flood_base.context, ADD_C_BYTES);
