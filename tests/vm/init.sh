@@ -9,14 +9,19 @@
 # a killed server), then the real system: vacceld serving
 # /dev/vaccel-server, clients through libvaccel's kernel transport
 # (vaccelctl, vaccel-e2e-client), raw ioctls (vm_client, vm_fastpath), and
-# the round-trip benchmark ("VMBENCH" lines). The kernel
-# log is always printed between VMTEST-DMESG-BEGIN and VMTEST-DMESG-END.
-# Powers off at the end whatever happened (qemu runs with -no-reboot).
+# the round-trip benchmark ("VMBENCH" lines), and the hardened path's
+# rules (uapi/vaccel_server.h, "Signals and /dev/vaccel" in uapi/vaccel.h):
+# a 32-bit client, fairness under a flood, signals and the freezer, detach,
+# memory accounting, the unit's capabilities, no objects left behind. The
+# kernel log is always printed between VMTEST-DMESG-BEGIN and
+# VMTEST-DMESG-END. Powers off at the end whatever happened (qemu runs with
+# -no-reboot).
 #
 # Layout: /bin/busybox, /vaccel.ko, /mini_server, /vm_client, /vm_tools,
-# /vm_fastpath, /vacceld, /vaccelctl, /e2e (vaccel-e2e-client), /bench_vm_roundtrip,
-# /fx/add (the ADD fixture directory), /fx/mlp (mlp.tosa, input.npy,
-# expected.npy).
+# /vm_fastpath, /vm_stress, /vm_compat32 (32-bit), /vacceld, /vaccelctl,
+# /e2e (vaccel-e2e-client), /bench_vm_roundtrip, /fx/add (the ADD fixture
+# directory), /fx/mlp (mlp.tosa, input.npy, expected.npy),
+# /dist/vacceld.service (the shipped unit).
 
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -25,6 +30,7 @@ mount -t devtmpfs dev /dev
 mkdir -p /tmp /sys/fs/cgroup /run/vaccel /etc/vaccel
 mount -t tmpfs tmp /tmp
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
+mount -t debugfs debugfs /sys/kernel/debug
 export PATH=/bin
 export VACCEL_SOCKET=/run/vaccel/vacceld.sock
 ADD=/fx/add
@@ -49,13 +55,19 @@ run() {
 	timeout "$limit" "$@" || echo "vm: '$*' exited $?"
 }
 
+# The kernel log holds no oops, warning or bug. The reports of the OOM
+# killer (the "accounted" step provokes one in its own memory cgroup) carry
+# a call trace and are left out, from "invoked oom-killer" to the "Killed
+# process" line that ends them; that step checks whom they killed.
 kernel_log_clean() {
-	! dmesg | grep -E -q 'Oops|WARNING:|BUG:|Call Trace|general protection|RIP:'
+	! dmesg | awk '/invoked oom-killer/ { oom = 1 } !oom { print } /out of memory: Killed process/ { oom = 0 }' |
+		grep -E -q 'Oops|WARNING:|BUG:|Call Trace|general protection|RIP:'
 }
 
 echo "VMTEST begin $(uname -r)"
 
-pass_if insmod sh -c 'insmod /vaccel.ko &&
+# client_mode=0666: the unprivileged steps open /dev/vaccel as uid 65534.
+pass_if insmod sh -c 'insmod /vaccel.ko client_mode=0666 &&
 	[ "$(stat -c %a /dev/vaccel)" = 666 ] &&
 	[ "$(stat -c %a /dev/vaccel-server)" = 600 ]'
 
@@ -74,10 +86,11 @@ echo '[daemon]' >/etc/vaccel/vacceld.toml
 echo 'devices = ["cpu"]' >>/etc/vaccel/vacceld.toml
 : >/tmp/vacceld.log
 
-# start_daemon: vacceld serving the module's node and the socket; waits
-# until a kernel client is served (10 s at most).
+# start_daemon [WRAPPER...]: vacceld (run through WRAPPER, which must exec
+# it) serving the module's node and the socket; waits until a kernel client
+# is served (10 s at most).
 start_daemon() {
-	/vacceld --kernel --socket "$VACCEL_SOCKET" --config /etc/vaccel/vacceld.toml \
+	"$@" /vacceld --kernel --socket "$VACCEL_SOCKET" --config /etc/vaccel/vacceld.toml \
 		--log-level info >>/tmp/vacceld.log 2>&1 &
 	daemon=$!
 	i=0
@@ -164,6 +177,81 @@ pass_if notify-kernel env VACCEL_TRANSPORT=kernel /e2e notify
 run 120 /vm_fastpath run "$ADD_MODEL"
 run 60 /vm_fastpath map "$ADD_MODEL"
 
+# 3d. A 32-bit client (the module's compat_ioctl): the ADD fixture's exact
+#     bytes through SUBMIT/EVENT_WAIT and RUN.
+run 60 /vm_compat32 "$ADD"
+
+# 3e. Fairness: a client parking 200 waits and flooding from 8 threads does
+#     not slow another client's calls past 10x their unloaded median.
+run 120 /vm_stress no-starvation "$ADD_MODEL"
+
+# 3f. Signals: EINTR without SA_RESTART, a restarted wait that keeps its
+#     event and its absolute deadline, a waiter frozen and thawed by the
+#     cgroup v2 freezer ("interrupt", "interrupt-restart", "interrupt-freeze").
+mkdir -p /sys/fs/cgroup/frz
+run 60 /vm_stress interrupt "$ADD_MODEL" /sys/fs/cgroup/frz
+rmdir /sys/fs/cgroup/frz
+
+# 3g. Detach: while vacceld serves two clients' parked waits, a second
+#     daemon cannot attach (EBUSY); SIGTERM makes vacceld let go
+#     (VACCEL_SRV_IOCTL_DETACH): every parked wait fails with -ENODEV
+#     within 2 s and none hangs; a new vacceld attaches and serves.
+#     /sys/class/misc/vaccel-server/attached reads 1, 0 between, 1 again
+#     ("detach-attached").
+attached() {
+	cat /sys/class/misc/vaccel-server/attached 2>/dev/null || echo unreadable
+}
+# stop_daemon: SIGTERM, then the daemon must exit within 10 s.
+stop_daemon() {
+	kill -TERM "$daemon" 2>/dev/null
+	i=0
+	while kill -0 "$daemon" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$daemon" 2>/dev/null; then
+		echo "vm: vacceld (pid $daemon) still runs 10 s after SIGTERM; killed"
+		kill -9 "$daemon"
+		wait "$daemon" 2>/dev/null
+		return 1
+	fi
+	wait "$daemon" 2>/dev/null
+	return 0
+}
+attached_seen=""
+detach() {
+	attached_seen="$(attached)"
+	for i in 1 2; do
+		timeout 30 /vm_stress park "$ADD_MODEL" 8 /tmp/detach-time \
+			>/tmp/detach-park-$i.txt 2>&1 &
+		eval "park_$i=\$!"
+	done
+	for i in 1 2; do
+		/vm_tools wait-line /tmp/detach-park-$i.txt 'vm_stress: parked' 30 || return 1
+	done
+	/vm_stress attach-busy || return 1
+	/vm_tools signal TERM "$daemon" /tmp/detach-time
+	bad=0
+	wait "$park_1" || bad=1
+	wait "$park_2" || bad=1
+	cat /tmp/detach-park-*.txt
+	[ $bad -eq 0 ] || echo "vm: a parked client of the detached daemon failed (above)"
+	i=0
+	while [ "$(attached)" != 0 ] && [ $i -lt 20 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	attached_seen="$attached_seen $(attached)"
+	stop_daemon || bad=1
+	start_daemon || return 1
+	attached_seen="$attached_seen $(attached)"
+	run_add || bad=1
+	[ $bad -eq 0 ]
+}
+pass_if detach detach
+echo "vm: /sys/class/misc/vaccel-server/attached read: $attached_seen (attached, detached, attached again)"
+pass_if detach-attached [ "$attached_seen" = "1 0 1" ]
+
 # 4. kill -9 of the daemon while kernel clients wait: the wait and every
 #    later call -ENODEV (PEER_GONE; the wait's delay after the kill is
 #    printed, not checked); a restarted daemon serves new clients.
@@ -216,7 +304,21 @@ client_kill() {
 pass_if client-kill client_kill
 
 # 6. An unprivileged client's hostile ioctls: only errors, no oops or
-#    warning, and the daemon keeps serving a real run.
+#    warning, and the daemon keeps serving a real run; once its sessions
+#    are gone the module holds as many requests and sessions as before
+#    (debugfs counters: "hostile-counters").
+module_objects() {
+	echo "$(cat /sys/kernel/debug/vaccel/requests 2>/dev/null || echo unreadable)" \
+		"$(cat /sys/kernel/debug/vaccel/sessions 2>/dev/null || echo unreadable)"
+}
+# The count before, once it holds still (an earlier step's last session may
+# still be on its way out).
+objects_before=$(module_objects)
+i=0
+while sleep 0.3 && [ "$(module_objects)" != "$objects_before" ] && [ $i -lt 10 ]; do
+	objects_before=$(module_objects)
+	i=$((i + 1))
+done
 VMTEST_STEP=hostile run 150 /vm_client hostile-daemon 100000
 pass_if hostile-kernel-log kernel_log_clean
 # The hostile session's teardown is asynchronous: the real run comes once
@@ -235,6 +337,17 @@ hostile_then_serving() {
 	hostile_gone && run_add
 }
 pass_if hostile-then-serving hostile_then_serving
+hostile_counters() {
+	i=0
+	while [ "$(module_objects)" != "$objects_before" ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "vm: module requests and sessions before the hostile client: $objects_before; after: $(module_objects)"
+	case "$objects_before" in *unreadable*) return 1 ;; esac
+	[ "$(module_objects)" = "$objects_before" ]
+}
+pass_if hostile-counters hostile_counters
 
 # 7. An unprivileged process cannot open /dev/vaccel-server.
 VMTEST_STEP=unprivileged run 30 /vm_client unprivileged
@@ -278,12 +391,67 @@ container_limit() {
 pass_if container-limit container_limit
 umount /tmp/vaccel-node
 
+# 8b. Accounting: a client in a 16 MiB memory cgroup opens sessions until
+#     refused or OOM-killed; the cgroup never passes its limit, only its
+#     own process is killed, vacceld lives and another client's run passes.
+#     A client of uid 65534 with RLIMIT_MEMLOCK 0 moves 8 MiB through the
+#     node ("accounted-memlock": pins last one copy).
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+mkdir -p /sys/fs/cgroup/acct
+echo 16M >/sys/fs/cgroup/acct/memory.max
+accounted() {
+	timeout 60 /vm_stress accounted /sys/fs/cgroup/acct 1024 || return 1
+	if dmesg | grep 'Out of memory' | grep -v -q 'Memory cgroup out of memory'; then
+		echo "vm: a system-wide OOM happened:"
+		dmesg | grep 'Out of memory'
+		return 1
+	fi
+	if dmesg | grep 'oom-kill:' | grep -v -q 'oom_memcg=/acct,'; then
+		echo "vm: the OOM killer acted outside /acct:"
+		dmesg | grep 'oom-kill:'
+		return 1
+	fi
+	kill -0 "$daemon" 2>/dev/null || { echo "vm: vacceld died"; return 1; }
+	run_add
+}
+pass_if accounted accounted
+rmdir /sys/fs/cgroup/acct
+run 60 /vm_stress memlock
+
+# 8c. The shipped unit's capabilities: vacceld started with exactly the
+#     bounding, effective, permitted, inheritable and ambient sets of
+#     dist/vacceld.service (and its NoNewPrivileges) serves /dev/vaccel.
+unit_value() {
+	grep "^$1=" /dist/vacceld.service | tail -n 1 | cut -d= -f2-
+}
+unit_caps() {
+	grep -q '^CapabilityBoundingSet=' /dist/vacceld.service ||
+		{ echo "vm: dist/vacceld.service sets no CapabilityBoundingSet="; return 1; }
+	bounding=$(unit_value CapabilityBoundingSet)
+	ambient=$(unit_value AmbientCapabilities)
+	nnp=$(unit_value NoNewPrivileges)
+	stop_daemon || return 1
+	start_daemon /vm_tools cap-exec "$bounding" "$ambient" "${nnp:-no}" || return 1
+	want_set=$(/vm_tools cap-mask "$bounding") || return 1
+	want_ambient=$(/vm_tools cap-mask "$ambient") || return 1
+	grep '^Cap' "/proc/$daemon/status" | tr '\t' ' ' >/tmp/daemon-caps.txt
+	echo "vm: the unit's bounding set '$bounding' ($want_set), ambient '$ambient'; vacceld has:" \
+		$(cat /tmp/daemon-caps.txt)
+	for set in CapBnd CapEff CapPrm CapInh; do
+		grep -q "^$set: $want_set\$" /tmp/daemon-caps.txt ||
+			{ echo "vm: vacceld's $set is not $want_set"; return 1; }
+	done
+	grep -q "^CapAmb: $want_ambient\$" /tmp/daemon-caps.txt ||
+		{ echo "vm: vacceld's CapAmb is not $want_ambient"; return 1; }
+	run_add
+}
+pass_if unit-caps unit_caps
+
 # 9. Device loss through /dev/vaccel: a daemon serving the CPU as two
 #    devices, device 0 losing itself at its fourth acceptance (fault
 #    injection): the submit it dies taking returns its event with the
 #    error, its work fails, device 1 keeps serving, vaccelctl shows it.
-kill -TERM "$daemon" 2>/dev/null
-wait "$daemon" 2>/dev/null
+stop_daemon
 printf '[daemon]\ndevices = ["cpu"]\n[devices.cpu]\nthreads = 1\ncount = 2\ninject_loss_after = 3\n' \
 	>/etc/vaccel/vacceld.toml
 loss_kernel() {

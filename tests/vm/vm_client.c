@@ -521,7 +521,7 @@ static int step_hostile(int rounds, int daemon)
 		hostile_handles(fd);
 	hostile_random(fd, rounds);
 	ret = call(fd, VACCEL_IOCTL_GET_VERSION, &version);
-	CHECK(ret == 0 && version.major == 1, "serving after: %d", ret);
+	CHECK(ret == 0 && version.major == VACCEL_ABI_MAJOR, "serving after: %d", ret);
 	close(fd);
 	return report("hostile");
 }
@@ -629,7 +629,7 @@ static int concurrent_client(unsigned int id)
 
 		memset(&version, 0, sizeof(version));
 		if (call(fd, VACCEL_IOCTL_GET_VERSION, &version) ||
-		    version.major != 1)
+		    version.major != VACCEL_ABI_MAJOR)
 			bad++;
 		for (size_t i = 0; i < bytes; i++)
 			data[at + i] = (unsigned char)(i ^ id ^ round);
