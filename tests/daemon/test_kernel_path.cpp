@@ -62,19 +62,21 @@ S args_of(const Reply& reply)
     return args;
 }
 
-// A sparse file standing in for /dev/vaccel-server.
+// A sparse file standing in for /dev/vaccel-server, holding the positions
+// of every slot for requests of seq below 128.
 UniqueFd node_stand_in()
 {
     UniqueFd fd(::memfd_create("vaccel-node", MFD_CLOEXEC));
     assert_true(static_cast<bool>(fd));
-    assert_int_equal(::ftruncate(fd.get(), static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(8, 0))), 0);
+    assert_int_equal(::ftruncate(fd.get(), static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(0, 128, 0))), 0);
     return fd;
 }
 
-void put_payload(int fd, std::uint32_t slot, const std::vector<std::byte>& bytes)
+// The payload of request `seq` delivered on `slot`, where the module shows it.
+void put_payload(int fd, std::uint32_t slot, std::uint64_t seq, const std::vector<std::byte>& bytes)
 {
     assert_int_equal(::pwrite(fd, bytes.data(), bytes.size(),
-                              static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(slot, 0))),
+                              static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(slot, seq, 0))),
                      static_cast<ssize_t>(bytes.size()));
 }
 
@@ -175,7 +177,7 @@ void kernel_event_wait_reads_its_handles_at_intake(void**)
 {
     UniqueFd node = node_stand_in();
     const std::uint64_t handles[3] = {11, 22, 33};
-    put_payload(node.get(), 6, std::vector<std::byte>(reinterpret_cast<const std::byte*>(handles),
+    put_payload(node.get(), 6, 7, std::vector<std::byte>(reinterpret_cast<const std::byte*>(handles),
                                                       reinterpret_cast<const std::byte*>(handles) + sizeof handles));
     vaccel_event_wait wait{};
     wait.count = 3;
@@ -184,6 +186,35 @@ void kernel_event_wait_reads_its_handles_at_intake(void**)
     assert_true(request.has_value());
     assert_int_equal(request->payload.size(), sizeof handles);
     assert_memory_equal(request->payload.data(), handles, sizeof handles);
+}
+
+// The position names the request by its seq: bytes the module shows for
+// another request on the same slot (another generation) are not this
+// request's payload. The stand-in ends with request 8's payload on slot 2,
+// so request 9 on that slot finds nothing there (the module itself would
+// answer -ESTALE).
+void kernel_payload_is_read_at_the_position_of_the_requests_own_seq(void**)
+{
+    UniqueFd node(::memfd_create("vaccel-node", MFD_CLOEXEC));
+    assert_true(static_cast<bool>(node));
+    const std::uint64_t handles[2] = {5, 6};
+    const std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(handles),
+                                       reinterpret_cast<const std::byte*>(handles) + sizeof handles);
+    put_payload(node.get(), 2, 8, bytes);
+    vaccel_event_wait wait{};
+    wait.count = 2;
+    auto other = take_kernel_request(module_message(VACCEL_OP_EVENT_WAIT, wait, sizeof handles, 9),
+                                     ServerSlot{node.get(), 2});
+    assert_false(other.has_value());
+    assert_int_equal(other.error().detail, VACCEL_D_BAD_SIZE);
+    assert_int_equal(other.error().arg0, 0);
+    assert_int_equal(other.error().arg1, sizeof handles);
+    auto own = take_kernel_request(module_message(VACCEL_OP_EVENT_WAIT, wait, sizeof handles, 8),
+                                   ServerSlot{node.get(), 2});
+    assert_true(own.has_value());
+    assert_int_equal(own->server_slot->seq, 8);
+    assert_int_equal(own->payload.size(), sizeof handles);
+    assert_memory_equal(own->payload.data(), handles, sizeof handles);
 }
 
 void kernel_submit_reads_its_bindings_at_intake(void**)
@@ -198,7 +229,7 @@ void kernel_submit_reads_its_bindings_at_intake(void**)
     bindings[1].access = VACCEL_ACCESS_WRITE;
     bindings[1].buffer = 8;
     bindings[1].bytes = 16;
-    put_payload(node.get(), 5, std::vector<std::byte>(reinterpret_cast<const std::byte*>(bindings),
+    put_payload(node.get(), 5, 7, std::vector<std::byte>(reinterpret_cast<const std::byte*>(bindings),
                                                       reinterpret_cast<const std::byte*>(bindings) + sizeof bindings));
     vaccel_submit submit{};
     submit.queue = 1;
@@ -231,7 +262,7 @@ void kernel_buffer_write_then_read_move_bytes_at_the_slot_positions(void**)
     std::vector<std::byte> data(1000);
     for (std::size_t i = 0; i < data.size(); ++i)
         data[i] = static_cast<std::byte>(i * 7 + 1);
-    put_payload(node.get(), 3, data);
+    put_payload(node.get(), 3, 41, data);
 
     vaccel_buffer_transfer write{};
     write.buffer = work.buffer;
@@ -261,7 +292,7 @@ void kernel_buffer_write_then_read_move_bytes_at_the_slot_positions(void**)
     assert_int_equal(args_of<vaccel_buffer_transfer>(answered).status.error, VACCEL_OK);
     std::vector<std::byte> back(1000);
     assert_int_equal(::pread(node.get(), back.data(), back.size(),
-                             static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(5, 0))),
+                             static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(5, 42, 0))),
                      1000);
     assert_memory_equal(back.data(), data.data(), data.size());
 }
@@ -283,9 +314,9 @@ void kernel_buffer_read_that_fails_announces_no_payload(void**)
 
 void kernel_payload_shorter_than_announced_is_refused_bad_size(void**)
 {
-    // The stand-in ends 10 bytes into slot 7's payload.
+    // The stand-in ends 10 bytes into the payload of request 7 on slot 7.
     UniqueFd node(::memfd_create("vaccel-node", MFD_CLOEXEC));
-    assert_int_equal(::ftruncate(node.get(), static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(7, 10))), 0);
+    assert_int_equal(::ftruncate(node.get(), static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(7, 7, 10))), 0);
     Workspace work(100);
     vaccel_buffer_transfer write{};
     write.buffer = work.buffer;
@@ -385,6 +416,7 @@ int main()
         cmocka_unit_test(kernel_request_announcing_another_payload_size_is_refused_bad_size),
         cmocka_unit_test(kernel_request_with_reserved_bytes_set_is_refused),
         cmocka_unit_test(kernel_event_wait_reads_its_handles_at_intake),
+        cmocka_unit_test(kernel_payload_is_read_at_the_position_of_the_requests_own_seq),
         cmocka_unit_test(kernel_submit_reads_its_bindings_at_intake),
         cmocka_unit_test(kernel_echo_of_a_short_message_still_holds_a_status),
         cmocka_unit_test(kernel_buffer_write_then_read_move_bytes_at_the_slot_positions),

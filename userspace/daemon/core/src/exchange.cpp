@@ -130,7 +130,7 @@ Result<std::vector<std::byte>> read_slot(const ServerSlot& where, std::uint64_t 
     std::uint64_t done = 0;
     while (done < bytes) {
         const ssize_t n = pread(where.fd, data.data() + done, bytes - done,
-                                static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(where.slot, done)));
+                                static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(where.slot, where.seq, done)));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -149,7 +149,7 @@ Status write_slot(const ServerSlot& where, std::span<const std::byte> data)
     std::uint64_t done = 0;
     while (done < data.size()) {
         const ssize_t n = pwrite(where.fd, data.data() + done, data.size() - done,
-                                 static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(where.slot, done)));
+                                 static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(where.slot, where.seq, done)));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)

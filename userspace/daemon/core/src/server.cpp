@@ -198,8 +198,10 @@ int Server::run()
         spdlog::info("vacceld: serving {} device(s) on {}", devices_->count(),
                      listen_fd_ ? socket_path_ : node_->node_path());
     const int ret = reactor_->run();
-    // Every request the module delivered was answered (or the loop failed);
-    // the module fails whatever reaches the node from now on.
+    // Every request the module delivered was answered (or the loop failed).
+    // Detached while the ring still exists: the module fails whatever
+    // reaches the node from now on, and a replacement daemon may attach at
+    // once.
     if (node_)
         node_->detach();
     if (ret < 0) {

@@ -7,7 +7,7 @@
 //  - socket: inline in the datagram, or in a memfd passed with it;
 //  - kernel (/dev/vaccel-server, uapi/vaccel_server.h): on the module's
 //    slot, read with pread() and (BUFFER_READ) written with pwrite() at
-//    VACCEL_SRV_PAYLOAD_POS(slot, offset), from the device worker; the reply
+//    VACCEL_SRV_PAYLOAD_POS(slot, seq, offset), from the device worker; the reply
 //    is header + struct only (payload_bytes = length for a BUFFER_READ that
 //    succeeded) and goes back on the same slot.
 // Decides:
@@ -46,12 +46,15 @@
 namespace vaccel::daemon {
 
 // The kernel transport's place for a request's payload: byte `offset` of it
-// is at VACCEL_SRV_PAYLOAD_POS(slot, offset) of the server node.
+// is at VACCEL_SRV_PAYLOAD_POS(slot, seq, offset) of the server node, `seq`
+// being the header.seq of the request delivered on the slot (the module
+// refuses a position naming another request with -ESTALE).
 // Ownership: `fd` is borrowed from the server, which keeps the node open
 // until every request delivered on it has been answered.
 struct ServerSlot {
     int fd = -1;
     std::uint32_t slot = 0;
+    std::uint64_t seq = 0;
 };
 
 struct Request {
