@@ -5,9 +5,12 @@
 //
 // The module itself only runs in the VM test (tests/vm). Here the "server
 // node" is a sparse memfd: pread/pwrite at VACCEL_SRV_PAYLOAD_POS(slot,
-// offset) of it are the very calls exchange.cpp makes on /dev/vaccel-server,
-// so the byte positions, sizes and reply headers are checked for real.
+// seq, offset) of it are the very calls exchange.cpp makes on
+// /dev/vaccel-server, so the byte positions (slot and request generation),
+// sizes and reply headers are checked for real.
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -332,6 +335,78 @@ void kernel_payload_shorter_than_announced_is_refused_bad_size(void**)
     assert_int_equal(status.arg1, 100);
 }
 
+// ---- check first, then copy ----------------------------------------------------------------
+
+// The most this process has ever had resident, in KiB.
+long peak_resident_kib()
+{
+    rusage usage{};
+    assert_int_equal(::getrusage(RUSAGE_SELF, &usage), 0);
+    return usage.ru_maxrss;
+}
+
+// A 1 GiB transfer the request's own fields already refuse: the refusal
+// comes before any payload is allocated or read. The stand-in node is
+// empty, so a read of the payload would have answered BAD_SIZE instead,
+// and staging 1 GiB would have raised the peak resident size by 1 GiB.
+void kernel_transfer_refused_by_its_handle_or_range_reads_no_payload(void**)
+{
+    UniqueFd node(::memfd_create("vaccel-node", MFD_CLOEXEC));
+    assert_true(static_cast<bool>(node));
+    Workspace work(100);
+    const long peak_before = peak_resident_kib();
+    constexpr std::uint32_t gib = 1u << 30;
+
+    vaccel_buffer_transfer write{};
+    write.buffer = work.buffer + 1000;  // no such buffer
+    write.length = gib;
+    auto request = take_kernel_request(module_message(VACCEL_OP_BUFFER_WRITE, write, gib, 50),
+                                       ServerSlot{node.get(), 1});
+    assert_true(request.has_value());
+    auto status = args_of<vaccel_buffer_transfer>(execute(*work.session, *request)).status;
+    assert_int_equal(status.error, VACCEL_E_INVALID_ARGUMENT);
+    assert_int_equal(status.detail, VACCEL_D_UNKNOWN_HANDLE);
+    assert_int_equal(status.arg0, work.buffer + 1000);
+
+    write.buffer = work.buffer;  // 100 bytes long
+    write.offset = 8;
+    request = take_kernel_request(module_message(VACCEL_OP_BUFFER_WRITE, write, gib, 51),
+                                  ServerSlot{node.get(), 1});
+    assert_true(request.has_value());
+    status = args_of<vaccel_buffer_transfer>(execute(*work.session, *request)).status;
+    assert_int_equal(status.error, VACCEL_E_OUT_OF_BOUNDS);
+    assert_int_equal(status.detail, VACCEL_D_RANGE);
+    assert_int_equal(status.arg0, 8);
+    assert_int_equal(status.arg1, gib);
+
+    vaccel_buffer_transfer read{};
+    read.buffer = work.buffer;
+    read.length = gib;
+    request = take_kernel_request(module_message(VACCEL_OP_BUFFER_READ, read, 0, 52),
+                                  ServerSlot{node.get(), 1});
+    assert_true(request.has_value());
+    Reply answered = execute(*work.session, *request);
+    assert_int_equal(header_of(answered).payload_bytes, 0);
+    assert_int_equal(args_of<vaccel_buffer_transfer>(answered).status.error, VACCEL_E_OUT_OF_BOUNDS);
+
+    vaccel_program_load load{};
+    load.context = 12345;  // no such context
+    load.format = VACCEL_FORMAT_TOSA;
+    load.payload_bytes = gib;
+    request = take_kernel_request(module_message(VACCEL_OP_PROGRAM_LOAD, load, gib, 53),
+                                  ServerSlot{node.get(), 1});
+    assert_true(request.has_value());
+    status = args_of<vaccel_program_load>(execute(*work.session, *request)).status;
+    assert_int_equal(status.error, VACCEL_E_INVALID_ARGUMENT);
+    assert_int_equal(status.arg0, 12345);
+
+    // Nothing was written to the node either (a BUFFER_READ's pwrite).
+    struct stat st {};
+    assert_int_equal(::fstat(node.get(), &st), 0);
+    assert_int_equal(st.st_size, 0);
+    assert_true(peak_resident_kib() - peak_before < 64 * 1024);
+}
+
 // ---- attaching ------------------------------------------------------------------------------
 
 std::filesystem::path temp_dir()
@@ -422,6 +497,7 @@ int main()
         cmocka_unit_test(kernel_buffer_write_then_read_move_bytes_at_the_slot_positions),
         cmocka_unit_test(kernel_buffer_read_that_fails_announces_no_payload),
         cmocka_unit_test(kernel_payload_shorter_than_announced_is_refused_bad_size),
+        cmocka_unit_test(kernel_transfer_refused_by_its_handle_or_range_reads_no_payload),
         cmocka_unit_test(server_requiring_the_kernel_transport_refuses_to_start_without_the_node),
         cmocka_unit_test(server_without_the_node_serves_the_socket_alone),
         cmocka_unit_test(server_serves_the_socket_alone_when_the_node_refuses_the_handshake),

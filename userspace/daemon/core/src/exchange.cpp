@@ -343,6 +343,14 @@ Reply execute(engine::Session& session, Request& request)
     const std::uint32_t opcode = request.opcode();
     std::vector<std::byte> args = request.args;
 
+    // Check first, then copy: a payload that is not in memory yet (on the
+    // module's slot, in a memfd) is neither allocated nor read for a
+    // request its handle, range or size limit already refuses - a 1 GiB
+    // BUFFER_WRITE to a bad handle costs the daemon nothing.
+    if (request.payload_on_slot() || request.has_fd_payload())
+        if (Status admitted = session.admit_payload(opcode, args); !admitted)
+            return refusal(request, admitted.error());
+
     // The bytes the call takes in (write data, artifact, bindings, handles).
     std::uint64_t in_bytes = request.header.payload_bytes;
     if (opcode == VACCEL_OP_BUFFER_READ)

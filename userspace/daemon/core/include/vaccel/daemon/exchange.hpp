@@ -22,6 +22,10 @@
 //    copy, so that never faults. Any other file is copied with
 //    pread()/pwrite(), never mapped, so a client that truncates it
 //    meanwhile gets the same refusal and never a SIGBUS.
+//  - check first, then copy: a BUFFER_WRITE, BUFFER_READ or PROGRAM_LOAD
+//    whose payload is not in memory (a slot's, a memfd's) is checked
+//    (handle, device, range, artifact limit: Session::admit_payload) before
+//    any of its payload is allocated, read or written.
 //  - every reply echoes the request's opcode and seq, carries the struct
 //    with its outputs and the status, and (BUFFER_READ, ADMIN) the payload:
 //    inline up to VACCEL_MSG_INLINE_MAX, above it in a memfd (ADMIN: one the
