@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "vaccel.h"
+#include "vaccel_server.h"
 
 int abi_check_c(void);
 int abi_check_cpp(void);
@@ -103,6 +104,47 @@ static void ioctl_numbers_encode_their_struct_size(void **state)
 	}
 }
 
+/*
+ * The version this table is, and where the ioctl numbers live: 2.0 moved
+ * them from type 0xAC to 0xA7 (nothing else moved).
+ */
+static void abi_is_version_2_0_on_type_0xa7(void **state)
+{
+	(void)state;
+	assert_int_equal(VACCEL_ABI_MAJOR, 2);
+	assert_int_equal(VACCEL_ABI_MINOR, 0);
+	assert_int_equal(VACCEL_IOCTL_BASE, 0xA7);
+}
+
+/*
+ * The daemon's side (uapi/vaccel_server.h): the handshake and detach
+ * ioctls, the command and message structs, and the payload position
+ * (offset, slot and the low 23 bits of the request's seq).
+ */
+static void server_contract_is_protocol_2(void **state)
+{
+	(void)state;
+	assert_int_equal(VACCEL_SRV_PROTOCOL, 2);
+	assert_int_equal(VACCEL_SRV_IOCTL_HELLO, 0xc020a740U);
+	assert_int_equal(VACCEL_SRV_IOCTL_DETACH, 0x0000a741U);
+	assert_int_equal(sizeof(struct vaccel_srv_hello), 32);
+	assert_int_equal(offsetof(struct vaccel_srv_hello, protocol), 12);
+	assert_int_equal(sizeof(struct vaccel_srv_cmd), 16);
+	assert_int_equal(sizeof(struct vaccel_srv_withdraw), 48);
+	assert_int_equal(offsetof(struct vaccel_srv_withdraw, seq), 40);
+	assert_int_equal(VACCEL_SRV_FETCH, 1);
+	assert_int_equal(VACCEL_SRV_COMMIT_AND_FETCH, 2);
+	assert_int_equal(VACCEL_SRV_ANSWER, 3);
+	assert_int_equal(VACCEL_SRV_CMD_DEFER, 1);
+	assert_int_equal(VACCEL_OP_WITHDRAW, 0x32);
+	assert_int_equal(VACCEL_SRV_PAYLOAD_POS(3, 5, 7),
+			 (5ULL << 40) | (3ULL << 32) | 7ULL);
+	/* The seq wraps at 23 bits: it never reaches the sign bit. */
+	assert_int_equal(VACCEL_SRV_PAYLOAD_POS(63, (1ULL << 23) + 2, 0xffffffffULL),
+			 (2ULL << 40) | (63ULL << 32) | 0xffffffffULL);
+	assert_true(VACCEL_SRV_PAYLOAD_POS(63, VACCEL_SRV_SEQ_MASK, 0xffffffffULL) < (1ULL << 63));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -112,6 +154,8 @@ int main(void)
 		cmocka_unit_test(ioctl_table_is_complete),
 		cmocka_unit_test(status_leads_every_ioctl_struct),
 		cmocka_unit_test(ioctl_numbers_encode_their_struct_size),
+		cmocka_unit_test(abi_is_version_2_0_on_type_0xa7),
+		cmocka_unit_test(server_contract_is_protocol_2),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

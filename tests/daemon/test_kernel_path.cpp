@@ -5,9 +5,12 @@
 //
 // The module itself only runs in the VM test (tests/vm). Here the "server
 // node" is a sparse memfd: pread/pwrite at VACCEL_SRV_PAYLOAD_POS(slot,
-// offset) of it are the very calls exchange.cpp makes on /dev/vaccel-server,
-// so the byte positions, sizes and reply headers are checked for real.
+// seq, offset) of it are the very calls exchange.cpp makes on
+// /dev/vaccel-server, so the byte positions (slot and request generation),
+// sizes and reply headers are checked for real.
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -62,19 +65,21 @@ S args_of(const Reply& reply)
     return args;
 }
 
-// A sparse file standing in for /dev/vaccel-server.
+// A sparse file standing in for /dev/vaccel-server, holding the positions
+// of every slot for requests of seq below 128.
 UniqueFd node_stand_in()
 {
     UniqueFd fd(::memfd_create("vaccel-node", MFD_CLOEXEC));
     assert_true(static_cast<bool>(fd));
-    assert_int_equal(::ftruncate(fd.get(), static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(8, 0))), 0);
+    assert_int_equal(::ftruncate(fd.get(), static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(0, 128, 0))), 0);
     return fd;
 }
 
-void put_payload(int fd, std::uint32_t slot, const std::vector<std::byte>& bytes)
+// The payload of request `seq` delivered on `slot`, where the module shows it.
+void put_payload(int fd, std::uint32_t slot, std::uint64_t seq, const std::vector<std::byte>& bytes)
 {
     assert_int_equal(::pwrite(fd, bytes.data(), bytes.size(),
-                              static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(slot, 0))),
+                              static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(slot, seq, 0))),
                      static_cast<ssize_t>(bytes.size()));
 }
 
@@ -175,7 +180,7 @@ void kernel_event_wait_reads_its_handles_at_intake(void**)
 {
     UniqueFd node = node_stand_in();
     const std::uint64_t handles[3] = {11, 22, 33};
-    put_payload(node.get(), 6, std::vector<std::byte>(reinterpret_cast<const std::byte*>(handles),
+    put_payload(node.get(), 6, 7, std::vector<std::byte>(reinterpret_cast<const std::byte*>(handles),
                                                       reinterpret_cast<const std::byte*>(handles) + sizeof handles));
     vaccel_event_wait wait{};
     wait.count = 3;
@@ -184,6 +189,35 @@ void kernel_event_wait_reads_its_handles_at_intake(void**)
     assert_true(request.has_value());
     assert_int_equal(request->payload.size(), sizeof handles);
     assert_memory_equal(request->payload.data(), handles, sizeof handles);
+}
+
+// The position names the request by its seq: bytes the module shows for
+// another request on the same slot (another generation) are not this
+// request's payload. The stand-in ends with request 8's payload on slot 2,
+// so request 9 on that slot finds nothing there (the module itself would
+// answer -ESTALE).
+void kernel_payload_is_read_at_the_position_of_the_requests_own_seq(void**)
+{
+    UniqueFd node(::memfd_create("vaccel-node", MFD_CLOEXEC));
+    assert_true(static_cast<bool>(node));
+    const std::uint64_t handles[2] = {5, 6};
+    const std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(handles),
+                                       reinterpret_cast<const std::byte*>(handles) + sizeof handles);
+    put_payload(node.get(), 2, 8, bytes);
+    vaccel_event_wait wait{};
+    wait.count = 2;
+    auto other = take_kernel_request(module_message(VACCEL_OP_EVENT_WAIT, wait, sizeof handles, 9),
+                                     ServerSlot{node.get(), 2});
+    assert_false(other.has_value());
+    assert_int_equal(other.error().detail, VACCEL_D_BAD_SIZE);
+    assert_int_equal(other.error().arg0, 0);
+    assert_int_equal(other.error().arg1, sizeof handles);
+    auto own = take_kernel_request(module_message(VACCEL_OP_EVENT_WAIT, wait, sizeof handles, 8),
+                                   ServerSlot{node.get(), 2});
+    assert_true(own.has_value());
+    assert_int_equal(own->server_slot->seq, 8);
+    assert_int_equal(own->payload.size(), sizeof handles);
+    assert_memory_equal(own->payload.data(), handles, sizeof handles);
 }
 
 void kernel_submit_reads_its_bindings_at_intake(void**)
@@ -198,7 +232,7 @@ void kernel_submit_reads_its_bindings_at_intake(void**)
     bindings[1].access = VACCEL_ACCESS_WRITE;
     bindings[1].buffer = 8;
     bindings[1].bytes = 16;
-    put_payload(node.get(), 5, std::vector<std::byte>(reinterpret_cast<const std::byte*>(bindings),
+    put_payload(node.get(), 5, 7, std::vector<std::byte>(reinterpret_cast<const std::byte*>(bindings),
                                                       reinterpret_cast<const std::byte*>(bindings) + sizeof bindings));
     vaccel_submit submit{};
     submit.queue = 1;
@@ -231,7 +265,7 @@ void kernel_buffer_write_then_read_move_bytes_at_the_slot_positions(void**)
     std::vector<std::byte> data(1000);
     for (std::size_t i = 0; i < data.size(); ++i)
         data[i] = static_cast<std::byte>(i * 7 + 1);
-    put_payload(node.get(), 3, data);
+    put_payload(node.get(), 3, 41, data);
 
     vaccel_buffer_transfer write{};
     write.buffer = work.buffer;
@@ -261,7 +295,7 @@ void kernel_buffer_write_then_read_move_bytes_at_the_slot_positions(void**)
     assert_int_equal(args_of<vaccel_buffer_transfer>(answered).status.error, VACCEL_OK);
     std::vector<std::byte> back(1000);
     assert_int_equal(::pread(node.get(), back.data(), back.size(),
-                             static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(5, 0))),
+                             static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(5, 42, 0))),
                      1000);
     assert_memory_equal(back.data(), data.data(), data.size());
 }
@@ -283,9 +317,9 @@ void kernel_buffer_read_that_fails_announces_no_payload(void**)
 
 void kernel_payload_shorter_than_announced_is_refused_bad_size(void**)
 {
-    // The stand-in ends 10 bytes into slot 7's payload.
+    // The stand-in ends 10 bytes into the payload of request 7 on slot 7.
     UniqueFd node(::memfd_create("vaccel-node", MFD_CLOEXEC));
-    assert_int_equal(::ftruncate(node.get(), static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(7, 10))), 0);
+    assert_int_equal(::ftruncate(node.get(), static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(7, 7, 10))), 0);
     Workspace work(100);
     vaccel_buffer_transfer write{};
     write.buffer = work.buffer;
@@ -299,6 +333,78 @@ void kernel_payload_shorter_than_announced_is_refused_bad_size(void**)
     assert_int_equal(status.detail, VACCEL_D_BAD_SIZE);
     assert_int_equal(status.arg0, 10);
     assert_int_equal(status.arg1, 100);
+}
+
+// ---- check first, then copy ----------------------------------------------------------------
+
+// The most this process has ever had resident, in KiB.
+long peak_resident_kib()
+{
+    rusage usage{};
+    assert_int_equal(::getrusage(RUSAGE_SELF, &usage), 0);
+    return usage.ru_maxrss;
+}
+
+// A 1 GiB transfer the request's own fields already refuse: the refusal
+// comes before any payload is allocated or read. The stand-in node is
+// empty, so a read of the payload would have answered BAD_SIZE instead,
+// and staging 1 GiB would have raised the peak resident size by 1 GiB.
+void kernel_transfer_refused_by_its_handle_or_range_reads_no_payload(void**)
+{
+    UniqueFd node(::memfd_create("vaccel-node", MFD_CLOEXEC));
+    assert_true(static_cast<bool>(node));
+    Workspace work(100);
+    const long peak_before = peak_resident_kib();
+    constexpr std::uint32_t gib = 1u << 30;
+
+    vaccel_buffer_transfer write{};
+    write.buffer = work.buffer + 1000;  // no such buffer
+    write.length = gib;
+    auto request = take_kernel_request(module_message(VACCEL_OP_BUFFER_WRITE, write, gib, 50),
+                                       ServerSlot{node.get(), 1});
+    assert_true(request.has_value());
+    auto status = args_of<vaccel_buffer_transfer>(execute(*work.session, *request)).status;
+    assert_int_equal(status.error, VACCEL_E_INVALID_ARGUMENT);
+    assert_int_equal(status.detail, VACCEL_D_UNKNOWN_HANDLE);
+    assert_int_equal(status.arg0, work.buffer + 1000);
+
+    write.buffer = work.buffer;  // 100 bytes long
+    write.offset = 8;
+    request = take_kernel_request(module_message(VACCEL_OP_BUFFER_WRITE, write, gib, 51),
+                                  ServerSlot{node.get(), 1});
+    assert_true(request.has_value());
+    status = args_of<vaccel_buffer_transfer>(execute(*work.session, *request)).status;
+    assert_int_equal(status.error, VACCEL_E_OUT_OF_BOUNDS);
+    assert_int_equal(status.detail, VACCEL_D_RANGE);
+    assert_int_equal(status.arg0, 8);
+    assert_int_equal(status.arg1, gib);
+
+    vaccel_buffer_transfer read{};
+    read.buffer = work.buffer;
+    read.length = gib;
+    request = take_kernel_request(module_message(VACCEL_OP_BUFFER_READ, read, 0, 52),
+                                  ServerSlot{node.get(), 1});
+    assert_true(request.has_value());
+    Reply answered = execute(*work.session, *request);
+    assert_int_equal(header_of(answered).payload_bytes, 0);
+    assert_int_equal(args_of<vaccel_buffer_transfer>(answered).status.error, VACCEL_E_OUT_OF_BOUNDS);
+
+    vaccel_program_load load{};
+    load.context = 12345;  // no such context
+    load.format = VACCEL_FORMAT_TOSA;
+    load.payload_bytes = gib;
+    request = take_kernel_request(module_message(VACCEL_OP_PROGRAM_LOAD, load, gib, 53),
+                                  ServerSlot{node.get(), 1});
+    assert_true(request.has_value());
+    status = args_of<vaccel_program_load>(execute(*work.session, *request)).status;
+    assert_int_equal(status.error, VACCEL_E_INVALID_ARGUMENT);
+    assert_int_equal(status.arg0, 12345);
+
+    // Nothing was written to the node either (a BUFFER_READ's pwrite).
+    struct stat st {};
+    assert_int_equal(::fstat(node.get(), &st), 0);
+    assert_int_equal(st.st_size, 0);
+    assert_true(peak_resident_kib() - peak_before < 64 * 1024);
 }
 
 // ---- attaching ------------------------------------------------------------------------------
@@ -385,11 +491,13 @@ int main()
         cmocka_unit_test(kernel_request_announcing_another_payload_size_is_refused_bad_size),
         cmocka_unit_test(kernel_request_with_reserved_bytes_set_is_refused),
         cmocka_unit_test(kernel_event_wait_reads_its_handles_at_intake),
+        cmocka_unit_test(kernel_payload_is_read_at_the_position_of_the_requests_own_seq),
         cmocka_unit_test(kernel_submit_reads_its_bindings_at_intake),
         cmocka_unit_test(kernel_echo_of_a_short_message_still_holds_a_status),
         cmocka_unit_test(kernel_buffer_write_then_read_move_bytes_at_the_slot_positions),
         cmocka_unit_test(kernel_buffer_read_that_fails_announces_no_payload),
         cmocka_unit_test(kernel_payload_shorter_than_announced_is_refused_bad_size),
+        cmocka_unit_test(kernel_transfer_refused_by_its_handle_or_range_reads_no_payload),
         cmocka_unit_test(server_requiring_the_kernel_transport_refuses_to_start_without_the_node),
         cmocka_unit_test(server_without_the_node_serves_the_socket_alone),
         cmocka_unit_test(server_serves_the_socket_alone_when_the_node_refuses_the_handshake),

@@ -2,6 +2,13 @@
 // to with the wire codec only: malformed messages, the admin channel and its
 // permission, limits persisted and obeyed, parked waits, memfd payloads,
 // sessions released on disconnect, SIGHUP reload and SIGTERM drain.
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <cstdlib>
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "daemon_support.hpp"
@@ -531,6 +538,78 @@ void sigterm_answers_a_parked_wait_with_peer_gone(void**)
     assert_int_equal(daemon.wait_exit(), 0);
 }
 
+// ---- the service manager ----------------------------------------------------------------
+
+// A datagram socket standing in for systemd's notify socket, named by
+// NOTIFY_SOCKET in the environment the daemon inherits while this lives.
+class NotifySocket {
+public:
+    NotifySocket() : directory_(temp_directory())
+    {
+        path_ = directory_ + "/notify";
+        fd_.reset(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+        assert_true(static_cast<bool>(fd_));
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::memcpy(address.sun_path, path_.c_str(), path_.size() + 1);
+        assert_int_equal(::bind(fd_.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+        assert_int_equal(::setenv("NOTIFY_SOCKET", path_.c_str(), 1), 0);
+    }
+    ~NotifySocket()
+    {
+        ::unsetenv("NOTIFY_SOCKET");
+        std::filesystem::remove_all(directory_);
+    }
+    // The next message, or "" after 10 s without one.
+    std::string next()
+    {
+        pollfd ready{fd_.get(), POLLIN, 0};
+        if (::poll(&ready, 1, 10000) != 1)
+            return {};
+        char bytes[4096];
+        const ssize_t n = ::recv(fd_.get(), bytes, sizeof bytes, 0);
+        return n > 0 ? std::string(bytes, static_cast<std::size_t>(n)) : std::string();
+    }
+
+private:
+    static std::string temp_directory()
+    {
+        char pattern[] = "/tmp/vaccel-notify-XXXXXX";
+        assert_non_null(::mkdtemp(pattern));
+        return pattern;
+    }
+    std::string directory_, path_;
+    UniqueFd fd_;
+};
+
+bool has_line(const std::string& message, const std::string& line)
+{
+    return ("\n" + message + "\n").find("\n" + line + "\n") != std::string::npos;
+}
+
+void service_manager_hears_ready_reloading_and_stopping(void**)
+{
+    NotifySocket notify;
+    DaemonProcess daemon;
+    // READY comes once the socket accepts connections (it listens before
+    // the daemon says so).
+    const std::string ready = notify.next();
+    if (!has_line(ready, "READY=1"))
+        fail_msg("expected READY=1, got '%s'; log:\n%s", ready.c_str(), daemon.log_text().c_str());
+    assert_true(connectable(daemon.socket()));
+    assert_non_null(std::strstr(ready.c_str(), ("STATUS=serving 1 device(s) on " + daemon.socket()).c_str()));
+
+    daemon.signal(SIGHUP);
+    const std::string reloading = notify.next();
+    assert_true(has_line(reloading, "RELOADING=1"));
+    assert_non_null(std::strstr(reloading.c_str(), "MONOTONIC_USEC="));
+    assert_true(has_line(notify.next(), "READY=1"));
+
+    daemon.signal(SIGTERM);
+    assert_true(has_line(notify.next(), "STOPPING=1"));
+    assert_int_equal(daemon.wait_exit(), 0);
+}
+
 }  // namespace
 
 int main()
@@ -549,6 +628,7 @@ int main()
         cmocka_unit_test(sighup_reload_applies_an_edited_config),
         cmocka_unit_test(sigterm_drains_work_in_flight_and_exits_zero),
         cmocka_unit_test(sigterm_answers_a_parked_wait_with_peer_gone),
+        cmocka_unit_test(service_manager_hears_ready_reloading_and_stopping),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

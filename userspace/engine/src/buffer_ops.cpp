@@ -107,6 +107,19 @@ Status buffer_write(SessionState& state, vaccel_buffer_transfer& args,
     return {};
 }
 
+Status buffer_transfer_admits(SessionState& state, const vaccel_buffer_transfer& args)
+{
+    auto found = state.lookup<BufferRecord>(args.buffer);
+    if (!found)
+        return fail(std::move(found.error()));
+    BufferRecord& buffer = **found;
+    if (auto ok = buffer.owner->device->usable(); !ok)
+        return ok;
+    if (auto end = validate::range(buffer.object->desc().bytes, args.offset, args.length); !end)
+        return fail(std::move(end.error()));
+    return {};
+}
+
 Status buffer_read(SessionState& state, vaccel_buffer_transfer& args, std::span<std::byte> data)
 {
     auto found = state.lookup<BufferRecord>(args.buffer);

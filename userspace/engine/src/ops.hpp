@@ -38,6 +38,9 @@ Status buffer_free(SessionState& state, vaccel_handle_release& args);
 Status buffer_write(SessionState& state, vaccel_buffer_transfer& args,
                     std::span<const std::byte> data);
 Status buffer_read(SessionState& state, vaccel_buffer_transfer& args, std::span<std::byte> data);
+// BUFFER_WRITE/BUFFER_READ before any byte moves: the handle, the device
+// and the range, refused as the transfer itself would refuse them.
+Status buffer_transfer_admits(SessionState& state, const vaccel_buffer_transfer& args);
 // BUFFER_MAP: the buffer's shareable memory (`memory`, when given, receives
 // it). Device buffers are refused (Incompatible, VACCEL_D_DOMAIN).
 Status buffer_map(SessionState& state, vaccel_buffer_map& args,
@@ -46,6 +49,9 @@ Status buffer_map(SessionState& state, vaccel_buffer_map& args,
 // program_ops.cpp
 Status program_load(SessionState& state, vaccel_program_load& args,
                     std::span<const std::byte> artifact);
+// PROGRAM_LOAD before its artifact is read: the context, the device and
+// the artifact size limit, refused as the load itself would refuse them.
+Status program_load_admits(SessionState& state, const vaccel_program_load& args);
 Status program_unload(SessionState& state, vaccel_handle_release& args);
 Status program_slot(SessionState& state, vaccel_program_slot& args);
 

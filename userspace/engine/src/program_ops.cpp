@@ -19,6 +19,21 @@
 
 namespace vaccel::engine::ops {
 
+Status program_load_admits(SessionState& state, const vaccel_program_load& args)
+{
+    auto found = state.lookup<ContextRecord>(args.context);
+    if (!found)
+        return fail(std::move(found.error()));
+    ContextRecord& context = **found;
+    if (auto ok = context.device->usable(); !ok)
+        return ok;
+    const vaccel_device_limits limits = context.accounting->limits();
+    if (args.payload_bytes > limits.max_artifact_bytes)
+        return fail(Error::limit_hit(VACCEL_LIMIT_ARTIFACT_BYTES, limits.max_artifact_bytes,
+                                     args.payload_bytes));
+    return {};
+}
+
 Status program_load(SessionState& state, vaccel_program_load& args,
                     std::span<const std::byte> artifact)
 {

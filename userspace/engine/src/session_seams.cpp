@@ -114,6 +114,27 @@ Status Session::finish_run(std::uint64_t ticket, std::span<std::byte> args)
     return finished;
 }
 
+Status Session::admit_payload(std::uint32_t opcode, std::span<const std::byte> args)
+{
+    SessionState& s = *state_;
+    Status admitted;
+    if ((opcode == VACCEL_OP_BUFFER_WRITE || opcode == VACCEL_OP_BUFFER_READ) &&
+        args.size() == sizeof(vaccel_buffer_transfer)) {
+        vaccel_buffer_transfer transfer{};
+        std::memcpy(&transfer, args.data(), sizeof transfer);
+        std::lock_guard lock(s.mutex);
+        admitted = ops::buffer_transfer_admits(s, transfer);
+    } else if (opcode == VACCEL_OP_PROGRAM_LOAD && args.size() == sizeof(vaccel_program_load)) {
+        vaccel_program_load load{};
+        std::memcpy(&load, args.data(), sizeof load);
+        std::lock_guard lock(s.mutex);
+        admitted = ops::program_load_admits(s, load);
+    }
+    if (!admitted)
+        s.errors.fetch_add(1, std::memory_order_relaxed);
+    return admitted;
+}
+
 Result<BufferMapping> Session::buffer_mapping(std::uint64_t buffer)
 {
     SessionState& s = *state_;

@@ -92,12 +92,15 @@ void Dispatcher::dispatch(Peer& c, Request& request)
     // point makes the notify file readable again.
     if (c.notify && (opcode == VACCEL_OP_EVENT_POLL || opcode == VACCEL_OP_EVENT_WAIT))
         c.notify->clear();
-    if (opcode == VACCEL_OP_EVENT_WAIT) {
-        start_wait(c, std::move(request));
-        return;
-    }
-    if (opcode == VACCEL_OP_RUN) {
-        start_run(c, std::move(request));
+    if (opcode == VACCEL_OP_EVENT_WAIT || opcode == VACCEL_OP_RUN) {
+        const std::uint64_t id = c.id;
+        const std::uint64_t wait_id = opcode == VACCEL_OP_RUN ? start_run(c, std::move(request))
+                                                              : start_wait(c, std::move(request));
+        // Not answered at once: it waits, and its transport may let go of
+        // what the request holds (the kernel transport defers it).
+        if (Peer* still = find(id); still != nullptr)
+            if (auto it = still->waits.find(wait_id); it != still->waits.end())
+                still->transport->waiting(*still, it->second.request);
         return;
     }
     const auto device = c.session->route(opcode, request.args, request.payload);

@@ -72,6 +72,10 @@ public:
     // thread has run.
     void after_chores(std::function<void()> fn);
     bool stopping() const { return stopping_; }
+    // Ends c's EVENT_WAIT of header.seq `seq` (its client withdrew it):
+    // with `answer` it is answered with that refusal, without it ends with
+    // no reply at all. False when c has no such wait (answered already).
+    bool end_wait(Peer& c, std::uint64_t seq, const Error* answer);
     // Re-reads the config on the chores thread.
     void reload();
     // A session still being torn down (tests wait for the end of it).
@@ -98,7 +102,9 @@ private:
     // the wait it was for (no longer checking), or nullptr when the peer
     // or the wait is gone. `peer` is the wait's peer.
     ParkedWait* look_returned(std::uint64_t id, std::uint64_t wait_id, Peer*& peer);
-    void start_wait(Peer& c, Request request);
+    // Start an EVENT_WAIT / a RUN; return its wait id (the wait may
+    // already be answered and gone).
+    std::uint64_t start_wait(Peer& c, Request request);
     void check_wait(Peer& c, std::uint64_t wait_id);
     void on_wait_checked(std::uint64_t id, std::uint64_t wait_id,
                          Result<engine::WaitProgress> progress);
@@ -107,7 +113,7 @@ private:
     void answer_wait(Peer& c, std::uint64_t wait_id, Reply reply);
 
     // RUN parked until its work ends (runs.cpp).
-    void start_run(Peer& c, Request request);
+    std::uint64_t start_run(Peer& c, Request request);
     void step_run(Peer& c, std::uint64_t wait_id);
     void on_run_stepped(std::uint64_t id, std::uint64_t wait_id, std::shared_ptr<RunStep> step);
 

@@ -130,7 +130,7 @@ Result<std::vector<std::byte>> read_slot(const ServerSlot& where, std::uint64_t 
     std::uint64_t done = 0;
     while (done < bytes) {
         const ssize_t n = pread(where.fd, data.data() + done, bytes - done,
-                                static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(where.slot, done)));
+                                static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(where.slot, where.seq, done)));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -149,7 +149,7 @@ Status write_slot(const ServerSlot& where, std::span<const std::byte> data)
     std::uint64_t done = 0;
     while (done < data.size()) {
         const ssize_t n = pwrite(where.fd, data.data() + done, data.size() - done,
-                                 static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(where.slot, done)));
+                                 static_cast<off_t>(VACCEL_SRV_PAYLOAD_POS(where.slot, where.seq, done)));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -342,6 +342,14 @@ Reply execute(engine::Session& session, Request& request)
 {
     const std::uint32_t opcode = request.opcode();
     std::vector<std::byte> args = request.args;
+
+    // Check first, then copy: a payload that is not in memory yet (on the
+    // module's slot, in a memfd) is neither allocated nor read for a
+    // request its handle, range or size limit already refuses - a 1 GiB
+    // BUFFER_WRITE to a bad handle costs the daemon nothing.
+    if (request.payload_on_slot() || request.has_fd_payload())
+        if (Status admitted = session.admit_payload(opcode, args); !admitted)
+            return refusal(request, admitted.error());
 
     // The bytes the call takes in (write data, artifact, bindings, handles).
     std::uint64_t in_bytes = request.header.payload_bytes;

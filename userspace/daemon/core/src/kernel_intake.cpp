@@ -21,9 +21,10 @@ namespace vaccel::daemon {
 Request kernel_echo(std::span<const std::byte> message, ServerSlot where)
 {
     Request request;
-    request.server_slot = where;
     std::memcpy(&request.header, message.data(),
                 std::min(message.size(), sizeof request.header));
+    request.server_slot = where;
+    request.server_slot->seq = request.header.seq;
     const auto after = message.size() > sizeof request.header
                            ? message.subspan(sizeof request.header)
                            : std::span<const std::byte>{};
@@ -43,9 +44,12 @@ Result<Request> take_kernel_request(std::span<const std::byte> message, ServerSl
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_SIZE, message.size(), header_bytes)
                         .with_note("the module delivered less than a message header"));
     Request request;
-    request.server_slot = where;
     std::memcpy(&request.header, message.data(), header_bytes);
     const vaccel_msg_header& h = request.header;
+    // The payload position names the request by its seq (the slot's
+    // generation): the one delivered in this very message.
+    request.server_slot = where;
+    request.server_slot->seq = h.seq;
     if (h.magic != VACCEL_MSG_MAGIC)
         return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE, offsetof(vaccel_msg_header, magic),
                     h.magic);

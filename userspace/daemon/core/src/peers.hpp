@@ -113,6 +113,12 @@ public:
     // Replies of a closing peer are delivered in any case (the module
     // waits for every answer).
     virtual bool always_flush() const { return false; }
+    // A request of c that waits long (EVENT_WAIT, RUN) was not answered at
+    // its dispatch: it is parked, or its first look is out on a worker. Its
+    // one reply still comes later through deliver(); meanwhile the
+    // transport may let go of what the request holds (a server slot).
+    // `request` is the parked wait's own, payload already read.
+    virtual void waiting(Peer&, const Request&) {}
 };
 
 struct Peer {

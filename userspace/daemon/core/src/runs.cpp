@@ -55,12 +55,14 @@ void run_step(engine::Session& session, const Request& request,
 
 }  // namespace
 
-void Dispatcher::start_run(Peer& c, Request request)
+std::uint64_t Dispatcher::start_run(Peer& c, Request request)
 {
     ParkedWait wait;
     wait.run = true;
     wait.request = std::move(request);
-    step_run(c, park(c, std::move(wait)));
+    const std::uint64_t wait_id = park(c, std::move(wait));
+    step_run(c, wait_id);
+    return wait_id;
 }
 
 void Dispatcher::step_run(Peer& c, std::uint64_t wait_id)

@@ -24,6 +24,7 @@
 #include "connection.hpp"
 #include "dispatcher.hpp"
 #include "server_node.hpp"
+#include "service_notify.hpp"
 #include "vaccel/daemon/peer.hpp"
 
 namespace vaccel::daemon {
@@ -197,9 +198,13 @@ int Server::run()
     else
         spdlog::info("vacceld: serving {} device(s) on {}", devices_->count(),
                      listen_fd_ ? socket_path_ : node_->node_path());
+    // Serving: the socket listens (since create()) and the fetches are armed.
+    notify_service("READY=1\nSTATUS=" + serving_status());
     const int ret = reactor_->run();
-    // Every request the module delivered was answered (or the loop failed);
-    // the module fails whatever reaches the node from now on.
+    // Every request the module delivered was answered (or the loop failed).
+    // Detached while the ring still exists: the module fails whatever
+    // reaches the node from now on, and a replacement daemon may attach at
+    // once.
     if (node_)
         node_->detach();
     if (ret < 0) {
@@ -208,6 +213,18 @@ int Server::run()
     }
     spdlog::info("vacceld: stopped");
     return 0;
+}
+
+std::string Server::serving_status() const
+{
+    std::string where;
+    if (listen_fd_)
+        where = socket_path_;
+    if (node_)
+        where += (where.empty() ? "" : " and ") + node_->node_path();
+    else if (options_.kernel != KernelTransport::off)
+        where += " (socket only: " + options_.server_node + " not attached)";
+    return fmt::format("serving {} device(s) on {}", devices_->count(), where);
 }
 
 void Server::request_stop()
@@ -278,7 +295,13 @@ void Server::on_signal(int res)
             break;
         case SIGHUP:
             spdlog::info("vacceld: SIGHUP received: reloading {}", options_.config_path.string());
-            request_reload();
+            notify_service(fmt::format("RELOADING=1\nMONOTONIC_USEC={}\nSTATUS=reloading {}",
+                                       monotonic_now_ns() / 1000, options_.config_path.string()));
+            dispatcher_->reload();
+            // The reload runs on the chores thread; READY once it ran.
+            dispatcher_->after_chores([this] {
+                notify_service("READY=1\nSTATUS=" + serving_status());
+            });
             break;
         default:
             break;
@@ -293,6 +316,7 @@ void Server::begin_stop()
     if (stopping_)
         return;
     stopping_ = true;
+    notify_service("STOPPING=1\nSTATUS=stopping: finishing the work in flight");
     if (accepting_)
         reactor_->cancel(accept_op_);
     // No new client can reach us once the path is gone.

@@ -25,7 +25,7 @@ namespace {
 constexpr std::uint64_t forever_after = static_cast<std::uint64_t>(INT64_MAX);
 }  // namespace
 
-void Dispatcher::start_wait(Peer& c, Request request)
+std::uint64_t Dispatcher::start_wait(Peer& c, Request request)
 {
     ParkedWait wait;
     vaccel_event_wait args{};
@@ -35,7 +35,9 @@ void Dispatcher::start_wait(Peer& c, Request request)
     wait.handles.resize(request.payload.size() / sizeof(std::uint64_t));
     std::memcpy(wait.handles.data(), request.payload.data(), wait.handles.size() * sizeof(std::uint64_t));
     wait.request = std::move(request);
-    check_wait(c, park(c, std::move(wait)));
+    const std::uint64_t wait_id = park(c, std::move(wait));
+    check_wait(c, wait_id);
+    return wait_id;
 }
 
 ParkedWait* Dispatcher::look_returned(std::uint64_t id, std::uint64_t wait_id, Peer*& peer)
@@ -168,6 +170,27 @@ void Dispatcher::on_wait_timer(std::uint64_t id, std::uint64_t wait_id, int res)
     it->second.expired = true;
     if (!it->second.checking)
         check_wait(*c, wait_id);
+}
+
+bool Dispatcher::end_wait(Peer& c, std::uint64_t seq, const Error* answer)
+{
+    auto it = c.waits.begin();
+    while (it != c.waits.end() && (it->second.run || it->second.request.header.seq != seq))
+        ++it;
+    if (it == c.waits.end())
+        return false;
+    if (answer != nullptr) {
+        answer_wait(c, it->first, refusal(it->second.request, *answer));
+    } else {
+        // A look still out comes back to no wait (look_returned) and ends there.
+        it->second.waker->active.store(false, std::memory_order_release);
+        if (it->second.timer != 0)
+            reactor_.cancel(it->second.timer);
+        c.waits.erase(it);
+    }
+    c.transport->resume(c);
+    maybe_finish(c);
+    return true;
 }
 
 void Dispatcher::answer_wait(Peer& c, std::uint64_t wait_id, Reply reply)

@@ -147,6 +147,14 @@ public:
                      std::uint64_t& ticket);
     Result<bool> run_done(std::uint64_t ticket, const std::shared_ptr<Waiter>& waiter);
     Status finish_run(std::uint64_t ticket, std::span<std::byte> args);
+    // For a transport that reads a request's payload from elsewhere (the
+    // kernel transport's slot): refuses a BUFFER_WRITE, BUFFER_READ or
+    // PROGRAM_LOAD whose handle, device, range or size limit call() would
+    // refuse, before a byte of its payload is allocated or read; the
+    // refusal is the one call() gives. Any other op: ok. `args` passed
+    // check_request_wire(). Takes the session lock briefly; counts a
+    // refusal in stats().errors.
+    Status admit_payload(std::uint32_t opcode, std::span<const std::byte> args);
     // BUFFER_MAP's memory for a transport that shares it: what
     // call(VACCEL_OP_BUFFER_MAP) checks, plus the memory itself.
     Result<BufferMapping> buffer_mapping(std::uint64_t buffer);

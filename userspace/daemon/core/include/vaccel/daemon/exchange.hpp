@@ -7,7 +7,7 @@
 //  - socket: inline in the datagram, or in a memfd passed with it;
 //  - kernel (/dev/vaccel-server, uapi/vaccel_server.h): on the module's
 //    slot, read with pread() and (BUFFER_READ) written with pwrite() at
-//    VACCEL_SRV_PAYLOAD_POS(slot, offset), from the device worker; the reply
+//    VACCEL_SRV_PAYLOAD_POS(slot, seq, offset), from the device worker; the reply
 //    is header + struct only (payload_bytes = length for a BUFFER_READ that
 //    succeeded) and goes back on the same slot.
 // Decides:
@@ -22,6 +22,10 @@
 //    copy, so that never faults. Any other file is copied with
 //    pread()/pwrite(), never mapped, so a client that truncates it
 //    meanwhile gets the same refusal and never a SIGBUS.
+//  - check first, then copy: a BUFFER_WRITE, BUFFER_READ or PROGRAM_LOAD
+//    whose payload is not in memory (a slot's, a memfd's) is checked
+//    (handle, device, range, artifact limit: Session::admit_payload) before
+//    any of its payload is allocated, read or written.
 //  - every reply echoes the request's opcode and seq, carries the struct
 //    with its outputs and the status, and (BUFFER_READ, ADMIN) the payload:
 //    inline up to VACCEL_MSG_INLINE_MAX, above it in a memfd (ADMIN: one the
@@ -46,12 +50,15 @@
 namespace vaccel::daemon {
 
 // The kernel transport's place for a request's payload: byte `offset` of it
-// is at VACCEL_SRV_PAYLOAD_POS(slot, offset) of the server node.
+// is at VACCEL_SRV_PAYLOAD_POS(slot, seq, offset) of the server node, `seq`
+// being the header.seq of the request delivered on the slot (the module
+// refuses a position naming another request with -ESTALE).
 // Ownership: `fd` is borrowed from the server, which keeps the node open
 // until every request delivered on it has been answered.
 struct ServerSlot {
     int fd = -1;
     std::uint32_t slot = 0;
+    std::uint64_t seq = 0;
 };
 
 struct Request {

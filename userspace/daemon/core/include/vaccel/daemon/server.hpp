@@ -130,6 +130,8 @@ private:
     void on_signal(int res);
     void begin_stop();
     void finish_stop();
+    // The STATUS= line for the service manager: devices and where served.
+    std::string serving_status() const;
 
     ServerOptions options_;
     std::string socket_path_;
