@@ -38,8 +38,8 @@ verdict=$(/usr/bin/python3 - "$scratch/devices.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 problems = []
-if doc["abi"]["minor"] != 4 or "tosa-descriptors" not in doc["abi"]["capabilities"]:
-    problems.append("abi %r lacks 1.2 / tosa-descriptors" % doc["abi"])
+if (doc["abi"]["major"], doc["abi"]["minor"]) != (2, 0) or "tosa-descriptors" not in doc["abi"]["capabilities"]:
+    problems.append("abi %r is not 2.0 with tosa-descriptors" % doc["abi"])
 for device in doc["devices"]:
     # The fields that were there before stay.
     for key in ("index", "name", "state", "driver", "formats", "tosa_targets", "capabilities"):

@@ -1,4 +1,8 @@
 // peer.cpp - peer credentials, cgroups and admin group membership.
+//
+// Groups come from NSS (getgrnam_r, getgrouplist), except in a static build
+// (VACCEL_USER_FILES_ONLY): glibc's NSS cannot run in a static binary, so
+// /etc/group and /etc/passwd are read directly (user_files.hpp).
 #include "vaccel/daemon/peer.hpp"
 
 #include <grp.h>
@@ -7,8 +11,13 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "vaccel/daemon/user_files.hpp"
 
 namespace vaccel::daemon {
 
@@ -46,6 +55,46 @@ std::string cgroup_of(pid_t pid)
     text << file.rdbuf();
     return cgroup_from_text(text.str());
 }
+
+#if VACCEL_USER_FILES_ONLY
+
+// A static build: /etc/group and /etc/passwd, never NSS (user_files.hpp).
+
+namespace {
+
+void say_nss_is_not_consulted()
+{
+    static std::once_flag said;
+    std::call_once(said, [] {
+        spdlog::info("vacceld: this static build reads groups from /etc/group and users from "
+                     "/etc/passwd only; NSS (LDAP, sssd, systemd-userdb) is not consulted for the "
+                     "admin group");
+    });
+}
+
+}  // namespace
+
+std::optional<gid_t> group_id(const std::string& name)
+{
+    if (name.empty())
+        return std::nullopt;
+    say_nss_is_not_consulted();
+    auto group = group_in_file("/etc/group", name);
+    if (!group)
+        return std::nullopt;
+    return group->gid;
+}
+
+bool is_admin(uid_t uid, gid_t gid, std::optional<gid_t> admin_gid)
+{
+    if (uid == 0)
+        return true;
+    if (!admin_gid)
+        return false;
+    return in_group_by_files("/etc/group", "/etc/passwd", uid, gid, *admin_gid);
+}
+
+#else
 
 std::optional<gid_t> group_id(const std::string& name)
 {
@@ -86,5 +135,7 @@ bool is_admin(uid_t uid, gid_t gid, std::optional<gid_t> admin_gid)
             return true;
     return false;
 }
+
+#endif
 
 }  // namespace vaccel::daemon
