@@ -185,7 +185,7 @@ run 60 /vm_fastpath map "$ADD_MODEL"
 run 60 /vm_compat32 "$ADD"
 
 # 3e. Fairness: a client parking 200 waits and flooding from 8 threads does
-#     not slow another client's calls past 10x their unloaded median.
+#     not slow another client's calls past 10x their slowest unloaded time.
 run 120 /vm_stress no-starvation "$ADD_MODEL"
 
 # 3f. Signals: EINTR without SA_RESTART, a restarted wait that keeps its
