@@ -101,7 +101,7 @@ void empty_file_gives_defaults(void**)
     const Config c = parsed("");
     assert_false(c.daemon.devices.has_value());
     assert_string_equal(c.daemon.socket.c_str(), "/run/vaccel/vacceld.sock");
-    assert_string_equal(c.daemon.admin_group.c_str(), "vaccel");
+    assert_string_equal(c.daemon.admin_group.c_str(), "vaccel-admin");
     assert_int_equal(c.policy.rules().size(), 0);
 }
 

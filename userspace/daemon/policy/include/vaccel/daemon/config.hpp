@@ -7,7 +7,7 @@
 //                  (absent: every device found; patterns as the backend
 //                  registry reads them: NAME, NAME:*, NAME:N)
 //                  socket = "/run/vaccel/vacceld.sock"
-//                  admin_group = "vaccel"
+//                  admin_group = "vaccel-admin"
 //                  state_dir = "/var/lib/vaccel" (what backends keep
 //                  across restarts, e.g. Vulkan pipeline caches)
 //        [[rule]]  exactly one selector: uid = N | gid = N |
@@ -43,7 +43,7 @@ namespace vaccel::daemon {
 
 inline constexpr std::string_view default_config_path = "/etc/vaccel/vacceld.toml";
 inline constexpr std::string_view default_socket_path = "/run/vaccel/vacceld.sock";
-inline constexpr std::string_view default_admin_group = "vaccel";
+inline constexpr std::string_view default_admin_group = "vaccel-admin";
 inline constexpr std::string_view default_state_dir = "/var/lib/vaccel";
 
 // [daemon]: parsed and kept; acting on it is the daemon's business.
