@@ -13,7 +13,7 @@ clients=3
 start_daemon
 pids=()
 for i in $(seq $clients); do
-	"$client" park 1024 12 "$scratch/kill_time" >"$scratch/parked.$i.out" 2>&1 &
+	"$client" park 2048 12 "$scratch/kill_time" >"$scratch/parked.$i.out" 2>&1 &
 	pids+=($!)
 	track $!
 done

@@ -16,7 +16,7 @@ cpu = cpus[0]
 assert "tosa" in cpu["formats"], cpu["formats"]
 assert cpu["tosa_targets"] and cpu["tosa_targets"][0]["version"] == "1.0", cpu["tosa_targets"]
 assert cpu["limits"]["max_bindings"] > 0, cpu["limits"]
-assert doc["abi"]["major"] == 1, doc["abi"]
+assert doc["abi"]["major"] == 2, doc["abi"]
 print(f"devices --json: {len(doc['devices'])} device(s), cpu is [{cpu['index']}] {cpu['name']}")
 PY
 "$ctl" devices >"$scratch/devices.txt"
