@@ -15,6 +15,8 @@
 #                (KVERS="..." names them); make dkms-remove undoes it
 #   make dkms-check    build vaccel.ko through DKMS for every installed linux-headers-*,
 #                in a private DKMS tree (part of `make test`)
+#   make checkpatch  the kernel's checkpatch.pl (linux-source-6.1) over kmod/ and uapi/:
+#                no error and no warning (part of `make test`)
 #   make clean   remove build/
 
 BUILD ?= build
@@ -38,10 +40,11 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	libtomlplusplus-dev libvulkan-dev mesa-vulkan-drivers glslc libdrm-dev vulkan-tools \
 	python3 python3-numpy libopenblas0-pthread libclang-rt-14-dev binutils file \
 	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio \
-	linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64 gcc-multilib libsystemd-dev dkms
+	linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64 gcc-multilib libsystemd-dev dkms \
+	linux-source-6.1
 
 .PHONY: all build deps test test-gpu bench demo clean configure fuzz vm-test \
-	install dkms-install dkms-remove dkms-check
+	install dkms-install dkms-remove dkms-check checkpatch
 
 all: build
 
@@ -68,6 +71,7 @@ test: deps
 	$(MAKE) fuzz
 	$(MAKE) vm-test
 	$(MAKE) dkms-check
+	$(MAKE) checkpatch
 
 # The Vulkan tests of `make test` (run there on lavapipe) on the machine's
 # own GPU driver, then the CUDA tests (which `make test` lists as skipped
@@ -189,3 +193,19 @@ dkms-remove:
 
 dkms-check:
 	tools/kmod-dkms.sh check $(KVERS)
+
+# checkpatch.pl and the word lists it reads, taken from Debian's kernel
+# source tarball into the build tree; --strict is not used (kernel style as
+# the kernel's maintainers apply it to drivers).
+CHECKPATCH_DIR := $(BUILD)/checkpatch
+checkpatch:
+	@if [ ! -x $(CHECKPATCH_DIR)/linux-source-6.1/scripts/checkpatch.pl ]; then \
+		mkdir -p $(CHECKPATCH_DIR) && tar -C $(CHECKPATCH_DIR) -xf /usr/src/linux-source-6.1.tar.xz \
+			linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
+			linux-source-6.1/scripts/const_structs.checkpatch; fi
+	@# Run from each file's own folder, as a kernel maintainer would name it.
+	@failed=0; cp=$(abspath $(CHECKPATCH_DIR))/linux-source-6.1/scripts/checkpatch.pl; \
+	for f in kmod/*.c kmod/*.h uapi/*.h; do \
+		(cd $$(dirname $$f) && $$cp --no-tree --quiet --show-types -f $$(basename $$f)) || failed=1; \
+	done; \
+	if [ $$failed = 0 ]; then echo "checkpatch: kmod/ and uapi/ are clean"; else exit 1; fi

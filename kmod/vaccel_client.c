@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vaccel_client.c - /dev/vaccel: sessions and the contract's ioctls.
+ * /dev/vaccel: sessions and the contract's ioctls.
  *
  * Owns a session (one open file): its SESSION_OPEN at open, its
  * SESSION_CLOSE at release, its references (the file and each of its

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * vaccel_compat.h - what differs between the kernels vaccel.ko builds on.
+ * What differs between the kernels vaccel.ko builds on.
  *
  * The module is written for Linux 6.1 (Debian 12) and 6.12 (Debian 13, and
  * Debian 12's newer kernel). Each difference is one wrapper here, decided

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vaccel_debugfs.c - /sys/kernel/debug/vaccel/: what the module holds.
+ * /sys/kernel/debug/vaccel/: what the module holds.
  *
  * Read-only views for operators and tests, never an interface programs
  * depend on:

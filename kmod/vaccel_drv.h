@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * vaccel_drv.h - shared types of vaccel.ko.
+ * Shared types of vaccel.ko.
  *
  * Owns the definitions of a request (one forwarded message and its state
  * machine), a slot (one daemon command), a server (one attached daemon) and

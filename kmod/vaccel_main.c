@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vaccel_main.c - vaccel.ko: module parameters and the two device nodes.
+ * The module vaccel.ko: module parameters and the two device nodes.
  *
  * Owns the registration of /dev/vaccel (clients) and /dev/vaccel-server
  * (the daemon: mode 0600, root's unless a udev rule says otherwise), the

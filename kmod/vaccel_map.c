@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vaccel_map.c - BUFFER_MAP through /dev/vaccel: a session's map table and
+ * BUFFER_MAP through /dev/vaccel: a session's map table and
  * mmap() of its tokens.
  *
  * Owns the files the daemon handed over for BUFFER_MAP answers (the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vaccel_request.c - one forwarded message: its memory, its payload and its
+ * One forwarded message: its memory, its payload and its
  * references.
  *
  * Owns the allocation of a request (charged to the memory cgroup of the

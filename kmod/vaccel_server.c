@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vaccel_server.c - /dev/vaccel-server: the attached daemon.
+ * /dev/vaccel-server: the attached daemon.
  *
  * Owns the one attached server: its attachment (one live daemon at a
  * time, gated by the node's ownership alone), the version handshake, the

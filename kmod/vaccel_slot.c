@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vaccel_slot.c - the request state machine of /dev/vaccel-server.
+ * The request state machine of /dev/vaccel-server.
  *
  * Owns every change of a request's state and of a slot's state: queueing
  * (client side), matching a request with a parked command, delivering the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
 /*
- * vaccel.h - the accelerator contract ABI of /dev/vaccel.
+ * The accelerator contract ABI of /dev/vaccel.
  *
  * One header for every party: the kernel module (kmod/), the daemon
  * (vacceld), libvaccel and the wire protocol of the socket transport. Only

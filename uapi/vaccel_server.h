@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
 /*
- * vaccel_server.h - the daemon side of the kernel transport:
+ * The daemon side of the kernel transport:
  * /dev/vaccel-server, served by vacceld through io_uring.
  *
  * Included by the kernel module (kmod/) and by the daemon. Only "vaccel.h"
