@@ -2,13 +2,16 @@
 #
 #   make deps    install every Debian package the build and tests need (idempotent)
 #   make         build all userspace into build/
-#   make test    deps + build + every test (unit, ABI, end to end) + fuzzing + the VM test
+#   make test    deps + build + every test (unit, ABI, end to end, Python) + fuzzing + the VM
+#                test + containers + the Debian packages installed and checked
 #   make vm-test the kernel module and the whole system under qemu (tests/vm/run-vm-test.sh)
 #   make test-gpu the Vulkan device tests on this machine's GPU (not lavapipe) and the
 #                CUDA device tests (skipped by `make test` without a CUDA GPU)
 #   make fuzz    the fuzz targets, each for its own time (FUZZ_SECONDS=N: N each)
 #   make bench   deps + build + benchmarks
-#   make demo    deps + build + vacceld serving the example model to two clients
+#   make demo    deps + vacceld, vaccelctl and the example model only, then the daemon
+#                serving the example model to two clients
+#   make container-test  vaccel in podman containers through CDI (tests/containers; root)
 #   make install vacceld, vaccelctl, libvaccel and the system files (PREFIX, DESTDIR;
 #                docs/install.md)
 #   make dkms-install  vaccel.ko under DKMS for every installed kernel with headers
@@ -17,12 +20,17 @@
 #                in a private DKMS tree (part of `make test`)
 #   make checkpatch  the kernel's checkpatch.pl (linux-source-6.1) over kmod/ and uapi/:
 #                no error and no warning (part of `make test`)
+#   make deb     the Debian packages into build-deb/ (tools/make-deb.sh; docs/install.md)
+#   make package-test  make deb, lintian, then install, check and purge the packages on
+#                this machine (tests/packaging/run-package-test.sh; root)
 #   make clean   remove build/
 
 BUILD ?= build
 # The VACCEL_STATIC=ON tree of the VM test's static programs.
 STATIC_BUILD ?= $(BUILD)-static
 FUZZ_BUILD ?= build-fuzz
+# The Debian packages and their build tree (tools/make-deb.sh).
+DEB_BUILD ?= build-deb
 FUZZ_TARGETS := fuzz_codec fuzz_kernel_args fuzz_daemon fuzz_tosa
 # How long each target runs; FUZZ_SECONDS, when given, overrides them all.
 FUZZ_SECONDS_fuzz_codec := 20
@@ -38,13 +46,15 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	libcmocka-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev \
 	libfmt-dev libspdlog-dev libopenblas-dev libopenblas-pthread-dev libeigen3-dev \
 	libtomlplusplus-dev libvulkan-dev mesa-vulkan-drivers glslc libdrm-dev vulkan-tools \
-	python3 python3-numpy libopenblas0-pthread libclang-rt-14-dev binutils file \
+	python3 python3-numpy pybind11-dev python3-dev python3-pytest libdlpack-dev \
+	libopenblas0-pthread libclang-rt-14-dev binutils file \
 	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio \
 	linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64 gcc-multilib libsystemd-dev dkms \
-	linux-source-6.1
+	linux-source-6.1 podman runc \
+	debhelper dh-dkms dh-python dpkg-dev fakeroot lintian rsync git systemd
 
 .PHONY: all build deps test test-gpu bench demo clean configure fuzz vm-test \
-	install dkms-install dkms-remove dkms-check checkpatch
+	install dkms-install dkms-remove dkms-check checkpatch deb package-test container-test
 
 all: build
 
@@ -70,8 +80,10 @@ test: deps
 	cd $(BUILD) && ctest --output-on-failure --timeout 300
 	$(MAKE) fuzz
 	$(MAKE) vm-test
+	$(MAKE) container-test
 	$(MAKE) dkms-check
 	$(MAKE) checkpatch
+	$(MAKE) package-test
 
 # The Vulkan tests of `make test` (run there on lavapipe) on the machine's
 # own GPU driver, then the CUDA tests (which `make test` lists as skipped
@@ -115,33 +127,45 @@ bench: deps
 	$(BUILD)/benchmarks/bench_fairness
 	$(BUILD)/benchmarks/bench_cpu_ops benchmarks/numpy_baseline.py
 
-demo: deps
-	$(MAKE) build
+# Only what the demo runs: the daemon, vaccelctl and the example model
+# (not the tests), with ninja's [step/steps] lines as it goes.
+DEMO_TARGETS := vacceld vaccelctl example-mlp
+demo: deps configure
+	@echo "demo: building $(DEMO_TARGETS) ($$(ninja -C $(BUILD) -n $(DEMO_TARGETS) | grep -c '^\[') steps to go)"
+	cmake --build $(BUILD) --target $(DEMO_TARGETS)
 	examples/run-demo.sh $(BUILD)
 
-clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD) $(STATIC_BUILD)
+# vaccel in real podman containers through CDI (root; the static vaccelctl
+# goes into the test image).
+container-test: deps
+	cmake --build $(BUILD) --target vacceld vaccelctl
+	[ -f $(STATIC_BUILD)/build.ninja ] || cmake -S . -B $(STATIC_BUILD) -G Ninja -DVACCEL_STATIC=ON $(CMAKE_FLAGS)
+	cmake --build $(STATIC_BUILD) --target vaccelctl
+	tests/containers/run-container-test.sh $(BUILD) $(STATIC_BUILD)
 
-# Installation (docs/install.md). Programs and library under PREFIX; the
-# systemd, udev, modules-load and sysusers files under PREFIX/lib, where
-# systemd and udev read them for PREFIX /usr/local and /usr alike; the config
-# in /etc/vaccel, where vacceld and the unit look, installed only when absent.
-# DESTDIR stages everything elsewhere (packaging); without it, the groups
-# are created and systemd, udev and the loader's cache are told.
+clean:
+	rm -rf $(BUILD) $(FUZZ_BUILD) $(STATIC_BUILD) $(DEB_BUILD)
+
+# Installation (docs/install.md). CMake's install rules put the programs,
+# libvaccel (with its headers, vaccel.pc and CMake package) under PREFIX, in
+# the folders GNUInstallDirs names (bin, sbin, lib, include; change them at
+# configure time, CMAKE_FLAGS="-DCMAKE_INSTALL_LIBDIR=..."). The systemd,
+# udev, modules-load and sysusers files go under PREFIX/lib, where systemd
+# and udev read them for PREFIX /usr/local and /usr alike; the config in
+# /etc/vaccel, where vacceld and the unit look, installed only when absent.
+# DESTDIR stages everything elsewhere; without it, the groups are created
+# and systemd, udev and the loader's cache are told.
 PREFIX ?= /usr/local
 DESTDIR ?=
-BINDIR ?= $(PREFIX)/bin
 # Fixed: CMake's install rule puts vacceld there, and vaccel-cuda-host beside it.
 SBINDIR := $(PREFIX)/sbin
-LIBDIR ?= $(PREFIX)/lib
-INCLUDEDIR ?= $(PREFIX)/include
 DOCDIR ?= $(PREFIX)/share/doc/vaccel
 SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 UDEV_RULES_DIR ?= $(PREFIX)/lib/udev/rules.d
 MODULES_LOAD_DIR ?= $(PREFIX)/lib/modules-load.d
 SYSUSERS_DIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILES_DIR ?= $(PREFIX)/lib/tmpfiles.d
 CONFIG_DIR := /etc/vaccel
-VACCEL_VERSION := $(shell sed -n 's/^project.vaccel VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 # What `make install` builds: vaccel-cuda-host only where CUDA was configured.
 INSTALL_TARGETS = vacceld vaccelctl vaccel \
 	$(shell ninja -C $(BUILD) -t targets all 2>/dev/null | grep -q '^vaccel-cuda-host:' && echo vaccel-cuda-host)
@@ -149,17 +173,6 @@ INSTALL_TARGETS = vacceld vaccelctl vaccel \
 install: configure
 	cmake --build $(BUILD) --target $(INSTALL_TARGETS)
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
-	@# libvaccel has no CMake install rule: the library with its links, and the headers
-	@# (<vaccel/vaccel.h> includes the contract as <vaccel.h>).
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/vaccel $(DESTDIR)$(LIBDIR)/pkgconfig
-	cp -P $(BUILD)/userspace/lib/libvaccel.so* $(DESTDIR)$(LIBDIR)/
-	install -m 0644 userspace/lib/include/vaccel/vaccel.h userspace/lib/include/vaccel/vaccel.hpp \
-		$(DESTDIR)$(INCLUDEDIR)/vaccel/
-	install -m 0644 uapi/vaccel.h $(DESTDIR)$(INCLUDEDIR)/vaccel.h
-	printf '%s\n' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' 'Name: vaccel' \
-		'Description: the vaccel accelerator contract: libvaccel' 'Version: $(VACCEL_VERSION)' \
-		'Libs: -L$${libdir} -lvaccel' 'Cflags: -I$${includedir}' \
-		>$(DESTDIR)$(LIBDIR)/pkgconfig/vaccel.pc
 	@# The system files; the unit names the programs and docs where they now are.
 	install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
 	sed -e 's|/usr/sbin/vacceld|$(SBINDIR)/vacceld|' -e 's|/usr/share/doc/vaccel|$(DOCDIR)|g' \
@@ -167,6 +180,7 @@ install: configure
 	install -D -m 0644 dist/udev/60-vaccel.rules $(DESTDIR)$(UDEV_RULES_DIR)/60-vaccel.rules
 	install -D -m 0644 dist/modules-load.d/vaccel.conf $(DESTDIR)$(MODULES_LOAD_DIR)/vaccel.conf
 	install -D -m 0644 dist/sysusers.d/vaccel.conf $(DESTDIR)$(SYSUSERS_DIR)/vaccel.conf
+	install -D -m 0644 dist/tmpfiles.d/vaccel.conf $(DESTDIR)$(TMPFILES_DIR)/vaccel.conf
 	install -d $(DESTDIR)$(DOCDIR)
 	install -m 0644 dist/vacceld.toml docs/install.md docs/protocol.md $(DESTDIR)$(DOCDIR)/
 	@if [ -e $(DESTDIR)$(CONFIG_DIR)/vacceld.toml ]; then \
@@ -175,6 +189,7 @@ install: configure
 	@if [ -z "$(DESTDIR)" ]; then \
 		set -e; ldconfig; \
 		systemd-sysusers $(SYSUSERS_DIR)/vaccel.conf; \
+		systemd-tmpfiles --create $(TMPFILES_DIR)/vaccel.conf; \
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
 		if udevadm control --ping 2>/dev/null; then udevadm control --reload; \
 			udevadm trigger --subsystem-match=misc --action=add; fi; \
@@ -193,6 +208,15 @@ dkms-remove:
 
 dkms-check:
 	tools/kmod-dkms.sh check $(KVERS)
+
+# Debian packages (debian/). DEB_CLEAN=1 starts from an empty build tree;
+# DEB_DBGSYM=1 also builds the -dbgsym packages.
+deb:
+	VACCEL_DEB_DIR=$(abspath $(DEB_BUILD)) VACCEL_DEB_CLEAN=$(DEB_CLEAN) VACCEL_DEB_DBGSYM=$(DEB_DBGSYM) \
+		tools/make-deb.sh
+
+package-test:
+	VACCEL_DEB_DIR=$(abspath $(DEB_BUILD)) VACCEL_DEB_CLEAN=$(DEB_CLEAN) tests/packaging/run-package-test.sh
 
 # checkpatch.pl and the word lists it reads, taken from Debian's kernel
 # source tarball into the build tree; --strict is not used (kernel style as

@@ -3,6 +3,8 @@
 # top-level `make dkms-install`, `make dkms-remove` and `make dkms-check`.
 #
 #   kmod-dkms.sh stage DIR          lay out a DKMS source tree in DIR
+#   kmod-dkms.sh version            print VERSION (the Debian package's
+#                                   /usr/src/vaccel-VERSION, debian/rules)
 #   kmod-dkms.sh install [KVER...]  the tree in /usr/src/vaccel-VERSION,
 #                                   dkms add, build and install for each KVER
 #   kmod-dkms.sh remove             dkms remove --all of every vaccel version
@@ -157,12 +159,15 @@ stage)
 	[ $# -eq 1 ] || die "usage: $0 stage DIR"
 	stage "$1"
 	;;
+version)
+	abi_version
+	;;
 install | remove | check)
 	as_root "$command" "$@"
 	need_dkms
 	"dkms_$command" "$@"
 	;;
 *)
-	die "usage: $0 stage DIR | install [KVER...] | remove | check [KVER...]"
+	die "usage: $0 stage DIR | version | install [KVER...] | remove | check [KVER...]"
 	;;
 esac

@@ -43,14 +43,19 @@ extern "C" {
  * 1.4: VACCEL_IOCTL_RUN (submit and wait in one request, no event handle)
  * and VACCEL_IOCTL_BUFFER_MAP (a Host or Shared buffer mapped into the
  * client), docs/adr/0019-fast-path.md. Nothing of 1.3 moved.
- * 2.0 (this header): the ioctl type moved from 0xAC (registered to
+ * 2.0: the ioctl type moved from 0xAC (registered to
  * linux/raw.h in the kernel's ioctl-number table) to VACCEL_IOCTL_BASE
  * 0xA7, which that table leaves free; every VACCEL_IOCTL_* number changed,
  * nothing else did: the structs, opcodes and wire are those of 1.4
  * (docs/adr/0021-hardened-kernel-path.md).
+ * 2.1 (this header): containers. The admin commands CONTAINERS,
+ * CONTAINER_ADD and CONTAINER_REMOVE (a CDI hook tells the daemon which
+ * devices a container was given) and VACCEL_D_DEVICE_NOT_GRANTED, the
+ * refusal of a context on a device the session's container was not given
+ * (docs/adr/0023-containers-through-cdi.md). Nothing of 2.0 moved.
  */
 #define VACCEL_ABI_MAJOR 2
-#define VACCEL_ABI_MINOR 0
+#define VACCEL_ABI_MINOR 1
 
 /* Capabilities reported by VACCEL_IOCTL_GET_VERSION. */
 #define VACCEL_CAP_TOSA		(1ULL << 0)	/* TOSA 1.0 programs */
@@ -157,7 +162,11 @@ enum vaccel_detail {
 	VACCEL_D_NO_TOSA_DESCRIPTOR = 46,
 	/* arg0 = the buffer, arg1 = its enum vaccel_domain (ABI 1.4) */
 	VACCEL_D_DOMAIN = 47,
-	VACCEL_D_COUNT = 48,
+	/* arg0 = device index, arg1 = the devices the session's container
+	 * was given, one bit per index below 64 (ABI 2.1)
+	 */
+	VACCEL_D_DEVICE_NOT_GRANTED = 48,
+	VACCEL_D_COUNT = 49,
 };
 
 /* vaccel_status.limit: which limit a VACCEL_D_LIMIT refusal hit. */
@@ -905,7 +914,11 @@ enum vaccel_admin_command {
 	VACCEL_ADMIN_LIMITS_SET = 4,	/* {selector, values}: set and persist */
 	VACCEL_ADMIN_LIMITS_RESET = 5,	/* {selector}: remove and persist */
 	VACCEL_ADMIN_METRICS = 6,	/* Prometheus text */
-	VACCEL_ADMIN_COUNT = 7,
+	/* ABI 2.1: containers and the devices each was given */
+	VACCEL_ADMIN_CONTAINERS = 7,	/* the registered containers */
+	VACCEL_ADMIN_CONTAINER_ADD = 8,	/* {id, devices}: from the CDI hook */
+	VACCEL_ADMIN_CONTAINER_REMOVE = 9, /* {id}: the container stopped */
+	VACCEL_ADMIN_COUNT = 10,
 };
 
 struct vaccel_admin {

@@ -106,14 +106,23 @@ static void ioctl_numbers_encode_their_struct_size(void **state)
 
 /*
  * The version this table is, and where the ioctl numbers live: 2.0 moved
- * them from type 0xAC to 0xA7 (nothing else moved).
+ * them from type 0xAC to 0xA7 (nothing else moved); 2.1 added the
+ * container admin commands and one detail, after every 2.0 value.
  */
-static void abi_is_version_2_0_on_type_0xa7(void **state)
+static void abi_is_version_2_1_on_type_0xa7(void **state)
 {
 	(void)state;
 	assert_int_equal(VACCEL_ABI_MAJOR, 2);
-	assert_int_equal(VACCEL_ABI_MINOR, 0);
+	assert_int_equal(VACCEL_ABI_MINOR, 1);
 	assert_int_equal(VACCEL_IOCTL_BASE, 0xA7);
+	assert_int_equal(VACCEL_D_DOMAIN, 47);
+	assert_int_equal(VACCEL_D_DEVICE_NOT_GRANTED, 48);
+	assert_int_equal(VACCEL_D_COUNT, 49);
+	assert_int_equal(VACCEL_ADMIN_METRICS, 6);
+	assert_int_equal(VACCEL_ADMIN_CONTAINERS, 7);
+	assert_int_equal(VACCEL_ADMIN_CONTAINER_ADD, 8);
+	assert_int_equal(VACCEL_ADMIN_CONTAINER_REMOVE, 9);
+	assert_int_equal(VACCEL_ADMIN_COUNT, 10);
 }
 
 /*
@@ -154,7 +163,7 @@ int main(void)
 		cmocka_unit_test(ioctl_table_is_complete),
 		cmocka_unit_test(status_leads_every_ioctl_struct),
 		cmocka_unit_test(ioctl_numbers_encode_their_struct_size),
-		cmocka_unit_test(abi_is_version_2_0_on_type_0xa7),
+		cmocka_unit_test(abi_is_version_2_1_on_type_0xa7),
 		cmocka_unit_test(server_contract_is_protocol_2),
 	};
 

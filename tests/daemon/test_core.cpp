@@ -102,6 +102,10 @@ void cgroup_is_the_unified_hierarchy_line(void**)
     assert_string_equal(cgroup_from_text("1:name=systemd:/x\n0::/user.slice/app.scope\n").c_str(),
                         "/user.slice/app.scope");
     assert_string_equal(cgroup_from_text("3:cpu:/legacy\n").c_str(), "");
+    // A v1-only host: the name=systemd line, wherever it stands.
+    assert_string_equal(cgroup_from_text("4:memory:/m\n9:name=systemd:/machine.slice/c1\n3:cpu:/\n")
+                            .c_str(),
+                        "/machine.slice/c1");
     assert_false(cgroup_of(::getpid()).empty() && std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers"));
 }
 

@@ -1,5 +1,7 @@
 // test_session_limits.cpp - check-then-commit of context limits through a
 // Session, with a policy narrowing the device's limits.
+#include <cstring>
+
 #include "test_programs.hpp"
 #include "engine_support.hpp"
 
@@ -126,6 +128,38 @@ void artifact_above_the_limit_is_refused_before_the_backend(void**)
     assert_int_equal(context_limits(session, context).used_programs, 0);
 }
 
+// A session of a container given device 1 of two: CONTEXT_CREATE on
+// device 0 is PermissionDenied / DEVICE_NOT_GRANTED (arg0 the device, arg1
+// the given devices as bits), charges nothing, and device 1 still works.
+void context_on_a_device_the_container_was_not_given_is_refused(void**)
+{
+    std::vector<std::unique_ptr<backend::Backend>> backends;
+    backends.push_back(backend::open_cpu_backend(backend::CpuOptions{1}));
+    backends.push_back(backend::open_cpu_backend(backend::CpuOptions{1}));
+    auto devices = std::make_shared<engine::DeviceManager>(std::move(backends));
+    engine::SessionOptions options;
+    options.identity.container = "0123456789abcdef";
+    options.identity.devices = std::vector<std::uint32_t>{1};
+    engine::Session session(devices, options);
+
+    vaccel_context_create refused{};
+    refused.device = 0;
+    auto status = call(session, VACCEL_OP_CONTEXT_CREATE, refused);
+    assert_refused(status, Errc::permission_denied, VACCEL_D_DEVICE_NOT_GRANTED, 0, 0b10);
+    assert_int_equal(refused.context, 0);
+    assert_non_null(std::strstr(describe(status.error()).c_str(),
+                                "device 0 was not given to this session's container (it was "
+                                "given device 1); start the container with --device "
+                                "vaccel.dev/accel=0 (or =all)"));
+    assert_int_equal(devices->device(0)->stats().live.contexts, 0);
+    make_context(session, 1);
+
+    // A session with no device list (not a container's, or given all) opens both.
+    engine::Session everyone(devices, engine::SessionOptions{});
+    make_context(everyone, 0);
+    make_context(everyone, 1);
+}
+
 }  // namespace
 
 int main()
@@ -136,6 +170,7 @@ int main()
         cmocka_unit_test(second_context_is_refused_by_the_session_contexts_limit),
         cmocka_unit_test(program_the_backend_refuses_charges_nothing),
         cmocka_unit_test(artifact_above_the_limit_is_refused_before_the_backend),
+        cmocka_unit_test(context_on_a_device_the_container_was_not_given_is_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -21,6 +21,8 @@ export VACCEL_SOCKET=$scratch/run/vacceld.sock
 daemon_config=$scratch/vacceld.toml
 daemon_log=$scratch/vacceld.log
 daemon_log_level=${daemon_log_level:-info}
+# More vacceld options for start_daemon (e.g. --cdi-spec FILE), set by the script.
+daemon_args=()
 daemon_pid=
 tracked_pids=()
 
@@ -64,7 +66,7 @@ start_daemon() {
 	local served
 	served=$(grep -c "vacceld: serving .* on $VACCEL_SOCKET" "$daemon_log" 2>/dev/null || true)
 	"$binary" --socket "$VACCEL_SOCKET" --config "$daemon_config" \
-		--log-level "$daemon_log_level" 2>>"$daemon_log" &
+		--log-level "$daemon_log_level" "${daemon_args[@]}" 2>>"$daemon_log" &
 	daemon_pid=$!
 	local tries
 	for tries in $(seq 100); do

@@ -798,6 +798,9 @@ std::filesystem::path find_host_program(const CudaOptions& options, std::string&
         std::error_code ec;
         const fs::path self = fs::read_symlink("/proc/self/exe", ec);
         if (!ec) candidates.push_back(self.parent_path() / "vaccel-cuda-host");
+#ifdef VACCEL_CUDA_HOST_INSTALLED
+        candidates.emplace_back(VACCEL_CUDA_HOST_INSTALLED);
+#endif
 #ifdef VACCEL_CUDA_HOST_BUILT
         candidates.emplace_back(VACCEL_CUDA_HOST_BUILT);
 #endif

@@ -102,6 +102,29 @@ std::string sessions_text(const nlohmann::json& document)
     return table.text();
 }
 
+std::string containers_text(const nlohmann::json& document)
+{
+    const auto& containers = document["containers"];
+    if (containers.empty())
+        return "no containers registered\n";
+    Table table;
+    table.header = {"container", "first-pid", "cgroup", "devices", "sessions"};
+    table.right_aligned = {false, true, false, false, true};
+    for (const auto& c : containers) {
+        std::string devices = "?";
+        if (c.contains("devices") && c["devices"].is_string())
+            devices = c["devices"].get<std::string>();
+        else if (c.contains("devices") && c["devices"].is_array()) {
+            devices.clear();
+            for (const auto& index : c["devices"])
+                devices += (devices.empty() ? "" : ",") + index.dump();
+        }
+        table.rows.push_back({text_cell(c, "id").substr(0, 12), number_cell(c, "first_pid", "?"),
+                              text_cell(c, "cgroup"), devices, number_cell(c, "sessions", "?")});
+    }
+    return table.text();
+}
+
 std::string limits_text(const nlohmann::json& document)
 {
     const auto& rules = document["rules"];

@@ -6,7 +6,7 @@
 // left), sizes in human units ("2.0 GiB"), "-" for a limit a rule does not
 // set, "?" for a field the document lacks; an empty list says so in words.
 //   sessions: id pid uid cgroup contexts buffers memory programs in-flight
-//             submissions errors
+//             submissions errors (the JSON form also names the container)
 //   limits:   rule contexts memory buffers programs queues events gates weight
 #pragma once
 
@@ -35,5 +35,7 @@ Result<nlohmann::json> admin_document(std::string_view text, std::string_view wh
 
 std::string sessions_text(const nlohmann::json& sessions_document);
 std::string limits_text(const nlohmann::json& limits_document);
+// containers: container first-pid cgroup devices sessions
+std::string containers_text(const nlohmann::json& containers_document);
 
 }  // namespace vaccel::ctl

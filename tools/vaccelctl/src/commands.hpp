@@ -40,6 +40,7 @@ struct AdminOptions {
 };
 
 Result<void> sessions_command(const AdminOptions& options);
+Result<void> containers_command(const AdminOptions& options);
 Result<void> limits_get_command(const AdminOptions& options);
 Result<void> metrics_command(const AdminOptions& options);
 
@@ -53,5 +54,24 @@ struct LimitsChangeOptions {
 
 Result<void> limits_set_command(const LimitsChangeOptions& options);
 Result<void> limits_reset_command(const LimitsChangeOptions& options);
+
+// cdi generate: the CDI spec of the daemon's devices (cdi_cmd.cpp).
+struct CdiGenerateOptions {
+    std::string output = "/etc/cdi/vaccel.yaml";  // "-": stdout
+    std::string hook_program;                     // empty: this vaccelctl
+    bool socket_only = false;  // the socket even where /dev/vaccel exists
+    bool verbose = false;
+};
+
+Result<void> cdi_generate_command(const CdiGenerateOptions& options);
+
+// cdi hook create|remove: run by the container runtime, state on stdin.
+struct CdiHookOptions {
+    std::string devices = "all";  // create: "all" or "0,2"
+    bool verbose = false;
+};
+
+Result<void> cdi_hook_create_command(const CdiHookOptions& options);
+Result<void> cdi_hook_remove_command(const CdiHookOptions& options);
 
 }  // namespace vaccel::ctl

@@ -35,6 +35,10 @@ int main(int argc, char** argv)
 {
     CLI::App app{"vaccelctl - inspect vaccel devices, run models on them, and administer "
                  "the vacceld daemon"};
+    // VACCEL_VERSION: the project's version (CMakeLists.txt, project()).
+    app.set_version_flag("--version", std::string("vaccelctl " VACCEL_VERSION " (contract ABI ") +
+                                          std::to_string(VACCEL_ABI_MAJOR) + "." +
+                                          std::to_string(VACCEL_ABI_MINOR) + ")");
     app.require_subcommand(1);
     app.fallthrough();  // --verbose and --socket also after the subcommand
     bool verbose = false;
@@ -108,6 +112,36 @@ int main(int argc, char** argv)
     add_selector(limits_reset_cmd, limits_reset.selector);
     limits_reset_cmd->add_flag("--json", limits_reset.json, "print the daemon's JSON answer");
 
+    AdminOptions containers;
+    CLI::App* containers_cmd = app.add_subcommand(
+        "containers", "list the containers registered through CDI and the devices each has");
+    containers_cmd->add_flag("--json", containers.json, "print the daemon's JSON document");
+
+    CLI::App* cdi_cmd = app.add_subcommand(
+        "cdi", "containers through the Container Device Interface (podman --device "
+               "vaccel.dev/accel=all)");
+    cdi_cmd->require_subcommand(1);
+    CdiGenerateOptions cdi_generate;
+    CLI::App* cdi_generate_cmd = cdi_cmd->add_subcommand(
+        "generate", "write the CDI spec of the daemon's devices");
+    cdi_generate_cmd
+        ->add_option("-o,--output", cdi_generate.output, "the spec file ('-': standard output)")
+        ->capture_default_str();
+    cdi_generate_cmd->add_option("--hook-program", cdi_generate.hook_program,
+                                 "the vaccelctl the hooks run (default: this one)");
+    cdi_generate_cmd->add_flag("--socket-only", cdi_generate.socket_only,
+                               "give containers the daemon's socket even where /dev/vaccel exists");
+    CLI::App* cdi_hook_cmd = cdi_cmd->add_subcommand(
+        "hook", "run by the container runtime from the spec, with the container's state on stdin");
+    cdi_hook_cmd->require_subcommand(1);
+    CdiHookOptions cdi_hook;
+    CLI::App* cdi_hook_create_cmd = cdi_hook_cmd->add_subcommand(
+        "create", "createContainer: register the container and the devices it was given");
+    cdi_hook_create_cmd->add_option("--devices", cdi_hook.devices, "all, or indices: 0,2")
+        ->capture_default_str();
+    CLI::App* cdi_hook_remove_cmd =
+        cdi_hook_cmd->add_subcommand("remove", "poststop: forget the container");
+
     AdminOptions metrics;
     app.add_subcommand("metrics",
                        "print the daemon's metrics in the Prometheus text exposition format");
@@ -127,6 +161,18 @@ int main(int argc, char** argv)
     } else if (sessions_cmd->parsed()) {
         sessions.verbose = verbose;
         result = sessions_command(sessions);
+    } else if (containers_cmd->parsed()) {
+        containers.verbose = verbose;
+        result = containers_command(containers);
+    } else if (cdi_generate_cmd->parsed()) {
+        cdi_generate.verbose = verbose;
+        result = cdi_generate_command(cdi_generate);
+    } else if (cdi_hook_create_cmd->parsed()) {
+        cdi_hook.verbose = verbose;
+        result = cdi_hook_create_command(cdi_hook);
+    } else if (cdi_hook_remove_cmd->parsed()) {
+        cdi_hook.verbose = verbose;
+        result = cdi_hook_remove_command(cdi_hook);
     } else if (limits_get_cmd->parsed()) {
         limits_get.verbose = verbose;
         result = limits_get_command(limits_get);

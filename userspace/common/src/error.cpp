@@ -407,6 +407,18 @@ std::string detail_sentence(const Error& e)
                            "the client; allocate it in the Host or Shared domain to map it, or "
                            "move its bytes with buffer write and read",
                            a0, a1, a1 == VACCEL_DOMAIN_DEVICE ? "Device" : "unknown");
+    case VACCEL_D_DEVICE_NOT_GRANTED: {
+        std::string given;
+        for (unsigned i = 0; i < 64; ++i)
+            if ((a1 >> i) & 1u)
+                given += fmt::format("{}{}", given.empty() ? "" : ", ", i);
+        return fmt::format("device {} was not given to this session's container (it was given "
+                           "device{} {}); start the container with --device "
+                           "vaccel.dev/accel={} (or =all) to use it, or pick a device it was "
+                           "given",
+                           a0, given.find(',') == std::string::npos ? "" : "s",
+                           given.empty() ? "none" : given, a0);
+    }
     case VACCEL_D_NO_TOSA_DESCRIPTOR:
         if (a1 == 0)
             return fmt::format("the device offers no TOSA capability descriptor (descriptor {} "

@@ -5,7 +5,7 @@
 //   vacceld [--socket PATH] [--config PATH] [--admin-group NAME]
 //           [--log-level trace|debug|info|warn|error] [--devices cpu,...]
 //           [--no-kernel | --kernel | --kernel-only] [--server-node PATH]
-//           [--workers-only]
+//           [--workers-only] [--cdi-spec FILE [--cdi-hook PATH]] [--version]
 // The kernel transport (/dev/vaccel-server) is served when the node exists;
 // --kernel makes it required, --kernel-only also drops the socket.
 // Exit status: 0 after a clean stop (SIGTERM/SIGINT), 1 when it cannot
@@ -14,11 +14,18 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <string>
+
+#include "vaccel.h"  // VACCEL_ABI_MAJOR, VACCEL_ABI_MINOR (--version)
 #include "vaccel/daemon/server.hpp"
 
 int main(int argc, char** argv)
 {
     CLI::App app{"vacceld - shares this machine's accelerators among local processes"};
+    // VACCEL_VERSION: the project's version (CMakeLists.txt, project()).
+    app.set_version_flag("--version", std::string("vacceld " VACCEL_VERSION " (contract ABI ") +
+                                          std::to_string(VACCEL_ABI_MAJOR) + "." +
+                                          std::to_string(VACCEL_ABI_MINOR) + ")");
     std::string socket;
     std::string config;
     std::string admin_group;
@@ -50,6 +57,14 @@ int main(int argc, char** argv)
     kernel->excludes(kernel_only);
     app.add_option("--server-node", server_node, "the vaccel module's daemon node")
         ->capture_default_str();
+    std::string cdi_spec;
+    std::string cdi_hook;
+    app.add_option("--cdi-spec", cdi_spec,
+                   "write the CDI spec of the served devices to FILE at start and on SIGHUP "
+                   "(e.g. /etc/cdi/vaccel.yaml)");
+    app.add_option("--cdi-hook", cdi_hook,
+                   "the vaccelctl the CDI spec's hooks run (default: the one installed beside "
+                   "vacceld)");
     bool workers_only = false;
     app.add_flag("--workers-only", workers_only,
                  "run every device call on its device's worker, even short ones (ADR 0007)");
@@ -78,6 +93,8 @@ int main(int argc, char** argv)
     options.handle_signals = true;
     options.server_node = server_node;
     options.short_calls_on_reactor = !workers_only;
+    options.cdi_spec = cdi_spec;
+    options.cdi_hook = cdi_hook;
     if (no_kernel_set)
         options.kernel = vaccel::daemon::KernelTransport::off;
     else if (kernel_only_set)

@@ -7,6 +7,8 @@
 //    made the context and a handle is certain.
 //  - a new context gets the policy's scheduling weight (clamped to 1..1000)
 //    through Backend::set_context_weight() before anyone can submit to it;
+//  - a session whose container was given only some devices (the daemon's
+//    container registry, ADR 0023) creates contexts on those alone;
 //  - a context with children (buffers, programs, queues, events) is not
 //    destroyed: Busy, VACCEL_D_IN_USE, arg0 = the number of children.
 #include <algorithm>
@@ -14,6 +16,25 @@
 #include "ops.hpp"
 
 namespace vaccel::engine::ops {
+
+namespace {
+
+// A session of a container that was given only some devices creates
+// contexts on those alone: PermissionDenied, VACCEL_D_DEVICE_NOT_GRANTED
+// (arg0 = the device, arg1 = the given devices as a bit mask).
+Status device_granted(const SessionIdentity& who, std::uint32_t device)
+{
+    if (!who.devices || std::ranges::find(*who.devices, device) != who.devices->end())
+        return {};
+    std::uint64_t given = 0;
+    for (std::uint32_t index : *who.devices)
+        if (index < 64)
+            given |= std::uint64_t{1} << index;
+    return fail(Error::of(Errc::permission_denied, VACCEL_D_DEVICE_NOT_GRANTED, device, given)
+                    .with_note("container " + who.container.substr(0, 12)));
+}
+
+}  // namespace
 
 Status context_create(SessionState& state, vaccel_context_create& args)
 {
@@ -23,6 +44,8 @@ Status context_create(SessionState& state, vaccel_context_create& args)
     Device& dev = **device;
     if (auto ok = dev.usable(); !ok)
         return ok;
+    if (auto granted = device_granted(state.identity, dev.index()); !granted)
+        return granted;
     if (auto handle = state.reserve_handle(); !handle)
         return handle;
 

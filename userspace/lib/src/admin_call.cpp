@@ -28,6 +28,9 @@ const char* command_name(std::uint32_t command)
     case VACCEL_ADMIN_LIMITS_SET: return "limits set";
     case VACCEL_ADMIN_LIMITS_RESET: return "limits reset";
     case VACCEL_ADMIN_METRICS: return "metrics";
+    case VACCEL_ADMIN_CONTAINERS: return "containers";
+    case VACCEL_ADMIN_CONTAINER_ADD: return "container add";
+    case VACCEL_ADMIN_CONTAINER_REMOVE: return "container remove";
     }
     return "unknown";
 }

@@ -213,6 +213,7 @@ std::string sessions_document(const std::vector<SessionEntry>& sessions, const P
                         {"uid", who.uid},
                         {"gid", who.gid},
                         {"cgroup", who.cgroup},
+                        {"container", who.container},
                         {"rule", rule_label(policy.match(client))},
                         {"weight", policy.weight(client)},
                         {"contexts", stats.contexts},
@@ -229,15 +230,35 @@ std::string sessions_document(const std::vector<SessionEntry>& sessions, const P
     return json{{"sessions", list}}.dump();
 }
 
+std::string containers_document(const std::vector<ContainerView>& containers,
+                                const std::vector<SessionEntry>& sessions)
+{
+    json list = json::array();
+    for (const ContainerView& c : containers) {
+        std::uint64_t count = 0;
+        for (const SessionEntry& entry : sessions)
+            count += entry.session->identity().container == c.id ? 1 : 0;
+        list.push_back({{"id", c.id},
+                        {"cgroup", c.cgroup},
+                        {"first_pid", c.first_pid},
+                        {"mount_ns", c.mount_ns.inode},
+                        {"pid_ns", c.pid_ns.inode},
+                        {"devices", c.devices ? json(*c.devices) : json("all")},
+                        {"sessions", count}});
+    }
+    return json{{"containers", list}}.dump();
+}
+
 AdminService::AdminService(std::shared_ptr<engine::DeviceManager> devices,
                            std::shared_ptr<PolicyStore> policy, ConfigFile config,
                            std::optional<std::string> admin_group_from_cli,
-                           std::uint64_t started_ns)
+                           std::uint64_t started_ns, std::shared_ptr<ContainerRegistry> containers)
     : devices_(std::move(devices)),
       policy_(std::move(policy)),
       config_(std::move(config)),
       admin_group_from_cli_(std::move(admin_group_from_cli)),
-      started_ns_(started_ns)
+      started_ns_(started_ns),
+      containers_(std::move(containers))
 {
     const std::string group = admin_group_from_cli_.value_or(config_.config().daemon.admin_group);
     admin_gid_ = group_id(group);
@@ -281,6 +302,16 @@ Reply AdminService::handle(const engine::SessionIdentity& caller, Request& reque
         answer = metrics_text(*devices_, sessions, uptime);
         break;
     }
+    case VACCEL_ADMIN_CONTAINERS:
+        answer = containers_ ? containers_document(containers_->list(), sessions)
+                             : containers_document({}, sessions);
+        break;
+    case VACCEL_ADMIN_CONTAINER_ADD:
+        answer = container_add(caller, text);
+        break;
+    case VACCEL_ADMIN_CONTAINER_REMOVE:
+        answer = container_remove(text);
+        break;
     default:
         answer = fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE, offsetof(vaccel_admin, command),
                       args.command);
@@ -327,6 +358,81 @@ Result<std::string> AdminService::limits_reset(std::string_view text)
     spdlog::info("vacceld: limits for {} removed; {} saved", selector->describe(),
                  config_.path().string());
     return json{{"removed", true}}.dump();
+}
+
+namespace {
+
+// "devices": "all" (nullopt) or a list of indices.
+Result<std::optional<std::vector<std::uint32_t>>> devices_of(const json& document)
+{
+    if (!document.contains("devices"))
+        return fail(bad_document(0, "the document needs \"devices\": \"all\" or a list of "
+                                    "device indices"));
+    const json& value = document["devices"];
+    if (value == "all")
+        return std::optional<std::vector<std::uint32_t>>{};
+    if (!value.is_array() || value.empty())
+        return fail(bad_document(0, "\"devices\" must be \"all\" or a non-empty list of "
+                                    "device indices"));
+    std::vector<std::uint32_t> indices;
+    for (const json& index : value) {
+        if (!index.is_number_unsigned() || index.get<std::uint64_t>() > UINT32_MAX)
+            return fail(bad_document(0, "\"devices\" holds something that is no device index"));
+        indices.push_back(index.get<std::uint32_t>());
+    }
+    return std::optional<std::vector<std::uint32_t>>{std::move(indices)};
+}
+
+Result<std::string> id_of(const json& document)
+{
+    if (!document.is_object() || !document.contains("id") || !document["id"].is_string())
+        return fail(bad_document(0, "the document needs the container's \"id\" (a string)"));
+    return document["id"].get<std::string>();
+}
+
+}  // namespace
+
+Result<std::string> AdminService::container_add(const engine::SessionIdentity& caller,
+                                                std::string_view text)
+{
+    if (!containers_)
+        return fail(Errc::unsupported);
+    auto document = parse_document(text);
+    if (!document)
+        return fail(std::move(document.error()));
+    auto id = id_of(*document);
+    if (!id)
+        return fail(std::move(id.error()));
+    auto devices = devices_of(*document);
+    if (!devices)
+        return fail(std::move(devices.error()));
+    auto added = containers_->add(caller, *id, *devices, devices_->count());
+    if (!added) {
+        // The refusal's reason travels in the log: a status has no room for it.
+        spdlog::warn("vacceld: container {} not registered: {}", id->substr(0, 12),
+                     added.error().note);
+        return fail(std::move(added.error()));
+    }
+    spdlog::info("vacceld: container {} registered: cgroup {}, first pid {}, devices {}",
+                 id->substr(0, 12), added->cgroup, added->first_pid,
+                 added->devices ? json(*added->devices).dump() : std::string("all"));
+    return containers_document({*added}, {});
+}
+
+Result<std::string> AdminService::container_remove(std::string_view text)
+{
+    if (!containers_)
+        return fail(Errc::unsupported);
+    auto document = parse_document(text);
+    if (!document)
+        return fail(std::move(document.error()));
+    auto id = id_of(*document);
+    if (!id)
+        return fail(std::move(id.error()));
+    const bool removed = containers_->remove(*id);
+    if (removed)
+        spdlog::info("vacceld: container {} removed", id->substr(0, 12));
+    return json{{"removed", removed}}.dump();
 }
 
 ReloadOutcome AdminService::reload()

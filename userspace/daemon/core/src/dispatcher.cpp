@@ -35,7 +35,8 @@ Dispatcher::Dispatcher(Parts parts)
       policy_(std::move(parts.policy)),
       limits_(std::move(parts.limits)),
       short_calls_(parts.short_calls_on_reactor),
-      admin_(std::move(parts.admin))
+      admin_(std::move(parts.admin)),
+      containers_(std::move(parts.containers))
 {
     chores_ = std::make_unique<WorkQueue>("vacceld-chores");
     for (std::uint32_t i = 0; i < devices_->count(); ++i) {
@@ -56,8 +57,12 @@ Dispatcher::~Dispatcher()
     chores_.reset();
 }
 
-Peer& Dispatcher::add_peer(PeerTransport& transport, const engine::SessionIdentity& who)
+Peer& Dispatcher::add_peer(PeerTransport& transport, const engine::SessionIdentity& peer)
 {
+    // A peer inside a registered container is that container's, whatever
+    // its own cgroup (containers.hpp): its rule and devices are the
+    // container's.
+    const engine::SessionIdentity who = containers_ ? containers_->attribute(peer) : peer;
     auto c = std::make_unique<Peer>();
     c->id = next_peer_++;
     c->transport = &transport;

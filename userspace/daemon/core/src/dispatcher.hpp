@@ -47,6 +47,8 @@ public:
         std::shared_ptr<PolicyStore> policy;
         std::shared_ptr<const engine::LimitPolicy> limits;
         std::unique_ptr<AdminService> admin;
+        // Which container a new peer belongs to (shared with admin).
+        std::shared_ptr<ContainerRegistry> containers;
         bool short_calls_on_reactor = true;
     };
     explicit Dispatcher(Parts parts);
@@ -132,6 +134,7 @@ private:
     // Destruction order (bottom-up, see ~Dispatcher): peers, the queues
     // (joined: every job ran, every Session released), the admin service.
     std::unique_ptr<AdminService> admin_;  // used on the chores thread only
+    std::shared_ptr<ContainerRegistry> containers_;
     std::unique_ptr<WorkQueue> chores_;
     std::vector<std::unique_ptr<WorkQueue>> workers_;  // index = device index
     // Session teardowns, one queue per device (index = device index).

@@ -37,12 +37,18 @@ std::optional<engine::SessionIdentity> peer_identity(int fd)
 
 std::string cgroup_from_text(const std::string& text)
 {
+    // cgroup v2 (and the unified line of a hybrid layout) first; a v1-only
+    // layout names the process's place in its name=systemd line.
     std::istringstream lines(text);
     std::string line;
-    while (std::getline(lines, line))
+    std::string systemd;
+    while (std::getline(lines, line)) {
         if (line.rfind("0::", 0) == 0)
             return line.substr(3);
-    return {};
+        if (const auto at = line.find(":name=systemd:"); at != std::string::npos)
+            systemd = line.substr(at + 14);
+    }
+    return systemd;
 }
 
 std::string cgroup_of(pid_t pid)

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "cdi_publish.hpp"
 #include "connection.hpp"
 #include "dispatcher.hpp"
 #include "server_node.hpp"
@@ -163,8 +164,11 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
     parts.reactor = server->reactor_.get();
     parts.devices = server->devices_;
     parts.limits = std::make_shared<PolicyLimits>(policy);
+    auto containers = std::make_shared<ContainerRegistry>();
     parts.admin = std::make_unique<AdminService>(server->devices_, policy, std::move(*config),
-                                                 opts.admin_group, server->started_ns_);
+                                                 opts.admin_group, server->started_ns_,
+                                                 containers);
+    parts.containers = std::move(containers);
     parts.policy = std::move(policy);
     parts.short_calls_on_reactor = opts.short_calls_on_reactor;
     server->dispatcher_ = std::make_unique<Dispatcher>(std::move(parts));
@@ -172,7 +176,26 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
         std::make_unique<Connections>(*server->dispatcher_, *server->reactor_, multishot);
     if (server->node_)
         server->node_->serve(*server->dispatcher_);
+    if (std::string error = server->publish_cdi(); !error.empty())
+        return std::unexpected(fmt::format("cannot write the CDI spec {}: {}", opts.cdi_spec, error));
     return server;
+}
+
+std::string Server::publish_cdi() const
+{
+    if (options_.cdi_spec.empty())
+        return {};
+    if (!listen_fd_)
+        return "the daemon serves no socket, and containers' CDI hooks reach it there; drop "
+               "--kernel-only";
+    std::error_code ec;
+    CdiPublication what{options_.cdi_spec, options_.cdi_hook,
+                        std::filesystem::absolute(socket_path_, ec).string(), node_ != nullptr};
+    if (std::string error = publish_cdi_spec(what, *devices_); !error.empty())
+        return error;
+    spdlog::info("vacceld: CDI spec {} written ({} device(s))", options_.cdi_spec,
+                 devices_->count());
+    return {};
 }
 
 Server::~Server()
@@ -298,6 +321,9 @@ void Server::on_signal(int res)
             notify_service(fmt::format("RELOADING=1\nMONOTONIC_USEC={}\nSTATUS=reloading {}",
                                        monotonic_now_ns() / 1000, options_.config_path.string()));
             dispatcher_->reload();
+            if (std::string error = publish_cdi(); !error.empty())
+                spdlog::error("vacceld: the CDI spec {} was not refreshed: {}", options_.cdi_spec,
+                              error);
             // The reload runs on the chores thread; READY once it ran.
             dispatcher_->after_chores([this] {
                 notify_service("READY=1\nSTATUS=" + serving_status());

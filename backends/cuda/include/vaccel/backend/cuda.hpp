@@ -32,8 +32,9 @@ enum class CudaIsolation {
 struct CudaOptions {
     CudaIsolation isolation = CudaIsolation::process;
     // The host program (process isolation). Empty: $VACCEL_CUDA_HOST, else
-    // vaccel-cuda-host beside the running executable, else the one this
-    // build made.
+    // vaccel-cuda-host beside the running executable, else the installed one
+    // (<prefix>/sbin), else, in a tree with the tests, the one this build
+    // made.
     std::filesystem::path host_program;
     // The daemon's state directory ([daemon] state_dir): PTX compiled for a
     // device is kept in <state_dir>/cuda/, so a program loads once per

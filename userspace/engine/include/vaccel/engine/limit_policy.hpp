@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 #include <sys/types.h>
 
 #include "vaccel.h"
@@ -23,7 +25,17 @@ struct SessionIdentity {
     pid_t pid = 0;
     uid_t uid = 0;
     gid_t gid = 0;
-    std::string cgroup;  // cgroup v2 path ("0::" line of /proc/<pid>/cgroup); may be empty
+    // The cgroup the policy matches: the cgroup v2 path ("0::" line of
+    // /proc/<pid>/cgroup; the name=systemd line where there is no unified
+    // hierarchy); may be empty. For a session of a registered container it
+    // is the container's cgroup, also when the process itself sits
+    // elsewhere (one that entered the container's namespaces).
+    std::string cgroup;
+    // The registered container the session belongs to, or empty.
+    std::string container;
+    // The device indices whose contexts the session may create, when its
+    // container was given only some; nullopt: every device.
+    std::optional<std::vector<std::uint32_t>> devices;
 };
 
 // The scheduling weight a context gets when its policy says nothing.

@@ -12,6 +12,10 @@
 //    InvalidArgument / VACCEL_D_ADMIN_REQUEST (arg0 = byte offset of the
 //    fault, 0 when the fault is not at one place); an unknown command with
 //    InvalidArgument / VACCEL_D_BAD_VALUE (arg0 = offset of `command`);
+//  - CONTAINER_ADD registers the caller's container with the devices it
+//    was given, CONTAINER_REMOVE forgets one, CONTAINERS lists them
+//    (containers.hpp decides who may be registered); registrations are not
+//    persisted: they end with the container or the daemon;
 //  - LIMITS_SET/RESET are persisted atomically (ConfigFile) before the
 //    reply is made, then published to every session (PolicyStore): contexts
 //    created afterwards obey them.
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "vaccel/daemon/config.hpp"
+#include "vaccel/daemon/containers.hpp"
 #include "vaccel/daemon/exchange.hpp"
 #include "vaccel/daemon/policy_limits.hpp"
 #include "vaccel/engine/device_manager.hpp"
@@ -53,6 +58,8 @@ struct SessionEntry {
 std::string devices_document(engine::DeviceManager& devices);
 std::string sessions_document(const std::vector<SessionEntry>& sessions, const Policy& policy);
 std::string limits_document(const Policy& policy);
+std::string containers_document(const std::vector<ContainerView>& containers,
+                                const std::vector<SessionEntry>& sessions);
 std::string metrics_text(engine::DeviceManager& devices, const std::vector<SessionEntry>& sessions,
                          std::uint64_t uptime_seconds);
 // A Prometheus label value with \, " and newline escaped.
@@ -68,7 +75,8 @@ class AdminService {
 public:
     AdminService(std::shared_ptr<engine::DeviceManager> devices,
                  std::shared_ptr<PolicyStore> policy, ConfigFile config,
-                 std::optional<std::string> admin_group_from_cli, std::uint64_t started_ns);
+                 std::optional<std::string> admin_group_from_cli, std::uint64_t started_ns,
+                 std::shared_ptr<ContainerRegistry> containers = nullptr);
 
     // Answers one ADMIN request from `caller`.
     Reply handle(const engine::SessionIdentity& caller, Request& request,
@@ -84,6 +92,9 @@ public:
 private:
     Result<std::string> limits_set(std::string_view document);
     Result<std::string> limits_reset(std::string_view document);
+    Result<std::string> container_add(const engine::SessionIdentity& caller,
+                                      std::string_view document);
+    Result<std::string> container_remove(std::string_view document);
 
     std::shared_ptr<engine::DeviceManager> devices_;
     std::shared_ptr<PolicyStore> policy_;
@@ -91,6 +102,7 @@ private:
     std::optional<std::string> admin_group_from_cli_;  // --admin-group wins over the file
     std::optional<gid_t> admin_gid_;
     std::uint64_t started_ns_;
+    std::shared_ptr<ContainerRegistry> containers_;  // null: containers are not served
 };
 
 }  // namespace vaccel::daemon

@@ -3,7 +3,8 @@
 // Owns nothing. Decides:
 //  - identity comes from the kernel (SO_PEERCRED), never from the client;
 //  - the cgroup is the cgroup v2 path of the peer's "0::" line in
-//    /proc/<pid>/cgroup (empty when unreadable: the peer matches no cgroup
+//    /proc/<pid>/cgroup, or, on a host with cgroup v1 only, the path of its
+//    name=systemd line (empty when unreadable: the peer matches no cgroup
 //    rule);
 //  - an admin is root, or a uid whose primary or supplementary groups
 //    (getgrouplist over the user database) include the admin group. That
@@ -26,7 +27,7 @@ std::optional<engine::SessionIdentity> peer_identity(int fd);
 
 // The cgroup v2 path of `pid` ("" when unknown).
 std::string cgroup_of(pid_t pid);
-// The "0::" line's path in the text of a /proc/<pid>/cgroup file.
+// The "0::" (else "name=systemd") line's path in a /proc/<pid>/cgroup text.
 std::string cgroup_from_text(const std::string& text);
 
 // The gid of group `name`, nullopt when no such group exists.

@@ -87,6 +87,11 @@ struct ServerOptions {
     // where the kernel has them. Off: one single-shot receive per message,
     // what kernels without multishot recvmsg get (tests cover both).
     bool multishot_receive = true;
+    // Where to write the CDI spec of what this daemon serves, at start and
+    // on SIGHUP (empty: none; ADR 0023), and the hook program it names
+    // (empty: the vaccelctl installed beside vacceld).
+    std::string cdi_spec;
+    std::string cdi_hook;
     // Off: no listening socket; the server is driven by a TestTransport
     // (test_transport.hpp) on the caller's thread, never by run().
     bool listen = true;
@@ -132,6 +137,8 @@ private:
     void finish_stop();
     // The STATUS= line for the service manager: devices and where served.
     std::string serving_status() const;
+    // Writes options_.cdi_spec when set; the error is a sentence, or empty.
+    std::string publish_cdi() const;
 
     ServerOptions options_;
     std::string socket_path_;
