@@ -449,7 +449,8 @@ static int vaccel_reply_check(const struct vaccel_request *req,
 		return -EBADMSG;
 	if (status->error >= VACCEL_E_COUNT ||
 	    status->detail >= VACCEL_D_COUNT ||
-	    status->limit >= VACCEL_LIMIT_COUNT || status->pad != 0)
+	    status->limit >= VACCEL_LIMIT_COUNT ||
+	    VACCEL_SCOPE_KIND(status->scope) >= VACCEL_SCOPE_COUNT)
 		return -EBADMSG;
 	if (asked->opcode == VACCEL_OP_BUFFER_READ && status->error == VACCEL_OK)
 		payload = req->payload.bytes;

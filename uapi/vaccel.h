@@ -48,14 +48,19 @@ extern "C" {
  * 0xA7, which that table leaves free; every VACCEL_IOCTL_* number changed,
  * nothing else did: the structs, opcodes and wire are those of 1.4
  * (docs/adr/0021-hardened-kernel-path.md).
- * 2.1 (this header): containers. The admin commands CONTAINERS,
+ * 2.1: containers. The admin commands CONTAINERS,
  * CONTAINER_ADD and CONTAINER_REMOVE (a CDI hook tells the daemon which
  * devices a container was given) and VACCEL_D_DEVICE_NOT_GRANTED, the
  * refusal of a context on a device the session's container was not given
  * (docs/adr/0023-containers-through-cdi.md). Nothing of 2.0 moved.
+ * 2.2 (this header): tenants. Limits are a tenant's totals across its
+ * sessions; vaccel_status.scope (the old pad) says whose limit a
+ * VACCEL_D_LIMIT refusal hit, VACCEL_LIMIT_SESSIONS caps a tenant's open
+ * sessions, VACCEL_ADMIN_TENANTS reports each tenant's use
+ * (docs/adr/0024-tenants.md). Nothing of 2.1 moved.
  */
 #define VACCEL_ABI_MAJOR 2
-#define VACCEL_ABI_MINOR 1
+#define VACCEL_ABI_MINOR 2
 
 /* Capabilities reported by VACCEL_IOCTL_GET_VERSION. */
 #define VACCEL_CAP_TOSA		(1ULL << 0)	/* TOSA 1.0 programs */
@@ -169,6 +174,27 @@ enum vaccel_detail {
 	VACCEL_D_COUNT = 49,
 };
 
+/*
+ * vaccel_status.scope: who a VACCEL_D_LIMIT refusal's limit belongs to
+ * (ABI 2.2). A tenant's limits are totals across all its sessions on one
+ * device; arg0 is then the tenant's total and arg1 its use.
+ */
+enum vaccel_limit_scope {
+	VACCEL_SCOPE_CONTEXT = 0,	/* one context's own cap */
+	VACCEL_SCOPE_UID = 1,		/* tenant: the user of the session */
+	VACCEL_SCOPE_GID = 2,		/* tenant: its primary group */
+	VACCEL_SCOPE_CGROUP = 3,	/* tenant: a cgroup subtree */
+	VACCEL_SCOPE_CONTAINER = 4,	/* tenant: a registered container */
+	VACCEL_SCOPE_DEVICE = 5,	/* the device's own, all tenants */
+	VACCEL_SCOPE_COUNT = 6,
+};
+#define VACCEL_SCOPE_KIND(scope)	((scope) & 0xfU)
+#define VACCEL_SCOPE_DEVICE_INDEX(scope)	(((scope) >> 4) & 0xfffU)
+#define VACCEL_SCOPE_SESSIONS(scope)	(((scope) >> 16) & 0xffffU)
+#define VACCEL_SCOPE_MAKE(kind, device, sessions) \
+	(((kind) & 0xfU) | (((device) & 0xfffU) << 4) | \
+	 (((sessions) > 0xffffU ? 0xffffU : (sessions)) << 16))
+
 /* vaccel_status.limit: which limit a VACCEL_D_LIMIT refusal hit. */
 enum vaccel_limit_kind {
 	VACCEL_LIMIT_NONE = 0,
@@ -185,7 +211,8 @@ enum vaccel_limit_kind {
 	VACCEL_LIMIT_GATES = 11,
 	VACCEL_LIMIT_KERNEL_ARGS = 12,		/* records in one argv */
 	VACCEL_LIMIT_KERNEL_ARGS_BYTES = 13,	/* bytes of one argv */
-	VACCEL_LIMIT_COUNT = 14,
+	VACCEL_LIMIT_SESSIONS = 14,		/* a tenant's open sessions (ABI 2.2) */
+	VACCEL_LIMIT_COUNT = 15,
 };
 
 /* Reasons carried by VACCEL_D_TOSA_MALFORMED / VACCEL_D_TOSA_GRAPH. */
@@ -211,7 +238,13 @@ struct vaccel_status {
 	__u32 error;	/* enum vaccel_error */
 	__u32 detail;	/* enum vaccel_detail */
 	__u32 limit;	/* enum vaccel_limit_kind, for VACCEL_D_LIMIT */
-	__u32 pad;
+	/*
+	 * For VACCEL_D_LIMIT (ABI 2.2; 0 elsewhere): whose limit it is.
+	 * Bits 0-3: enum vaccel_limit_scope; bits 4-15: the device index;
+	 * bits 16-31: the tenant's open sessions (saturating at 0xffff).
+	 * Read it with the VACCEL_SCOPE_* macros below.
+	 */
+	__u32 scope;
 	__u64 arg0;	/* detail-specific, see enum vaccel_detail */
 	__u64 arg1;
 };
@@ -918,7 +951,9 @@ enum vaccel_admin_command {
 	VACCEL_ADMIN_CONTAINERS = 7,	/* the registered containers */
 	VACCEL_ADMIN_CONTAINER_ADD = 8,	/* {id, devices}: from the CDI hook */
 	VACCEL_ADMIN_CONTAINER_REMOVE = 9, /* {id}: the container stopped */
-	VACCEL_ADMIN_COUNT = 10,
+	/* ABI 2.2: each tenant's use against its totals */
+	VACCEL_ADMIN_TENANTS = 10,
+	VACCEL_ADMIN_COUNT = 11,
 };
 
 struct vaccel_admin {

@@ -599,10 +599,16 @@ void response_with_unknown_error_code_is_refused(void**)
                    Errc::invalid_argument, VACCEL_D_BAD_VALUE, offsetof(vaccel_status, detail),
                    VACCEL_D_COUNT);
     c.status.detail = VACCEL_D_IN_USE;
-    c.status.pad = 1;
+    c.status.scope = 1;  // a scope belongs to VACCEL_D_LIMIT only
     assert_refused(decode_response(encode_response(VACCEL_OP_DEVICE_COUNT, 1, 0, bytes_of(c), {})),
-                   Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO,
-                   offsetof(vaccel_status, pad), 0);
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                   offsetof(vaccel_status, scope), 1);
+    c.status.error = VACCEL_E_RESOURCE_LIMIT;
+    c.status.detail = VACCEL_D_LIMIT;
+    c.status.scope = VACCEL_SCOPE_COUNT;  // no such scope kind
+    assert_refused(decode_response(encode_response(VACCEL_OP_DEVICE_COUNT, 1, 0, bytes_of(c), {})),
+                   Errc::invalid_argument, VACCEL_D_BAD_VALUE,
+                   offsetof(vaccel_status, scope), VACCEL_SCOPE_COUNT);
 }
 
 

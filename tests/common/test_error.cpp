@@ -69,19 +69,47 @@ void limit_name_names_every_kind(void**)
 void status_round_trip_keeps_every_field(void**)
 {
     Error error = Error::limit_hit(VACCEL_LIMIT_QUEUES, 8, 7);
+    error.scope = VACCEL_SCOPE_MAKE(VACCEL_SCOPE_CGROUP, 2, 5);
     vaccel_status status = error.to_status();
     assert_int_equal(status.error, VACCEL_E_RESOURCE_LIMIT);
     assert_int_equal(status.detail, VACCEL_D_LIMIT);
     assert_int_equal(status.limit, VACCEL_LIMIT_QUEUES);
-    assert_int_equal(status.pad, 0);
+    assert_int_equal(status.scope, VACCEL_SCOPE_MAKE(VACCEL_SCOPE_CGROUP, 2, 5));
     assert_int_equal(status.arg0, 8);
     assert_int_equal(status.arg1, 7);
     Error back = Error::from_status(status);
     assert_int_equal(static_cast<int>(back.code), VACCEL_E_RESOURCE_LIMIT);
     assert_int_equal(back.detail, VACCEL_D_LIMIT);
     assert_int_equal(back.limit, VACCEL_LIMIT_QUEUES);
+    assert_int_equal(back.scope, status.scope);
     assert_int_equal(back.arg0, 8);
     assert_int_equal(back.arg1, 7);
+}
+
+void tenant_refusal_names_the_tenant_its_total_use_and_sessions(void**)
+{
+    Error memory = Error::limit_hit(VACCEL_LIMIT_MEMORY_BYTES, 64ull << 20, 60ull << 20);
+    memory.scope = VACCEL_SCOPE_MAKE(VACCEL_SCOPE_UID, 0, 3);
+    memory.note = "uid 1000";
+    assert_string_equal(describe(memory).c_str(),
+                        "ResourceLimit: uid 1000 holds 60.0 MiB of its 64.0 MiB of memory on "
+                        "device 0 across 3 sessions; free buffers there or raise the rule");
+    Error queues = Error::limit_hit(VACCEL_LIMIT_QUEUES, 4, 4);
+    queues.scope = VACCEL_SCOPE_MAKE(VACCEL_SCOPE_CGROUP, 1, 1);
+    queues.note = "cgroup /ml.slice";
+    assert_string_equal(describe(queues).c_str(),
+                        "ResourceLimit: cgroup /ml.slice holds 4 of its 4 queues on device 1 "
+                        "across 1 session; destroy queues there or raise the rule");
+    // From the wire (no note): the scope kind and this process's own ids.
+    Error wire = Error::from_status(queues.to_status());
+    assert_string_equal(describe(wire).c_str(),
+                        "ResourceLimit: this process's cgroup holds 4 of its 4 queues on device "
+                        "1 across 1 session; destroy queues there or raise the rule");
+    Error device = Error::limit_hit(VACCEL_LIMIT_CONTEXTS, 64, 64);
+    device.scope = VACCEL_SCOPE_MAKE(VACCEL_SCOPE_DEVICE, 0, 0);
+    assert_string_equal(describe(device).c_str(),
+                        "ResourceLimit: device 0 has all its 64 contexts in use, by every tenant "
+                        "together; use another device or wait for contexts to end");
 }
 
 void from_status_turns_unknown_error_into_external(void**)
@@ -232,6 +260,7 @@ int main()
         cmocka_unit_test(error_meaning_is_nonempty_for_every_code),
         cmocka_unit_test(limit_name_names_every_kind),
         cmocka_unit_test(status_round_trip_keeps_every_field),
+        cmocka_unit_test(tenant_refusal_names_the_tenant_its_total_use_and_sessions),
         cmocka_unit_test(from_status_turns_unknown_error_into_external),
         cmocka_unit_test(describe_limit_names_kind_value_use_and_remedy),
         cmocka_unit_test(describe_in_flight_names_buffer_and_submissions),

@@ -266,6 +266,50 @@ void missing_file_error_names_file_and_errno(void**)
                         "directory");
 }
 
+void sessions_and_context_caps_parse_and_round_trip(void**)
+{
+    const char* text = R"([[rule]]
+uid = 1000
+memory = "8G"
+sessions = 8
+[rule.context]
+memory = "2G"
+buffers = 16
+events = 4
+
+[[rule]]
+default = true
+contexts = 2
+)";
+    const Config c = parsed(text);
+    const Rule* user = c.policy.find(Selector::uid(1000));
+    assert_non_null(user);
+    assert_int_equal(*user->limits.memory_bytes, 8ull << 30);
+    assert_int_equal(*user->limits.sessions, 8);
+    assert_int_equal(*user->limits.context.memory_bytes, 2ull << 30);
+    assert_int_equal(*user->limits.context.buffers, 16);
+    assert_int_equal(*user->limits.context.events, 4);
+    assert_false(user->limits.context.queues.has_value());
+    const Rule* fallback = c.policy.find(Selector::fallback());
+    assert_true(fallback->limits.context.empty());
+    // Written and read back: the same policy.
+    const Config again = parsed(write_config(c).c_str());
+    assert_true(again == c);
+}
+
+void context_caps_refuse_keys_that_count_more_than_one_context(void**)
+{
+    assert_refused_at("[[rule]]\nuid = 1\n[rule.context]\ncontexts = 2\n", 4, "rule.context.contexts");
+    assert_refused_at("[[rule]]\nuid = 1\n[rule.context]\nsessions = 2\n", 4, "rule.context.sessions");
+    assert_refused_at("[[rule]]\nuid = 1\n[rule.context]\nbufers = 2\n", 4, "rule.context.bufers");
+    assert_refused_at("[[rule]]\nuid = 1\ncontext = 3\n", 3, "rule.context");
+    auto refused = parse_config("[[rule]]\nuid = 1\n[rule.context]\nweight = 2\n", "bad.toml");
+    assert_false(refused.has_value());
+    assert_string_equal(refused.error().message().c_str(),
+                        "bad.toml:4: key 'rule.context.weight': is the tenant's, not one "
+                        "context's; set weight in the rule itself");
+}
+
 }  // namespace
 
 int main()
@@ -291,6 +335,8 @@ int main()
         cmocka_unit_test(daemon_settings_are_checked),
         cmocka_unit_test(toml_syntax_error_names_line),
         cmocka_unit_test(missing_file_error_names_file_and_errno),
+        cmocka_unit_test(sessions_and_context_caps_parse_and_round_trip),
+        cmocka_unit_test(context_caps_refuse_keys_that_count_more_than_one_context),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

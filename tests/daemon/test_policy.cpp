@@ -95,27 +95,40 @@ void no_rule_grants_device_limits_and_default_weight(void**)
 {
     const Policy p;
     const vaccel_device_limits device = device_limits();
-    const vaccel_device_limits got = p.effective(device, Client{1000, 100, "/"});
+    const vaccel_device_limits got = p.context_limits(device, Client{1000, 100, "/"});
     assert_memory_equal(&got, &device, sizeof(got));
     assert_null(p.match(Client{1000, 100, "/"}));
     assert_int_equal(p.weight(Client{1000, 100, "/"}), 100);
+    const Totals totals = p.totals(Client{1000, 100, "/"});
+    assert_int_equal(totals.per_device.max_memory_bytes, UINT64_MAX);
+    assert_int_equal(totals.per_device.max_contexts, UINT32_MAX);
+    assert_int_equal(totals.sessions, vaccel::default_tenant_sessions);
 }
 
-void effective_limits_are_device_limits_narrowed_by_rule(void**)
+void rule_keys_are_tenant_totals_and_context_caps_narrow_each_context(void**)
 {
     Policy p;
     RuleLimits l;
     l.contexts = 4;
     l.memory_bytes = 2ull << 30;
-    l.buffers = 100000;  // above the device's 4096: the device wins
     l.events = 64;
+    l.sessions = 8;
+    l.context.buffers = 100000;  // above the device's 4096: the device wins
+    l.context.memory_bytes = 1ull << 29;
     assert_true(p.set(Selector::uid(1000), l).has_value());
-    const vaccel_device_limits got = p.effective(device_limits(), Client{1000, 100, ""});
-    assert_int_equal(got.max_contexts, 4);
-    assert_int_equal(got.max_memory_bytes, 2ull << 30);
+    const Totals totals = p.totals(Client{1000, 100, ""});
+    assert_int_equal(totals.per_device.max_contexts, 4);
+    assert_int_equal(totals.per_device.max_memory_bytes, 2ull << 30);
+    assert_int_equal(totals.per_device.max_events, 64);
+    assert_int_equal(totals.per_device.max_buffers, UINT32_MAX);  // no total set
+    assert_int_equal(totals.sessions, 8);
+    const vaccel_device_limits got = p.context_limits(device_limits(), Client{1000, 100, ""});
+    assert_int_equal(got.max_memory_bytes, 1ull << 29);
     assert_int_equal(got.max_buffers, 4096);
-    assert_int_equal(got.max_events, 64);
-    // Fields the rule leaves out keep the device's values.
+    // Totals do not narrow a single context; fields no cap names keep the
+    // device's values.
+    assert_int_equal(got.max_events, device_limits().max_events);
+    assert_int_equal(got.max_contexts, device_limits().max_contexts);
     assert_int_equal(got.max_programs, 256);
     assert_int_equal(got.max_queues, 32);
     assert_int_equal(got.max_bindings, 16);
@@ -128,8 +141,10 @@ void zero_in_a_rule_allows_none(void**)
     Policy p;
     RuleLimits l;
     l.programs = 0;
+    l.context.queues = 0;
     assert_true(p.set(Selector::gid(5), l).has_value());
-    assert_int_equal(p.effective(device_limits(), Client{1, 5, ""}).max_programs, 0);
+    assert_int_equal(p.totals(Client{1, 5, ""}).per_device.max_programs, 0);
+    assert_int_equal(p.context_limits(device_limits(), Client{1, 5, ""}).max_queues, 0);
 }
 
 void set_merges_changes_into_existing_rule(void**)
@@ -227,7 +242,7 @@ int main()
         cmocka_unit_test(root_cgroup_prefix_selects_every_known_cgroup),
         cmocka_unit_test(default_rule_applies_when_nothing_else_matches),
         cmocka_unit_test(no_rule_grants_device_limits_and_default_weight),
-        cmocka_unit_test(effective_limits_are_device_limits_narrowed_by_rule),
+        cmocka_unit_test(rule_keys_are_tenant_totals_and_context_caps_narrow_each_context),
         cmocka_unit_test(zero_in_a_rule_allows_none),
         cmocka_unit_test(set_merges_changes_into_existing_rule),
         cmocka_unit_test(set_refuses_weight_out_of_range_and_changes_nothing),

@@ -121,7 +121,9 @@ wait_for_no_sessions() {
 # metric NAME: the value (last field) of the first sample of NAME in
 # `vaccelctl metrics` (label values may hold spaces).
 metric() {
-	"$ctl" metrics | awk -v name="$1" '$1 == name || index($1, name "{") == 1 { print $NF; exit }'
+	# awk reads to the end: leaving early would kill vaccelctl with SIGPIPE
+	# mid-document (and pipefail would fail the script).
+	"$ctl" metrics | awk -v name="$1" '!found && ($1 == name || index($1, name "{") == 1) { print $NF; found = 1 }'
 }
 
 # expect_metric NAME VALUE

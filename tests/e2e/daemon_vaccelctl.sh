@@ -72,7 +72,7 @@ PY
 	[ -n "$listed" ] || fail "sessions --json never listed pid $client: $(cat "$scratch/sessions.json")"
 	"$ctl" sessions >"$scratch/sessions.txt"
 	cat "$scratch/sessions.txt"
-	head -1 "$scratch/sessions.txt" | grep -q "^id  *pid  *uid  *cgroup  *contexts  *buffers  *memory  *programs  *gates  *in-flight  *submissions  *errors$" ||
+	head -1 "$scratch/sessions.txt" | grep -q "^id  *pid  *uid  *tenant  *cgroup  *contexts  *buffers  *memory  *programs  *gates  *in-flight  *submissions  *errors$" ||
 		fail "sessions table header is not the documented one"
 	awk -v pid="$client" 'NR > 1 && $2 == pid { found = 1 } END { exit !found }' \
 		"$scratch/sessions.txt" || fail "the sessions table lacks pid $client"
@@ -92,8 +92,8 @@ PY
 	grep -q "buffers *= *1" "$daemon_config" || fail "the rule was not persisted in the config"
 	expect_refusal "buffers" run_add
 	grep -q "ResourceLimit" "$scratch/stderr" || fail "the refusal does not say ResourceLimit"
-	grep -q "buffers limit is 1 and 1 is in use" "$scratch/stderr" ||
-		fail "the refusal does not give the limit and its use"
+	grep -q "uid $me holds 1 of its 1 buffers on device 0 across 1 session; free buffers there or raise the rule" "$scratch/stderr" ||
+		fail "the refusal does not name the tenant, its total and its use"
 	"$ctl" limits reset --uid "$me" >"$scratch/reset.txt"
 	grep -qx "rule uid:$me removed" "$scratch/reset.txt" || fail "reset says: $(cat "$scratch/reset.txt")"
 	"$ctl" limits reset --uid "$me" | grep -qx "no rule uid:$me: nothing removed" ||

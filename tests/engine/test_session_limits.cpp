@@ -115,7 +115,7 @@ void artifact_above_the_limit_is_refused_before_the_backend(void**)
 {
     engine::SessionOptions options;
     options.policy = std::make_shared<SmallArtifactPolicy>();
-    engine::Session session(cpu_devices(), options);
+    engine::Session session(cpu_devices(), std::move(options));
     const std::uint64_t context = make_context(session);
     const std::vector<std::byte> artifact = add_program(4);
     vaccel_program_load load{};
@@ -140,7 +140,7 @@ void context_on_a_device_the_container_was_not_given_is_refused(void**)
     engine::SessionOptions options;
     options.identity.container = "0123456789abcdef";
     options.identity.devices = std::vector<std::uint32_t>{1};
-    engine::Session session(devices, options);
+    engine::Session session(devices, std::move(options));
 
     vaccel_context_create refused{};
     refused.device = 0;

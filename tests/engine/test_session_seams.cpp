@@ -407,7 +407,7 @@ void new_context_gets_the_policy_weight_clamped(void**)
     engine::SessionOptions options;
     options.policy = policy;
     options.identity.cgroup = "/user.slice/app";
-    engine::Session session(two_devices(&seen), options);
+    engine::Session session(two_devices(&seen), std::move(options));
     make_context(session, 1);
     assert_int_equal(seen.load(), 250);
     assert_string_equal(policy->cgroup_seen.c_str(), "/user.slice/app");
@@ -421,7 +421,7 @@ void new_context_obeys_a_policy_changed_after_the_session_began(void**)
     auto policy = std::make_shared<SwitchablePolicy>();
     engine::SessionOptions options;
     options.policy = policy;
-    engine::Session session(two_devices(), options);
+    engine::Session session(two_devices(), std::move(options));
     make_context(session, 0);
     policy->max_contexts = 1;
     vaccel_context_create create{};

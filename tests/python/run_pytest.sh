@@ -6,8 +6,8 @@
 #  - embedded: in process, no daemon;
 #  - socket: a private vacceld (tests/support/vacceld.sh: its own socket,
 #    config and log in a scratch directory, killed on every exit path)
-#    serving the CPU, whose rule for this user allows 3 queues per context,
-#    so that the runs of many threads meet the queue limit.
+#    serving the CPU, whose rule for this user caps each context at 3 queues
+#    ([rule.context]), so that the runs of many threads meet the queue limit.
 # VACCEL_TEST_QUEUE_LIMIT tells the tests the queue limit they run under.
 # VACCEL_TRANSPORT forces the transport on libvaccel's automatic choice,
 # VACCEL_TEST_TRANSPORT tells the tests which one to expect. pytest's exit
@@ -28,7 +28,7 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/vaccel-python.XXXXXX")
 case $transport in
 socket)
 	source "$here/../support/vacceld.sh"
-	printf '[daemon]\ndevices = ["cpu"]\n\n[[rule]]\nuid = %d\nqueues = 3\n' "$(id -u)" \
+	printf '[daemon]\ndevices = ["cpu"]\n\n[[rule]]\nuid = %d\n[rule.context]\nqueues = 3\n' "$(id -u)" \
 		>"$daemon_config"
 	start_daemon "$vacceld"
 	export VACCEL_TEST_QUEUE_LIMIT=3

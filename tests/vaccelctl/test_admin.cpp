@@ -139,20 +139,22 @@ void selector_text_reads_like_the_daemon_rule_names(void**)
 void sessions_table_aligns_columns_with_human_sizes(void**)
 {
     const auto doc = nlohmann::json::parse(R"({"sessions":[
-      {"id":1,"pid":4242,"uid":1000,"gid":1000,"cgroup":"/user.slice/a","rule":"default",
+      {"id":1,"pid":4242,"uid":1000,"gid":1000,"cgroup":"/user.slice/a","tenant":"uid:1000",
+       "rule":"default",
        "weight":100,"contexts":1,"buffers":3,"memory_bytes":3145728,"programs":1,"queues":1,
        "gates":0,"events_in_flight":0,"submissions":200,"errors":0},
-      {"id":12,"pid":7,"uid":0,"gid":0,"cgroup":"/","rule":"uid:0","weight":100,"contexts":2,
+      {"id":12,"pid":7,"uid":0,"gid":0,"cgroup":"/","tenant":"cgroup:/","rule":"cgroup:/",
+       "weight":100,"contexts":2,
        "buffers":10,"memory_bytes":512,"programs":2,"queues":2,"gates":3,"events_in_flight":4,
        "submissions":12345,"errors":3}]})");
     assert_string_equal(
         sessions_text(doc).c_str(),
-        "id   pid   uid  cgroup         contexts  buffers   memory  programs  gates  in-flight  "
-        "submissions  errors\n"
-        " 1  4242  1000  /user.slice/a         1        3  3.0 MiB         1      0          0  "
-        "        200       0\n"
-        "12     7     0  /                     2       10    512 B         2      3          4  "
-        "      12345       3\n");
+        "id   pid   uid  tenant    cgroup         contexts  buffers   memory  programs  gates  "
+        "in-flight  submissions  errors\n"
+        " 1  4242  1000  uid:1000  /user.slice/a         1        3  3.0 MiB         1      0  "
+        "        0          200       0\n"
+        "12     7     0  cgroup:/  /                     2       10    512 B         2      3  "
+        "        4        12345       3\n");
 }
 
 void empty_listings_say_so(void**)
@@ -166,13 +168,33 @@ void limits_table_marks_unset_limits_with_a_dash(void**)
 {
     const auto doc = nlohmann::json::parse(R"({"rules":[
       {"selector":{"default":true},"contexts":4,"memory_bytes":2147483648,"buffers":1024,
-       "programs":64,"queues":16,"events":256,"gates":8,"weight":100},
-      {"selector":{"uid":0},"buffers":1}]})");
+       "programs":64,"queues":16,"events":256,"gates":8,"sessions":64,"weight":100},
+      {"selector":{"uid":0},"buffers":1,"context":{"memory_bytes":16777216,"queues":2}}]})");
     assert_string_equal(
         limits_text(doc).c_str(),
-        "rule     contexts   memory  buffers  programs  queues  events  gates  weight\n"
-        "default         4  2.0 GiB     1024        64      16     256      8     100\n"
-        "uid:0           -        -        1         -       -       -      -       -\n");
+        "rule     contexts   memory  buffers  programs  queues  events  gates  sessions  weight  "
+        "per-context\n"
+        "default         4  2.0 GiB     1024        64      16     256      8        64     100  -\n"
+        "uid:0           -        -        1         -       -       -      -         -       -  "
+        "memory 16.0 MiB, queues 2\n");
+}
+
+void tenants_table_shows_use_against_totals_per_device(void**)
+{
+    const auto doc = nlohmann::json::parse(R"({"tenants":[
+      {"tenant":"uid:65534","kind":"uid","name":"65534","sessions":{"open":3,"total":64},
+       "devices":[{"index":0,"contexts":{"used":3,"total":4},
+         "memory_bytes":{"used":62914560,"total":67108864},"buffers":{"used":1,"total":null},
+         "programs":{"used":0,"total":null},"queues":{"used":0,"total":null},
+         "events":{"used":0,"total":null},"gates":{"used":0,"total":null}}]}]})");
+    assert_string_equal(
+        tenants_text(doc).c_str(),
+        "tenant     sessions  device  contexts             memory  buffers  programs  queues  "
+        "events  gates\n"
+        "uid:65534      3/64       0       3/4  60.0 MiB/64.0 MiB        1         0       0  "
+        "     0      0\n");
+    assert_string_equal(tenants_text(nlohmann::json::parse(R"({"tenants":[]})")).c_str(),
+                        "no tenants: no session is open\n");
 }
 
 void admin_document_refuses_what_is_not_the_document(void**)
@@ -202,6 +224,7 @@ int main()
         cmocka_unit_test(sessions_table_aligns_columns_with_human_sizes),
         cmocka_unit_test(empty_listings_say_so),
         cmocka_unit_test(limits_table_marks_unset_limits_with_a_dash),
+        cmocka_unit_test(tenants_table_shows_use_against_totals_per_device),
         cmocka_unit_test(admin_document_refuses_what_is_not_the_document),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -54,7 +54,7 @@ void a_programs_arena_counts_against_the_memory_limit(void**)
 {
     engine::SessionOptions options;
     options.policy = std::make_shared<SmallMemory>();
-    engine::Session session(lavapipe_devices(), options);
+    engine::Session session(lavapipe_devices(), std::move(options));
     const std::uint64_t context = make_context(session);
 
     // 128 KiB of arena against a 64 KiB limit: refused, nothing charged.

@@ -34,8 +34,7 @@ Result<std::uint32_t> ArenaPacker::allocate(std::uint64_t bytes, std::uint32_t l
                                             std::uint32_t written_at)
 {
     if (bytes > max_arena_bytes)
-        return fail(Error{Errc::resource_limit, VACCEL_D_LIMIT, VACCEL_LIMIT_MEMORY_BYTES,
-                          max_arena_bytes, bytes, {}}
+        return fail(Error::limit_hit(VACCEL_LIMIT_MEMORY_BYTES, max_arena_bytes, bytes)
                         .with_note(fmt::format("a {}-byte tensor does not fit a plan's arena "
                                                "(at most {} bytes)",
                                                bytes, max_arena_bytes)));
@@ -58,8 +57,7 @@ Result<std::uint32_t> ArenaPacker::allocate(std::uint64_t bytes, std::uint32_t l
         });
         if (!free) continue;
         if (end > max_arena_bytes)
-            return fail(Error{Errc::resource_limit, VACCEL_D_LIMIT, VACCEL_LIMIT_MEMORY_BYTES,
-                              max_arena_bytes, end, {}}
+            return fail(Error::limit_hit(VACCEL_LIMIT_MEMORY_BYTES, max_arena_bytes, end)
                             .with_note(fmt::format("the program's working arena would need {} "
                                                    "bytes; a plan lays out at most {}",
                                                    end, max_arena_bytes)));

@@ -20,6 +20,7 @@ constexpr const char* usage =
     "  foreign-handle                    another session's handle is unknown\n"
     "  admin-denied                      drop root; admin commands are refused\n"
     "  malformed KIND                    the daemon drops a malformed connection\n"
+    "  tenant-hold UID BYTES             as UID: a context and a BYTES buffer, held\n"
     "  gates                             host gates hold, release and cancel work\n"
     "  launch                            built-in kernels run, bad launches are refused\n"
     "  spirv-launch MODULE.spv           the saxpy SPIR-V test kernel on a Vulkan device\n"
@@ -53,6 +54,8 @@ int main(int argc, char** argv)
     if (mode == "foreign-handle" && args == 0) return foreign_handle_mode();
     if (mode == "admin-denied" && args == 0) return admin_denied_mode();
     if (mode == "malformed" && args == 1) return malformed_mode(argv[2]);
+    if (mode == "tenant-hold" && args == 2)
+        return tenant_hold_mode(std::uint32_t(number(argv[2])), number(argv[3]));
     if (mode == "gates" && args == 0) return gates_mode();
     if (mode == "launch" && args == 0) return launch_mode();
     if (mode == "spirv-launch" && args == 1) return spirv_launch_mode(argv[2]);

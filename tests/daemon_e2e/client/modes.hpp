@@ -34,6 +34,10 @@ int foreign_handle_mode();
 // Drops root (uid/gid 65534, no groups): the client still works, but every
 // admin command is refused with PermissionDenied / NOT_ADMIN.
 int admin_denied_mode();
+// tenant_modes.cpp: drops to uid/gid `uid`, opens a session, a context on
+// device 0 and a Host buffer of `bytes`; prints "held" (then holds until
+// stdin closes) or "refused: SENTENCE" at the first refusal.
+int tenant_hold_mode(std::uint32_t uid, std::uint64_t bytes);
 // Sends the malformed message `kind` on a raw connection: the daemon closes
 // that connection without answering, and a new connection is served.
 int malformed_mode(std::string_view kind);

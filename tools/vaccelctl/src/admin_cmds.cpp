@@ -1,4 +1,5 @@
-// admin_cmds.cpp - `vaccelctl sessions | containers | limits get|set|reset | metrics`:
+// admin_cmds.cpp - `vaccelctl sessions | tenants | containers | limits get|set|reset |
+// metrics`:
 // the daemon's admin channel.
 //
 // Owns: one admin exchange per command and how its answer is shown. Decides:
@@ -48,6 +49,11 @@ Result<void> list(const AdminOptions& options, std::uint32_t command, std::strin
 Result<void> sessions_command(const AdminOptions& options)
 {
     return list(options, VACCEL_ADMIN_SESSIONS, "sessions", "sessions", sessions_text);
+}
+
+Result<void> tenants_command(const AdminOptions& options)
+{
+    return list(options, VACCEL_ADMIN_TENANTS, "tenants", "tenants", tenants_text);
 }
 
 Result<void> containers_command(const AdminOptions& options)

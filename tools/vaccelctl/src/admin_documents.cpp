@@ -76,12 +76,19 @@ Result<nlohmann::ordered_json> limits_set_request(const RuleSelector& selector,
     nlohmann::ordered_json limits = nlohmann::ordered_json::object();
     if (values.contexts)
         limits["contexts"] = *values.contexts;
-    if (values.memory) {
-        const auto bytes = parse_size(*values.memory);
+    auto size_of = [](const std::string& text,
+                      std::string_view flag) -> Result<std::uint64_t> {
+        const auto bytes = parse_size(text);
         if (!bytes)
-            return refuse(fmt::format("--memory {} is not a size: write bytes as digits with an "
+            return refuse(fmt::format("{} {} is not a size: write bytes as digits with an "
                                       "optional K, M, G or T (powers of 1024), e.g. 512M or 2G",
-                                      *values.memory));
+                                      flag, text));
+        return *bytes;
+    };
+    if (values.memory) {
+        auto bytes = size_of(*values.memory, "--memory");
+        if (!bytes)
+            return std::unexpected(bytes.error());
         limits["memory_bytes"] = *bytes;
     }
     if (values.buffers)
@@ -94,6 +101,27 @@ Result<nlohmann::ordered_json> limits_set_request(const RuleSelector& selector,
         limits["events"] = *values.events;
     if (values.gates)
         limits["gates"] = *values.gates;
+    if (values.sessions)
+        limits["sessions"] = *values.sessions;
+    nlohmann::ordered_json context = nlohmann::ordered_json::object();
+    if (values.context_memory) {
+        auto bytes = size_of(*values.context_memory, "--context-memory");
+        if (!bytes)
+            return std::unexpected(bytes.error());
+        context["memory_bytes"] = *bytes;
+    }
+    if (values.context_buffers)
+        context["buffers"] = *values.context_buffers;
+    if (values.context_programs)
+        context["programs"] = *values.context_programs;
+    if (values.context_queues)
+        context["queues"] = *values.context_queues;
+    if (values.context_events)
+        context["events"] = *values.context_events;
+    if (values.context_gates)
+        context["gates"] = *values.context_gates;
+    if (!context.empty())
+        limits["context"] = context;
     if (values.weight) {
         if (*values.weight < 1 || *values.weight > 1000)
             return refuse(fmt::format("--weight {} is outside 1..1000 (100 is the default share)",
@@ -102,7 +130,8 @@ Result<nlohmann::ordered_json> limits_set_request(const RuleSelector& selector,
     }
     if (limits.empty())
         return refuse("limits set needs at least one value to set: --memory, --contexts, "
-                      "--buffers, --programs, --queues, --events, --gates or --weight");
+                      "--buffers, --programs, --queues, --events, --gates, --sessions, "
+                      "--weight or a --context-* cap");
     return nlohmann::ordered_json{{"selector", *chosen}, {"limits", limits}};
 }
 

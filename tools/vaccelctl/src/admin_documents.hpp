@@ -41,7 +41,15 @@ struct LimitValues {
     std::optional<std::uint32_t> queues;
     std::optional<std::uint32_t> events;
     std::optional<std::uint32_t> gates;
+    std::optional<std::uint32_t> sessions;
     std::optional<std::uint32_t> weight;
+    // [rule.context]: caps on each single context (--context-*).
+    std::optional<std::string> context_memory;
+    std::optional<std::uint32_t> context_buffers;
+    std::optional<std::uint32_t> context_programs;
+    std::optional<std::uint32_t> context_queues;
+    std::optional<std::uint32_t> context_events;
+    std::optional<std::uint32_t> context_gates;
 };
 
 // The byte count `text` names, or nullopt if it is not a size.

@@ -38,6 +38,39 @@ std::string text_cell(const nlohmann::json& object, const char* key)
     return text.empty() ? "-" : text;
 }
 
+// "3/4", "60.0 MiB/64.0 MiB", or the use alone where the total is null
+// (no bound): {"used": N, "total": M|null}, or {"open": N, "total": ...}.
+std::string use_cell(const nlohmann::json& use, bool bytes)
+{
+    if (!use.is_object())
+        return "?";
+    const char* used_key = use.contains("open") ? "open" : "used";
+    const std::string used = bytes ? bytes_cell(use, used_key, "?") : number_cell(use, used_key, "?");
+    if (!use.contains("total") || use["total"].is_null())
+        return used;
+    const std::string total = bytes ? bytes_cell(use, "total", "?") : number_cell(use, "total", "?");
+    return used + "/" + total;
+}
+
+// "memory 16.0 MiB, buffers 8": the [rule.context] caps, "-" when none.
+std::string context_caps_cell(const nlohmann::json& rule)
+{
+    if (!rule.contains("context") || !rule["context"].is_object())
+        return "-";
+    const auto& caps = rule["context"];
+    std::string out;
+    for (const char* key : {"memory_bytes", "buffers", "programs", "queues", "events", "gates"}) {
+        if (!caps.contains(key))
+            continue;
+        if (!out.empty())
+            out += ", ";
+        const bool memory = std::string_view(key) == "memory_bytes";
+        out += fmt::format("{} {}", memory ? "memory" : key,
+                           memory ? bytes_cell(caps, key, "?") : number_cell(caps, key, "?"));
+    }
+    return out.empty() ? "-" : out;
+}
+
 }  // namespace
 
 std::string Table::text() const
@@ -89,12 +122,15 @@ std::string sessions_text(const nlohmann::json& document)
     if (sessions.empty())
         return "no sessions\n";
     Table table;
-    table.header = {"id",       "pid",   "uid",       "cgroup",      "contexts", "buffers",
-                    "memory",   "programs", "gates", "in-flight", "submissions", "errors"};
-    table.right_aligned = {true, true, true, false, true, true, true, true, true, true, true, true};
+    table.header = {"id",       "pid",      "uid",   "tenant",    "cgroup",      "contexts",
+                    "buffers",  "memory",   "programs", "gates", "in-flight", "submissions",
+                    "errors"};
+    table.right_aligned = {true, true, true, false, false, true, true,
+                           true, true, true, true,  true,  true};
     for (const auto& s : sessions)
         table.rows.push_back({number_cell(s, "id", "?"), number_cell(s, "pid", "?"),
-                              number_cell(s, "uid", "?"), text_cell(s, "cgroup"),
+                              number_cell(s, "uid", "?"), text_cell(s, "tenant"),
+                              text_cell(s, "cgroup"),
                               number_cell(s, "contexts", "?"), number_cell(s, "buffers", "?"),
                               bytes_cell(s, "memory_bytes", "?"), number_cell(s, "programs", "?"),
                               number_cell(s, "gates", "?"), number_cell(s, "events_in_flight", "?"),
@@ -131,15 +167,46 @@ std::string limits_text(const nlohmann::json& document)
     if (rules.empty())
         return "no rules: every client gets each device's own limits\n";
     Table table;
-    table.header = {"rule",     "contexts", "memory", "buffers", "programs",
-                    "queues",   "events",   "gates",  "weight"};
-    table.right_aligned = {false, true, true, true, true, true, true, true, true};
+    // The totals are the tenant's (ADR 0024); per-context caps in the last column.
+    table.header = {"rule",   "contexts", "memory", "buffers",  "programs", "queues",
+                    "events", "gates",    "sessions", "weight", "per-context"};
+    table.right_aligned = {false, true, true, true, true, true, true, true, true, true, false};
     for (const auto& r : rules)
         table.rows.push_back({selector_text(r.contains("selector") ? r["selector"] : nullptr),
                               number_cell(r, "contexts", "-"), bytes_cell(r, "memory_bytes", "-"),
                               number_cell(r, "buffers", "-"), number_cell(r, "programs", "-"),
                               number_cell(r, "queues", "-"), number_cell(r, "events", "-"),
-                              number_cell(r, "gates", "-"), number_cell(r, "weight", "-")});
+                              number_cell(r, "gates", "-"), number_cell(r, "sessions", "-"),
+                              number_cell(r, "weight", "-"), context_caps_cell(r)});
+    return table.text();
+}
+
+std::string tenants_text(const nlohmann::json& document)
+{
+    const auto& tenants = document["tenants"];
+    if (tenants.empty())
+        return "no tenants: no session is open\n";
+    Table table;
+    table.header = {"tenant", "sessions", "device", "contexts", "memory", "buffers",
+                    "programs", "queues",  "events", "gates"};
+    table.right_aligned = {false, true, true, true, true, true, true, true, true, true};
+    for (const auto& t : tenants) {
+        const std::string name = text_cell(t, "tenant");
+        const nlohmann::json sessions = t.contains("sessions") ? t["sessions"] : nlohmann::json();
+        const std::string open = use_cell(sessions, false);
+        if (!t.contains("devices") || !t["devices"].is_array())
+            continue;
+        for (const auto& d : t["devices"]) {
+            auto cell = [&](const char* key, bool bytes) {
+                return d.contains(key) ? use_cell(d[key], bytes) : std::string("?");
+            };
+            table.rows.push_back({name, open, number_cell(d, "index", "?"),
+                                  cell("contexts", false), cell("memory_bytes", true),
+                                  cell("buffers", false), cell("programs", false),
+                                  cell("queues", false), cell("events", false),
+                                  cell("gates", false)});
+        }
+    }
     return table.text();
 }
 

@@ -35,6 +35,8 @@ Result<nlohmann::json> admin_document(std::string_view text, std::string_view wh
 
 std::string sessions_text(const nlohmann::json& sessions_document);
 std::string limits_text(const nlohmann::json& limits_document);
+// tenants: one row per tenant and device, each resource as used/total
+std::string tenants_text(const nlohmann::json& tenants_document);
 // containers: container first-pid cgroup devices sessions
 std::string containers_text(const nlohmann::json& containers_document);
 

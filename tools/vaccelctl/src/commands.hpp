@@ -41,6 +41,7 @@ struct AdminOptions {
 
 Result<void> sessions_command(const AdminOptions& options);
 Result<void> containers_command(const AdminOptions& options);
+Result<void> tenants_command(const AdminOptions& options);
 Result<void> limits_get_command(const AdminOptions& options);
 Result<void> metrics_command(const AdminOptions& options);
 

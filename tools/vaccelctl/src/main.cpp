@@ -92,25 +92,48 @@ int main(int argc, char** argv)
     limits_get_cmd->add_flag("--json", limits_get.json, "print the daemon's JSON document");
     LimitsChangeOptions limits_set;
     CLI::App* limits_set_cmd = limits_cmd->add_subcommand(
-        "set", "set limits of one rule (persisted by the daemon), e.g. "
-               "limits set --uid 1000 --memory 2G --contexts 4 --events 64");
+        "set", "set limits of one rule (persisted by the daemon): its tenant's totals on each "
+               "device across all its sessions, e.g. "
+               "limits set --uid 1000 --memory 2G --contexts 4 --events 64 --sessions 8");
     add_selector(limits_set_cmd, limits_set.selector);
     auto& values = limits_set.values;
     limits_set_cmd->add_option("--memory", values.memory,
-                               "buffer bytes per context: 4096, 512M, 2G, ...");
-    limits_set_cmd->add_option("--contexts", values.contexts, "contexts per client per device");
-    limits_set_cmd->add_option("--buffers", values.buffers, "buffers per context");
-    limits_set_cmd->add_option("--programs", values.programs, "programs per context");
-    limits_set_cmd->add_option("--queues", values.queues, "queues per context");
-    limits_set_cmd->add_option("--events", values.events, "submissions in flight per context");
-    limits_set_cmd->add_option("--gates", values.gates, "host gates alive per context");
+                               "the tenant's buffer and program bytes on each device: 4096, "
+                               "512M, 2G, ...");
+    limits_set_cmd->add_option("--contexts", values.contexts, "the tenant's contexts on each device");
+    limits_set_cmd->add_option("--buffers", values.buffers, "the tenant's buffers on each device");
+    limits_set_cmd->add_option("--programs", values.programs, "the tenant's programs on each device");
+    limits_set_cmd->add_option("--queues", values.queues, "the tenant's queues on each device");
+    limits_set_cmd->add_option("--events", values.events,
+                               "the tenant's events alive on each device");
+    limits_set_cmd->add_option("--gates", values.gates, "the tenant's host gates on each device");
+    limits_set_cmd->add_option("--sessions", values.sessions,
+                               "sessions the tenant may have open at once (default 64)");
     limits_set_cmd->add_option("--weight", values.weight, "share of a busy device, 1..1000");
+    limits_set_cmd->add_option("--context-memory", values.context_memory,
+                               "cap on each single context: buffer and program bytes");
+    limits_set_cmd->add_option("--context-buffers", values.context_buffers,
+                               "cap on each single context: buffers");
+    limits_set_cmd->add_option("--context-programs", values.context_programs,
+                               "cap on each single context: programs");
+    limits_set_cmd->add_option("--context-queues", values.context_queues,
+                               "cap on each single context: queues");
+    limits_set_cmd->add_option("--context-events", values.context_events,
+                               "cap on each single context: events alive");
+    limits_set_cmd->add_option("--context-gates", values.context_gates,
+                               "cap on each single context: host gates");
     limits_set_cmd->add_flag("--json", limits_set.json, "print the daemon's JSON answer");
     LimitsChangeOptions limits_reset;
     CLI::App* limits_reset_cmd =
         limits_cmd->add_subcommand("reset", "remove one rule (persisted by the daemon)");
     add_selector(limits_reset_cmd, limits_reset.selector);
     limits_reset_cmd->add_flag("--json", limits_reset.json, "print the daemon's JSON answer");
+
+    AdminOptions tenants;
+    CLI::App* tenants_cmd = app.add_subcommand(
+        "tenants", "list each tenant (a rule's user, group, cgroup or container) with its "
+                   "sessions and its use against its totals on each device");
+    tenants_cmd->add_flag("--json", tenants.json, "print the daemon's JSON document");
 
     AdminOptions containers;
     CLI::App* containers_cmd = app.add_subcommand(
@@ -161,6 +184,9 @@ int main(int argc, char** argv)
     } else if (sessions_cmd->parsed()) {
         sessions.verbose = verbose;
         result = sessions_command(sessions);
+    } else if (tenants_cmd->parsed()) {
+        tenants.verbose = verbose;
+        result = tenants_command(tenants);
     } else if (containers_cmd->parsed()) {
         containers.verbose = verbose;
         result = containers_command(containers);

@@ -5,6 +5,8 @@
 // struct vaccel_status (so libvaccel can rebuild it on the far side).
 #include "vaccel/common/error.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 
 #include <fmt/format.h>
@@ -91,6 +93,7 @@ std::string_view limit_name(std::uint32_t kind)
     case VACCEL_LIMIT_GATES: return "gates";
     case VACCEL_LIMIT_KERNEL_ARGS: return "kernel arguments";
     case VACCEL_LIMIT_KERNEL_ARGS_BYTES: return "kernel argument bytes";
+    case VACCEL_LIMIT_SESSIONS: return "sessions";
     }
     return "unknown limit";
 }
@@ -101,6 +104,7 @@ vaccel_status Error::to_status() const
     status.error = static_cast<std::uint32_t>(code);
     status.detail = detail;
     status.limit = limit;
+    status.scope = scope;
     status.arg0 = arg0;
     status.arg1 = arg1;
     return status;
@@ -112,9 +116,9 @@ vaccel_status Error::to_status() const
 Error Error::from_status(const vaccel_status& status)
 {
     if (status.error >= VACCEL_E_COUNT)
-        return Error{Errc::external, VACCEL_D_NONE, VACCEL_LIMIT_NONE, 0, status.error, {}};
-    return Error{static_cast<Errc>(status.error), status.detail, status.limit, status.arg0,
-                 status.arg1, {}};
+        return Error{Errc::external, VACCEL_D_NONE, VACCEL_LIMIT_NONE, 0, 0, status.error, {}};
+    return Error{static_cast<Errc>(status.error), status.detail, status.limit, status.scope,
+                 status.arg0, status.arg1, {}};
 }
 
 namespace {
@@ -231,6 +235,61 @@ std::string handle_text(std::uint64_t handle)
     return fmt::format("0x{:x}", handle);
 }
 
+bool is_tenant_scope(std::uint32_t scope)
+{
+    const std::uint32_t kind = VACCEL_SCOPE_KIND(scope);
+    return kind >= VACCEL_SCOPE_UID && kind <= VACCEL_SCOPE_CONTAINER;
+}
+
+// Who the tenant is: the daemon's note when it travelled (in process, in
+// the daemon's own logs), else what the scope kind tells this process.
+std::string tenant_name(const Error& e)
+{
+    if (!e.note.empty())
+        return e.note;
+    switch (VACCEL_SCOPE_KIND(e.scope)) {
+    case VACCEL_SCOPE_UID: return fmt::format("uid {}", ::getuid());
+    case VACCEL_SCOPE_GID: return fmt::format("gid {}", ::getgid());
+    case VACCEL_SCOPE_CGROUP: return "this process's cgroup";
+    case VACCEL_SCOPE_CONTAINER: return "this container";
+    }
+    return "this tenant";
+}
+
+std::string_view tenant_remedy(std::uint32_t kind)
+{
+    switch (kind) {
+    case VACCEL_LIMIT_CONTEXTS: return "destroy contexts there or raise the rule";
+    case VACCEL_LIMIT_MEMORY_BYTES:
+    case VACCEL_LIMIT_BUFFERS: return "free buffers there or raise the rule";
+    case VACCEL_LIMIT_PROGRAMS: return "unload programs there or raise the rule";
+    case VACCEL_LIMIT_QUEUES: return "destroy queues there or raise the rule";
+    case VACCEL_LIMIT_EVENTS: return "wait for or destroy events there or raise the rule";
+    case VACCEL_LIMIT_GATES: return "destroy gates there or raise the rule";
+    case VACCEL_LIMIT_SESSIONS: return "close a session or raise the rule";
+    }
+    return "lower the use or raise the rule";
+}
+
+// "uid 1000 holds 60.0 MiB of its 64.0 MiB memory on device 0 across 3
+// sessions; free buffers there or raise the rule".
+std::string tenant_limit_sentence(const Error& e)
+{
+    const std::string who = tenant_name(e);
+    const std::uint32_t sessions = VACCEL_SCOPE_SESSIONS(e.scope);
+    const std::string across =
+        fmt::format("across {} session{}", sessions, sessions == 1 ? "" : "s");
+    if (e.limit == VACCEL_LIMIT_SESSIONS)
+        return fmt::format("{} has {} of its {} sessions open; {}", who, e.arg1, e.arg0,
+                           tenant_remedy(e.limit));
+    const std::string where = fmt::format("on device {}", VACCEL_SCOPE_DEVICE_INDEX(e.scope));
+    if (e.limit == VACCEL_LIMIT_MEMORY_BYTES)
+        return fmt::format("{} holds {} of its {} of memory {} {}; {}", who, bytes_text(e.arg1),
+                           bytes_text(e.arg0), where, across, tenant_remedy(e.limit));
+    return fmt::format("{} holds {} of its {} {} {} {}; {}", who, e.arg1, e.arg0,
+                       limit_name(e.limit), where, across, tenant_remedy(e.limit));
+}
+
 // The sentence after "Name: ", without the note.
 std::string detail_sentence(const Error& e)
 {
@@ -325,6 +384,12 @@ std::string detail_sentence(const Error& e)
                            "queue's context",
                            a0);
     case VACCEL_D_LIMIT:
+        if (is_tenant_scope(e.scope))
+            return tenant_limit_sentence(e);
+        if (VACCEL_SCOPE_KIND(e.scope) == VACCEL_SCOPE_DEVICE)
+            return fmt::format("device {} has all its {} {} in use, by every tenant together; "
+                               "use another device or wait for contexts to end",
+                               VACCEL_SCOPE_DEVICE_INDEX(e.scope), a0, limit_name(e.limit));
         // The parser stops at the first record past the limit, so it knows
         // only that there are more (arg1 is that record's index).
         if (e.limit == VACCEL_LIMIT_KERNEL_ARGS)
@@ -457,10 +522,26 @@ std::string detail_sentence(const Error& e)
 
 }  // namespace
 
+std::string bytes_text(std::uint64_t bytes)
+{
+    if (bytes < 1024)
+        return fmt::format("{} byte{}", bytes, bytes == 1 ? "" : "s");
+    constexpr std::string_view units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double value = static_cast<double>(bytes) / 1024.0;
+    std::size_t unit = 0;
+    while (value >= 1024.0 && unit + 1 < std::size(units)) {
+        value /= 1024.0;
+        ++unit;
+    }
+    return fmt::format("{:.1f} {}", value, units[unit]);
+}
+
 std::string describe(const Error& error)
 {
     std::string text = fmt::format("{}: {}", error_name(error.code), detail_sentence(error));
-    if (!error.note.empty()) {
+    // A tenant refusal's note is the tenant's name, already in the sentence.
+    const bool named = error.detail == VACCEL_D_LIMIT && is_tenant_scope(error.scope);
+    if (!error.note.empty() && !named) {
         text += " (";
         text += error.note;
         text += ')';

@@ -65,27 +65,56 @@ void Charge::rollback()
 
 // ---- Accounting -----------------------------------------------------------
 
-Accounting::Accounting(const vaccel_device_limits& limits) : limits_(limits) {}
+Accounting::Accounting(const vaccel_device_limits& limits, Accounting* parent,
+                       RefusalLabel label)
+    : limits_(limits), parent_(parent), label_(std::move(label))
+{
+}
 
-Result<Charge> Accounting::reserve(Resource r, std::uint64_t amount)
+Status Accounting::hold(Resource r, std::uint64_t amount)
 {
     const auto index = static_cast<std::size_t>(r);
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     const std::uint64_t limit = limit_of(limits_, r);
     const std::uint64_t used = used_[index];
     // Overflow-safe form of used + amount > limit (used may exceed a limit
     // that was lowered after it was charged).
-    if (amount != 0 && (used > limit || amount > limit - used))
-        return fail(Error::limit_hit(limit_kind(r), limit, used));
+    if (amount != 0 && (used > limit || amount > limit - used)) {
+        lock.unlock();
+        Error refusal = Error::limit_hit(limit_kind(r), limit, used);
+        if (label_)
+            label_(refusal);
+        return fail(std::move(refusal));
+    }
     used_[index] = used + amount;
+    return {};
+}
+
+void Accounting::give_back(Resource r, std::uint64_t amount)
+{
+    const auto index = static_cast<std::size_t>(r);
+    std::lock_guard lock(mutex_);
+    used_[index] -= std::min(used_[index], amount);
+}
+
+Result<Charge> Accounting::reserve(Resource r, std::uint64_t amount)
+{
+    // Level by level, nearest first; a refusal gives back the levels
+    // already held, so nothing changes anywhere.
+    for (Accounting* level = this; level != nullptr; level = level->parent_) {
+        if (auto held = level->hold(r, amount); !held) {
+            for (Accounting* undo = this; undo != level; undo = undo->parent_)
+                undo->give_back(r, amount);
+            return fail(std::move(held.error()));
+        }
+    }
     return Charge(this, r, amount);
 }
 
 void Accounting::release(Resource r, std::uint64_t amount)
 {
-    const auto index = static_cast<std::size_t>(r);
-    std::lock_guard lock(mutex_);
-    used_[index] -= std::min(used_[index], amount);
+    for (Accounting* level = this; level != nullptr; level = level->parent_)
+        level->give_back(r, amount);
 }
 
 std::uint64_t Accounting::used(Resource r) const
@@ -100,6 +129,18 @@ std::uint64_t Accounting::limit(Resource r) const
     return limit_of(limits_, r);
 }
 
+std::uint64_t Accounting::room(Resource r) const
+{
+    std::uint64_t least = UINT64_MAX;
+    for (const Accounting* level = this; level != nullptr; level = level->parent_) {
+        std::lock_guard lock(level->mutex_);
+        const std::uint64_t limit = limit_of(level->limits_, r);
+        const std::uint64_t used = level->used_[static_cast<std::size_t>(r)];
+        least = std::min(least, limit > used ? limit - used : 0);
+    }
+    return least;
+}
+
 vaccel_device_limits Accounting::limits() const
 {
     std::lock_guard lock(mutex_);
@@ -110,6 +151,22 @@ void Accounting::set_limits(const vaccel_device_limits& limits)
 {
     std::lock_guard lock(mutex_);
     limits_ = limits;
+}
+
+vaccel_device_limits unlimited_limits()
+{
+    vaccel_device_limits out{};
+    out.max_contexts = UINT32_MAX;
+    out.max_buffers = UINT32_MAX;
+    out.max_programs = UINT32_MAX;
+    out.max_queues = UINT32_MAX;
+    out.max_events = UINT32_MAX;
+    out.max_gates = UINT32_MAX;
+    out.max_bindings = UINT32_MAX;
+    out.max_buffer_bytes = UINT64_MAX;
+    out.max_artifact_bytes = UINT64_MAX;
+    out.max_memory_bytes = UINT64_MAX;
+    return out;
 }
 
 vaccel_device_limits intersect(const vaccel_device_limits& a, const vaccel_device_limits& b)

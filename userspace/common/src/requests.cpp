@@ -272,9 +272,10 @@ Status check_response(std::uint32_t opcode, std::span<const std::byte> args)
     if (status.limit >= VACCEL_LIMIT_COUNT)
         return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE, offsetof(vaccel_status, limit),
                     status.limit);
-    if (status.pad != 0)
-        return fail(Errc::invalid_argument, VACCEL_D_RESERVED_NONZERO,
-                    offsetof(vaccel_status, pad));
+    if (VACCEL_SCOPE_KIND(status.scope) >= VACCEL_SCOPE_COUNT ||
+        (status.detail != VACCEL_D_LIMIT && status.scope != 0))
+        return fail(Errc::invalid_argument, VACCEL_D_BAD_VALUE, offsetof(vaccel_status, scope),
+                    status.scope);
     return reserved_and_flags(**rule, args);
 }
 

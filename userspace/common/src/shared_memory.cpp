@@ -1,6 +1,8 @@
 // shared_memory.cpp - memfd-backed host memory at a chosen alignment.
 #include "vaccel/common/shared_memory.hpp"
 
+#include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -86,6 +88,15 @@ void SharedMemory::release() noexcept
 {
     if (data_ != nullptr)
         ::munmap(data_, mapped_bytes_);
+    // Invariant: freed memory is returned to the system now, even while a
+    // client still maps the memfd (BUFFER_MAP passed it on): punching the
+    // whole file out removes its pages from every mapping of it, so bytes
+    // that are no longer charged to anyone cannot stay alive (ADR 0024).
+    // A client touching its stale mapping afterwards gets zero pages that
+    // the kernel charges to that client's own memory cgroup.
+    if (fd_ >= 0 && mapped_bytes_ != 0)
+        (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+                          static_cast<off_t>(mapped_bytes_));
     if (fd_ >= 0)
         ::close(fd_);
     data_ = nullptr;

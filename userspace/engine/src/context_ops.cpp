@@ -2,9 +2,12 @@
 //
 // Owns nothing beyond the handlers. Decides:
 //  - a context is charged twice before the backend is asked: to the session
-//    (effective max_contexts on that device) and to the device (its own
-//    max_contexts, all sessions); both are committed only after the backend
-//    made the context and a handle is certain.
+//    (and through it to its tenant's contexts total on that device, ADR
+//    0024) and to the device (its own max_contexts, all sessions); both are
+//    committed only after the backend made the context and a handle is
+//    certain.
+//  - a new context's own caps are the device's ∩ the policy's per-context
+//    level; its parent is the tenant's totals on the device.
 //  - a new context gets the policy's scheduling weight (clamped to 1..1000)
 //    through Backend::set_context_weight() before anyone can submit to it;
 //  - a session whose container was given only some devices (the daemon's
@@ -12,6 +15,7 @@
 //  - a context with children (buffers, programs, queues, events) is not
 //    destroyed: Busy, VACCEL_D_IN_USE, arg0 = the number of children.
 #include <algorithm>
+#include <type_traits>
 
 #include "ops.hpp"
 
@@ -53,6 +57,7 @@ Status context_create(SessionState& state, vaccel_context_create& args)
     // LIMITS_SET): a new context obeys the policy in force now.
     Accounting& session_contexts = *state.session_contexts[dev.index()];
     session_contexts.set_limits(state.effective_limits(dev));
+    state.refresh_totals();
     auto session_charge = session_contexts.reserve(Resource::contexts, 1);
     if (!session_charge)
         return fail(std::move(session_charge.error()));
@@ -74,7 +79,8 @@ Status context_create(SessionState& state, vaccel_context_create& args)
     ContextRecord record;
     record.device = &dev;
     record.object = std::move(*context);
-    record.accounting = std::make_unique<Accounting>(state.effective_limits(dev));
+    record.accounting =
+        std::make_unique<Accounting>(state.effective_limits(dev), &state.tenant->on(dev.index()));
     auto handle = state.insert(std::move(record));  // cannot fail: reserve_handle() passed
     session_charge->commit();
     device_charge->commit();
@@ -112,14 +118,38 @@ Status context_limits(SessionState& state, vaccel_context_limits& args)
     auto found = state.lookup<ContextRecord>(args.context);
     if (!found)
         return fail(std::move(found.error()));
-    const Accounting& accounting = *(*found)->accounting;
-    args.limits = accounting.limits();
-    args.used_memory_bytes = accounting.used(Resource::memory_bytes);
-    args.used_buffers = static_cast<std::uint32_t>(accounting.used(Resource::buffers));
-    args.used_programs = static_cast<std::uint32_t>(accounting.used(Resource::programs));
-    args.used_queues = static_cast<std::uint32_t>(accounting.used(Resource::queues));
-    args.used_events = static_cast<std::uint32_t>(accounting.used(Resource::events));
-    args.used_gates = static_cast<std::uint32_t>(accounting.used(Resource::gates));
+    // Each field reports the level that binds first: the context's own cap
+    // or its tenant's total on the device, whichever leaves less room; so
+    // limit - used is exactly what this context may still take.
+    const Accounting& context = *(*found)->accounting;
+    const Accounting* tenant = context.parent();
+    vaccel_device_limits limits = context.limits();
+    auto binding = [&](Resource r, auto& limit_field) {
+        std::uint64_t limit = limit_of(limits, r);
+        std::uint64_t used = context.used(r);
+        if (tenant != nullptr) {
+            const std::uint64_t t_limit = tenant->limit(r);
+            const std::uint64_t t_used = tenant->used(r);
+            const auto room = [](std::uint64_t l, std::uint64_t u) { return l > u ? l - u : 0; };
+            if (room(t_limit, t_used) < room(limit, used)) {
+                limit = t_limit;
+                used = t_used;
+            }
+        }
+        limit_field = static_cast<std::remove_reference_t<decltype(limit_field)>>(limit);
+        return used;
+    };
+    args.used_memory_bytes = binding(Resource::memory_bytes, limits.max_memory_bytes);
+    args.used_buffers = static_cast<std::uint32_t>(binding(Resource::buffers, limits.max_buffers));
+    args.used_programs =
+        static_cast<std::uint32_t>(binding(Resource::programs, limits.max_programs));
+    args.used_queues = static_cast<std::uint32_t>(binding(Resource::queues, limits.max_queues));
+    args.used_events = static_cast<std::uint32_t>(binding(Resource::events, limits.max_events));
+    args.used_gates = static_cast<std::uint32_t>(binding(Resource::gates, limits.max_gates));
+    if (tenant != nullptr)
+        limits.max_contexts = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(limits.max_contexts, tenant->limit(Resource::contexts)));
+    args.limits = limits;
     return {};
 }
 

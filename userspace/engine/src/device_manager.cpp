@@ -11,7 +11,11 @@ Device::Device(std::uint32_t index, std::unique_ptr<backend::Backend> backend)
     : index_(index),
       backend_(std::move(backend)),
       info_(backend_->device_info()),
-      contexts_(info_.limits)
+      // The device's own limit binds every tenant alike: its refusal says so.
+      contexts_(info_.limits, nullptr,
+                [index](Error& refusal) {
+                    refusal.scope = VACCEL_SCOPE_MAKE(VACCEL_SCOPE_DEVICE, index, 0);
+                })
 {
     const auto descriptors = backend_->tosa_descriptors();
     for (const tosa::CapabilityDescriptor& descriptor : descriptors) {

@@ -59,8 +59,8 @@ Status program_load(SessionState& state, vaccel_program_load& args,
     desc.format = args.format;
     desc.target = args.target;
     desc.payload = artifact;
-    const std::uint64_t memory_used = accounting.used(Resource::memory_bytes);
-    desc.memory_budget = limits.max_memory_bytes > memory_used ? limits.max_memory_bytes - memory_used : 0;
+    // What this context and its tenant may still take, whichever is less.
+    desc.memory_budget = accounting.room(Resource::memory_bytes);
     // Compiling takes the session lock only, never the device's: other
     // sessions keep using the device meanwhile (device_manager.hpp).
     auto program = context.device->load(*context.object, desc);

@@ -45,15 +45,20 @@ Status locked(SessionState& state, std::span<std::byte> args, F&& handler)
 }  // namespace
 
 SessionState::SessionState(std::shared_ptr<DeviceManager> manager, SessionIdentity who,
-                           std::shared_ptr<const LimitPolicy> limit_policy, std::uint32_t capacity)
+                           std::shared_ptr<const LimitPolicy> limit_policy, TenantSeat seat,
+                           std::uint32_t capacity)
     : devices(std::move(manager)),
       identity(who),
       policy(limit_policy ? std::move(limit_policy) : default_policy()),
+      // A seat from a registry of another device count cannot be used here.
+      tenant(seat && seat->device_count() == devices->count()
+                 ? std::move(seat)
+                 : private_seat(identity, devices->count())),
       objects(capacity)
 {
     for (std::uint32_t i = 0; i < devices->count(); ++i)
-        session_contexts.push_back(
-            std::make_unique<Accounting>(effective_limits(*devices->device(i))));
+        session_contexts.push_back(std::make_unique<Accounting>(
+            effective_limits(*devices->device(i)), &tenant->on(i)));
 }
 
 vaccel_device_limits SessionState::effective_limits(const Device& device) const
@@ -73,7 +78,8 @@ Status SessionState::reserve_handle() const
 
 Session::Session(std::shared_ptr<DeviceManager> devices, SessionOptions options)
     : state_(std::make_unique<SessionState>(std::move(devices), options.identity,
-                                            std::move(options.policy), options.handle_capacity))
+                                            std::move(options.policy), std::move(options.tenant),
+                                            options.handle_capacity))
 {
     // A backend's worker may still hold a finished event's watch, or a wait
     // its waiter, while the next request makes new ones.

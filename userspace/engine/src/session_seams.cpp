@@ -162,6 +162,11 @@ const SessionIdentity& Session::identity() const
     return state_->identity;
 }
 
+const TenantId& Session::tenant() const
+{
+    return state_->tenant->id();
+}
+
 std::optional<std::uint32_t> Session::route(std::uint32_t opcode, std::span<const std::byte> args,
                                             std::span<const std::byte> in_payload) const
 {

@@ -32,6 +32,7 @@
 #include "vaccel/engine/device_manager.hpp"
 #include "vaccel/engine/event_watch.hpp"
 #include "vaccel/engine/limit_policy.hpp"
+#include "vaccel/engine/tenants.hpp"
 
 namespace vaccel::engine {
 
@@ -39,8 +40,10 @@ struct ContextRecord {
     static constexpr HandleKind kind = HandleKind::context;
     Device* device = nullptr;
     std::unique_ptr<backend::Context> object;
-    // Effective limits (device ∩ policy) and this context's use. Held by
-    // pointer because Accounting is not movable (it owns a mutex).
+    // This context's caps (device ∩ the policy's per-context level) and use;
+    // its parent is the tenant's totals on the device, so every charge here
+    // counts there too (tenants.hpp). Held by pointer because Accounting is
+    // not movable (it owns a mutex).
     std::unique_ptr<Accounting> accounting;
     std::uint32_t children = 0;  // buffers + programs + queues + events + gates alive
 };
@@ -93,18 +96,23 @@ using Object =
 
 struct SessionState {
     SessionState(std::shared_ptr<DeviceManager> manager, SessionIdentity who,
-                 std::shared_ptr<const LimitPolicy> limit_policy, std::uint32_t capacity);
+                 std::shared_ptr<const LimitPolicy> limit_policy, TenantSeat seat,
+                 std::uint32_t capacity);
 
     std::shared_ptr<DeviceManager> devices;
     const SessionIdentity identity;
     const std::shared_ptr<const LimitPolicy> policy;  // never null
+    // The session's place in its tenant (never empty). Ownership: declared
+    // before everything that charges the tenant, so it is given back last,
+    // after every record and accounting of the session is gone.
+    TenantSeat tenant;
 
     // Guards objects, every record in it and session_contexts' pairing with
     // the table. Lock order: this, then a Device's mutex, then an
     // EventWatch's (device_manager.hpp).
     mutable std::mutex mutex;
     HandleTable<Object> objects;
-    // The session's contexts per device, against the effective max_contexts.
+    // The session's contexts per device (parent: the tenant's totals there).
     std::vector<std::unique_ptr<Accounting>> session_contexts;
 
     // Which device each live handle's object lives on, for Session::route().
@@ -139,8 +147,10 @@ struct SessionState {
     std::atomic<std::uint64_t> submissions{0};  // accepted submissions
     std::atomic<std::uint64_t> errors{0};       // refusals returned to the client
 
-    // The effective limits of a new context on `device`.
+    // The caps of a new context on `device` (device ∩ per-context policy).
     vaccel_device_limits effective_limits(const Device& device) const;
+    // Re-reads the tenant's totals from the policy in force.
+    void refresh_totals() { tenant->set_totals(policy->totals(identity)); }
 
     // Refuses (ResourceLimit, VACCEL_LIMIT_HANDLES) when insert() could not
     // succeed, so a handle is known to be available before the backend is

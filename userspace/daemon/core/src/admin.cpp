@@ -83,12 +83,55 @@ Result<Selector> selector_of(const json& document)
     return selector;
 }
 
+// "context": {"memory_bytes": ..., "buffers": ...}: per-context caps.
+Result<ContextCaps> context_caps_of(const json& value)
+{
+    if (!value.is_object())
+        return fail(bad_document(0, "\"context\" must be an object of per-context caps"));
+    ContextCaps caps;
+    for (const auto& [key, item] : value.items()) {
+        auto number = unsigned_of(item, key, key == "memory_bytes");
+        if (!number)
+            return fail(std::move(number.error()));
+        if (key == "memory_bytes") {
+            caps.memory_bytes = *number;
+            continue;
+        }
+        if (*number > UINT32_MAX)
+            return fail(bad_document(0, fmt::format("\"context.{}\" is out of range", key)));
+        const auto value32 = static_cast<std::uint32_t>(*number);
+        if (key == "buffers")
+            caps.buffers = value32;
+        else if (key == "programs")
+            caps.programs = value32;
+        else if (key == "queues")
+            caps.queues = value32;
+        else if (key == "events")
+            caps.events = value32;
+        else if (key == "gates")
+            caps.gates = value32;
+        else
+            return fail(bad_document(
+                0, fmt::format("\"context.{}\" is not a per-context cap (memory_bytes, buffers, "
+                               "programs, queues, events, gates)",
+                               key)));
+    }
+    return caps;
+}
+
 Result<RuleLimits> limits_of(const json& document)
 {
     if (!document.contains("limits") || !document["limits"].is_object())
         return fail(bad_document(0, "the document needs a \"limits\" object"));
     RuleLimits limits;
     for (const auto& [key, value] : document["limits"].items()) {
+        if (key == "context") {
+            auto caps = context_caps_of(value);
+            if (!caps)
+                return fail(std::move(caps.error()));
+            limits.context = *caps;
+            continue;
+        }
         auto number = unsigned_of(value, key, key == "memory_bytes");
         if (!number)
             return fail(std::move(number.error()));
@@ -111,6 +154,8 @@ Result<RuleLimits> limits_of(const json& document)
             limits.events = value32;
         else if (key == "gates")
             limits.gates = value32;
+        else if (key == "sessions")
+            limits.sessions = value32;
         else if (key == "weight")
             limits.weight = value32;
         else
@@ -145,7 +190,19 @@ json rule_json(const Rule& rule)
     if (l.queues) out["queues"] = *l.queues;
     if (l.events) out["events"] = *l.events;
     if (l.gates) out["gates"] = *l.gates;
+    if (l.sessions) out["sessions"] = *l.sessions;
     if (l.weight) out["weight"] = *l.weight;
+    const ContextCaps& c = l.context;
+    if (!c.empty()) {
+        json caps = json::object();
+        if (c.memory_bytes) caps["memory_bytes"] = *c.memory_bytes;
+        if (c.buffers) caps["buffers"] = *c.buffers;
+        if (c.programs) caps["programs"] = *c.programs;
+        if (c.queues) caps["queues"] = *c.queues;
+        if (c.events) caps["events"] = *c.events;
+        if (c.gates) caps["gates"] = *c.gates;
+        out["context"] = caps;
+    }
     return out;
 }
 
@@ -214,6 +271,7 @@ std::string sessions_document(const std::vector<SessionEntry>& sessions, const P
                         {"gid", who.gid},
                         {"cgroup", who.cgroup},
                         {"container", who.container},
+                        {"tenant", entry.session->tenant().key()},
                         {"rule", rule_label(policy.match(client))},
                         {"weight", policy.weight(client)},
                         {"contexts", stats.contexts},
@@ -252,13 +310,15 @@ std::string containers_document(const std::vector<ContainerView>& containers,
 AdminService::AdminService(std::shared_ptr<engine::DeviceManager> devices,
                            std::shared_ptr<PolicyStore> policy, ConfigFile config,
                            std::optional<std::string> admin_group_from_cli,
-                           std::uint64_t started_ns, std::shared_ptr<ContainerRegistry> containers)
+                           std::uint64_t started_ns, std::shared_ptr<ContainerRegistry> containers,
+                           std::shared_ptr<engine::Tenants> tenants)
     : devices_(std::move(devices)),
       policy_(std::move(policy)),
       config_(std::move(config)),
       admin_group_from_cli_(std::move(admin_group_from_cli)),
       started_ns_(started_ns),
-      containers_(std::move(containers))
+      containers_(std::move(containers)),
+      tenants_(std::move(tenants))
 {
     const std::string group = admin_group_from_cli_.value_or(config_.config().daemon.admin_group);
     admin_gid_ = group_id(group);
@@ -299,9 +359,12 @@ Reply AdminService::handle(const engine::SessionIdentity& caller, Request& reque
         break;
     case VACCEL_ADMIN_METRICS: {
         const std::uint64_t uptime = (monotonic_now_ns() - started_ns_) / 1'000'000'000u;
-        answer = metrics_text(*devices_, sessions, uptime);
+        answer = metrics_text(*devices_, sessions, uptime, tenants_.get());
         break;
     }
+    case VACCEL_ADMIN_TENANTS:
+        answer = tenants_ ? tenants_document(*tenants_) : tenants_document(engine::Tenants(0));
+        break;
     case VACCEL_ADMIN_CONTAINERS:
         answer = containers_ ? containers_document(containers_->list(), sessions)
                              : containers_document({}, sessions);
@@ -335,7 +398,7 @@ Result<std::string> AdminService::limits_set(std::string_view text)
         return fail(std::move(limits.error()));
     if (auto set = config_.set_rule(*selector, *limits); !set)
         return fail(config_refusal(set.error()));
-    policy_->replace(config_.config().policy);
+    publish_policy();
     const Rule* rule = config_.config().policy.find(*selector);
     spdlog::info("vacceld: limits for {} set and saved to {}", selector->describe(),
                  config_.path().string());
@@ -354,7 +417,7 @@ Result<std::string> AdminService::limits_reset(std::string_view text)
         return json{{"removed", false}}.dump();
     if (auto reset = config_.reset_rule(*selector); !reset)
         return fail(config_refusal(reset.error()));
-    policy_->replace(config_.config().policy);
+    publish_policy();
     spdlog::info("vacceld: limits for {} removed; {} saved", selector->describe(),
                  config_.path().string());
     return json{{"removed", true}}.dump();
@@ -435,6 +498,13 @@ Result<std::string> AdminService::container_remove(std::string_view text)
     return json{{"removed", removed}}.dump();
 }
 
+void AdminService::publish_policy()
+{
+    policy_->replace(config_.config().policy);
+    if (tenants_)
+        tenants_->refresh(PolicyLimits(policy_));
+}
+
 ReloadOutcome AdminService::reload()
 {
     auto opened = ConfigFile::open(config_.path());
@@ -443,7 +513,7 @@ ReloadOutcome AdminService::reload()
     const DaemonSettings before = config_.config().daemon;
     config_ = std::move(*opened);
     const DaemonSettings& after = config_.config().daemon;
-    policy_->replace(config_.config().policy);
+    publish_policy();
     std::string message = fmt::format("{} rule(s) in force", config_.config().policy.rules().size());
     if (after.devices != before.devices)
         message += "; the device list changed: restart vacceld to serve the new list";

@@ -24,11 +24,17 @@ namespace vaccel::daemon {
 
 void Connections::open(UniqueFd fd, const engine::SessionIdentity& who)
 {
-    Peer& c = dispatcher_.add_peer(*this, who);
-    c.fd = std::move(fd);
-    spdlog::debug("vacceld: session {} opened: pid {} uid {} gid {} cgroup '{}'", c.id, who.pid,
-                  who.uid, who.gid, who.cgroup);
-    arm_receive(c);
+    // A session its tenant has no room for is told so in the answer to its
+    // first request (the protocol has no message the daemon sends unasked).
+    auto added = dispatcher_.add_peer(*this, who);
+    Peer* c = added ? *added : dispatcher_.add_refused_peer(*this, who, std::move(added.error()));
+    if (c == nullptr)
+        return;  // `fd` closes unanswered
+    c->fd = std::move(fd);
+    if (added)
+        spdlog::debug("vacceld: session {} opened: pid {} uid {} gid {} cgroup '{}'", c->id,
+                      who.pid, who.uid, who.gid, who.cgroup);
+    arm_receive(*c);
 }
 
 void Connections::deliver(Peer& c, Reply& reply)

@@ -36,7 +36,9 @@ Dispatcher::Dispatcher(Parts parts)
       limits_(std::move(parts.limits)),
       short_calls_(parts.short_calls_on_reactor),
       admin_(std::move(parts.admin)),
-      containers_(std::move(parts.containers))
+      containers_(std::move(parts.containers)),
+      tenants_(parts.tenants ? std::move(parts.tenants)
+                             : std::make_shared<engine::Tenants>(devices_->count()))
 {
     chores_ = std::make_unique<WorkQueue>("vacceld-chores");
     for (std::uint32_t i = 0; i < devices_->count(); ++i) {
@@ -57,12 +59,16 @@ Dispatcher::~Dispatcher()
     chores_.reset();
 }
 
-Peer& Dispatcher::add_peer(PeerTransport& transport, const engine::SessionIdentity& peer)
+Result<Peer*> Dispatcher::add_peer(PeerTransport& transport, const engine::SessionIdentity& peer)
 {
     // A peer inside a registered container is that container's, whatever
     // its own cgroup (containers.hpp): its rule and devices are the
     // container's.
     const engine::SessionIdentity who = containers_ ? containers_->attribute(peer) : peer;
+    // Admitted before anything is made: a refused peer costs nothing.
+    auto seat = tenants_->admit(who, *limits_);
+    if (!seat)
+        return fail(std::move(seat.error()));
     auto c = std::make_unique<Peer>();
     c->id = next_peer_++;
     c->transport = &transport;
@@ -70,9 +76,31 @@ Peer& Dispatcher::add_peer(PeerTransport& transport, const engine::SessionIdenti
     engine::SessionOptions session_options;
     session_options.identity = who;
     session_options.policy = limits_;
+    session_options.tenant = std::move(*seat);
     c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
-    Peer& ref = *c;
-    peers_.emplace(ref.id, std::move(c));
+    Peer* ref = c.get();
+    peers_.emplace(ref->id, std::move(c));
+    return ref;
+}
+
+Peer* Dispatcher::add_refused_peer(PeerTransport& transport, const engine::SessionIdentity& who,
+                                   Error refusal)
+{
+    if (refused_peers_ >= max_refused_peers) {
+        spdlog::warn("vacceld: a connection of uid {} (pid {}) closed unanswered: {} refused "
+                     "connections are waiting to be told why already",
+                     who.uid, who.pid, refused_peers_);
+        return nullptr;
+    }
+    spdlog::info("vacceld: a session of uid {} (pid {}) refused: {}", who.uid, who.pid,
+                 describe(refusal));
+    ++refused_peers_;
+    auto c = std::make_unique<Peer>();
+    c->id = next_peer_++;
+    c->transport = &transport;
+    c->refused = std::move(refusal);
+    Peer* ref = c.get();
+    peers_.emplace(ref->id, std::move(c));
     return ref;
 }
 
@@ -84,6 +112,14 @@ Peer* Dispatcher::find(std::uint64_t id)
 
 void Dispatcher::dispatch(Peer& c, Request& request)
 {
+    if (c.refused) {
+        // Its one answer, then it closes (add_refused_peer).
+        if (!c.closing) {
+            queue_reply(c, refusal(request, *c.refused));
+            close_peer(c, "its session was refused", true);
+        }
+        return;
+    }
     const std::uint32_t opcode = request.opcode();
     if (opcode == VACCEL_OP_ADMIN) {
         run_admin(c, std::make_shared<Request>(std::move(request)));
@@ -190,7 +226,7 @@ std::vector<SessionEntry> Dispatcher::live_sessions() const
     std::vector<SessionEntry> sessions;
     sessions.reserve(peers_.size());
     for (const auto& [id, c] : peers_) {
-        if (c->closing)
+        if (c->closing || !c->session)
             continue;
         std::uint64_t parked = 0;
         for (const auto& [wait_id, wait] : c->waits)
@@ -256,7 +292,7 @@ void Dispatcher::close_peer(Peer& c, std::string_view reason, bool flush)
     }
     c.closing = true;
     c.flush = flush || c.transport->always_flush();
-    if (reason.starts_with("malformed"))
+    if (reason.starts_with("malformed") && c.session)
         spdlog::warn("vacceld: session {} (pid {} uid {}) closed: {}", c.id,
                      c.session->identity().pid, c.session->identity().uid, reason);
     else
@@ -288,7 +324,10 @@ void Dispatcher::maybe_finish(Peer& c)
     const std::uint64_t id = c.id;
     // The session's teardown (reaper.cpp) runs neither here nor on the
     // chores thread that serves admin commands.
-    reap(id, std::move(c.session));
+    if (c.session)
+        reap(id, std::move(c.session));
+    if (c.refused)
+        --refused_peers_;
     spdlog::debug("vacceld: session {} closed", id);
     c.transport->forget(c);
     peers_.erase(id);  // closes the socket

@@ -49,6 +49,8 @@ public:
         std::unique_ptr<AdminService> admin;
         // Which container a new peer belongs to (shared with admin).
         std::shared_ptr<ContainerRegistry> containers;
+        // Every tenant with an open session (shared with admin).
+        std::shared_ptr<engine::Tenants> tenants;
         bool short_calls_on_reactor = true;
     };
     explicit Dispatcher(Parts parts);
@@ -59,8 +61,17 @@ public:
     Dispatcher& operator=(const Dispatcher&) = delete;
 
     // A new peer with its own Session, taking nothing until its transport
-    // feeds dispatch().
-    Peer& add_peer(PeerTransport& transport, const engine::SessionIdentity& who);
+    // feeds dispatch(). Refused (nothing made) when its tenant has all its
+    // sessions open: ResourceLimit, VACCEL_LIMIT_SESSIONS, the tenant's
+    // scope (engine/tenants.hpp).
+    Result<Peer*> add_peer(PeerTransport& transport, const engine::SessionIdentity& who);
+    // A socket peer whose session was refused: it holds no session, answers
+    // its first request with `refusal` and closes. nullptr when
+    // max_refused_peers are pending already (the caller closes the socket
+    // unanswered), so refused connections cannot pile up.
+    Peer* add_refused_peer(PeerTransport& transport, const engine::SessionIdentity& who,
+                           Error refusal);
+    static constexpr std::size_t max_refused_peers = 64;
     Peer* find(std::uint64_t id);
     // `request` may be moved from (work that outlives the call takes it).
     void dispatch(Peer& c, Request& request);
@@ -135,6 +146,8 @@ private:
     // (joined: every job ran, every Session released), the admin service.
     std::unique_ptr<AdminService> admin_;  // used on the chores thread only
     std::shared_ptr<ContainerRegistry> containers_;
+    std::shared_ptr<engine::Tenants> tenants_;  // never null
+    std::size_t refused_peers_ = 0;  // peers of add_refused_peer() not yet gone
     std::unique_ptr<WorkQueue> chores_;
     std::vector<std::unique_ptr<WorkQueue>> workers_;  // index = device index
     // Session teardowns, one queue per device (index = device index).

@@ -4,7 +4,10 @@
 // Decides the metric names (shared with vaccelctl and dashboards, listed in
 // docs/protocol.md): per device vaccel_device_* (labels device, name), per
 // session vaccel_session_* (labels session, transport ("socket" or
-// "kernel"), pid, uid, cgroup), and the daemon-wide vaccel_sessions and
+// "kernel"), pid, uid, cgroup, tenant), per tenant and device
+// vaccel_tenant_*_used / vaccel_tenant_*_total (labels tenant, device; a
+// total with no bound is not written), vaccel_tenant_sessions (label
+// tenant), and the daemon-wide vaccel_sessions and
 // vaccel_daemon_uptime_seconds. Each family
 // is written once with its # HELP and # TYPE lines; label values are
 // escaped (\\, \", \n).
@@ -30,6 +33,41 @@ void header(std::string& out, const Family& family)
                    family.help, family.name, family.type);
 }
 
+// Per tenant: open sessions, and per device each resource's use and total.
+void tenant_metrics(std::string& out, const engine::Tenants& tenants)
+{
+    const std::vector<engine::TenantReport> reports = tenants.report();
+    header(out, {"vaccel_tenant_sessions", "gauge", "Sessions the tenant has open."});
+    for (const engine::TenantReport& t : reports)
+        fmt::format_to(std::back_inserter(out), "vaccel_tenant_sessions{{tenant=\"{}\"}} {}\n",
+                       prometheus_label_value(t.id.key()), t.sessions);
+    constexpr const char* names[resource_count] = {"contexts", "memory_bytes", "buffers",
+                                                   "programs", "queues",       "events",
+                                                   "gates"};
+    for (std::size_t k = 0; k < resource_count; ++k) {
+        const auto r = static_cast<Resource>(k);
+        const std::string used = fmt::format("vaccel_tenant_{}_used", names[k]);
+        const std::string total = fmt::format("vaccel_tenant_{}_total", names[k]);
+        const std::string used_help = fmt::format("The tenant's {} on the device, all its sessions.", names[k]);
+        const std::string total_help = fmt::format("The tenant's total of {} on the device (absent: none).", names[k]);
+        header(out, {used.c_str(), "gauge", used_help.c_str()});
+        for (const engine::TenantReport& t : reports)
+            for (std::size_t d = 0; d < t.used.size(); ++d)
+                fmt::format_to(std::back_inserter(out), "{}{{tenant=\"{}\",device=\"{}\"}} {}\n",
+                               used, prometheus_label_value(t.id.key()), d, t.used[d][k]);
+        header(out, {total.c_str(), "gauge", total_help.c_str()});
+        const std::uint64_t unbounded = r == Resource::memory_bytes ? UINT64_MAX : UINT32_MAX;
+        for (const engine::TenantReport& t : reports) {
+            const std::uint64_t value = limit_of(t.totals.per_device, r);
+            if (value == unbounded)
+                continue;
+            for (std::size_t d = 0; d < t.used.size(); ++d)
+                fmt::format_to(std::back_inserter(out), "{}{{tenant=\"{}\",device=\"{}\"}} {}\n",
+                               total, prometheus_label_value(t.id.key()), d, value);
+        }
+    }
+}
+
 }  // namespace
 
 std::string prometheus_label_value(std::string_view text)
@@ -50,7 +88,7 @@ std::string prometheus_label_value(std::string_view text)
 }
 
 std::string metrics_text(engine::DeviceManager& devices, const std::vector<SessionEntry>& sessions,
-                         std::uint64_t uptime_seconds)
+                         std::uint64_t uptime_seconds, const engine::Tenants* tenants)
 {
     std::string out;
     auto sample = [&](const char* name, const std::string& labels, std::uint64_t value) {
@@ -88,9 +126,11 @@ std::string metrics_text(engine::DeviceManager& devices, const std::vector<Sessi
     for (const SessionEntry& entry : sessions) {
         const engine::SessionIdentity& who = entry.session->identity();
         session_rows.emplace_back(
-            fmt::format("session=\"{}\",transport=\"{}\",pid=\"{}\",uid=\"{}\",cgroup=\"{}\"",
+            fmt::format("session=\"{}\",transport=\"{}\",pid=\"{}\",uid=\"{}\",cgroup=\"{}\","
+                        "tenant=\"{}\"",
                         entry.id, entry.transport, who.pid, who.uid,
-                        prometheus_label_value(who.cgroup)),
+                        prometheus_label_value(who.cgroup),
+                        prometheus_label_value(entry.session->tenant().key())),
             entry.session->stats());
     }
     const Family session_families[] = {
@@ -107,6 +147,9 @@ std::string metrics_text(engine::DeviceManager& devices, const std::vector<Sessi
             sample(session_families[f].name, labels, values[f]);
         }
     }
+
+    if (tenants != nullptr)
+        tenant_metrics(out, *tenants);
 
     header(out, {"vaccel_sessions", "gauge", "Client sessions connected."});
     fmt::format_to(std::back_inserter(out), "vaccel_sessions {}\n", sessions.size());

@@ -21,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -124,8 +125,12 @@ public:
 struct Peer {
     std::uint64_t id = 0;
     PeerTransport* transport = nullptr;  // Ownership: the Server's, outlives every peer
+    // Null only for a refused peer (Dispatcher::add_refused_peer).
     std::shared_ptr<engine::Session> session;
     std::uint32_t weight = 100;  // lane weight on the device workers
+    // Set for a refused peer: the answer to its first request, after which
+    // it closes.
+    std::optional<Error> refused;
 
     // The session's pollable completion file (notify_fd.hpp): made at a
     // kernel session's open, or at a socket client's SESSION_NOTIFY; its

@@ -28,10 +28,33 @@ Client client_of(const engine::SessionIdentity& who)
     return Client{who.uid, who.gid, who.cgroup};
 }
 
+engine::TenantId PolicyLimits::tenant(const engine::SessionIdentity& who) const
+{
+    const auto policy = store_->current();
+    const Rule* rule = policy->match(client_of(who));
+    const SelectorKind kind = rule != nullptr ? rule->selector.kind : SelectorKind::fallback;
+    switch (kind) {
+    case SelectorKind::uid: break;
+    case SelectorKind::gid: return {engine::TenantKind::gid, std::to_string(who.gid)};
+    case SelectorKind::cgroup: return {engine::TenantKind::cgroup, rule->selector.cgroup};
+    case SelectorKind::fallback:
+        if (!who.container.empty())
+            return {engine::TenantKind::container, who.container};
+        break;
+    }
+    return {engine::TenantKind::uid, std::to_string(who.uid)};
+}
+
+engine::TenantTotals PolicyLimits::totals(const engine::SessionIdentity& who) const
+{
+    const Totals totals = store_->current()->totals(client_of(who));
+    return engine::TenantTotals{totals.per_device, totals.sessions};
+}
+
 vaccel_device_limits PolicyLimits::limits(const engine::SessionIdentity& who, std::uint32_t,
                                           const vaccel_device_info& device) const
 {
-    return store_->current()->effective(device.limits, client_of(who));
+    return store_->current()->context_limits(device.limits, client_of(who));
 }
 
 std::uint32_t PolicyLimits::weight(const engine::SessionIdentity& who, std::uint32_t) const

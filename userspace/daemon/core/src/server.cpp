@@ -165,10 +165,12 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
     parts.devices = server->devices_;
     parts.limits = std::make_shared<PolicyLimits>(policy);
     auto containers = std::make_shared<ContainerRegistry>();
+    auto tenants = std::make_shared<engine::Tenants>(server->devices_->count());
     parts.admin = std::make_unique<AdminService>(server->devices_, policy, std::move(*config),
                                                  opts.admin_group, server->started_ns_,
-                                                 containers);
+                                                 containers, tenants);
     parts.containers = std::move(containers);
+    parts.tenants = std::move(tenants);
     parts.policy = std::move(policy);
     parts.short_calls_on_reactor = opts.short_calls_on_reactor;
     server->dispatcher_ = std::make_unique<Dispatcher>(std::move(parts));

@@ -404,7 +404,15 @@ void ServerNode::on_session_open(std::uint32_t slot, std::span<const std::byte> 
     who.gid = open.gid;
     who.cgroup.assign(open.cgroup, strnlen(open.cgroup, sizeof open.cgroup));
 
-    Peer& c = dispatcher_->add_peer(*this, who);
+    auto added = dispatcher_->add_peer(*this, who);
+    if (!added) {
+        // The module fails the client's open() with the refusal's errno.
+        spdlog::info("vacceld: kernel session {} of uid {} (pid {}) refused: {}", open.session,
+                     who.uid, who.pid, describe(added.error()));
+        commit(refusal(request, added.error()));
+        return;
+    }
+    Peer& c = **added;
     c.module_session = open.session;
     // The session's notify file; the module resolves its number in this
     // (the serving) thread's table at the commit and holds the file for

@@ -51,7 +51,10 @@ std::expected<std::unique_ptr<TestTransport>, std::string> TestTransport::create
     transport->direct_ = std::make_unique<Direct>(transport->sink_);
     transport->server_ = std::move(*server);
     transport->budget_ns_ = budget_ns;
-    transport->peer_ = transport->server_->dispatcher_->add_peer(*transport->direct_, who).id;
+    auto peer = transport->server_->dispatcher_->add_peer(*transport->direct_, who);
+    if (!peer)
+        return std::unexpected(describe(peer.error()));
+    transport->peer_ = (*peer)->id;
     return transport;
 }
 

@@ -248,11 +248,20 @@ private:
                 if (!value)
                     return Refusal(value.error());
                 *count = static_cast<std::uint32_t>(*value);
+            } else if (k == "context") {
+                const toml::table* caps = node.as_table();
+                if (caps == nullptr)
+                    return refuse(node.source(), name,
+                                  "must be a table; write the per-context caps under "
+                                  "[rule.context] after the rule's [[rule]]");
+                if (auto read = read_context_caps(*caps, limits.context); !read)
+                    return Refusal(read.error());
             } else {
                 return refuse(key.source(), name,
                               "is not a rule setting; a rule has one selector (uid, gid, "
                               "cgroup, default) and any of contexts, memory, buffers, "
-                              "programs, queues, events, gates, weight");
+                              "programs, queues, events, gates, sessions, weight, and an "
+                              "optional [rule.context] table");
             }
             if (chosen) {
                 if (selector)
@@ -278,8 +287,49 @@ private:
         return {};
     }
 
+    // [rule.context]: caps on each one context; the keys of a rule's
+    // resources, less those that count more than one context.
+    std::expected<void, ConfigError> read_context_caps(const toml::table& table,
+                                                       ContextCaps& caps) const
+    {
+        constexpr std::uint64_t u32 = std::numeric_limits<std::uint32_t>::max();
+        for (auto [key_at, node_at] : in_file_order(table)) {
+            const std::string_view k = key_at->str();
+            const std::string name = "rule.context." + std::string(k);
+            if (k == "memory") {
+                auto bytes = size(*node_at, name);
+                if (!bytes)
+                    return Refusal(bytes.error());
+                caps.memory_bytes = *bytes;
+                continue;
+            }
+            std::optional<std::uint32_t>* count = k == "buffers"    ? &caps.buffers
+                                                  : k == "programs" ? &caps.programs
+                                                  : k == "queues"   ? &caps.queues
+                                                  : k == "events"   ? &caps.events
+                                                  : k == "gates"    ? &caps.gates
+                                                                    : nullptr;
+            if (count == nullptr) {
+                const bool tenant_only = k == "contexts" || k == "sessions" || k == "weight";
+                return refuse(key_at->source(), name,
+                              tenant_only
+                                  ? fmt::format("is the tenant's, not one context's; set {} "
+                                                "in the rule itself",
+                                                k)
+                                  : std::string("is not a per-context cap; use memory, "
+                                                "buffers, programs, queues, events or gates"));
+            }
+            auto value = integer(*node_at, name, 0, u32);
+            if (!value)
+                return Refusal(value.error());
+            *count = static_cast<std::uint32_t>(*value);
+        }
+        return {};
+    }
+
     static std::optional<std::uint32_t>* count_field(RuleLimits& limits, std::string_view key)
     {
+        if (key == "sessions") return &limits.sessions;
         if (key == "contexts") return &limits.contexts;
         if (key == "buffers") return &limits.buffers;
         if (key == "programs") return &limits.programs;

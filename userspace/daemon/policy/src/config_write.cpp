@@ -136,7 +136,19 @@ std::string write_config(const Config& config)
         count("queues", l.queues);
         count("events", l.events);
         count("gates", l.gates);
+        count("sessions", l.sessions);
         count("weight", l.weight);
+        if (!l.context.empty()) {
+            const ContextCaps& c = l.context;
+            out += "[rule.context]\n";
+            if (c.memory_bytes)
+                out += fmt::format("memory = {}\n", size_value(*c.memory_bytes));
+            count("buffers", c.buffers);
+            count("programs", c.programs);
+            count("queues", c.queues);
+            count("events", c.events);
+            count("gates", c.gates);
+        }
     }
     return out;
 }

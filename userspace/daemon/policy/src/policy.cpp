@@ -49,7 +49,23 @@ void RuleLimits::merge(const RuleLimits& changes)
     take(queues, changes.queues);
     take(events, changes.events);
     take(gates, changes.gates);
+    take(sessions, changes.sessions);
     take(weight, changes.weight);
+    context.merge(changes.context);
+}
+
+void ContextCaps::merge(const ContextCaps& changes)
+{
+    auto take = [](auto& mine, const auto& theirs) {
+        if (theirs)
+            mine = theirs;
+    };
+    take(memory_bytes, changes.memory_bytes);
+    take(buffers, changes.buffers);
+    take(programs, changes.programs);
+    take(queues, changes.queues);
+    take(events, changes.events);
+    take(gates, changes.gates);
 }
 
 std::string selector_problem(const Selector& selector)
@@ -133,27 +149,44 @@ const Rule* Policy::match(const Client& client) const
     return by_default;
 }
 
-vaccel_device_limits Policy::effective(const vaccel_device_limits& device,
-                                       const Client& client) const
+vaccel_device_limits Policy::context_limits(const vaccel_device_limits& device,
+                                            const Client& client) const
 {
     const Rule* rule = match(client);
     if (rule == nullptr)
         return device;
     constexpr auto all32 = std::numeric_limits<std::uint32_t>::max();
     constexpr auto all64 = std::numeric_limits<std::uint64_t>::max();
+    const ContextCaps& c = rule->limits.context;
+    vaccel_device_limits caps = unlimited_limits();
+    caps.max_buffers = c.buffers.value_or(all32);
+    caps.max_programs = c.programs.value_or(all32);
+    caps.max_queues = c.queues.value_or(all32);
+    caps.max_events = c.events.value_or(all32);
+    caps.max_gates = c.gates.value_or(all32);
+    caps.max_memory_bytes = c.memory_bytes.value_or(all64);
+    return intersect(device, caps);
+}
+
+Totals Policy::totals(const Client& client) const
+{
+    constexpr auto all32 = std::numeric_limits<std::uint32_t>::max();
+    constexpr auto all64 = std::numeric_limits<std::uint64_t>::max();
+    Totals out;
+    out.per_device = unlimited_limits();
+    const Rule* rule = match(client);
+    if (rule == nullptr)
+        return out;
     const RuleLimits& l = rule->limits;
-    vaccel_device_limits policy{};
-    policy.max_contexts = l.contexts.value_or(all32);
-    policy.max_buffers = l.buffers.value_or(all32);
-    policy.max_programs = l.programs.value_or(all32);
-    policy.max_queues = l.queues.value_or(all32);
-    policy.max_events = l.events.value_or(all32);
-    policy.max_gates = l.gates.value_or(all32);
-    policy.max_bindings = all32;
-    policy.max_buffer_bytes = all64;
-    policy.max_artifact_bytes = all64;
-    policy.max_memory_bytes = l.memory_bytes.value_or(all64);
-    return intersect(device, policy);
+    out.per_device.max_contexts = l.contexts.value_or(all32);
+    out.per_device.max_buffers = l.buffers.value_or(all32);
+    out.per_device.max_programs = l.programs.value_or(all32);
+    out.per_device.max_queues = l.queues.value_or(all32);
+    out.per_device.max_events = l.events.value_or(all32);
+    out.per_device.max_gates = l.gates.value_or(all32);
+    out.per_device.max_memory_bytes = l.memory_bytes.value_or(all64);
+    out.sessions = l.sessions.value_or(default_sessions);
+    return out;
 }
 
 std::uint32_t Policy::weight(const Client& client) const

@@ -39,6 +39,9 @@ struct Error {
     Errc code = Errc::invalid_argument;
     std::uint32_t detail = VACCEL_D_NONE;  // enum vaccel_detail
     std::uint32_t limit = VACCEL_LIMIT_NONE;  // enum vaccel_limit_kind
+    // For VACCEL_D_LIMIT: whose limit (VACCEL_SCOPE_MAKE: kind, device,
+    // the tenant's sessions); 0 = a context's own cap.
+    std::uint32_t scope = 0;
     std::uint64_t arg0 = 0;
     std::uint64_t arg1 = 0;
     std::string note;
@@ -46,11 +49,11 @@ struct Error {
     static Error of(Errc code, std::uint32_t detail = VACCEL_D_NONE, std::uint64_t arg0 = 0,
                     std::uint64_t arg1 = 0)
     {
-        return Error{code, detail, VACCEL_LIMIT_NONE, arg0, arg1, {}};
+        return Error{code, detail, VACCEL_LIMIT_NONE, 0, arg0, arg1, {}};
     }
     static Error limit_hit(std::uint32_t kind, std::uint64_t value, std::uint64_t used)
     {
-        return Error{Errc::resource_limit, VACCEL_D_LIMIT, kind, value, used, {}};
+        return Error{Errc::resource_limit, VACCEL_D_LIMIT, kind, 0, value, used, {}};
     }
     Error&& with_note(std::string text) &&
     {
@@ -82,6 +85,11 @@ int error_errno(Errc code);
 // The limit's name as operators write it: "buffers", "memory bytes", ...
 std::string_view limit_name(std::uint32_t kind);
 // A sentence a person can act on: what was refused, why, what to do.
+// A tenant's refusal (VACCEL_D_LIMIT with a tenant scope) names the
+// tenant by its note ("uid 1000", "cgroup /a/b"), else by the scope kind
+// and this process's own uid or gid.
 std::string describe(const Error& error);
+// "4096 bytes", "60.0 MiB": bytes as a person reads them.
+std::string bytes_text(std::uint64_t bytes);
 
 }  // namespace vaccel

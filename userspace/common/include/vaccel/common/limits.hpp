@@ -1,10 +1,11 @@
 // limits.hpp - limit accounting with check-then-commit.
 //
 // Owns: the use counters of one accounting scope (a context, a session, a
-// client selector, a device) against that scope's limits. Decides: when a
-// request is refused (use + amount > limit, computed without overflow), the
-// refusal (ResourceLimit, D_LIMIT, limit kind, arg0 = limit, arg1 = use), and
-// the protocol that keeps a failed call from changing any counter:
+// tenant on one device, a device) against that scope's limits. Decides: when
+// a request is refused (use + amount > limit, computed without overflow),
+// the refusal (ResourceLimit, D_LIMIT, limit kind, arg0 = limit, arg1 = use,
+// plus the scope's label), and the protocol that keeps a failed call from
+// changing any counter:
 //
 //     auto charge = accounting.reserve(Resource::buffers, 1);  // check + hold
 //     if (!charge) return fail(charge.error());
@@ -14,14 +15,23 @@
 // A reservation counts as use from reserve() on, so two concurrent callers
 // can never both pass a check that only one of them fits.
 //
+// Scopes nest (ADR 0024): an Accounting may have a parent (a context's
+// parent is its tenant's totals on that device). reserve() holds the amount
+// here, then in the parent; a parent's refusal gives back what was held here
+// and is the refusal returned. release() and a Charge's rollback give back
+// at every level. So a tenant's total holds across all its contexts and
+// sessions, exactly, whichever level refuses first.
+//
 // Thread-safety: Accounting is guarded by one std::mutex (named `mutex_`,
 // protecting `limits_` and `used_`); every member may be called from any
-// thread. Charge is a plain value owned by one thread.
+// thread. A level's mutex is never held while its parent's is taken, so
+// nesting adds no lock order. Charge is a plain value owned by one thread.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string_view>
 
@@ -77,21 +87,33 @@ private:
     std::uint64_t amount_ = 0;
 };
 
+// Fills in who a refusal of one level is about (Error::scope, the note):
+// called with the refusal, outside every Accounting lock.
+using RefusalLabel = std::function<void(Error&)>;
+
 class Accounting {
 public:
-    explicit Accounting(const vaccel_device_limits& limits);
+    // Ownership: `parent` (may be null) must outlive this Accounting.
+    explicit Accounting(const vaccel_device_limits& limits, Accounting* parent = nullptr,
+                        RefusalLabel label = {});
     Accounting(const Accounting&) = delete;
     Accounting& operator=(const Accounting&) = delete;
 
-    // Holds `amount` of `r` if use + amount <= limit; else ResourceLimit
-    // (D_LIMIT, limit_kind(r), arg0 = limit, arg1 = current use) and nothing
-    // changes. amount 0 always succeeds.
+    // Holds `amount` of `r` if use + amount <= limit here and in every
+    // parent; else ResourceLimit (D_LIMIT, limit_kind(r), arg0 = the
+    // limit, arg1 = the use of the level that refused, labelled by it) and
+    // nothing changes at any level. amount 0 always succeeds.
     Result<Charge> reserve(Resource r, std::uint64_t amount);
-    // Gives back committed use. Releasing more than is used clamps at 0.
+    // Gives back committed use, here and in every parent. Releasing more
+    // than is used clamps at 0.
     void release(Resource r, std::uint64_t amount);
+    Accounting* parent() const { return parent_; }
 
     std::uint64_t used(Resource r) const;
     std::uint64_t limit(Resource r) const;
+    // How much more of `r` a reserve() could take now: the least room of
+    // this level and every parent.
+    std::uint64_t room(Resource r) const;
     // The limits in force (also the fields accounting does not count:
     // max_bindings, max_buffer_bytes, max_artifact_bytes).
     vaccel_device_limits limits() const;
@@ -100,10 +122,23 @@ public:
     void set_limits(const vaccel_device_limits& limits);
 
 private:
+    // This level alone; the refusal is unlabelled.
+    Status hold(Resource r, std::uint64_t amount);
+    void give_back(Resource r, std::uint64_t amount);
+
     mutable std::mutex mutex_;  // guards limits_ and used_
     vaccel_device_limits limits_;
     std::array<std::uint64_t, resource_count> used_{};
+    Accounting* const parent_;
+    const RefusalLabel label_;
 };
+
+// The sessions a tenant may have open when no rule says; the vaccel
+// module's per-user default cap is the same number (ADR 0024).
+inline constexpr std::uint32_t default_tenant_sessions = 64;
+
+// A limit with no bound: the largest value of the field's type.
+vaccel_device_limits unlimited_limits();
 
 // Field-wise minimum. Every field is a real limit: 0 means "none allowed",
 // never "unlimited".

@@ -61,7 +61,8 @@ Status check_request(std::uint32_t opcode, std::span<const std::byte> args);
 Status check_request_wire(std::uint32_t opcode, std::span<const std::byte> args);
 
 // A response's struct: opcode known, size exact, status well formed (error,
-// detail and limit inside their enums, status.pad zero), pad/reserved fields
+// detail and limit inside their enums, status.scope's kind known and zero
+// unless the detail is VACCEL_D_LIMIT), pad/reserved fields
 // zero, flags known (responses echo the request's flags).
 Status check_response(std::uint32_t opcode, std::span<const std::byte> args);
 

@@ -1,7 +1,9 @@
 // shared_memory.hpp - host memory a client can map: a memfd mapped into
 // this process at a chosen alignment.
 //
-// Owns: the memfd and the mapping; both end with the object. Decides the
+// Owns: the memfd and the mapping; both end with the object, and so do the
+// file's pages, in every process that maps it (they are punched out at
+// the end, so a client's leftover mapping keeps nothing alive). Decides the
 // size: the bytes asked rounded up to whole pages (what mmap shares), and
 // the alignment: at least a page, any power of two up to 64 KiB
 // (VACCEL_MAX_ALIGNMENT), by reserving a larger range and mapping the file

@@ -1,12 +1,14 @@
 // limit_policy.hpp - the seam where operator policy narrows device limits.
 //
-// Owns nothing. Decides: the effective limits of a context are
-// intersect(device limits, policy limits) - a policy can only narrow what a
-// device offers, never widen it. The engine applies the intersection itself,
-// so a policy returning larger numbers is harmless. The policy also names
-// each new context's scheduling weight. The default policy grants
-// the device's own limits; the daemon's policy (per client selector: uid,
-// gid, cgroup) plugs in here.
+// Owns nothing. Decides: the policy names which tenant a session belongs to
+// and that tenant's totals (tenants.hpp, ADR 0024); the effective limits of
+// one context are intersect(device limits, the policy's per-context caps) -
+// a policy can only narrow what a device offers, never widen it. The engine
+// applies the intersection itself, so a policy returning larger numbers is
+// harmless. The policy also names each new context's scheduling weight. The
+// default policy makes each uid a tenant with no totals and grants the
+// device's own limits per context; the daemon's policy (per client
+// selector: uid, gid, cgroup, container) plugs in here.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <sys/types.h>
 
 #include "vaccel.h"
+#include "vaccel/common/limits.hpp"
 
 namespace vaccel::engine {
 
@@ -41,12 +44,51 @@ struct SessionIdentity {
 // The scheduling weight a context gets when its policy says nothing.
 inline constexpr std::uint32_t default_context_weight = 100;
 
+// What kind of tenant; the values are the uapi's VACCEL_SCOPE_*.
+enum class TenantKind : std::uint8_t {
+    uid = VACCEL_SCOPE_UID,
+    gid = VACCEL_SCOPE_GID,
+    cgroup = VACCEL_SCOPE_CGROUP,
+    container = VACCEL_SCOPE_CONTAINER,
+};
+
+// Who accounting belongs to: a uid or gid (`name` its number), a cgroup
+// subtree (`name` the rule's path prefix) or a registered container
+// (`name` its id).
+struct TenantId {
+    TenantKind kind = TenantKind::uid;
+    std::string name;
+
+    // "uid:1000", "gid:100", "cgroup:/a/b", "container:ID": unique per tenant.
+    std::string key() const;
+    // "uid 1000", "cgroup /a/b", "container 3f2a9c1b2d4e": for people.
+    std::string describe() const;
+    bool operator==(const TenantId&) const = default;
+};
+
+// A tenant's totals: each field of `per_device` (contexts, memory, buffers,
+// programs, queues, events, gates; the per-request fields are unused) is
+// the tenant's total on each device, all its sessions together; `sessions`
+// the sessions it may have open at once.
+struct TenantTotals {
+    vaccel_device_limits per_device{};
+    std::uint64_t sessions = 0;
+};
+
+
 class LimitPolicy {
 public:
     virtual ~LimitPolicy() = default;
 
-    // Limits for one context the session creates on `device_index`;
-    // max_contexts counts the session's contexts on that device.
+    // The tenant a session of `who` belongs to. Default: its uid.
+    virtual TenantId tenant(const SessionIdentity& who) const;
+
+    // The totals of the tenant of `who`. Default: none on resources,
+    // default_tenant_sessions sessions.
+    virtual TenantTotals totals(const SessionIdentity& who) const;
+
+    // Caps for one context the session creates on `device_index` (the
+    // policy's per-context level; max_contexts is the device's own).
     // Called under the session's lock: must not call back into the engine.
     virtual vaccel_device_limits limits(const SessionIdentity& who, std::uint32_t device_index,
                                         const vaccel_device_info& device) const

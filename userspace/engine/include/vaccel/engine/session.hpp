@@ -44,6 +44,7 @@
 #include "vaccel/engine/device_manager.hpp"
 #include "vaccel/engine/event_watch.hpp"
 #include "vaccel/engine/limit_policy.hpp"
+#include "vaccel/engine/tenants.hpp"
 
 namespace vaccel::engine {
 
@@ -86,6 +87,9 @@ struct SessionOptions {
     std::shared_ptr<const LimitPolicy> policy;
     // Objects of all kinds alive at once in this session.
     std::uint32_t handle_capacity = 1u << 16;
+    // The session's seat in its tenant (Tenants::admit, with `policy`);
+    // empty: a tenant of its own with no totals (the embedded transport).
+    TenantSeat tenant;
 };
 
 class Session {
@@ -120,6 +124,8 @@ public:
     std::uint32_t object_count() const;
 
     const SessionIdentity& identity() const;
+    // The tenant the session was admitted to (fixed for its life).
+    const TenantId& tenant() const;
 
     // Takes the session lock and device locks (pending events are polled):
     // not for a thread that must never block.

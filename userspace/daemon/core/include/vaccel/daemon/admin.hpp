@@ -17,8 +17,10 @@
 //    (containers.hpp decides who may be registered); registrations are not
 //    persisted: they end with the container or the daemon;
 //  - LIMITS_SET/RESET are persisted atomically (ConfigFile) before the
-//    reply is made, then published to every session (PolicyStore): contexts
-//    created afterwards obey them.
+//    reply is made, then published to every session (PolicyStore) and to
+//    every tenant's totals (Tenants::refresh): the next reservation obeys
+//    them; contexts created afterwards get the new per-context caps;
+//  - TENANTS shows each tenant's use against its totals (ADR 0024).
 //
 // Threads: every member runs on the daemon's chores thread, which may block
 // (user database lookups, fsync, session and device locks); never on the
@@ -40,6 +42,7 @@
 #include "vaccel/daemon/policy_limits.hpp"
 #include "vaccel/engine/device_manager.hpp"
 #include "vaccel/engine/session.hpp"
+#include "vaccel/engine/tenants.hpp"
 
 namespace vaccel::daemon {
 
@@ -60,8 +63,10 @@ std::string sessions_document(const std::vector<SessionEntry>& sessions, const P
 std::string limits_document(const Policy& policy);
 std::string containers_document(const std::vector<ContainerView>& containers,
                                 const std::vector<SessionEntry>& sessions);
+// Every tenant with an open session, its use and totals per device.
+std::string tenants_document(const engine::Tenants& tenants);
 std::string metrics_text(engine::DeviceManager& devices, const std::vector<SessionEntry>& sessions,
-                         std::uint64_t uptime_seconds);
+                         std::uint64_t uptime_seconds, const engine::Tenants* tenants = nullptr);
 // A Prometheus label value with \, " and newline escaped.
 std::string prometheus_label_value(std::string_view text);
 
@@ -76,7 +81,8 @@ public:
     AdminService(std::shared_ptr<engine::DeviceManager> devices,
                  std::shared_ptr<PolicyStore> policy, ConfigFile config,
                  std::optional<std::string> admin_group_from_cli, std::uint64_t started_ns,
-                 std::shared_ptr<ContainerRegistry> containers = nullptr);
+                 std::shared_ptr<ContainerRegistry> containers = nullptr,
+                 std::shared_ptr<engine::Tenants> tenants = nullptr);
 
     // Answers one ADMIN request from `caller`.
     Reply handle(const engine::SessionIdentity& caller, Request& request,
@@ -95,6 +101,8 @@ private:
     Result<std::string> container_add(const engine::SessionIdentity& caller,
                                       std::string_view document);
     Result<std::string> container_remove(std::string_view document);
+    // Puts the config file's policy in force: sessions and tenants.
+    void publish_policy();
 
     std::shared_ptr<engine::DeviceManager> devices_;
     std::shared_ptr<PolicyStore> policy_;
@@ -103,6 +111,7 @@ private:
     std::optional<gid_t> admin_gid_;
     std::uint64_t started_ns_;
     std::shared_ptr<ContainerRegistry> containers_;  // null: containers are not served
+    std::shared_ptr<engine::Tenants> tenants_;       // null: no tenants to show or refresh
 };
 
 }  // namespace vaccel::daemon

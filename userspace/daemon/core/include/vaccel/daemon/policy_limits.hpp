@@ -2,11 +2,16 @@
 // LimitPolicy.
 //
 // Owns: the policy in force (PolicyStore), shared by every session. Decides:
-//  - a session's limits and weight are looked up when each context is
-//    created, in the policy in force at that moment, so a LIMITS_SET or a
-//    SIGHUP reload applies to every context created afterwards (existing
-//    contexts keep the limits they were created with);
-//  - the client a rule matches is the session's uid, primary gid and cgroup.
+//  - which tenant a session belongs to (policy.hpp: the matching rule's
+//    selector; under the default rule or none, its container, else its
+//    uid), fixed when the session opens;
+//  - a tenant's totals are read from the policy in force when a session of
+//    it opens or creates a context, and at Tenants::refresh() after a
+//    LIMITS_SET or a reload (engine/tenants.hpp);
+//  - a context's own caps ([rule.context]) and weight are looked up when it
+//    is created, so existing contexts keep the caps they were created with;
+//  - the client a rule matches is the session's uid, primary gid, cgroup
+//    and container.
 //
 // Thread-safety: PolicyStore::replace() and current() from any thread (a
 // leaf mutex held only to swap or copy a shared_ptr); PolicyLimits is
@@ -37,6 +42,8 @@ class PolicyLimits : public engine::LimitPolicy {
 public:
     explicit PolicyLimits(std::shared_ptr<const PolicyStore> store) : store_(std::move(store)) {}
 
+    engine::TenantId tenant(const engine::SessionIdentity& who) const override;
+    engine::TenantTotals totals(const engine::SessionIdentity& who) const override;
     vaccel_device_limits limits(const engine::SessionIdentity& who, std::uint32_t device_index,
                                 const vaccel_device_info& device) const override;
     std::uint32_t weight(const engine::SessionIdentity& who,

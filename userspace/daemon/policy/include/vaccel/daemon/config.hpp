@@ -13,8 +13,12 @@
 //        [[rule]]  exactly one selector: uid = N | gid = N |
 //                  cgroup = "/path/prefix" | default = true
 //                  then any of: contexts, memory, buffers, programs, queues,
-//                  events, gates (counts; memory is a size: 2G, 512M,
-//                  4096) and weight (1..1000)
+//                  events, gates (the tenant's totals on each device;
+//                  memory is a size: 2G, 512M, 4096), sessions and weight
+//                  (1..1000)
+//        [rule.context]  optional, right after its [[rule]]: caps on each
+//                  single context (memory, buffers, programs, queues,
+//                  events, gates)
 //        [devices.NAME]  one backend's settings (e.g. [devices.cpu]
 //                  threads = 4, count = 2); the backend checks the keys
 //                  when the daemon opens it

@@ -14,10 +14,17 @@
 //   4. the `default` rule, else
 //   5. no rule: the device's own limits and weight 100.
 //
-// Only the one matching rule applies; rules never combine. A field a rule
-// leaves out does not narrow anything: effective limits = the device's own
-// limits ∩ the fields the rule sets (vaccel::intersect, ADR 0003), so policy
-// can only narrow what a device offers.
+// Only the one matching rule applies; rules never combine. The rule's keys
+// are its tenant's totals (ADR 0024): on each device, across all the
+// sessions of the tenant, and `sessions` the sessions open at once; a key
+// the rule leaves out sets no total (`sessions`: default_sessions). The
+// tenant of a uid rule is that user, of a gid rule every session of that
+// primary group together, of a cgroup rule every session at or below its
+// prefix; under the default rule, or none, a session of a registered
+// container belongs to that container, any other to its own uid.
+// Per-context caps are the optional [rule.context] level: a context's
+// limits = the device's own ∩ those caps (vaccel::intersect, ADR 0003), so
+// policy can only narrow what a device offers.
 //
 // Thread-safety: a plain value; readers on several threads need their own
 // copy or outside synchronisation.
@@ -32,6 +39,7 @@
 #include <vector>
 
 #include "vaccel.h"
+#include "vaccel/common/limits.hpp"
 #include "vaccel/daemon/config_error.hpp"
 
 namespace vaccel::daemon {
@@ -68,20 +76,48 @@ inline constexpr std::uint32_t weight_min = 1;
 inline constexpr std::uint32_t weight_max = 1000;
 inline constexpr std::uint32_t weight_default = 100;
 
-// What one rule sets; an absent field leaves the device's limit in force.
+// The sessions a tenant may have open when its rule does not say (and for
+// tenants no rule names); the module's per-user cap is the same number.
+inline constexpr std::uint32_t default_sessions = default_tenant_sessions;
+
+// [rule.context]: caps on each single context of the tenant; an absent
+// field leaves the device's own per-context limit in force.
+struct ContextCaps {
+    std::optional<std::uint64_t> memory_bytes;
+    std::optional<std::uint32_t> buffers;
+    std::optional<std::uint32_t> programs;
+    std::optional<std::uint32_t> queues;
+    std::optional<std::uint32_t> events;
+    std::optional<std::uint32_t> gates;
+
+    void merge(const ContextCaps& changes);
+    bool empty() const { return *this == ContextCaps{}; }
+    bool operator==(const ContextCaps&) const = default;
+};
+
+// What one rule sets: its tenant's totals; an absent field sets none.
 struct RuleLimits {
-    std::optional<std::uint32_t> contexts;      // per client, on each device
-    std::optional<std::uint64_t> memory_bytes;  // per context: all its buffers
-    std::optional<std::uint32_t> buffers;       // per context
-    std::optional<std::uint32_t> programs;      // per context
-    std::optional<std::uint32_t> queues;        // per context
-    std::optional<std::uint32_t> events;        // per context: events in flight
-    std::optional<std::uint32_t> gates;         // per context: host gates alive
+    std::optional<std::uint32_t> contexts;      // on each device
+    std::optional<std::uint64_t> memory_bytes;  // on each device: buffers and programs
+    std::optional<std::uint32_t> buffers;       // on each device
+    std::optional<std::uint32_t> programs;      // on each device
+    std::optional<std::uint32_t> queues;        // on each device
+    std::optional<std::uint32_t> events;        // on each device: events alive
+    std::optional<std::uint32_t> gates;         // on each device: host gates alive
+    std::optional<std::uint32_t> sessions;      // open at once, all transports
     std::optional<std::uint32_t> weight;        // weight_min..weight_max
+    ContextCaps context;                        // [rule.context]
 
     // Fields set in `changes` replace ours; the others stay.
     void merge(const RuleLimits& changes);
     bool operator==(const RuleLimits&) const = default;
+};
+
+// A tenant's totals as the policy gives them: the resource fields of
+// `per_device` (no bound: the type's largest value) and its sessions.
+struct Totals {
+    vaccel_device_limits per_device{};
+    std::uint64_t sessions = default_sessions;
 };
 
 struct Rule {
@@ -101,8 +137,12 @@ class Policy {
 public:
     // The rule that applies to `client` (precedence above), or nullptr.
     const Rule* match(const Client& client) const;
-    // The device's own limits narrowed by the matching rule.
-    vaccel_device_limits effective(const vaccel_device_limits& device, const Client& client) const;
+    // One context's limits: the device's own narrowed by the matching
+    // rule's [rule.context] caps.
+    vaccel_device_limits context_limits(const vaccel_device_limits& device,
+                                        const Client& client) const;
+    // The totals of the tenant `client` belongs to (its matching rule's).
+    Totals totals(const Client& client) const;
     // The matching rule's weight, else weight_default.
     std::uint32_t weight(const Client& client) const;
 
