@@ -17,6 +17,7 @@
 //    contexts go on.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 
@@ -24,8 +25,19 @@
 
 namespace vaccel::backend::cuda {
 
-// The proxy of `core`'s device; `host_program` is the vaccel-cuda-host to start.
+// How long a host may take to answer, by kind of call. Past it the host is
+// taken as hung: killed (SIGKILL, reaped) and its context lost.
+struct HostDeadlines {
+    std::chrono::milliseconds start{60'000};    // the hello: driver init and the CUDA context
+    std::chrono::milliseconds load{300'000};    // load: the driver's JIT of PTX
+    std::chrono::milliseconds memory{120'000};  // allocate, free, unload: pinning, zeroing
+    std::chrono::milliseconds brief{30'000};    // every other request, and every send
+};
+
+// The proxy of `core`'s device; `host_program` is the vaccel-cuda-host to
+// start. `deadlines` other than the default are for tests only.
 std::unique_ptr<Backend> open_host_proxy(std::shared_ptr<DeviceCore> core,
-                                         std::filesystem::path host_program);
+                                         std::filesystem::path host_program,
+                                         HostDeadlines deadlines = {});
 
 }  // namespace vaccel::backend::cuda
