@@ -9,6 +9,7 @@
 // before each create_context):
 //   honest               serves every request correctly (buffers are bytes
 //                        in this process; every submission completes at once)
+//   silent_at_start      never says hello
 //   hang_on_allocate     never answers an allocation (and reads no more)
 //   hang_after_submit    accepts submissions and never completes them; never
 //                        answers the next request after one
@@ -206,6 +207,7 @@ int main(int argc, char** argv)
     if (mapped == MAP_FAILED) return 1;
     close(window_fd);
     window = static_cast<std::byte*>(mapped);
+    if (mode == "silent_at_start") hang();
     {
         Writer hello(Op::hello);
         hello.put(std::uint8_t{1});

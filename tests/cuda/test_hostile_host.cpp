@@ -50,7 +50,7 @@ void no_child_left()
     assert_int_equal(errno, ECHILD);
 }
 
-std::unique_ptr<Backend> hostile_device()
+std::unique_ptr<Backend> hostile_device(std::chrono::milliseconds start = 20s)
 {
     auto core = std::make_shared<DeviceCore>();
     std::strcpy(core->info.name, "hostile host");
@@ -65,7 +65,7 @@ std::unique_ptr<Backend> hostile_device()
     limits.max_memory_bytes = 1u << 24;
     // Short bounds, so that a host that never answers costs a test seconds.
     HostDeadlines deadlines;
-    deadlines.start = 20s;
+    deadlines.start = start;
     deadlines.load = 3s;
     deadlines.memory = 3s;
     deadlines.brief = 3s;
@@ -216,6 +216,21 @@ void a_host_that_never_answers_is_killed_and_its_context_lost(void**)
     assert_int_equal(device->live().buffers, 0);
     assert_true(device->destroy_context(bad).has_value());
     assert_true(device->destroy_context(good).has_value());
+    all_zero(device->live());
+    no_child_left();
+    assert_int_equal(open_fds(), fds);
+}
+
+// A host that never says hello: the context is refused, the host killed.
+void a_host_that_never_starts_is_killed(void**)
+{
+    const std::size_t fds = open_fds();
+    auto device = hostile_device(3s);
+    setenv("VACCEL_HOSTILE_HOST", "silent_at_start", 1);
+    auto context = device->create_context();
+    assert_false(context.has_value());
+    assert_int_equal(static_cast<int>(context.error().code), static_cast<int>(Errc::external));
+    assert_true(context.error().note.find("did not start") != std::string::npos);
     all_zero(device->live());
     no_child_left();
     assert_int_equal(open_fds(), fds);
@@ -432,6 +447,7 @@ struct Named {
 
 const Named all[] = {
     {"honest_host_serves", an_honest_host_serves_and_is_reaped},
+    {"silent_start_is_killed", a_host_that_never_starts_is_killed},
     {"silent_host_is_killed", a_host_that_never_answers_is_killed_and_its_context_lost},
     {"silent_host_fails_its_events", a_host_that_stops_after_a_submission_fails_its_events},
     {"window_cannot_shrink", a_host_cannot_shrink_the_window},

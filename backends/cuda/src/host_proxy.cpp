@@ -205,14 +205,22 @@ std::string HostChannel::reap(std::chrono::milliseconds grace)
         // It exits by itself once its socket closes; one that does not
         // within `grace` is killed.
         const auto until = std::chrono::steady_clock::now() + grace;
+        bool ended = false;
         for (;;) {
             info.si_pid = 0;
-            if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-                info.si_pid == pid || std::chrono::steady_clock::now() >= until)
+            if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+                if (errno == EINTR) continue;
+                ended = true;  // not a child any more: never signal that pid
                 break;
+            }
+            if (info.si_pid == pid) {
+                ended = true;
+                break;
+            }
+            if (std::chrono::steady_clock::now() >= until) break;
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
-        if (info.si_pid != pid) {
+        if (!ended) {
             std::lock_guard lock(pid_mutex_);
             kill(pid, SIGKILL);
             killed_ = true;
@@ -687,9 +695,9 @@ public:
         const auto host_identity = r.get<std::uint64_t>();
         // The host's backend gives whole 256-byte units (cuda_backend.cpp),
         // aligned as asked, with known properties, under a fresh identity.
-        constexpr std::uint32_t known_properties = VACCEL_PROP_HOST_VISIBLE |
-                                                   VACCEL_PROP_DEVICE_LOCAL |
-                                                   VACCEL_PROP_COHERENT | VACCEL_PROP_DIRECT_BINDING;
+        constexpr std::uint32_t known_properties =
+            VACCEL_PROP_HOST_VISIBLE | VACCEL_PROP_DEVICE_LOCAL | VACCEL_PROP_COHERENT |
+            VACCEL_PROP_DIRECT_BINDING;
         bool fresh = host_identity != 0;
         if (fresh) {
             std::lock_guard lock(c.identities_mutex);
@@ -980,12 +988,14 @@ private:
                                    "wait for their events first",
                                    what, b.in_flight()));
     }
-    // A refusal naming a host's buffer names ours instead.
+    // A refusal naming a host's buffer names ours instead (none, 0, where
+    // the host named a buffer this context does not have).
     static Error translate(ProxyContext& c, Error e)
     {
         if (e.detail == VACCEL_D_IN_FLIGHT) {
             std::lock_guard lock(c.identities_mutex);
-            if (auto it = c.identities.find(e.arg0); it != c.identities.end()) e.arg0 = it->second;
+            auto it = c.identities.find(e.arg0);
+            e.arg0 = it != c.identities.end() ? it->second : 0;
         }
         return e;
     }
@@ -1068,7 +1078,8 @@ private:
             if (indeterminate == 1) out.indeterminate = r.error();
             if (!r.done() || indeterminate > 1 ||
                 (out.indeterminate && !host::well_formed(*out.indeterminate)))
-                refused = c.host->fail_host(malformed(op_name(Reader(w.bytes()).get<host::Header>().op)));
+                refused = c.host->fail_host(
+                    malformed(op_name(Reader(w.bytes()).get<host::Header>().op)));
         }
         if (!refused) {
             if (auto early = c.host->accept(id); !early)
