@@ -13,6 +13,8 @@
 //   hang_on_allocate     never answers an allocation (and reads no more)
 //   hang_after_submit    accepts submissions and never completes them; never
 //                        answers the next request after one
+//   deaf_after_submits   completes submissions; after one, reads nothing but
+//                        submissions (so event destructions pile up unread)
 //   shrink_window        truncates the transfer window, then answers reads
 //                        without writing it; honest where the shrink failed
 //   alloc_short          answers an allocation with ok and no fields
@@ -113,6 +115,7 @@ void serve(Op op, std::uint64_t id, Reader& r)
 {
     if (mode == "hang_after_submit" && submitted && op != Op::submit && op != Op::event_destroy)
         hang();
+    if (mode == "deaf_after_submits" && submitted && op != Op::submit) hang();
     switch (op) {
     case Op::allocate: {
         const auto handle = r.get<std::uint64_t>();

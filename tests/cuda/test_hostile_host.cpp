@@ -266,6 +266,37 @@ void a_host_that_stops_after_a_submission_fails_its_events(void**)
     assert_int_equal(open_fds(), fds);
 }
 
+// A host that stops reading: messages that want no answer (event
+// destructions) pile up in its socket until a send would block; that send
+// has a deadline too, and past it the host is killed.
+void a_host_that_stops_reading_is_killed(void**)
+{
+    const std::size_t fds = open_fds();
+    auto device = hostile_device();
+    auto context = context_as(*device, "deaf_after_submits");
+    Work w = prepare(*device, *context);
+    // More than a socket queues unread (net.unix.max_dgram_qlen, 10 by
+    // default; and its send buffer, some hundreds of small packets).
+    std::vector<std::unique_ptr<Event>> events;
+    for (int i = 0; i < 1024; ++i) {
+        auto submitted = submit(*device, w, std::make_shared<CountingSink>());
+        assert_true(submitted.has_value());
+        while (device->poll(*submitted->event).state == EventState::pending) usleep(100);
+        events.push_back(std::move(submitted->event));
+    }
+    for (auto& event : events) assert_true(device->destroy_event(event).has_value());
+    auto queue = device->create_queue(*context);
+    assert_false(queue.has_value());
+    is_host_failure(queue.error(), "did not take an event destruction");
+    assert_int_equal(device->live().events, 0);
+    assert_int_equal(device->live().events_in_flight, 0);
+    release(*device, w);
+    assert_true(device->destroy_context(context).has_value());
+    all_zero(device->live());
+    no_child_left();
+    assert_int_equal(open_fds(), fds);
+}
+
 // A host that truncates the window: the daemon's window is sealed, so the
 // truncation fails and a read still copies the right bytes (before the seal,
 // the daemon's copy from the window died of SIGBUS).
@@ -450,6 +481,7 @@ const Named all[] = {
     {"silent_start_is_killed", a_host_that_never_starts_is_killed},
     {"silent_host_is_killed", a_host_that_never_answers_is_killed_and_its_context_lost},
     {"silent_host_fails_its_events", a_host_that_stops_after_a_submission_fails_its_events},
+    {"deaf_host_is_killed", a_host_that_stops_reading_is_killed},
     {"window_cannot_shrink", a_host_cannot_shrink_the_window},
     {"short_allocation_reply", a_short_allocation_reply_is_a_host_failure},
     {"oversized_allocation_reply", an_allocation_larger_than_asked_is_a_host_failure},
