@@ -106,8 +106,8 @@ std::string_view op_name(Op op)
 // accepted record (through finish(), which also tells the engine, once),
 // withdraw() for a record never accepted (refused, the engine is never
 // told; its caller gives back the holds). A completion that comes before
-// its submission's reply is kept on the record (`early`) and delivered by
-// accept(); a second one, or one for an event not in `events_` (completed
+// its submission's reply is kept on the record (`early`); accept() takes
+// the record out and its caller delivers it; a second one, or one for an event not in `events_` (completed
 // already, refused, never submitted) is a protocol violation. died() fails
 // only accepted records: an unaccepted one belongs to the submit() still
 // waiting for its reply, which withdraws it.
