@@ -14,10 +14,20 @@
 //  - bodies are written and read field by field (Writer, Reader); a Reader
 //    that runs past its packet reports it, and the receiver refuses the
 //    message rather than guessing.
+//  - the window is sealed by the daemon (F_SEAL_SHRINK, F_SEAL_GROW,
+//    F_SEAL_SEAL) before the host exists, so a host cannot truncate it
+//    under the daemon's mapping (a SIGBUS in vacceld);
+//  - the daemon side waits for nothing without a deadline
+//    (send_packet_before, receive_packet_before; host_proxy.hpp says how
+//    long).
 // A host trusts its daemon (the daemon started it, alone holds the other
-// end); the daemon checks every reply's shape all the same.
+// end). The daemon does not trust a host (it runs a client's kernels in a
+// process a driver bug or a fault may have corrupted): every message is
+// read to its exact end, every field range-checked, and a message that
+// breaks the protocol ends the host (host_proxy.cpp).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -108,6 +118,8 @@ public:
     std::vector<std::byte> blob();
     // False once a read ran past the packet.
     bool ok() const { return ok_; }
+    // Every read was in the packet and the packet holds nothing more.
+    bool done() const { return ok_ && at_ == data_.size(); }
 
 private:
     std::span<const std::byte> data_;
@@ -115,9 +127,26 @@ private:
     bool ok_ = true;
 };
 
+// Longest note a refusal carries (Writer::error cuts longer ones).
+inline constexpr std::size_t max_note = 8192;
+
+// A refusal a peer may send: a known code other than ok, a known detail and
+// limit kind, a note of at most max_note bytes.
+bool well_formed(const Error& e);
+
 // One packet on `fd`; false when the peer is gone (or the packet did not fit).
 bool send_packet(int fd, std::span<const std::byte> packet);
 // The next packet, or nothing when the peer is gone.
 std::optional<std::vector<std::byte>> receive_packet(int fd);
+
+// The daemon's side: the same, bounded by `deadline`.
+enum class Sent { ok, gone, expired };
+Sent send_packet_before(int fd, std::span<const std::byte> packet,
+                        std::chrono::steady_clock::time_point deadline);
+struct Received {
+    std::optional<std::vector<std::byte>> packet;  // nothing: gone or expired
+    bool expired = false;
+};
+Received receive_packet_before(int fd, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace vaccel::backend::cuda::host

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -38,7 +39,14 @@ Error host_gone(std::string_view how)
 
 class ProxyBuffer;
 
-// One accepted submission, as the daemon sees it.
+// How an event ended, as a host reported it.
+struct Outcome {
+    EventState state;
+    Error failure;
+};
+
+// One submission, as the daemon sees it, from just before its request is
+// sent until the engine is told (or it is withdrawn, refused).
 struct EventRecord {
     std::atomic<std::uint32_t> state{VACCEL_EVENT_PENDING};
     Error failure;  // written before `state` leaves pending
@@ -48,42 +56,109 @@ struct EventRecord {
         bool writes;
     };
     std::vector<Held> held;
+    // Guarded by the channel's mutex_: the reply accepted the submission;
+    // a completion that came before that reply.
+    bool accepted = false;
+    std::optional<Outcome> early;
 };
 
+// The kinds of call, each with its deadline (HostDeadlines).
+enum class Bound { load, memory, brief };
+
+std::string_view op_name(Op op)
+{
+    switch (op) {
+    case Op::allocate: return "an allocation";
+    case Op::free_buffer: return "a free";
+    case Op::write: return "a write";
+    case Op::read: return "a read";
+    case Op::payload: return "a program payload";
+    case Op::load: return "a program load";
+    case Op::unload: return "an unload";
+    case Op::queue_create: return "a queue creation";
+    case Op::queue_destroy: return "a queue destruction";
+    case Op::gate_create: return "a gate creation";
+    case Op::gate_raise: return "a gate raise";
+    case Op::gate_destroy: return "a gate destruction";
+    case Op::submit: return "a submission";
+    case Op::launch: return "a launch";
+    case Op::event_destroy: return "an event destruction";
+    case Op::cancel: return "a cancel";
+    default: return "a request";
+    }
+}
+
 // The daemon's end of one host: requests and replies, completions, death.
-// Locking: `mutex_` guards the pending replies, the event records and `dead_`;
-// sends are serialised by `send_mutex_`; `window_mutex` is held across one
-// bulk transfer (the window is one buffer).
+// A host is not trusted: a call that passes its deadline, a send the host
+// does not take in time, and any message that breaks the protocol (a
+// reply nobody asked for, a completion of an event it is not running, a
+// field out of range) fail the host: fail_host() kills it (SIGKILL) and
+// the reader thread reaps it and fails its events with the reason.
+// Locking: `mutex_` guards the pending replies, the event records and
+// `dead_`; sends are serialised by `send_mutex_`; `pid_mutex_` orders a kill
+// before the reap (a pid is never signalled once reaped, so never reused);
+// `window_mutex` is held across one bulk transfer (the window is one
+// buffer).
+// Invariant (in-flight accounting): what a submission holds (its buffers'
+// readers/writers, the device's events_in_flight through its sink, the
+// events count) is given back exactly once, by the one thread that takes
+// its record out of `events_` under `mutex_`: complete() or died() for an
+// accepted record (through finish(), which also tells the engine, once),
+// withdraw() for a record never accepted (refused, the engine is never
+// told; its caller gives back the holds). A completion that comes before
+// its submission's reply is kept on the record (`early`); accept() takes
+// the record out and its caller delivers it; a second one, or one for an event not in `events_` (completed
+// already, refused, never submitted) is a protocol violation. died() fails
+// only accepted records: an unaccepted one belongs to the submit() still
+// waiting for its reply, which withdraws it.
 class HostChannel {
 public:
-    HostChannel(int fd, pid_t pid, std::byte* w) : window(w), fd_(fd), pid_(pid) {}
+    HostChannel(int fd, pid_t pid, std::byte* w, HostDeadlines d)
+        : window(w), deadlines(d), fd_(fd), pid_(pid)
+    {
+    }
     ~HostChannel();
     HostChannel(const HostChannel&) = delete;
     HostChannel& operator=(const HostChannel&) = delete;
 
     void start() { reader_ = std::thread([this] { read_loop(); }); }
-    // Sends a request and waits for its reply; the reply's body (after the
-    // ok byte), or the refusal.
-    Result<std::vector<std::byte>> call(const Writer& request, std::uint64_t id);
-    Status call_status(const Writer& request, std::uint64_t id);
-    // Sends without waiting (event_destroy).
+    // Sends a request and waits for its reply, at most the deadline of
+    // `bound`; the reply's body (after the ok byte), or the refusal. A
+    // malformed reply or refusal, or none in time, fails the host.
+    Result<std::vector<std::byte>> call(const Writer& request, std::uint64_t id, Bound bound);
+    Status call_status(const Writer& request, std::uint64_t id, Bound bound);
+    // Sends without waiting for a reply (event_destroy).
     void post(const Writer& request);
     std::uint64_t next_id() { return ids_.fetch_add(1); }
-    // Registers an event before its request is sent.
+    // Registers a submission before its request is sent.
     void track(std::uint64_t id, std::shared_ptr<EventRecord> record);
-    void untrack(std::uint64_t id);
+    // The reply accepted submission `id`: a completion that came first, to
+    // deliver now; refused when the host failed meanwhile (then withdraw).
+    Result<std::optional<Outcome>> accept(std::uint64_t id);
+    // Takes back a submission that was not accepted; true when the host had
+    // completed it all the same (a contradiction the caller fails it for).
+    bool withdraw(std::uint64_t id);
+    // Accepted events not yet ended (a bound for a cancel's count).
+    std::uint64_t accepted_pending();
     Status usable();
+    // Ends the host for `why` (kept only if it is the first reason); the
+    // reason every later call is refused with.
+    Error fail_host(Error why);
 
     std::byte* const window;
     std::mutex window_mutex;
+    const HostDeadlines deadlines;
 
 private:
     void read_loop();
     void complete(std::uint64_t id, Reader& r);
+    void reply(std::uint64_t id, std::vector<std::byte> packet);
     void died();
+    // Waits for the host to end and reaps it: at once when it was killed,
+    // else up to `grace`, then kills it. How it ended.
+    std::string reap(std::chrono::milliseconds grace);
 
     int fd_;
-    pid_t pid_;
     std::atomic<std::uint64_t> ids_{1};
     std::mutex send_mutex_;
     std::mutex mutex_;
@@ -91,25 +166,98 @@ private:
     std::map<std::uint64_t, std::optional<std::vector<std::byte>>> replies_;
     std::map<std::uint64_t, std::shared_ptr<EventRecord>> events_;
     std::optional<Error> dead_;
+    std::mutex pid_mutex_;
+    pid_t pid_;           // -1 once reaped
+    bool killed_ = false;  // SIGKILL sent
     std::thread reader_;
 };
 
 void finish(EventRecord& record, EventState state, Error failure);
 
+Error malformed(std::string_view what)
+{
+    return host_gone(fmt::format("answered {} with a malformed message and was killed", what));
+}
+
 HostChannel::~HostChannel()
 {
     ::shutdown(fd_, SHUT_RDWR);  // the host sees the end and exits
-    if (reader_.joinable()) reader_.join();
+    if (reader_.joinable())
+        reader_.join();  // it reaps the host
+    else if (pid_ > 0)
+        (void)reap(std::chrono::seconds(5));
     ::close(fd_);
     munmap(window, host::window_bytes);
-    if (pid_ <= 0) return;  // reaped when it died
-    // The host exits at once; one that does not within 5 s is killed.
-    for (int i = 0; i < 500; ++i) {
-        if (waitpid(pid_, nullptr, WNOHANG) != 0) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+std::string HostChannel::reap(std::chrono::milliseconds grace)
+{
+    bool killed;
+    pid_t pid;
+    {
+        std::lock_guard lock(pid_mutex_);
+        killed = killed_;
+        pid = pid_;
     }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
+    if (pid <= 0) return "ended";
+    siginfo_t info{};
+    if (!killed) {
+        // It exits by itself once its socket closes; one that does not
+        // within `grace` is killed.
+        const auto until = std::chrono::steady_clock::now() + grace;
+        bool ended = false;
+        for (;;) {
+            info.si_pid = 0;
+            if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+                if (errno == EINTR) continue;
+                ended = true;  // not a child any more: never signal that pid
+                break;
+            }
+            if (info.si_pid == pid) {
+                ended = true;
+                break;
+            }
+            if (std::chrono::steady_clock::now() >= until) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        if (!ended) {
+            std::lock_guard lock(pid_mutex_);
+            kill(pid, SIGKILL);
+            killed_ = true;
+        }
+    }
+    // Not reaped yet (WNOWAIT), so a kill racing this wait still hits the
+    // host (a zombie) and never a process that took its pid.
+    while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+    }
+    std::lock_guard lock(pid_mutex_);
+    int status = 0;
+    const pid_t reaped = waitpid(pid, &status, 0);
+    pid_ = -1;
+    if (reaped != pid) return "ended";
+    if (WIFSIGNALED(status)) return fmt::format("was killed by signal {}", WTERMSIG(status));
+    if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+    return "ended";
+}
+
+Error HostChannel::fail_host(Error why)
+{
+    Error first;
+    {
+        std::lock_guard lock(mutex_);
+        if (!dead_) dead_ = std::move(why);
+        first = *dead_;
+    }
+    replied_.notify_all();
+    {
+        std::lock_guard lock(pid_mutex_);
+        if (pid_ > 0 && !killed_) {
+            kill(pid_, SIGKILL);
+            killed_ = true;
+        }
+    }
+    ::shutdown(fd_, SHUT_RDWR);  // the reader wakes, reaps the host and fails its events
+    return first;
 }
 
 Status HostChannel::usable()
@@ -121,45 +269,85 @@ Status HostChannel::usable()
 
 void HostChannel::post(const Writer& request)
 {
-    std::lock_guard lock(send_mutex_);
-    (void)host::send_packet(fd_, request.bytes());
+    const auto deadline = std::chrono::steady_clock::now() + deadlines.brief;
+    host::Sent sent;
+    {
+        std::lock_guard lock(send_mutex_);
+        sent = host::send_packet_before(fd_, request.bytes(), deadline);
+    }
+    if (sent == host::Sent::expired) {
+        Reader r(request.bytes());
+        (void)fail_host(host_gone(fmt::format("did not take {} within {} ms and was killed",
+                                              op_name(r.get<host::Header>().op),
+                                              deadlines.brief.count())));
+    }
 }
 
-Result<std::vector<std::byte>> HostChannel::call(const Writer& request, std::uint64_t id)
+Result<std::vector<std::byte>> HostChannel::call(const Writer& request, std::uint64_t id,
+                                                 Bound bound)
 {
+    const std::chrono::milliseconds limit = bound == Bound::load     ? deadlines.load
+                                            : bound == Bound::memory ? deadlines.memory
+                                                                     : deadlines.brief;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    const Op op = Reader(request.bytes()).get<host::Header>().op;
     {
         std::lock_guard lock(mutex_);
         if (dead_) return fail(*dead_);
         replies_[id];
     }
+    host::Sent sent;
     {
         std::lock_guard lock(send_mutex_);
-        if (!host::send_packet(fd_, request.bytes())) {
-            std::lock_guard guard(mutex_);
+        sent = host::send_packet_before(fd_, request.bytes(), deadline);
+    }
+    if (sent != host::Sent::ok) {
+        {
+            std::lock_guard lock(mutex_);
             replies_.erase(id);
-            return fail(host_gone("cannot be reached"));
+        }
+        return fail(fail_host(host_gone(
+            sent == host::Sent::expired
+                ? fmt::format("did not take {} within {} ms and was killed", op_name(op),
+                              limit.count())
+                : std::string("cannot be reached"))));
+    }
+    std::optional<std::vector<std::byte>> packet;
+    {
+        std::unique_lock lock(mutex_);
+        const bool answered = replied_.wait_until(lock, deadline, [&] {
+            return replies_[id].has_value() || dead_.has_value();
+        });
+        packet = std::move(replies_[id]);
+        replies_.erase(id);
+        if (!packet && dead_) return fail(*dead_);
+        if (!answered && !packet) {
+            lock.unlock();
+            return fail(fail_host(host_gone(fmt::format(
+                "did not answer {} within {} ms and was killed", op_name(op), limit.count()))));
         }
     }
-    std::unique_lock lock(mutex_);
-    replied_.wait(lock, [&] { return replies_[id].has_value() || dead_.has_value(); });
-    auto packet = std::move(replies_[id]);
-    replies_.erase(id);
-    if (!packet) return fail(*dead_);
     Reader r(*packet);
     (void)r.get<host::Header>();
-    if (r.get<std::uint8_t>() == 0) {
+    const auto ok = r.get<std::uint8_t>();
+    if (ok == 0 && r.ok()) {
         Error e = r.error();
-        if (!r.ok()) return fail(host_gone("answered with a malformed refusal"));
+        if (!r.done() || !host::well_formed(e)) return fail(fail_host(malformed(op_name(op))));
         return fail(std::move(e));
     }
+    if (ok != 1 || !r.ok()) return fail(fail_host(malformed(op_name(op))));
     std::vector<std::byte> body(packet->begin() + sizeof(host::Header) + 1, packet->end());
     return body;
 }
 
-Status HostChannel::call_status(const Writer& request, std::uint64_t id)
+Status HostChannel::call_status(const Writer& request, std::uint64_t id, Bound bound)
 {
-    auto reply = call(request, id);
+    auto reply = call(request, id, bound);
     if (!reply) return fail(reply.error());
+    if (!reply->empty()) {
+        Reader r(request.bytes());
+        return fail(fail_host(malformed(op_name(r.get<host::Header>().op))));
+    }
     return {};
 }
 
@@ -169,67 +357,124 @@ void HostChannel::track(std::uint64_t id, std::shared_ptr<EventRecord> record)
     events_[id] = std::move(record);
 }
 
-void HostChannel::untrack(std::uint64_t id)
+Result<std::optional<Outcome>> HostChannel::accept(std::uint64_t id)
 {
     std::lock_guard lock(mutex_);
-    events_.erase(id);
+    if (dead_) return fail(*dead_);
+    auto it = events_.find(id);
+    if (it == events_.end()) return fail(Error::of(Errc::external).with_note("no such event"));
+    it->second->accepted = true;
+    std::optional<Outcome> early = std::move(it->second->early);
+    if (early) events_.erase(it);  // ended already: the caller delivers it
+    return early;
+}
+
+bool HostChannel::withdraw(std::uint64_t id)
+{
+    std::lock_guard lock(mutex_);
+    auto it = events_.find(id);
+    if (it == events_.end()) return false;
+    const bool completed = it->second->early.has_value();
+    events_.erase(it);
+    return completed;
+}
+
+std::uint64_t HostChannel::accepted_pending()
+{
+    std::lock_guard lock(mutex_);
+    return static_cast<std::uint64_t>(std::count_if(
+        events_.begin(), events_.end(), [](const auto& e) { return e.second->accepted; }));
 }
 
 void HostChannel::complete(std::uint64_t id, Reader& r)
 {
-    const auto state = static_cast<EventState>(r.get<std::uint32_t>());
+    const auto state = r.get<std::uint32_t>();
     Error failure = r.error();
+    const bool ended = state == VACCEL_EVENT_COMPLETE || state == VACCEL_EVENT_FAILED ||
+                       state == VACCEL_EVENT_CANCELLED;
+    if (!r.done() || !ended ||
+        (state != VACCEL_EVENT_COMPLETE && !host::well_formed(failure))) {
+        (void)fail_host(
+            host_gone(fmt::format("sent a malformed completion of event {} and was killed", id)));
+        return;
+    }
     std::shared_ptr<EventRecord> record;
     {
         std::lock_guard lock(mutex_);
+        if (dead_) return;
         auto it = events_.find(id);
-        if (it == events_.end()) return;
-        record = std::move(it->second);
-        events_.erase(it);
+        if (it == events_.end() || it->second->early) {
+            dead_ = host_gone(fmt::format("completed event {}, which it was not running "
+                                          "(completed twice, or refused), and was killed",
+                                          id));
+        } else if (!it->second->accepted) {
+            it->second->early = Outcome{static_cast<EventState>(state), std::move(failure)};
+            return;  // accept() delivers it
+        } else {
+            record = std::move(it->second);
+            events_.erase(it);
+        }
     }
-    finish(*record, state, std::move(failure));
+    if (!record) {
+        (void)fail_host(Error{});  // dead_ is set: this only kills
+        return;
+    }
+    finish(*record, static_cast<EventState>(state), std::move(failure));
+}
+
+void HostChannel::reply(std::uint64_t id, std::vector<std::byte> packet)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (dead_) return;
+        auto it = replies_.find(id);
+        if (it != replies_.end() && !it->second) {
+            it->second = std::move(packet);
+            replied_.notify_all();
+            return;
+        }
+        dead_ = host_gone(fmt::format("answered request {}, which was not waiting for an "
+                                      "answer, and was killed",
+                                      id));
+    }
+    (void)fail_host(Error{});
 }
 
 void HostChannel::died()
 {
-    // The socket closed: the host is exiting; give it a second to be reaped
-    // so the error can say how it ended.
-    int status = 0;
-    std::string how = "ended";
-    for (int i = 0; i < 100 && pid_ > 0; ++i) {
-        if (waitpid(pid_, &status, WNOHANG) == pid_) {
-            pid_ = -1;
-            if (WIFSIGNALED(status))
-                how = fmt::format("was killed by signal {}", WTERMSIG(status));
-            else if (WIFEXITED(status))
-                how = fmt::format("exited with status {}", WEXITSTATUS(status));
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    std::map<std::uint64_t, std::shared_ptr<EventRecord>> orphans;
+    // The socket closed: the host ended, or was told to (its socket shut
+    // down, or killed); reap it so the error can say how it ended.
+    const std::string how = reap(std::chrono::seconds(5));
+    std::vector<std::shared_ptr<EventRecord>> orphans;
     {
         std::lock_guard lock(mutex_);
-        dead_ = host_gone(how);
-        orphans.swap(events_);
+        if (!dead_) dead_ = host_gone(how);
+        for (auto it = events_.begin(); it != events_.end();) {
+            if (it->second->accepted) {
+                orphans.push_back(std::move(it->second));
+                it = events_.erase(it);
+            } else {
+                ++it;  // its submit() withdraws it
+            }
+        }
     }
     replied_.notify_all();
-    for (auto& [id, record] : orphans) finish(*record, EventState::failed, *dead_);
+    for (auto& record : orphans) finish(*record, EventState::failed, *dead_);
 }
 
 void HostChannel::read_loop()
 {
     while (auto packet = host::receive_packet(fd_)) {
+        if (!usable()) break;  // failed: nothing it says counts any more
         Reader r(*packet);
         const auto header = r.get<host::Header>();
-        if (!r.ok()) continue;
-        if (header.op == Op::completed) {
+        if (r.ok() && header.op == Op::completed) {
             complete(header.id, r);
-        } else if (header.op == Op::reply) {
-            std::lock_guard lock(mutex_);
-            auto it = replies_.find(header.id);
-            if (it != replies_.end()) it->second = std::move(*packet);
-            replied_.notify_all();
+        } else if (r.ok() && header.op == Op::reply) {
+            reply(header.id, std::move(*packet));
+        } else {
+            (void)fail_host(host_gone("sent a message that is neither a reply nor a completion "
+                                      "and was killed"));
         }
     }
     died();
@@ -255,6 +500,7 @@ public:
     std::uint64_t id;
     std::uint64_t serial = 0;
     std::uint64_t allocation_bytes = 0;
+    std::uint64_t host_identity = 0;  // the host's Buffer::identity()
     std::atomic<std::uint64_t> readers{0}, writers{0};
 
 private:
@@ -317,8 +563,11 @@ Result<Started> start_host(const std::filesystem::path& program, const std::stri
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return fail(Error::of(Errc::external).with_note("socketpair for a CUDA host failed"));
-    const int memory = memfd_create("vaccel-cuda-window", MFD_CLOEXEC);
-    if (memory < 0 || ftruncate(memory, static_cast<off_t>(host::window_bytes)) != 0) {
+    // Sealed at its size before the host exists: a host cannot truncate the
+    // window under the daemon's mapping (a read of it would be SIGBUS here).
+    const int memory = memfd_create("vaccel-cuda-window", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (memory < 0 || ftruncate(memory, static_cast<off_t>(host::window_bytes)) != 0 ||
+        fcntl(memory, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
         ::close(sv[0]);
         ::close(sv[1]);
         if (memory >= 0) ::close(memory);
@@ -349,8 +598,12 @@ Result<Started> start_host(const std::filesystem::path& program, const std::stri
 
 class ProxyBackend final : public Backend {
 public:
-    ProxyBackend(std::shared_ptr<DeviceCore> core, std::filesystem::path program)
-        : core_(std::move(core)), program_(std::move(program)), uuid_(cuda_uuid_text(core_->info))
+    ProxyBackend(std::shared_ptr<DeviceCore> core, std::filesystem::path program,
+                 HostDeadlines deadlines)
+        : core_(std::move(core)),
+          program_(std::move(program)),
+          uuid_(cuda_uuid_text(core_->info)),
+          deadlines_(deadlines)
     {
     }
 
@@ -369,24 +622,38 @@ public:
                                          used));
         auto started = start_host(program_, uuid_, core_->options.state_dir);
         if (!started) return fail(started.error());
-        auto host = std::make_shared<HostChannel>(started->fd, started->pid, started->window);
-        // The hello: the host's context exists, or why not; a host that
-        // says nothing for a minute is taken as failed (and killed).
-        timeval wait{60, 0};
-        setsockopt(started->fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-        auto hello = host::receive_packet(started->fd);
-        wait = {0, 0};
-        setsockopt(started->fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-        if (!hello)
+        auto host = std::make_shared<HostChannel>(started->fd, started->pid, started->window,
+                                                  deadlines_);
+        // The hello: the host's context exists, or why not. A host that
+        // says nothing within deadlines_.start is taken as failed, and
+        // killed (by `host`'s end, as every host that gives no hello).
+        auto hello = host::receive_packet_before(
+            started->fd, std::chrono::steady_clock::now() + deadlines_.start);
+        if (hello.expired) {
+            return fail(host->fail_host(
+                Error::of(Errc::external)
+                    .with_note(fmt::format("the CUDA host {} did not start within {} ms and "
+                                           "was killed; see the daemon's log for why",
+                                           program_.string(), deadlines_.start.count()))));
+        }
+        if (!hello.packet)
             return fail(Error::of(Errc::external)
                             .with_note(fmt::format("the CUDA host {} ended before it started "
                                                    "(is it installed and executable?)",
                                                    program_.string())));
-        Reader r(*hello);
+        Reader r(*hello.packet);
         const auto header = r.get<host::Header>();
-        if (header.op != Op::hello || !r.ok())
-            return fail(Error::of(Errc::external).with_note("the CUDA host did not say hello"));
-        if (r.get<std::uint8_t>() == 0) return fail(r.error());
+        const auto ok = r.get<std::uint8_t>();
+        if (header.op != Op::hello || !r.ok() || ok > 1)
+            return fail(host->fail_host(
+                Error::of(Errc::external).with_note("the CUDA host did not say hello")));
+        if (ok == 0) {
+            Error why = r.error();
+            if (!r.done() || !host::well_formed(why))
+                return fail(host->fail_host(malformed("its start")));
+            return fail(std::move(why));
+        }
+        if (!r.done()) return fail(host->fail_host(malformed("its start")));
         host->start();
         auto context = std::make_unique<ProxyContext>();
         context->host = std::move(host);
@@ -419,16 +686,36 @@ public:
         const std::uint64_t id = c.host->next_id();
         Writer w(Op::allocate, id);
         w.put(id).put(desc.bytes).put(desc.alignment).put(desc.domain).put(desc.usage).put(desc.access);
-        auto reply = c.host->call(w, id);
+        auto reply = c.host->call(w, id, Bound::memory);
         if (!reply) return fail(reply.error());
         Reader r(*reply);
-        info.allocation_bytes = r.get<std::uint64_t>();
-        info.measured_alignment = r.get<std::uint64_t>();
-        info.properties = r.get<std::uint32_t>();
+        const auto allocation_bytes = r.get<std::uint64_t>();
+        const auto alignment = r.get<std::uint64_t>();
+        const auto properties = r.get<std::uint32_t>();
         const auto host_identity = r.get<std::uint64_t>();
+        // The host's backend gives whole 256-byte units (cuda_backend.cpp),
+        // aligned as asked, with known properties, under a fresh identity.
+        constexpr std::uint32_t known_properties =
+            VACCEL_PROP_HOST_VISIBLE | VACCEL_PROP_DEVICE_LOCAL | VACCEL_PROP_COHERENT |
+            VACCEL_PROP_DIRECT_BINDING;
+        bool fresh = host_identity != 0;
+        if (fresh) {
+            std::lock_guard lock(c.identities_mutex);
+            fresh = !c.identities.contains(host_identity);
+        }
+        if (!r.done() || allocation_bytes != (desc.bytes + 255) / 256 * 256 ||
+            !std::has_single_bit(alignment) || alignment < desc.alignment ||
+            (properties & ~known_properties) != 0 || !fresh) {
+            // What it may have allocated is the host's, and goes with it.
+            return fail(c.host->fail_host(malformed("an allocation")));
+        }
+        info.allocation_bytes = allocation_bytes;
+        info.measured_alignment = alignment;
+        info.properties = properties;
         auto buffer = std::make_unique<ProxyBuffer>(c, desc, id);
         buffer->serial = core_->next_identity++;
         buffer->allocation_bytes = info.allocation_bytes;
+        buffer->host_identity = host_identity;
         {
             std::lock_guard lock(c.identities_mutex);
             c.identities[host_identity] = buffer->serial;
@@ -446,8 +733,13 @@ public:
         Writer w(Op::free_buffer, id);
         w.put(b.id);
         // A dead host freed everything already.
-        if (auto ok = b.owner.host->call_status(w, id); !ok && b.owner.host->usable())
+        if (auto ok = b.owner.host->call_status(w, id, Bound::memory);
+            !ok && b.owner.host->usable())
             return fail(translate(b.owner, ok.error()));
+        {
+            std::lock_guard lock(b.owner.identities_mutex);
+            b.owner.identities.erase(b.host_identity);
+        }
         b.owner.buffers -= 1;
         core_->counters.buffers.fetch_sub(1);
         core_->counters.buffer_bytes.fetch_sub(b.allocation_bytes);
@@ -483,12 +775,12 @@ public:
             const std::uint64_t id = c.host->next_id();
             Writer w(Op::payload, id);
             w.put(static_cast<std::uint64_t>(n));
-            if (auto ok = c.host->call_status(w, id); !ok) return fail(ok.error());
+            if (auto ok = c.host->call_status(w, id, Bound::brief); !ok) return fail(ok.error());
         }
         const std::uint64_t id = c.host->next_id();
         Writer w(Op::load, id);
         w.put(id).put(desc.format).put(desc.target).put(desc.memory_budget);
-        auto reply = c.host->call(w, id);
+        auto reply = c.host->call(w, id, Bound::load);
         if (!reply) return fail(reply.error());
         Reader r(*reply);
         auto program = std::make_unique<ProxyProgram>();
@@ -498,17 +790,34 @@ public:
         program->inputs = r.get<std::uint32_t>();
         program->bytes = r.get<std::uint64_t>();
         const auto count = r.get<std::uint32_t>();
-        for (std::uint32_t i = 0; i < count && r.ok(); ++i) {
+        // Each slot's shape is a rank of at most VACCEL_MAX_RANK dimensions,
+        // none negative; inputs come first and are counted right; nothing is
+        // larger than a buffer may be, or the program than its budget.
+        bool sane = r.ok() && program->format_ == desc.format &&
+                    program->bytes <= desc.memory_budget &&
+                    program->bytes <= core_->info.limits.max_memory_bytes &&
+                    count <= host::max_message / 24;  // a slot is at least 24 bytes
+        std::uint32_t inputs = 0;
+        for (std::uint32_t i = 0; i < count && sane; ++i) {
             SlotInfo s;
             s.role = r.get<std::uint32_t>();
             s.dtype = r.get<std::uint32_t>();
             s.bytes = r.get<std::uint64_t>();
             const auto rank = r.get<std::uint32_t>();
-            for (std::uint32_t d = 0; d < rank && r.ok(); ++d) s.shape.push_back(r.get<std::int64_t>());
+            sane = r.ok() && rank <= VACCEL_MAX_RANK &&
+                   (s.role == VACCEL_SLOT_INPUT || s.role == VACCEL_SLOT_OUTPUT) &&
+                   (s.role == VACCEL_SLOT_OUTPUT || inputs == i) &&
+                   s.bytes <= core_->info.limits.max_buffer_bytes;
+            for (std::uint32_t d = 0; d < rank && sane; ++d) {
+                s.shape.push_back(r.get<std::int64_t>());
+                sane = s.shape.back() >= 0;
+            }
             s.name = r.text();
+            inputs += s.role == VACCEL_SLOT_INPUT ? 1 : 0;
             program->slots_.push_back(std::move(s));
         }
-        if (!r.ok()) return fail(host_gone("answered a load with a malformed reply"));
+        if (!sane || !r.done() || inputs != program->inputs)
+            return fail(c.host->fail_host(malformed("a program load")));
         c.programs += 1;
         core_->counters.programs.fetch_add(1);
         return std::unique_ptr<Program>(std::move(program));
@@ -516,7 +825,7 @@ public:
     Status unload_program(std::unique_ptr<Program>& program) override
     {
         auto& p = static_cast<ProxyProgram&>(*program);
-        if (auto ok = release(*p.owner, Op::unload, p.id); !ok) return ok;
+        if (auto ok = release(*p.owner, Op::unload, p.id, Bound::memory); !ok) return ok;
         p.owner->programs -= 1;
         core_->counters.programs.fetch_sub(1);
         program.reset();
@@ -531,7 +840,8 @@ public:
         queue->id = c.host->next_id();
         Writer w(Op::queue_create, queue->id);
         w.put(queue->id);
-        if (auto ok = c.host->call_status(w, queue->id); !ok) return fail(ok.error());
+        if (auto ok = c.host->call_status(w, queue->id, Bound::brief); !ok)
+            return fail(ok.error());
         c.queues += 1;
         core_->counters.queues.fetch_add(1);
         return std::unique_ptr<Queue>(std::move(queue));
@@ -539,7 +849,7 @@ public:
     Status destroy_queue(std::unique_ptr<Queue>& queue) override
     {
         auto& q = static_cast<ProxyQueue&>(*queue);
-        if (auto ok = release(*q.owner, Op::queue_destroy, q.id); !ok) return ok;
+        if (auto ok = release(*q.owner, Op::queue_destroy, q.id, Bound::brief); !ok) return ok;
         q.owner->queues -= 1;
         core_->counters.queues.fetch_sub(1);
         queue.reset();
@@ -554,7 +864,8 @@ public:
         gate->id = c.host->next_id();
         Writer w(Op::gate_create, gate->id);
         w.put(gate->id);
-        if (auto ok = c.host->call_status(w, gate->id); !ok) return fail(ok.error());
+        if (auto ok = c.host->call_status(w, gate->id, Bound::brief); !ok)
+            return fail(ok.error());
         c.gates += 1;
         core_->counters.gates.fetch_add(1);
         return std::unique_ptr<Gate>(std::move(gate));
@@ -565,7 +876,7 @@ public:
         const std::uint64_t id = g.owner->host->next_id();
         Writer w(Op::gate_raise, id);
         w.put(g.id).put(value);
-        if (auto ok = g.owner->host->call_status(w, id); !ok) return ok;
+        if (auto ok = g.owner->host->call_status(w, id, Bound::brief); !ok) return ok;
         std::uint64_t seen = g.value.load();
         while (seen < value && !g.value.compare_exchange_weak(seen, value)) {
         }
@@ -583,7 +894,7 @@ public:
         w.put(g.id);
         // The host cancels what waited (their completions follow); a dead
         // host has nothing left to cancel.
-        (void)g.owner->host->call_status(w, id);
+        (void)g.owner->host->call_status(w, id, Bound::brief);
         g.owner->gates -= 1;
         core_->counters.gates.fetch_sub(1);
         gate.reset();
@@ -653,10 +964,18 @@ public:
         const std::uint64_t id = c.host->next_id();
         Writer w(Op::cancel, id);
         w.error(why);
-        auto reply = c.host->call(w, id);
+        // Only accepted, unended events can be cancelled (their completions
+        // may come before this reply, so count them before asking).
+        const std::uint64_t pending = c.host->accepted_pending();
+        auto reply = c.host->call(w, id, Bound::brief);
         if (!reply) return 0;
         Reader r(*reply);
-        return r.get<std::uint64_t>();
+        const auto n = r.get<std::uint64_t>();
+        if (!r.done() || n > pending) {
+            (void)c.host->fail_host(malformed("a cancel"));
+            return 0;
+        }
+        return n;
     }
 
     LiveCounters live() const override { return core_->counters.snapshot(); }
@@ -669,21 +988,23 @@ private:
                                    "wait for their events first",
                                    what, b.in_flight()));
     }
-    // A refusal naming a host's buffer names ours instead.
+    // A refusal naming a host's buffer names ours instead (none, 0, where
+    // the host named a buffer this context does not have).
     static Error translate(ProxyContext& c, Error e)
     {
         if (e.detail == VACCEL_D_IN_FLIGHT) {
             std::lock_guard lock(c.identities_mutex);
-            if (auto it = c.identities.find(e.arg0); it != c.identities.end()) e.arg0 = it->second;
+            auto it = c.identities.find(e.arg0);
+            e.arg0 = it != c.identities.end() ? it->second : 0;
         }
         return e;
     }
-    Status release(ProxyContext& c, Op op, std::uint64_t object)
+    Status release(ProxyContext& c, Op op, std::uint64_t object, Bound bound)
     {
         const std::uint64_t id = c.host->next_id();
         Writer w(op, id);
         w.put(object);
-        if (auto ok = c.host->call_status(w, id); !ok && c.host->usable())
+        if (auto ok = c.host->call_status(w, id, bound); !ok && c.host->usable())
             return fail(translate(c, ok.error()));
         return {};
     }
@@ -698,7 +1019,11 @@ private:
             const std::uint64_t id = host.next_id();
             Writer w(op, id);
             w.put(b.id).put(offset + at).put(static_cast<std::uint64_t>(n));
-            if (auto ok = host.call_status(w, id); !ok) return fail(translate(b.owner, ok.error()));
+            if (auto ok = host.call_status(w, id, Bound::brief); !ok)
+                return fail(translate(b.owner, ok.error()));
+            // The only bytes the daemon takes from the window: copied once,
+            // `n` being the daemon's own length, never parsed (the host may
+            // write the window at any time; the seals keep it mapped).
             if (op == Op::read) std::memcpy(data.data() + at, host.window, n);
             at += n;
         } while (at < data.size());
@@ -741,19 +1066,38 @@ private:
         core_->counters.events_in_flight.fetch_add(1);
         record->sink = std::make_shared<CountingSink>(std::move(record->sink), core_);
         c.host->track(id, record);
-        auto reply = c.host->call(w, id);
-        if (!reply) {
-            c.host->untrack(id);
+        // Accepted (told through the sink, once) or refused (never told):
+        // see HostChannel's in-flight invariant.
+        std::optional<Error> refused;
+        Submitted out;
+        if (auto reply = c.host->call(w, id, Bound::brief); !reply) {
+            refused = translate(c, reply.error());
+        } else {
+            Reader r(*reply);
+            const auto indeterminate = r.get<std::uint8_t>();
+            if (indeterminate == 1) out.indeterminate = r.error();
+            if (!r.done() || indeterminate > 1 ||
+                (out.indeterminate && !host::well_formed(*out.indeterminate)))
+                refused = c.host->fail_host(
+                    malformed(op_name(Reader(w.bytes()).get<host::Header>().op)));
+        }
+        if (!refused) {
+            if (auto early = c.host->accept(id); !early)
+                refused = early.error();  // the host failed before the reply was taken
+            else if (*early)
+                finish(*record, (*early)->state, std::move((*early)->failure));
+        }
+        if (refused) {
+            if (c.host->withdraw(id))
+                refused = c.host->fail_host(host_gone(
+                    fmt::format("completed submission {}, which it refused, and was killed", id)));
             // Refused: nothing ran; give back what was held, report nothing.
             for (const auto& h : record->held) (h.writes ? h.buffer->writers : h.buffer->readers).fetch_sub(1);
             record->held.clear();
             core_->counters.events.fetch_sub(1);
             core_->counters.events_in_flight.fetch_sub(1);
-            return fail(translate(c, reply.error()));
+            return fail(std::move(*refused));
         }
-        Reader r(*reply);
-        Submitted out;
-        if (r.get<std::uint8_t>() != 0) out.indeterminate = r.error();
         auto event = std::make_unique<ProxyEvent>();
         event->record = std::move(record);
         event->host = c.host;
@@ -779,14 +1123,16 @@ private:
     std::shared_ptr<DeviceCore> core_;
     std::filesystem::path program_;
     std::string uuid_;
+    HostDeadlines deadlines_;
 };
 
 }  // namespace
 
 std::unique_ptr<Backend> open_host_proxy(std::shared_ptr<DeviceCore> core,
-                                         std::filesystem::path host_program)
+                                         std::filesystem::path host_program,
+                                         HostDeadlines deadlines)
 {
-    return std::make_unique<ProxyBackend>(std::move(core), std::move(host_program));
+    return std::make_unique<ProxyBackend>(std::move(core), std::move(host_program), deadlines);
 }
 
 }  // namespace vaccel::backend::cuda
