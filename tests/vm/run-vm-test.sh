@@ -30,7 +30,8 @@
 # 240), VACCEL_BUILD_JOBS (parallel compile jobs, 2), VACCEL_VM_SMP (each
 # VM's CPUs, 2), VACCEL_VM_PARALLEL (1: boot the kernels at once, 0: one
 # after the other; default 1 when the machine has 2 CPUs per VM CPU to
-# spare, so that the timed steps inside are not starved).
+# spare: no step asserts a time, but two emulated VMs on too few cores run
+# slowly).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,10 +43,11 @@ SMP=${VACCEL_VM_SMP:-2}
 MIN_KERNELS=${VACCEL_VM_MIN_KERNELS:-2}
 STEPS="insmod smoke-basic smoke-fastpath smoke-client-kill smoke-daemon-death
 	daemon-attach devices-kernel devices-tosa-descriptor run-add run-mlp bench concurrent limit
-	gates-kernel launch-kernel notify-kernel run map compat32 no-starvation interrupt
+	gates-kernel launch-kernel notify-kernel run map compat32 no-starvation payload-memory interrupt
 	interrupt-restart interrupt-freeze detach detach-attached
-	daemon-kill daemon-restart daemon-restart-serves client-kill
+	daemon-kill daemon-restart daemon-restart-serves second-daemon-refused client-kill
 	hostile hostile-kernel-log hostile-then-serving hostile-counters unprivileged
+	session-cap session-cap-log
 	container-identity container-limit accounted accounted-memlock unit-caps
 	loss-kernel rmmod kernel-log"
 
