@@ -27,6 +27,13 @@
  *                      (PEER_GONE, not its 30 s deadline; the delay after
  *                      the kill is printed, not checked), old sessions
  *                      dead, a restarted server serves new opens
+ *   payload-remap LOG DIR
+ *                      a BUFFER_WRITE from anonymous memory passes the
+ *                      ioctl's check; while mini_server holds it (LOG: its
+ *                      log says "holding a write") the client maps a file
+ *                      of DIR (a ramfs) over the range; the copy must
+ *                      refuse it (mini_server's pread: EOPNOTSUPP) and not
+ *                      read the file's bytes
  *   session-cap        the module's per-user cap on sessions (default 64,
  *                      max_sessions_per_user): uid 4001 opens 64, its 65th
  *                      open fails with EDQUOT, uid 4002 still opens; once
@@ -36,6 +43,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -755,6 +763,94 @@ static int step_daemon_death(pid_t server, const char *path, const char *log)
 	return report("daemon-death");
 }
 
+#define REMAP_BYTES	(16 * 4096)
+
+struct held_write {
+	int fd;
+	unsigned char *data;
+	struct vaccel_buffer_transfer xfer;
+	int ret;
+};
+
+static void *held_write_main(void *arg)
+{
+	struct held_write *w = arg;
+
+	memset(&w->xfer, 0, sizeof(w->xfer));
+	w->xfer.buffer = 9;	/* mini_server's HELD_BUFFER */
+	w->xfer.length = REMAP_BYTES;
+	w->xfer.data = (uint64_t)(uintptr_t)w->data;
+	w->ret = call(w->fd, VACCEL_IOCTL_BUFFER_WRITE, &w->xfer);
+	return NULL;
+}
+
+/* Whether `path` holds a line containing `text` (60 s at most). */
+static int log_shows(const char *path, const char *text)
+{
+	char line[512];
+
+	for (int tries = 0; tries < 6000; tries++) {
+		FILE *file = fopen(path, "r");
+
+		while (file && fgets(line, sizeof(line), file)) {
+			if (strstr(line, text)) {
+				fclose(file);
+				return 1;
+			}
+		}
+		if (file)
+			fclose(file);
+		sleep_ms(10);
+	}
+	return 0;
+}
+
+static int step_payload_remap(const char *log, const char *dir)
+{
+	unsigned char page[4096];
+	struct held_write w = { 0 };
+	pthread_t thread;
+	char path[512];
+	void *remapped;
+	int file, release;
+
+	snprintf(path, sizeof(path), "%s/vm-remap", dir);
+	file = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	memset(page, 0xa5, sizeof(page));
+	for (int i = 0; file >= 0 && i < REMAP_BYTES / 4096; i++)
+		CHECK(write(file, page, sizeof(page)) == sizeof(page),
+		      "cannot write %s", path);
+	w.fd = session_open();
+	w.data = mmap(NULL, REMAP_BYTES, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(file >= 0 && w.fd >= 0 && w.data != MAP_FAILED,
+	      "setup: %s", strerror(errno));
+	if (failures)
+		return report("payload-remap");
+	memset(w.data, 0x11, REMAP_BYTES);
+	CHECK(pthread_create(&thread, NULL, held_write_main, &w) == 0,
+	      "pthread_create");
+	CHECK(log_shows(log, "mini_server: holding a write"),
+	      "mini_server never held the write");
+	/* The ioctl's check passed; now a file lies under the payload. */
+	remapped = mmap(w.data, REMAP_BYTES, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_FIXED, file, 0);
+	CHECK(remapped == w.data, "MAP_FIXED of %s: %s", path, strerror(errno));
+	close(file);
+	release = open("/tmp/release-write", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	CHECK(release >= 0, "cannot release the held write: %s", strerror(errno));
+	if (release >= 0)
+		close(release);
+	pthread_join(thread, NULL);
+	CHECK(w.ret == -EIO && w.xfer.status.error == VACCEL_E_EXTERNAL &&
+	      w.xfer.status.arg1 == EOPNOTSUPP,
+	      "a write whose range became a ramfs file after its check: %d (error %u arg1 %llu), not the copy refused with EOPNOTSUPP",
+	      w.ret, w.xfer.status.error,
+	      (unsigned long long)w.xfer.status.arg1);
+	close(w.fd);
+	return report("payload-remap");
+}
+
 #define CAP_UID		4001
 #define OTHER_UID	4002
 #define USERS_FILE	"/sys/kernel/debug/vaccel/users"
@@ -893,12 +989,14 @@ int main(int argc, char **argv)
 
 		return fd >= 0 ? 0 : 1;
 	}
+	if (argc >= 4 && !strcmp(argv[1], "payload-remap"))
+		return step_payload_remap(argv[2], argv[3]);
 	if (argc >= 2 && !strcmp(argv[1], "session-cap"))
 		return step_session_cap();
 	if (argc >= 5 && !strcmp(argv[1], "daemon-death"))
 		return step_daemon_death(atoi(argv[2]), argv[3], argv[4]);
 	fprintf(stderr, "usage: vm_client basic|unprivileged|hostile [ROUNDS]|"
 		"hostile-daemon ROUNDS|concurrent|client-kill|open-only|"
-		"daemon-death PID SERVER LOG|session-cap\n");
+		"daemon-death PID SERVER LOG|payload-remap LOG DIR|session-cap\n");
 	return 2;
 }
