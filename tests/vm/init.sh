@@ -11,8 +11,10 @@
 # (vaccelctl, vaccel-e2e-client), raw ioctls (vm_client, vm_fastpath), and
 # the round-trip benchmark ("VMBENCH" lines), and the hardened path's
 # rules (uapi/vaccel_server.h, "Signals and /dev/vaccel" in uapi/vaccel.h):
-# a 32-bit client, fairness under a flood, signals and the freezer, detach,
-# memory accounting, the unit's capabilities, no objects left behind. The
+# a 32-bit client, fairness under a flood (counted, never timed), payload
+# memory (file mappings refused), signals and the freezer, detach, a
+# refused second daemon, the per-user session cap, memory accounting, the
+# unit's capabilities, no objects left behind. The
 # kernel log is always printed between VMTEST-DMESG-BEGIN and
 # VMTEST-DMESG-END. Powers off at the end whatever happened (qemu runs with
 # -no-reboot).
