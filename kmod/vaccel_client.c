@@ -4,7 +4,8 @@
  *
  * Owns a session (one open file): its SESSION_OPEN at open, its
  * SESSION_CLOSE at release, its references (the file and each of its
- * requests), and its limits (max_sessions sessions in all; at most
+ * requests), and its limits (max_sessions sessions in all,
+ * max_sessions_per_user per uid (vaccel_users.c); at most
  * VACCEL_SRV_SESSION_REQUESTS requests each). Decides whether an ioctl is well formed before
  * anything is forwarded - exact size, zero status, zero pad/reserved
  * fields, known flags, counts and payload caps; the same rules, in the
@@ -14,12 +15,15 @@
  * number returns -ENOTTY; a known number with another size returns
  * -EINVAL; a payload pointer that cannot be pinned returns -EFAULT with
  * status InvalidArgument / VACCEL_D_BAD_VALUE (arg0 = the pointer field's
- * offset, arg1 = the pointer). A BUFFER_MAP answer's file enters the
+ * offset, arg1 = the pointer); one into a mapping of a file that is not
+ * shmem (vaccel_request.c says why) returns -EOPNOTSUPP with status
+ * Unsupported / VACCEL_D_BAD_VALUE (the same args). A BUFFER_MAP answer's file enters the
  * session's map table (vaccel_map.c), which mmap() of the file serves.
  */
 #include <linux/cgroup.h>
 #include <linux/compat.h>
 #include <linux/cred.h>
+#include <linux/err.h>
 #include <linux/errno.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -475,6 +479,11 @@ static long vaccel_client_ioctl(struct file *file, unsigned int cmd,
 				vaccel_status_set(&status,
 						  VACCEL_E_OUT_OF_MEMORY,
 						  VACCEL_D_NONE, 0, 0);
+			else if (ret == -EOPNOTSUPP)
+				vaccel_status_set(&status,
+						  VACCEL_E_UNSUPPORTED,
+						  VACCEL_D_BAD_VALUE,
+						  rule->pointer_at, uaddr);
 			else
 				vaccel_status_set(&status,
 						  VACCEL_E_INVALID_ARGUMENT,
@@ -559,6 +568,7 @@ static void vaccel_session_free(struct kref *ref)
 	list_del(&session->server_node);
 	spin_unlock(&server->queue_lock);
 	vaccel_server_put(server);
+	vaccel_user_uncharge(session->uid);
 	kfree(session);
 	atomic_dec(&vaccel_sessions_alive);
 }
@@ -570,21 +580,31 @@ void vaccel_session_put(struct vaccel_session *session)
 }
 
 /*
- * Client task. A new session of `server` (whose reference it takes over),
- * charged to the caller's memory cgroup, or NULL past max_sessions or
- * without memory.
+ * Client task. A new session of `server` (whose reference it takes over on
+ * success), charged to the caller's memory cgroup and to `uid`; or
+ * ERR_PTR(-ENFILE) past max_sessions, ERR_PTR(-EDQUOT) past
+ * max_sessions_per_user, ERR_PTR(-ENOMEM).
  */
-static struct vaccel_session *vaccel_session_alloc(struct vaccel_server *server)
+static struct vaccel_session *vaccel_session_alloc(struct vaccel_server *server,
+						   kuid_t uid)
 {
 	struct vaccel_session *session;
+	int ret = -ENFILE;
 
 	if (atomic_inc_return(&vaccel_sessions_alive) > vaccel_max_sessions())
 		goto refuse;
-	session = kzalloc(sizeof(*session), GFP_KERNEL_ACCOUNT);
-	if (!session)
+	ret = vaccel_user_charge(uid);
+	if (ret)
 		goto refuse;
+	session = kzalloc(sizeof(*session), GFP_KERNEL_ACCOUNT);
+	if (!session) {
+		vaccel_user_uncharge(uid);
+		ret = -ENOMEM;
+		goto refuse;
+	}
 	kref_init(&session->ref);	/* the file's */
 	session->server = server;
+	session->uid = uid;		/* given back by vaccel_session_free */
 	session->id = atomic64_inc_return(&vaccel_next_session);
 	session->pid = task_tgid_nr(current);
 	INIT_LIST_HEAD(&session->queue);
@@ -596,12 +616,14 @@ static struct vaccel_session *vaccel_session_alloc(struct vaccel_server *server)
 	return session;
 refuse:
 	atomic_dec(&vaccel_sessions_alive);
-	return NULL;
+	return ERR_PTR(ret);
 }
 
 /*
  * Client task: open of /dev/vaccel. The daemon learns of the session (and
- * may refuse it) before the open returns. -ENFILE past max_sessions.
+ * may refuse it) before the open returns. -ENFILE past max_sessions,
+ * -EDQUOT past max_sessions_per_user (the opener's effective uid, the uid
+ * SESSION_OPEN names).
  */
 static int vaccel_client_open(struct inode *inode, struct file *file)
 {
@@ -618,11 +640,10 @@ static int vaccel_client_open(struct inode *inode, struct file *file)
 	server = vaccel_server_get_attached();
 	if (!server)
 		return -ENODEV;
-	session = vaccel_session_alloc(server);
-	if (!session) {
+	session = vaccel_session_alloc(server, file->f_cred->euid);
+	if (IS_ERR(session)) {
 		vaccel_server_put(server);
-		return atomic_read(&vaccel_sessions_alive) >=
-		       vaccel_max_sessions() ? -ENFILE : -ENOMEM;
+		return PTR_ERR(session);
 	}
 
 	open = vaccel_request_alloc(server, VACCEL_OP_SESSION_OPEN,

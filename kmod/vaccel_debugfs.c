@@ -7,7 +7,9 @@
  *  - requests, sessions: objects alive now (a leak shows as a count that
  *    does not return to its value once the clients are gone);
  *  - state: the attached daemon, its queues and every slot's state, then
- *    one line per session (queued, delivered, in the module).
+ *    one line per session (queued, delivered, in the module);
+ *  - users: max_sessions_per_user, then one line per uid holding
+ *    sessions, with their count (what the per-user cap is charged).
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -36,6 +38,13 @@ static int vaccel_debugfs_sessions_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(vaccel_debugfs_sessions);
+
+static int vaccel_debugfs_users_show(struct seq_file *m, void *unused)
+{
+	vaccel_users_show(m);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vaccel_debugfs_users);
 
 /* Reader task. Snapshot under queue_lock: the lines never sleep. */
 static int vaccel_debugfs_state_show(struct seq_file *m, void *unused)
@@ -84,6 +93,8 @@ void vaccel_debugfs_init(void)
 			    &vaccel_debugfs_sessions_fops);
 	debugfs_create_file("state", 0400, vaccel_debugfs_dir, NULL,
 			    &vaccel_debugfs_state_fops);
+	debugfs_create_file("users", 0400, vaccel_debugfs_dir, NULL,
+			    &vaccel_debugfs_users_fops);
 }
 
 /* Process context (rmmod). */

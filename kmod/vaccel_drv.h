@@ -18,6 +18,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
@@ -234,6 +235,7 @@ struct vaccel_session {
 	atomic_t requests;		/* in the module (<= SESSION_REQUESTS) */
 	struct list_head server_node;	/* server->sessions, under queue_lock */
 	pid_t pid;			/* the opener's, for debugfs */
+	kuid_t uid;			/* charged to (vaccel_users.c) */
 	struct vaccel_request *close;	/* SESSION_CLOSE, made at open */
 	/*
 	 * The daemon's notify eventfd for this session (counted), or NULL:
@@ -312,5 +314,12 @@ void vaccel_debugfs_exit(void);
 /* vaccel_main.c */
 bool vaccel_client_may_open(void);
 unsigned int vaccel_max_sessions(void);
+unsigned int vaccel_max_sessions_per_user(void);
+
+/* vaccel_users.c */
+struct seq_file;
+int vaccel_user_charge(kuid_t uid);
+void vaccel_user_uncharge(kuid_t uid);
+void vaccel_users_show(struct seq_file *m);
 
 #endif /* VACCEL_DRV_H */

@@ -12,6 +12,10 @@
  *    that group (and CAP_SYS_ADMIN) may open /dev/vaccel. The check is
  *    made at open because devtmpfs creates the node owned by root:root;
  *    a udev rule may also give the node that group and mode 0660.
+ * And how many sessions may be open at once: max_sessions in all (-ENFILE
+ * past it) and max_sessions_per_user per uid (-EDQUOT past it, root's
+ * included, so that no one user, root or a container's uid 0 mapped to
+ * it, locks the others out; vaccel_users.c).
  * The kernel transport itself is described in uapi/vaccel_server.h.
  */
 #include <linux/build_bug.h>
@@ -36,6 +40,17 @@ MODULE_PARM_DESC(max_sessions,
 unsigned int vaccel_max_sessions(void)
 {
 	return READ_ONCE(max_sessions);
+}
+
+static uint max_sessions_per_user = 64;
+module_param(max_sessions_per_user, uint, 0644);
+MODULE_PARM_DESC(max_sessions_per_user,
+		 "Open sessions of /dev/vaccel at once, per uid, root included; 0: no per-uid cap (default 64)");
+
+/* Any context. */
+unsigned int vaccel_max_sessions_per_user(void)
+{
+	return READ_ONCE(max_sessions_per_user);
 }
 
 static int client_group = -1;

@@ -10,16 +10,25 @@
  * pages are pinned for the span of one chunk's copy only, so a request that
  * waits pins nothing), and the release of all of it with the last
  * reference.
- * Decides the errno of each contract error. The state machine itself is in
- * vaccel_server.c.
+ * Decides the errno of each contract error, and which memory may hold a
+ * recorded payload: anonymous, shmem (memfd, tmpfs, MAP_SHARED |
+ * MAP_ANONYMOUS, a BUFFER_MAP token's mapping) or hugetlb memory only -
+ * memory whose pages never wait on a filesystem. A payload on a mapping of
+ * any other file (ext4, NFS, FUSE, ramfs, ...) is refused with
+ * -EOPNOTSUPP before any of its pages is touched: faulting such a page in
+ * under the daemon's copy could wait on a filesystem for ever (a FUSE
+ * server that never answers), and the daemon's worker with it. The state
+ * machine itself is in vaccel_server.c.
  */
 #include <linux/errno.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
+#include <linux/hugetlb.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -144,52 +153,70 @@ void vaccel_request_put(struct vaccel_request *req)
 }
 
 /*
- * Client task. Whether [start, end) of the caller's address space is
- * mapped by ordinary memory the daemon may read (or, `writable`, write).
+ * mmap_lock of `mm` held (for reading at least). Whether every VMA that
+ * [start, end) covers may hold a payload the daemon reads (or, `writable`,
+ * writes): 0; -EFAULT for a hole, a missing permission or VM_IO/VM_PFNMAP
+ * memory; -EOPNOTSUPP for a mapping of a file outside shmem and hugetlbfs.
+ * Looks at the VMAs only; no page is touched.
  */
-static bool vaccel_range_mapped(unsigned long start, unsigned long end,
-				bool writable)
+static int vaccel_range_check_locked(struct mm_struct *mm, unsigned long start,
+				     unsigned long end, bool writable)
 {
 	vm_flags_t need = writable ? VM_WRITE : VM_READ;
-	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
-	bool mapped = true;
 
-	if (mmap_read_lock_killable(mm))
-		return false;
 	while (start < end) {
 		vma = find_vma(mm, start);
 		if (!vma || vma->vm_start > start ||
 		    (vma->vm_flags & need) != need ||
-		    (vma->vm_flags & (VM_IO | VM_PFNMAP))) {
-			mapped = false;
-			break;
-		}
+		    (vma->vm_flags & (VM_IO | VM_PFNMAP)))
+			return -EFAULT;
+		if (!vma_is_anonymous(vma) && !shmem_file(vma->vm_file) &&
+		    !is_vm_hugetlb_page(vma))
+			return -EOPNOTSUPP;
 		start = vma->vm_end;
 	}
+	return 0;
+}
+
+/* Client task. vaccel_range_check_locked() on the caller's mm. */
+static int vaccel_range_check(unsigned long start, unsigned long end,
+			      bool writable)
+{
+	struct mm_struct *mm = current->mm;
+	int ret;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	ret = vaccel_range_check_locked(mm, start, end, writable);
 	mmap_read_unlock(mm);
-	return mapped;
+	return ret;
 }
 
 /*
  * Client task. Records the client's `bytes` at `uaddr` as the payload
  * (the daemon writes them when `writable`), after checking they are
- * mapped; nothing is pinned until a copy (vaccel_payload_user_copy). The
- * caller bounded `bytes` by VACCEL_SRV_PAYLOAD_MAX.
+ * mapped by memory a payload may live in (vaccel_range_check_locked:
+ * -EFAULT, -EOPNOTSUPP); nothing is pinned until a copy
+ * (vaccel_payload_user_copy), which checks again. The caller bounded
+ * `bytes` by VACCEL_SRV_PAYLOAD_MAX.
  */
 int vaccel_request_user_payload(struct vaccel_request *req, u64 uaddr,
 				u64 bytes, bool writable)
 {
 	struct vaccel_payload *payload = &req->payload;
+	int ret;
 
 	payload->bytes = bytes;
 	payload->writable = writable;
 	if (bytes == 0)
 		return 0;
 	if (uaddr + bytes < uaddr ||
-	    !access_ok(u64_to_user_ptr(uaddr), bytes) ||
-	    !vaccel_range_mapped(uaddr, uaddr + bytes, writable))
+	    !access_ok(u64_to_user_ptr(uaddr), bytes))
 		return -EFAULT;
+	ret = vaccel_range_check(uaddr, uaddr + bytes, writable);
+	if (ret)
+		return ret;
 	payload->uaddr = uaddr;
 	mmgrab(current->mm);
 	payload->mm = current->mm;
@@ -226,7 +253,18 @@ int vaccel_request_copy_payload(struct vaccel_request *req, u64 uaddr,
  * payload `offset` between the client's memory and the daemon's `ubuf`,
  * pinning the client's pages (at most VACCEL_PIN_PAGES) for this copy
  * only. Returns the bytes moved, or -EFAULT when nothing could be (the
- * client's address space is gone, or it unmapped the range meanwhile).
+ * client's address space is gone, or it unmapped the range meanwhile), or
+ * -EOPNOTSUPP when the client mapped a file there since its ioctl.
+ *
+ * Invariant: the range's VMAs are checked and its pages pinned under one
+ * hold of the client's mmap_lock. A client that remaps the range after
+ * its ioctl's check (munmap, then mmap() of a FUSE file at the same
+ * address) needs that lock for writing, so it either finished before the
+ * check here, which then sees the file, or waits until the pages are
+ * pinned. The pin cannot drop the lock in between: it is given no
+ * `locked` argument, so GUP neither releases mmap_lock nor retries a
+ * fault (no FAULT_FLAG_ALLOW_RETRY), and every page it faults in belongs
+ * to a VMA just checked.
  */
 static ssize_t vaccel_payload_user_copy(struct vaccel_payload *payload,
 					char __user *ubuf, size_t count,
@@ -242,12 +280,19 @@ static ssize_t vaccel_payload_user_copy(struct vaccel_payload *payload,
 	if (!mmget_not_zero(payload->mm))
 		return -EFAULT;
 	mmap_read_lock(payload->mm);
-	pinned = vaccel_pin_remote(payload->mm, addr & PAGE_MASK,
-				   DIV_ROUND_UP(in_page + count, PAGE_SIZE),
-				   to_daemon ? 0 : FOLL_WRITE, pages);
+	pinned = vaccel_range_check_locked(payload->mm, addr & PAGE_MASK,
+					   PAGE_ALIGN(addr + count),
+					   !to_daemon);
+	if (!pinned)
+		pinned = vaccel_pin_remote(payload->mm, addr & PAGE_MASK,
+					   DIV_ROUND_UP(in_page + count,
+							PAGE_SIZE),
+					   to_daemon ? 0 : FOLL_WRITE, pages);
 	mmap_read_unlock(payload->mm);
 	mmput(payload->mm);
-	if (pinned <= 0)
+	if (pinned < 0)
+		return pinned == -EOPNOTSUPP ? -EOPNOTSUPP : -EFAULT;
+	if (pinned == 0)
 		return -EFAULT;
 
 	for (i = 0; i < pinned && done < count; i++) {

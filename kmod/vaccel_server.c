@@ -178,12 +178,12 @@ void vaccel_server_kill(struct vaccel_server *server, bool in_cancel)
 		server->pid);
 }
 
-/* Workqueue. Watches the serving thread every VACCEL_SRV_MONITOR_MS. */
-static void vaccel_server_monitor(struct work_struct *work)
+/*
+ * Any context. Whether the daemon behind `server` is going: its serving
+ * thread exits or calls exec(), or (before 6.7) its ring is being closed.
+ */
+static bool vaccel_server_dying(struct vaccel_server *server)
 {
-	struct vaccel_server *server =
-		container_of(to_delayed_work(work), struct vaccel_server,
-			     monitor);
 	struct vaccel_slot *slot;
 	bool dying = false;
 
@@ -197,7 +197,17 @@ static void vaccel_server_monitor(struct work_struct *work)
 	if (slot && vaccel_cmd_ring_dying(slot->cmd))
 		dying = true;
 	spin_unlock(&server->queue_lock);
-	if (dying) {
+	return dying;
+}
+
+/* Workqueue. Watches the serving thread every VACCEL_SRV_MONITOR_MS. */
+static void vaccel_server_monitor(struct work_struct *work)
+{
+	struct vaccel_server *server =
+		container_of(to_delayed_work(work), struct vaccel_server,
+			     monitor);
+
+	if (vaccel_server_dying(server)) {
 		vaccel_server_kill(server, false);
 		return;
 	}
@@ -235,6 +245,20 @@ static int vaccel_server_open(struct inode *inode, struct file *file)
 
 	mutex_lock(&vaccel_attach_lock);
 	old = vaccel_attached;
+	if (old && !vaccel_server_is_dead(old) && vaccel_server_dying(old)) {
+		/*
+		 * A daemon whose serving thread exits (kill -9, waited for by
+		 * whoever restarts it) is ended here, as its monitor would at
+		 * its next run: the replacement attaches at once, never
+		 * -EBUSY for up to VACCEL_SRV_MONITOR_MS.
+		 */
+		kref_get(&old->ref);
+		mutex_unlock(&vaccel_attach_lock);
+		vaccel_server_kill(old, false);
+		vaccel_server_put(old);
+		mutex_lock(&vaccel_attach_lock);
+		old = vaccel_attached;
+	}
 	if (old && !vaccel_server_is_dead(old)) {
 		mutex_unlock(&vaccel_attach_lock);
 		kfree(server);

@@ -63,7 +63,12 @@
  *     copied) the moment its request is committed, deferred or failed. The
  *     client's pages are pinned only for the span of one copy: a request
  *     waiting in the module pins nothing. Any thread of the daemon may
- *     pread/pwrite.
+ *     pread/pwrite. A payload in the client's memory lives in anonymous,
+ *     shmem or hugetlb memory only (the client's ioctl is refused with
+ *     -EOPNOTSUPP otherwise); a copy that finds a file of another
+ *     filesystem mapped there since (the client remapped the range) fails
+ *     with -EOPNOTSUPP and touches none of its pages, -EFAULT when the
+ *     range is no longer mapped at all.
  *  5. The daemon answers with VACCEL_SRV_COMMIT_AND_FETCH on the same slot:
  *     `buffer` holds the response: a header with flags =
  *     VACCEL_MSG_RESPONSE, the request's opcode, seq and args_bytes,
@@ -153,7 +158,12 @@
  * module at once (queued, delivered or deferred); past that the ioctl fails
  * at once with -EBUSY (VACCEL_E_BUSY, VACCEL_D_LIMIT, arg0 the maximum).
  * The module's memory for sessions and requests is charged to the memory
- * cgroup of the client that caused it.
+ * cgroup of the client that caused it. The module holds at most
+ * max_sessions sessions in all and max_sessions_per_user (module
+ * parameters: 4096, 64) per effective uid, root's included; an open past
+ * either fails before any SESSION_OPEN is sent (-ENFILE, -EDQUOT), so a
+ * daemon's own per-tenant session limit sees only opens the module let
+ * through.
  *
  * Sessions: every open of /dev/vaccel is one session. Before the open
  * returns, the module sends VACCEL_OP_SESSION_OPEN (struct

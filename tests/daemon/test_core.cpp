@@ -1,15 +1,22 @@
 // test_core.cpp - vacceld's pieces in process: the weighted work queue, the
 // metrics escaping, cgroup parsing, TestTransport (the fuzz target's entry
 // point into the daemon's dispatch) and a Server run on a thread of the
-// test and stopped on request.
+// test and stopped on request, and its start against a live or a stale socket.
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <new>
 #include <thread>
 
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -511,6 +518,104 @@ void second_daemon_on_a_live_socket_is_refused(void**)
     assert_non_null(std::strstr(second.error().c_str(), "another vacceld"));
 }
 
+// The socket is checked before the server node: a second daemon that must
+// attach (here to a node that does not exist) is refused for the live
+// socket, having not tried the node at all.
+void second_daemon_is_refused_for_the_socket_before_the_node(void**)
+{
+    DaemonProcess daemon;
+    ServerOptions options;
+    options.socket_path = daemon.socket();
+    options.config_path = daemon.config();
+    options.devices = std::vector<std::string>{"cpu"};
+    options.kernel = KernelTransport::required;
+    options.server_node = "/nonexistent/vaccel-server";
+    auto second = Server::create(options);
+    assert_false(second.has_value());
+    if (std::strstr(second.error().c_str(), "another vacceld is serving") == nullptr)
+        fail_msg("refused for '%s', not for the live socket", second.error().c_str());
+}
+
+// A killed daemon's listening socket can outlive its process (io_uring
+// drops the accept it held after the exit): connect() still succeeds, but
+// nobody listens. Here the listener's process has exited and been reaped
+// while this process holds the socket it listened on: a new daemon takes
+// the path over.
+void a_socket_whose_listener_is_gone_is_replaced(void**)
+{
+    char dir_template[] = "/tmp/vaccel-stale-XXXXXX";
+    const char* dir = ::mkdtemp(dir_template);
+    assert_non_null(dir);
+    const std::string path = std::string(dir) + "/vacceld.sock";
+    const std::string config = std::string(dir) + "/vacceld.toml";
+    std::FILE* file = std::fopen(config.c_str(), "w");
+    assert_non_null(file);
+    std::fclose(file);
+    int pair[2];
+    assert_int_equal(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair), 0);
+    const pid_t listener = ::fork();
+    assert_true(listener >= 0);
+    if (listener == 0) {
+        // The stale listener: listens, hands its socket over, exits.
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+        const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
+        if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+            ::listen(fd, 8) != 0)
+            ::_exit(1);
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+        char byte = 'l';
+        iovec iov{&byte, 1};
+        msghdr message{};
+        message.msg_iov = &iov;
+        message.msg_iovlen = 1;
+        message.msg_control = control;
+        message.msg_controllen = sizeof control;
+        cmsghdr* header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(header), &fd, sizeof fd);
+        ::_exit(::sendmsg(pair[1], &message, 0) == 1 ? 0 : 1);
+    }
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    char byte = 0;
+    iovec iov{&byte, 1};
+    msghdr message{};
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    assert_int_equal(::recvmsg(pair[0], &message, 0), 1);
+    int held = -1;
+    std::memcpy(&held, CMSG_DATA(CMSG_FIRSTHDR(&message)), sizeof held);
+    UniqueFd stale(held);
+    int status = 0;
+    assert_int_equal(::waitpid(listener, &status, 0), listener);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ::close(pair[0]);
+    ::close(pair[1]);
+
+    // What the old probe saw: the path still accepts connections.
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    UniqueFd probe(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    assert_int_equal(::connect(probe.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+
+    ServerOptions options;
+    options.socket_path = path;
+    options.config_path = config;
+    options.devices = std::vector<std::string>{"cpu"};
+    options.kernel = KernelTransport::off;
+    auto server = Server::create(options);
+    if (!server)
+        fail_msg("a socket whose listener is gone was not replaced: %s", server.error().c_str());
+    server->reset();
+    std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 
 int main()
@@ -528,6 +633,8 @@ int main()
         cmocka_unit_test(memfd_payloads_travel_with_either_receive),
         cmocka_unit_test(backpressure_pauses_and_resumes_reading),
         cmocka_unit_test(second_daemon_on_a_live_socket_is_refused),
+        cmocka_unit_test(second_daemon_is_refused_for_the_socket_before_the_node),
+        cmocka_unit_test(a_socket_whose_listener_is_gone_is_replaced),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

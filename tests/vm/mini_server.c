@@ -11,7 +11,11 @@
  *  - DEVICE_TOSA: a descriptor with ADD on FP32 and the last operator
  *    entry set, count 1;
  *  - BUFFER_WRITE: preads the payload from the server node and answers OK
- *    with status.arg0 = FNV-1a 64 of the bytes, arg1 = bytes read;
+ *    with status.arg0 = FNV-1a 64 of the bytes, arg1 = bytes read; a
+ *    pread that fails is answered External / VACCEL_D_NONE with arg1 =
+ *    its errno. A write to buffer HELD_BUFFER (9) is held before its
+ *    pread: "mini_server: holding a write" is printed, and the pread
+ *    waits until the file HELD_RELEASE exists (the whole server waits);
  *  - BUFFER_READ: pwrites byte i = (offset + i) * 7 + 1 into the client's
  *    destination, answers OK;
  *  - EVENT_WAIT: defers it (VACCEL_SRV_CMD_DEFER: the slot fetches again)
@@ -154,7 +158,13 @@ static void slot_answer(unsigned int index, uint32_t error, uint32_t detail,
 	slot_command(index, VACCEL_SRV_COMMIT_AND_FETCH);
 }
 
-/* FNV-1a 64 of the payload, read from the server node in pieces. */
+#define HELD_BUFFER	9
+#define HELD_RELEASE	"/tmp/release-write"
+
+/*
+ * FNV-1a 64 of the payload, read from the server node in pieces; -errno
+ * of a pread that failed.
+ */
 static int payload_checksum(unsigned int index, uint64_t bytes,
 			    uint64_t *hash, uint64_t *read_bytes)
 {
@@ -168,8 +178,10 @@ static int payload_checksum(unsigned int index, uint64_t bytes,
 				    VACCEL_SRV_PAYLOAD_POS(index, slots[index].buffer.header.seq, done));
 
 		if (got < 0) {
+			int error = errno;
+
 			perror("mini_server: pread");
-			return -1;
+			return -error;
 		}
 		if (got == 0)
 			break;
@@ -369,12 +381,25 @@ static int slot_serve(unsigned int index, int res)
 		slot_answer(index, VACCEL_OK, 0, 0, 0, 0);
 		break;
 	}
-	case VACCEL_OP_BUFFER_WRITE:
-		if (payload_checksum(index, header->payload_bytes, &hash,
-				     &bytes))
-			return -1;
-		slot_answer(index, VACCEL_OK, 0, hash, bytes, 0);
+	case VACCEL_OP_BUFFER_WRITE: {
+		struct vaccel_buffer_transfer *write = args_of(slot);
+		int ret;
+
+		if (write->buffer == HELD_BUFFER) {
+			printf("mini_server: holding a write\n");
+			while (access(HELD_RELEASE, F_OK) != 0)
+				usleep(10000);
+			unlink(HELD_RELEASE);
+		}
+		ret = payload_checksum(index, header->payload_bytes, &hash,
+				       &bytes);
+		if (ret)
+			slot_answer(index, VACCEL_E_EXTERNAL, VACCEL_D_NONE, 0,
+				    (uint64_t)-ret, 0);
+		else
+			slot_answer(index, VACCEL_OK, 0, hash, bytes, 0);
 		break;
+	}
 	case VACCEL_OP_BUFFER_READ: {
 		struct vaccel_buffer_transfer *read = args_of(slot);
 

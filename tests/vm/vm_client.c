@@ -27,9 +27,23 @@
  *                      (PEER_GONE, not its 30 s deadline; the delay after
  *                      the kill is printed, not checked), old sessions
  *                      dead, a restarted server serves new opens
+ *   payload-remap LOG DIR
+ *                      a BUFFER_WRITE from anonymous memory passes the
+ *                      ioctl's check; while mini_server holds it (LOG: its
+ *                      log says "holding a write") the client maps a file
+ *                      of DIR (a ramfs) over the range; the copy must
+ *                      refuse it (mini_server's pread: EOPNOTSUPP) and not
+ *                      read the file's bytes
+ *   session-cap        the module's per-user cap on sessions (default 64,
+ *                      max_sessions_per_user): uid 4001 opens 64, its 65th
+ *                      open fails with EDQUOT, uid 4002 still opens; once
+ *                      4001 closes one it opens one again (and no more);
+ *                      debugfs `users` counts each uid's sessions exactly
+ *                      and forgets a uid that holds none
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -579,7 +593,7 @@ static pid_t waiter_start(uint64_t deadline_ns, int expect)
 static int step_client_kill(void)
 {
 	struct vaccel_get_version version = { 0 };
-	uint64_t deadline = now_ns() + 6000000000ULL;
+	uint64_t deadline = now_ns() + 15000000000ULL;
 	pid_t waiters[10];
 	int status, fd, ret;
 
@@ -590,8 +604,10 @@ static int step_client_kill(void)
 		sleep_ms(50);
 	}
 	sleep_ms(300);
-	CHECK(now_ns() + 1000000000ULL < deadline,
-	      "setup too slow: the waits end before the kills");
+	/* Still waiting, all of them: the kills find them in their waits. */
+	for (int i = 0; i < 10; i++)
+		CHECK(waitpid(waiters[i], &status, WNOHANG) == 0,
+		      "waiter %d ended before the kills (status %#x)", i, status);
 	kill(waiters[9], SIGKILL);	/* queued */
 	kill(waiters[2], SIGKILL);	/* delivered */
 	kill(waiters[5], SIGKILL);	/* delivered */
@@ -747,6 +763,211 @@ static int step_daemon_death(pid_t server, const char *path, const char *log)
 	return report("daemon-death");
 }
 
+#define REMAP_BYTES	(16 * 4096)
+
+struct held_write {
+	int fd;
+	unsigned char *data;
+	struct vaccel_buffer_transfer xfer;
+	int ret;
+};
+
+static void *held_write_main(void *arg)
+{
+	struct held_write *w = arg;
+
+	memset(&w->xfer, 0, sizeof(w->xfer));
+	w->xfer.buffer = 9;	/* mini_server's HELD_BUFFER */
+	w->xfer.length = REMAP_BYTES;
+	w->xfer.data = (uint64_t)(uintptr_t)w->data;
+	w->ret = call(w->fd, VACCEL_IOCTL_BUFFER_WRITE, &w->xfer);
+	return NULL;
+}
+
+/* Whether `path` holds a line containing `text` (60 s at most). */
+static int log_shows(const char *path, const char *text)
+{
+	char line[512];
+
+	for (int tries = 0; tries < 6000; tries++) {
+		FILE *file = fopen(path, "r");
+
+		while (file && fgets(line, sizeof(line), file)) {
+			if (strstr(line, text)) {
+				fclose(file);
+				return 1;
+			}
+		}
+		if (file)
+			fclose(file);
+		sleep_ms(10);
+	}
+	return 0;
+}
+
+static int step_payload_remap(const char *log, const char *dir)
+{
+	unsigned char page[4096];
+	struct held_write w = { 0 };
+	pthread_t thread;
+	char path[512];
+	void *remapped;
+	int file, release;
+
+	snprintf(path, sizeof(path), "%s/vm-remap", dir);
+	file = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	memset(page, 0xa5, sizeof(page));
+	for (int i = 0; file >= 0 && i < REMAP_BYTES / 4096; i++)
+		CHECK(write(file, page, sizeof(page)) == sizeof(page),
+		      "cannot write %s", path);
+	w.fd = session_open();
+	w.data = mmap(NULL, REMAP_BYTES, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(file >= 0 && w.fd >= 0 && w.data != MAP_FAILED,
+	      "setup: %s", strerror(errno));
+	if (failures)
+		return report("payload-remap");
+	memset(w.data, 0x11, REMAP_BYTES);
+	CHECK(pthread_create(&thread, NULL, held_write_main, &w) == 0,
+	      "pthread_create");
+	CHECK(log_shows(log, "mini_server: holding a write"),
+	      "mini_server never held the write");
+	/* The ioctl's check passed; now a file lies under the payload. */
+	remapped = mmap(w.data, REMAP_BYTES, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_FIXED, file, 0);
+	CHECK(remapped == w.data, "MAP_FIXED of %s: %s", path, strerror(errno));
+	close(file);
+	release = open("/tmp/release-write", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	CHECK(release >= 0, "cannot release the held write: %s", strerror(errno));
+	if (release >= 0)
+		close(release);
+	pthread_join(thread, NULL);
+	CHECK(w.ret == -EIO && w.xfer.status.error == VACCEL_E_EXTERNAL &&
+	      w.xfer.status.arg1 == EOPNOTSUPP,
+	      "a write whose range became a ramfs file after its check: %d (error %u arg1 %llu), not the copy refused with EOPNOTSUPP",
+	      w.ret, w.xfer.status.error,
+	      (unsigned long long)w.xfer.status.arg1);
+	close(w.fd);
+	return report("payload-remap");
+}
+
+#define CAP_UID		4001
+#define OTHER_UID	4002
+#define USERS_FILE	"/sys/kernel/debug/vaccel/users"
+#define CAP_PARAM	"/sys/module/vaccel/parameters/max_sessions_per_user"
+
+/* A number in a small file, or -1. */
+static long file_number(const char *path)
+{
+	FILE *file = fopen(path, "r");
+	long value = -1;
+
+	if (file) {
+		if (fscanf(file, "%ld", &value) != 1)
+			value = -1;
+		fclose(file);
+	}
+	return value;
+}
+
+/* The sessions debugfs `users` counts for `uid` (0 if no line); -1 if unreadable. */
+static long user_sessions(unsigned int uid)
+{
+	FILE *file = fopen(USERS_FILE, "r");
+	unsigned int line_uid;
+	long sessions = 0, count;
+	char line[128];
+
+	if (!file)
+		return -1;
+	while (fgets(line, sizeof(line), file))
+		if (sscanf(line, "uid %u sessions %ld", &line_uid, &count) == 2 &&
+		    line_uid == uid)
+			sessions = count;
+	fclose(file);
+	return sessions;
+}
+
+/* open() of /dev/vaccel as effective uid `uid` (gid 65534, the node's). */
+static int open_as(unsigned int uid, int *error)
+{
+	int fd;
+
+	if (setegid(65534) || seteuid(uid)) {
+		printf("vm_client: cannot become uid %u: %s\n", uid,
+		       strerror(errno));
+		exit(1);
+	}
+	fd = open("/dev/vaccel", O_RDWR | O_CLOEXEC);
+	*error = fd < 0 ? errno : 0;
+	if (seteuid(0) || setegid(0)) {
+		printf("vm_client: cannot become root again: %s\n",
+		       strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+static int step_session_cap(void)
+{
+	long cap = file_number(CAP_PARAM);
+	int fds[64], other, again, error;
+	long held;
+
+	CHECK(cap == 64, "%s reads %ld, not the default 64", CAP_PARAM, cap);
+	if (cap != 64)
+		return report("session-cap");
+	CHECK(user_sessions(CAP_UID) == 0 && user_sessions(OTHER_UID) == 0,
+	      "%s counts sessions of uid %u (%ld) or %u (%ld) before they open any",
+	      USERS_FILE, CAP_UID, user_sessions(CAP_UID), OTHER_UID,
+	      user_sessions(OTHER_UID));
+	for (int i = 0; i < 64; i++) {
+		fds[i] = open_as(CAP_UID, &error);
+		CHECK(fds[i] >= 0, "uid %u's open %d of 64: %s", CAP_UID, i + 1,
+		      strerror(error));
+	}
+	held = user_sessions(CAP_UID);
+	CHECK(held == 64, "%s counts %ld sessions of uid %u, not 64", USERS_FILE,
+	      held, CAP_UID);
+	again = open_as(CAP_UID, &error);
+	CHECK(again < 0 && error == EDQUOT,
+	      "uid %u's 65th open: fd %d (%s), not EDQUOT", CAP_UID, again,
+	      again < 0 ? strerror(error) : "opened");
+	if (again >= 0)
+		close(again);
+	CHECK(user_sessions(CAP_UID) == 64,
+	      "the refused open changed uid %u's count to %ld", CAP_UID,
+	      user_sessions(CAP_UID));
+	other = open_as(OTHER_UID, &error);
+	CHECK(other >= 0, "uid %u cannot open while uid %u holds its cap: %s",
+	      OTHER_UID, CAP_UID, strerror(error));
+	CHECK(user_sessions(OTHER_UID) == 1, "%s counts %ld sessions of uid %u, not 1",
+	      USERS_FILE, user_sessions(OTHER_UID), OTHER_UID);
+	close(fds[17]);
+	CHECK(user_sessions(CAP_UID) == 63,
+	      "after one close %s counts %ld sessions of uid %u, not 63",
+	      USERS_FILE, user_sessions(CAP_UID), CAP_UID);
+	fds[17] = open_as(CAP_UID, &error);
+	CHECK(fds[17] >= 0, "uid %u cannot open again after a close: %s",
+	      CAP_UID, strerror(error));
+	again = open_as(CAP_UID, &error);
+	CHECK(again < 0 && error == EDQUOT,
+	      "uid %u's open past its cap after the reopen: fd %d (%s), not EDQUOT",
+	      CAP_UID, again, again < 0 ? strerror(error) : "opened");
+	if (again >= 0)
+		close(again);
+	for (int i = 0; i < 64; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (other >= 0)
+		close(other);
+	CHECK(user_sessions(CAP_UID) == 0 && user_sessions(OTHER_UID) == 0,
+	      "after every close %s still counts uid %u: %ld, uid %u: %ld",
+	      USERS_FILE, CAP_UID, user_sessions(CAP_UID), OTHER_UID,
+	      user_sessions(OTHER_UID));
+	return report("session-cap");
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -768,10 +989,14 @@ int main(int argc, char **argv)
 
 		return fd >= 0 ? 0 : 1;
 	}
+	if (argc >= 4 && !strcmp(argv[1], "payload-remap"))
+		return step_payload_remap(argv[2], argv[3]);
+	if (argc >= 2 && !strcmp(argv[1], "session-cap"))
+		return step_session_cap();
 	if (argc >= 5 && !strcmp(argv[1], "daemon-death"))
 		return step_daemon_death(atoi(argv[2]), argv[3], argv[4]);
 	fprintf(stderr, "usage: vm_client basic|unprivileged|hostile [ROUNDS]|"
 		"hostile-daemon ROUNDS|concurrent|client-kill|open-only|"
-		"daemon-death PID SERVER LOG\n");
+		"daemon-death PID SERVER LOG|payload-remap LOG DIR|session-cap\n");
 	return 2;
 }

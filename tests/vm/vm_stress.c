@@ -4,33 +4,46 @@
  * against vacceld (raw ioctls on /dev/vaccel, the ADD fixture's MODEL).
  * The rules proven are those of uapi/vaccel_server.h (fairness, detach,
  * accounting, pins) and uapi/vaccel.h ("Signals and /dev/vaccel"). Each
- * failed check prints one "vm_stress: line N: <why>" line. Commands:
+ * failed check prints one "vm_stress: line N: <why>" line. The checks
+ * count (calls served, waits that ended, results); none bounds a time: a
+ * loaded machine slows every step, and a step that hangs is caught by the
+ * time limit /init runs it under (the step's line is then missing).
+ * Commands:
  *
  *   no-starvation MODEL
  *       client A (a child process, one session) parks 200 EVENT_WAITs on a
  *       gated submission and floods short calls from 8 threads (2 of them
- *       also RUN the program without pause);
- *       client B (this process, its own session) times GET_VERSION,
- *       DEVICE_COUNT and an ADD RUN unloaded, then while A floods: the
- *       slowest loaded call of each op must end within 10x the slowest
- *       unloaded one (worst against worst: the VM's two emulated vCPUs
- *       give single calls a scheduling tail either way, which a median
- *       would not share). Starved, B would wait for A's 200 waits to end.
- *       Prints the medians and worsts and "VMTEST no-starvation PASS|FAIL".
+ *       also RUN the program without pause), counting each call served in
+ *       memory shared with B;
+ *       client B (this process, its own session) calls GET_VERSION and
+ *       DEVICE_COUNT 40 times each and an ADD RUN 10 times while A floods:
+ *       every one of B's calls is served, and A has at most
+ *       A_CALLS_PER_B_CALL calls served per call of B's, on average.
+ *       Starved, B would wait for A's 200 waits, which end only after B.
+ *       Prints the counts and "VMTEST no-starvation PASS|FAIL".
+ *   payload-memory MODEL DIR
+ *       which memory a BUFFER_WRITE / BUFFER_READ / PROGRAM_LOAD payload
+ *       may live in: anonymous (private and MAP_SHARED), a memfd, a tmpfs
+ *       file and hugetlb memory move the bytes exactly; a MAP_SHARED or
+ *       MAP_PRIVATE mapping of a file in DIR (a ramfs: not shmem) is
+ *       refused with -EOPNOTSUPP and status Unsupported/BAD_VALUE naming
+ *       the pointer, so is a range that is anonymous but for its last
+ *       page, and the session keeps serving ("VMTEST payload-memory").
  *   interrupt MODEL CGROUP
- *       a caught SIGINT (no SA_RESTART) ends a long EVENT_WAIT at once with
- *       EINTR, the event untouched ("VMTEST interrupt"); with SA_RESTART the
+ *       a caught SIGINT (no SA_RESTART) ends a long EVENT_WAIT with EINTR,
+ *       the event untouched ("VMTEST interrupt"); with SA_RESTART the
  *       wait goes on, ending when its event completes or at its first
- *       absolute deadline ("VMTEST interrupt-restart"); a waiter in the
- *       cgroup v2 leaf CGROUP is frozen by cgroup.freeze (cgroup.events
- *       "frozen 1" within 5 s), does not return while frozen, and its wait
- *       completes once thawed ("VMTEST interrupt-freeze").
+ *       absolute deadline, never before ("VMTEST interrupt-restart"); a
+ *       waiter in the cgroup v2 leaf CGROUP is frozen by cgroup.freeze
+ *       (cgroup.events "frozen 1"), does not return while frozen, and its
+ *       wait completes once thawed ("VMTEST interrupt-freeze").
  *   park MODEL WAITS TIMEFILE
  *       WAITS threads of one session wait on a gated submission; prints
  *       "vm_stress: parked" when they are in; then each wait must fail with
- *       -ENODEV (DeviceLost, PEER_GONE) less than 2 s after the
- *       CLOCK_REALTIME ns in TIMEFILE (written by whoever made the daemon
- *       let go), and the session stays dead. Exit 0 when all of it held.
+ *       -ENODEV (DeviceLost, PEER_GONE), the session stays dead; how long
+ *       after the CLOCK_REALTIME ns in TIMEFILE (written by whoever made
+ *       the daemon let go) the last one ended is printed. Exit 0 when all
+ *       of it held.
  *   attach-busy
  *       opening /dev/vaccel-server fails with EBUSY (a daemon is attached).
  *   accounted CGROUP HEADROOM_KIB
@@ -46,6 +59,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -191,7 +205,11 @@ static void waiter_start(struct waiter *w, int fd, uint64_t event,
 #define PARKED_WAITS 200
 #define FLOODERS 8
 
-/* What client A's flooders share: a stop flag and counters. */
+/*
+ * What client A's flooders share: a stop flag and counters. It lives in a
+ * MAP_SHARED page made before the fork, so client B reads A's count of
+ * served calls around each of its own.
+ */
 struct flood {
 	int stop;
 	unsigned long calls;
@@ -214,6 +232,7 @@ struct flooder {
 	pthread_t thread;
 };
 
+/* Each served call of A's counts once, when it returns. */
 static void *flooder_main(void *arg)
 {
 	struct flooder *me = arg;
@@ -221,17 +240,19 @@ static void *flooder_main(void *arg)
 	struct vaccel_get_version version;
 	struct vaccel_device_count count;
 
-	for (unsigned long i = 0; !__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE);
-	     i++) {
+	while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
 		int ret;
 
 		memset(&version, 0, sizeof(version));
 		ret = call(me->s.fd, VACCEL_IOCTL_GET_VERSION, &version);
+		__atomic_add_fetch(&f->calls, 1, __ATOMIC_RELAXED);
 		memset(&count, 0, sizeof(count));
 		ret |= call(me->s.fd, VACCEL_IOCTL_DEVICE_COUNT, &count);
-		if (me->runs)
+		__atomic_add_fetch(&f->calls, 1, __ATOMIC_RELAXED);
+		if (me->runs) {
 			ret |= add_run(&me->s);
-		__atomic_add_fetch(&f->calls, me->runs ? 3 : 2, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&f->calls, 1, __ATOMIC_RELAXED);
+		}
 		if (ret)
 			__atomic_add_fetch(&f->errors, 1, __ATOMIC_RELAXED);
 	}
@@ -239,17 +260,15 @@ static void *flooder_main(void *arg)
 }
 
 /*
- * Client A: parks the waits, floods, says 'r' on `ready` once flooding,
- * then answers every byte on `control` with the calls made so far; stops
- * when `control` closes, raises the gate and checks that every parked wait
- * completed. Exit 0 when all of it held.
+ * Client A: parks the waits, floods (counting into `flood`), says 'r' on
+ * `ready` once flooding; stops when `control` closes, raises the gate and
+ * checks that every parked wait completed. Exit 0 when all of it held.
  */
-static int flood_client(const char *model, int ready, int control)
+static int flood_client(const char *model, struct flood *flood, int ready,
+			int control)
 {
 	static struct waiter waits[PARKED_WAITS];
 	static struct flooder flooders[FLOODERS];
-	struct flood flood = { 0 };
-	unsigned long calls;
 	uint64_t gate, event;
 	long long base;
 	struct add s, flood_base;
@@ -258,7 +277,7 @@ static int flood_client(const char *model, int ready, int control)
 	if (add_prepare(&s, model) || add_prepare_on(&flood_base, s.fd, model))
 		return 1;
 	for (int i = 0; i < FLOODERS; i++) {
-		flooders[i].flood = &flood;
+		flooders[i].flood = flood;
 		flooders[i].s = flood_base;
 		flooders[i].runs = i < RUNNERS;
 		flooders[i].s.a = buffer_alloc(s.fd, flood_base.context, ADD_A_BYTES);
@@ -278,19 +297,18 @@ static int flood_client(const char *model, int ready, int control)
 		return 1;
 	for (int i = 0; i < FLOODERS; i++)
 		flooders[i].thread = thread_start(flooder_main, &flooders[i]);
-	sleep_ms(200);
+	/* Flooding: every flooder has had calls served. */
+	while (__atomic_load_n(&flood->calls, __ATOMIC_RELAXED) < 4 * FLOODERS)
+		sleep_ms(10);
 	if (write(ready, "r", 1) != 1)
 		return 1;
-	while (read(control, &byte, 1) == 1) {
-		calls = __atomic_load_n(&flood.calls, __ATOMIC_RELAXED);
-		if (write(ready, &calls, sizeof(calls)) != sizeof(calls))
-			break;
-	}
-	__atomic_store_n(&flood.stop, 1, __ATOMIC_RELEASE);
+	while (read(control, &byte, 1) == 1)
+		;
+	__atomic_store_n(&flood->stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < FLOODERS; i++)
 		pthread_join(flooders[i].thread, NULL);
-	CHECK(flood.errors == 0, "client A: %lu of its flood's rounds failed",
-	      flood.errors);
+	CHECK(flood->errors == 0, "client A: %lu of its flood's rounds failed",
+	      flood->errors);
 	CHECK(gate_raise(&s, gate, 1) == 0, "client A: GATE_RAISE failed");
 	for (int i = 0; i < PARKED_WAITS; i++) {
 		pthread_join(waits[i].thread, NULL);
@@ -304,63 +322,56 @@ static int flood_client(const char *model, int ready, int control)
 	return failures ? 1 : 0;
 }
 
-enum timed_op { OP_VERSION, OP_COUNT, OP_RUN, TIMED_OPS };
+enum served_op { OP_VERSION, OP_COUNT, OP_RUN, SERVED_OPS };
 
-static const char *const timed_name[TIMED_OPS] = {
+static const char *const served_name[SERVED_OPS] = {
 	"GET_VERSION", "DEVICE_COUNT", "RUN (ADD)",
 };
-static const int timed_rounds[TIMED_OPS] = { 40, 40, 10 };
+static const int served_rounds[SERVED_OPS] = { 40, 40, 10 };
 
-/* One call of `op` in B's session; its time in ns (0 if it failed). */
-static uint64_t timed_call(const struct add *s, enum timed_op op)
+/*
+ * A's calls served, on average, while one call of B's waits for its
+ * answer, at most. B has one call in flight, A one per flooder: a fair
+ * path serves B about once per FLOODERS of A's calls (the VM's two vCPUs
+ * and B's own wake-up add a few). 32 times that share still fails a
+ * starved B, which waits for A's 200 parked waits: they end only after B
+ * is done, so B would not be served at all (the step then hangs into its
+ * time limit and is reported missing).
+ */
+#define A_CALLS_PER_B_CALL	(32 * FLOODERS)
+
+/* One call of `op` in B's session; 0 or -errno. */
+static int served_call(const struct add *s, enum served_op op)
 {
 	struct vaccel_get_version version;
 	struct vaccel_device_count count;
-	uint64_t start = now_ns();
-	int ret;
 
 	memset(&version, 0, sizeof(version));
 	memset(&count, 0, sizeof(count));
 	if (op == OP_VERSION)
-		ret = call(s->fd, VACCEL_IOCTL_GET_VERSION, &version);
-	else if (op == OP_COUNT)
-		ret = call(s->fd, VACCEL_IOCTL_DEVICE_COUNT, &count);
-	else
-		ret = add_run(s);
-	CHECK(ret == 0, "client B: %s: %d", timed_name[op], ret);
-	return ret ? 0 : now_ns() - start + 1;
-}
-
-static int compare_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The times of every op's rounds, interleaved as a client would call. */
-static void measure(const struct add *s, uint64_t times[TIMED_OPS][40])
-{
-	for (int round = 0; round < 40; round++)
-		for (int op = 0; op < TIMED_OPS; op++)
-			if (round < timed_rounds[op])
-				times[op][round] = timed_call(s, op);
+		return call(s->fd, VACCEL_IOCTL_GET_VERSION, &version);
+	if (op == OP_COUNT)
+		return call(s->fd, VACCEL_IOCTL_DEVICE_COUNT, &count);
+	return add_run(s);
 }
 
 static int step_no_starvation(const char *model)
 {
-	uint64_t unloaded[TIMED_OPS][40], loaded[TIMED_OPS][40];
+	unsigned long a_during[SERVED_OPS] = { 0 }, a_most[SERVED_OPS] = { 0 };
+	unsigned long a_start, a_end;
+	int b_served[SERVED_OPS] = { 0 };
 	int ready[2], control[2], status;
-	unsigned long calls_before = 0, calls_after = 0;
+	struct flood *flood;
+	long long parked;
 	struct add s;
 	pid_t flooder;
 	char byte;
 
-	if (add_prepare(&s, model))
+	flood = mmap(NULL, sizeof(*flood), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (flood == MAP_FAILED || add_prepare(&s, model))
 		return report("no-starvation");
-	for (int i = 0; i < 3; i++)	/* warm the path */
-		timed_call(&s, OP_RUN);
-	measure(&s, unloaded);
+	memset(flood, 0, sizeof(*flood));
 	if (pipe(ready) || pipe(control))
 		return report("no-starvation");
 	flooder = fork();
@@ -368,47 +379,57 @@ static int step_no_starvation(const char *model)
 		close(s.fd);
 		close(ready[0]);
 		close(control[1]);
-		_exit(flood_client(model, ready[1], control[0]));
+		_exit(flood_client(model, flood, ready[1], control[0]));
 	}
 	close(ready[1]);
 	close(control[0]);
 	CHECK(read(ready[0], &byte, 1) == 1, "client A did not start its flood");
 	if (failures)
 		goto out;
-	CHECK(write(control[1], "m", 1) == 1, "client A is gone");
-	CHECK(read(ready[0], &calls_before, sizeof(calls_before)) == sizeof(calls_before),
-	      "client A is gone");
-	measure(&s, loaded);
-	CHECK(write(control[1], "m", 1) == 1, "client A is gone");
-	CHECK(read(ready[0], &calls_after, sizeof(calls_after)) == sizeof(calls_after),
-	      "client A is gone");
-	printf("vm_stress: client A made %lu calls while B measured, with %d waits parked\n",
-	       calls_after - calls_before, PARKED_WAITS);
-	CHECK(calls_after - calls_before >= 50,
-	      "client A made only %lu calls while B measured: no flood to measure against",
-	      calls_after - calls_before);
-	for (int op = 0; op < TIMED_OPS; op++) {
-		uint64_t sorted[40], loaded_sorted[40], median, bound, worst;
-		int n = timed_rounds[op];
+	parked = read_number(DEBUGFS_REQUESTS);
+	a_start = __atomic_load_n(&flood->calls, __ATOMIC_RELAXED);
+	for (int round = 0; round < 40; round++) {
+		for (int op = 0; op < SERVED_OPS; op++) {
+			unsigned long before, served;
+			int ret;
 
-		memcpy(sorted, unloaded[op], sizeof(sorted));
-		qsort(sorted, (size_t)n, sizeof(sorted[0]), compare_u64);
-		memcpy(loaded_sorted, loaded[op], sizeof(loaded_sorted));
-		qsort(loaded_sorted, (size_t)n, sizeof(loaded_sorted[0]),
-		      compare_u64);
-		median = sorted[n / 2];
-		bound = sorted[n - 1];
-		worst = loaded_sorted[n - 1];
-		printf("vm_stress: %s: unloaded median %llu us worst %llu us, loaded median %llu us worst %llu us (limit %llu us, 10x the unloaded worst)\n",
-		       timed_name[op], (unsigned long long)median / 1000,
-		       (unsigned long long)bound / 1000,
-		       (unsigned long long)loaded_sorted[n / 2] / 1000,
-		       (unsigned long long)worst / 1000,
-		       (unsigned long long)bound * 10 / 1000);
-		CHECK(bound > 0 && worst <= bound * 10,
-		      "%s: a call under A's flood took %llu us, more than 10x the slowest unloaded call (%llu us)",
-		      timed_name[op], (unsigned long long)worst / 1000,
-		      (unsigned long long)bound / 1000);
+			if (round >= served_rounds[op])
+				continue;
+			before = __atomic_load_n(&flood->calls, __ATOMIC_RELAXED);
+			ret = served_call(&s, op);
+			served = __atomic_load_n(&flood->calls, __ATOMIC_RELAXED) -
+				 before;
+			CHECK(ret == 0, "client B: %s: %d", served_name[op], ret);
+			if (ret)
+				continue;
+			b_served[op]++;
+			a_during[op] += served;
+			if (served > a_most[op])
+				a_most[op] = served;
+		}
+	}
+	a_end = __atomic_load_n(&flood->calls, __ATOMIC_RELAXED);
+	printf("vm_stress: client A had %lu calls served while B was served %d, with %lld requests in the module (%d waits parked)\n",
+	       a_end - a_start, b_served[OP_VERSION] + b_served[OP_COUNT] +
+	       b_served[OP_RUN], parked, PARKED_WAITS);
+	CHECK(parked >= PARKED_WAITS,
+	      "the module holds %lld requests, not A's %d parked waits",
+	      parked, PARKED_WAITS);
+	CHECK(a_end - a_start >= 50,
+	      "client A had only %lu calls served while B called: no flood to measure against",
+	      a_end - a_start);
+	for (int op = 0; op < SERVED_OPS; op++) {
+		int n = served_rounds[op];
+
+		printf("vm_stress: %s: B served %d of %d; A served %lu meanwhile, %lu per B call on average (%d allowed), %lu at most\n",
+		       served_name[op], b_served[op], n, a_during[op],
+		       b_served[op] ? a_during[op] / b_served[op] : 0,
+		       A_CALLS_PER_B_CALL, a_most[op]);
+		CHECK(b_served[op] == n, "%s: B was served %d of %d calls",
+		      served_name[op], b_served[op], n);
+		CHECK(a_during[op] <= (unsigned long)A_CALLS_PER_B_CALL * n,
+		      "%s: A had %lu calls served during B's %d: more than %d per B call",
+		      served_name[op], a_during[op], n, A_CALLS_PER_B_CALL);
 	}
 out:
 	close(control[1]);	/* stops A, whatever happened */
@@ -443,7 +464,7 @@ static void catch_sigint(int flags)
 	interrupts = 0;
 }
 
-/* No SA_RESTART: EINTR within 1 s, the event still pending. */
+/* No SA_RESTART: EINTR, the event still pending. */
 static void interrupt_eintr(const struct add *s, uint64_t event)
 {
 	struct waiter w;
@@ -458,9 +479,6 @@ static void interrupt_eintr(const struct add *s, uint64_t event)
 	pthread_join(w.thread, NULL);
 	CHECK(w.ret == -EINTR, "EVENT_WAIT under SIGINT without SA_RESTART: %d, not -EINTR",
 	      w.ret);
-	CHECK(w.returned_ns - sent < 1000000000ULL,
-	      "EVENT_WAIT returned %llu ms after SIGINT (1000 ms allowed)",
-	      (unsigned long long)(w.returned_ns - sent) / 1000000);
 	CHECK(interrupts == 1, "the SIGINT handler ran %d times", (int)interrupts);
 	CHECK(event_state(s->fd, event) == VACCEL_EVENT_PENDING,
 	      "the interrupted wait's event is not PENDING any more");
@@ -491,13 +509,17 @@ static void interrupt_restart_event(const struct add *s, uint64_t gate,
 	      "the restarted wait ended %d (error %u detail %u, done %u), not with its event",
 	      w.ret, w.wait.status.error, w.wait.status.detail,
 	      w.wait.done_count);
-	CHECK(w.returned_ns >= raised && w.returned_ns - raised < 5000000000ULL,
-	      "the restarted wait returned %lld ms after the gate was raised",
-	      (long long)(w.returned_ns - raised) / 1000000);
+	CHECK(w.returned_ns >= raised,
+	      "the restarted wait returned %lld ms before the gate was raised",
+	      (long long)(raised - w.returned_ns) / 1000000);
 	CHECK(interrupts == 1, "the SIGINT handler ran %d times", (int)interrupts);
 }
 
-/* SA_RESTART: a restarted wait still ends at the first one's deadline. */
+/*
+ * SA_RESTART: a restarted wait still ends at the first one's deadline:
+ * -ETIME, never before the deadline (a clock order, not a bound: load can
+ * only make it later; how much later is printed).
+ */
 static void interrupt_restart_deadline(const struct add *s)
 {
 	struct vaccel_handle_release release;
@@ -516,10 +538,9 @@ static void interrupt_restart_deadline(const struct add *s)
 	CHECK(w.ret == -ETIME && w.wait.status.error == VACCEL_E_DEADLINE_EXPIRED,
 	      "a restarted wait with a deadline ended %d (error %u), not -ETIME",
 	      w.ret, w.wait.status.error);
-	CHECK(w.returned_ns >= deadline &&
-	      w.returned_ns - deadline < 1000000000ULL,
-	      "a restarted wait ended %lld ms from its deadline (0 .. 1000 allowed)",
-	      ((long long)w.returned_ns - (long long)deadline) / 1000000);
+	CHECK(w.returned_ns >= deadline,
+	      "a restarted wait ended %lld ms before its deadline",
+	      ((long long)deadline - (long long)w.returned_ns) / 1000000);
 	CHECK(interrupts == 1, "the SIGINT handler ran %d times", (int)interrupts);
 	printf("vm_stress: a restarted wait ended %lld ms after its absolute deadline\n",
 	       ((long long)w.returned_ns - (long long)deadline) / 1000000);
@@ -566,12 +587,10 @@ static void interrupt_freeze(const struct add *s, const char *cgroup)
 	snprintf(events, sizeof(events), "%s/cgroup.events", cgroup);
 	frozen_at = now_ns();
 	write_text(freeze, "1");
-	for (int i = 0; i < 100 && frozen != 1; i++) {
-		frozen = read_key(events, "frozen");
-		if (frozen != 1)
-			sleep_ms(50);
-	}
-	CHECK(frozen == 1, "%s does not show 'frozen 1' 5 s after cgroup.freeze", events);
+	/* However long freezing takes; a freezer that never does hangs here. */
+	while ((frozen = read_key(events, "frozen")) == 0)
+		sleep_ms(50);
+	CHECK(frozen == 1, "%s does not show 'frozen 1' after cgroup.freeze", events);
 	printf("vm_stress: the waiting client froze in %llu ms\n",
 	       (unsigned long long)(now_ns() - frozen_at) / 1000000);
 	/* Its event completes while it is frozen: it must not return. */
@@ -580,16 +599,8 @@ static void interrupt_freeze(const struct add *s, const char *cgroup)
 	CHECK(waitpid(child, &status, WNOHANG) == 0,
 	      "the frozen client ended while frozen (status %#x)", status);
 	write_text(freeze, "0");
-	for (int i = 0; i < 100; i++) {
-		if (waitpid(child, &status, WNOHANG) == child)
-			break;
-		sleep_ms(50);
-		if (i == 99) {
-			CHECK(0, "the thawed client's wait did not complete in 5 s");
-			kill(child, SIGKILL);
-			waitpid(child, &status, 0);
-		}
-	}
+	CHECK(waitpid(child, &status, 0) == child, "waitpid of the thawed client: %s",
+	      strerror(errno));
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "the thawed client ended with status %#x", status);
 	CHECK(read_key(events, "frozen") == 0, "%s still shows frozen after the thaw", events);
@@ -658,8 +669,6 @@ static int step_park(const char *model, int count, const char *time_file)
 
 		printf("vm_stress: %d parked waits ended at most %lld ms after the daemon was told to go\n",
 		       count, delay);
-		CHECK(delay < 2000, "a parked wait ended %lld ms after the daemon was told to go (2000 allowed)",
-		      delay);
 	}
 	memset(&version, 0, sizeof(version));
 	ret = call(s.fd, VACCEL_IOCTL_GET_VERSION, &version);
@@ -821,11 +830,200 @@ static int step_memlock(void)
 	return report("accounted-memlock");
 }
 
+/* ------------------------------------------------------------------ */
+/* payload-memory                                                      */
+/* ------------------------------------------------------------------ */
+
+#define PAYLOAD_BYTES (64U * 1024U)
+
+/* A pattern that differs for each `seed` and byte. */
+static void pattern(unsigned char *bytes, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		bytes[i] = (unsigned char)(i * 7 + seed * 131 + (i >> 9));
+}
+
+/*
+ * Memory a payload may live in: BUFFER_WRITE from `from` and BUFFER_READ
+ * into `to` (both PAYLOAD_BYTES) move the bytes exactly.
+ */
+static void payload_moves(int fd, uint64_t buffer, const char *what,
+			  unsigned char *from, unsigned char *to,
+			  unsigned int seed)
+{
+	int ret;
+
+	pattern(from, PAYLOAD_BYTES, seed);
+	ret = transfer(fd, VACCEL_IOCTL_BUFFER_WRITE, buffer, from, PAYLOAD_BYTES);
+	CHECK(ret == 0, "BUFFER_WRITE from %s: %d", what, ret);
+	memset(to, 0, PAYLOAD_BYTES);
+	ret = transfer(fd, VACCEL_IOCTL_BUFFER_READ, buffer, to, PAYLOAD_BYTES);
+	CHECK(ret == 0 && !memcmp(from, to, PAYLOAD_BYTES),
+	      "BUFFER_READ into %s: %d, %s", what, ret,
+	      ret ? "no data" : "the bytes differ");
+}
+
+/* A refused payload: -EOPNOTSUPP, Unsupported/BAD_VALUE naming `at`. */
+static void payload_refused(int fd, unsigned long cmd, uint64_t buffer,
+			    const char *what, void *at, uint64_t bytes)
+{
+	struct vaccel_buffer_transfer xfer;
+	int ret;
+
+	memset(&xfer, 0, sizeof(xfer));
+	xfer.buffer = buffer;
+	xfer.length = bytes;
+	xfer.data = ptr(at);
+	ret = call(fd, cmd, &xfer);
+	CHECK(ret == -EOPNOTSUPP && xfer.status.error == VACCEL_E_UNSUPPORTED &&
+	      xfer.status.detail == VACCEL_D_BAD_VALUE &&
+	      xfer.status.arg0 == offsetof(struct vaccel_buffer_transfer, data) &&
+	      xfer.status.arg1 == ptr(at),
+	      "%s %s: %d (error %u detail %u arg0 %llu arg1 %#llx), not -EOPNOTSUPP Unsupported/BAD_VALUE naming the pointer",
+	      cmd == VACCEL_IOCTL_BUFFER_WRITE ? "BUFFER_WRITE from" : "BUFFER_READ into",
+	      what, ret, xfer.status.error, xfer.status.detail,
+	      (unsigned long long)xfer.status.arg0,
+	      (unsigned long long)xfer.status.arg1);
+}
+
+/* A file of PAYLOAD_BYTES holding the pattern of `seed`, mapped `flags`. */
+static unsigned char *file_mapping(const char *path, int flags,
+				   unsigned int seed)
+{
+	unsigned char bytes[4096];
+	void *map;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0, "cannot create %s: %s", path, strerror(errno));
+	if (fd < 0)
+		return NULL;
+	for (unsigned int i = 0; i < PAYLOAD_BYTES / sizeof(bytes); i++) {
+		pattern(bytes, sizeof(bytes), seed + i);
+		if (write(fd, bytes, sizeof(bytes)) != sizeof(bytes)) {
+			CHECK(0, "cannot write %s: %s", path, strerror(errno));
+			close(fd);
+			return NULL;
+		}
+	}
+	map = mmap(NULL, PAYLOAD_BYTES, PROT_READ | PROT_WRITE, flags, fd, 0);
+	close(fd);
+	CHECK(map != MAP_FAILED, "cannot map %s: %s", path, strerror(errno));
+	return map == MAP_FAILED ? NULL : map;
+}
+
+static int step_payload_memory(const char *model, const char *dir)
+{
+	unsigned char *anon, *shared, *memfd_map, *tmpfs_map, *huge, *file;
+	unsigned char *private_file, *mixed, *back;
+	struct vaccel_program_load load;
+	const size_t huge_bytes = 2U << 20;
+	char path[512];
+	uint64_t buffer;
+	struct add s;
+	int fd, ret;
+
+	if (add_prepare(&s, model))
+		return report("payload-memory");
+	buffer = buffer_alloc(s.fd, s.context, PAYLOAD_BYTES);
+	back = malloc(PAYLOAD_BYTES);
+	if (!buffer || !back)
+		return report("payload-memory");
+
+	/* What a payload may live in. */
+	anon = mmap(NULL, PAYLOAD_BYTES, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	shared = mmap(NULL, PAYLOAD_BYTES, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	fd = memfd_create("vm-payload", MFD_CLOEXEC);
+	CHECK(fd >= 0 && ftruncate(fd, PAYLOAD_BYTES) == 0, "memfd: %s",
+	      strerror(errno));
+	memfd_map = mmap(NULL, PAYLOAD_BYTES, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, fd, 0);
+	close(fd);
+	tmpfs_map = file_mapping("/tmp/vm-payload", MAP_SHARED, 1);
+	/* One 2 MiB huge page, reserved here for this step. */
+	write_text("/proc/sys/vm/nr_hugepages", "1");
+	huge = mmap(NULL, huge_bytes, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	CHECK(anon != MAP_FAILED && shared != MAP_FAILED &&
+	      memfd_map != MAP_FAILED && huge != MAP_FAILED,
+	      "cannot map the allowed kinds of memory: %s", strerror(errno));
+	if (failures || !tmpfs_map)
+		return report("payload-memory");
+	payload_moves(s.fd, buffer, "anonymous memory", anon, back, 2);
+	payload_moves(s.fd, buffer, "MAP_SHARED|MAP_ANONYMOUS memory", shared,
+		      anon, 3);
+	payload_moves(s.fd, buffer, "a memfd", memfd_map, shared, 4);
+	payload_moves(s.fd, buffer, "a tmpfs file", tmpfs_map, memfd_map, 5);
+	payload_moves(s.fd, buffer, "hugetlb memory", huge, tmpfs_map, 6);
+
+	/* What it may not: files of a filesystem that is not shmem. */
+	snprintf(path, sizeof(path), "%s/vm-payload-shared", dir);
+	file = file_mapping(path, MAP_SHARED, 7);
+	snprintf(path, sizeof(path), "%s/vm-payload-private", dir);
+	private_file = file_mapping(path, MAP_PRIVATE, 8);
+	/* Anonymous, but for its last page: a ramfs file's. */
+	mixed = mmap(NULL, PAYLOAD_BYTES, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	CHECK(mixed != MAP_FAILED && fd >= 0 &&
+	      mmap(mixed + PAYLOAD_BYTES - 4096, 4096, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED,
+	      "cannot map a file's page into anonymous memory: %s",
+	      strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (failures || !file || !private_file)
+		return report("payload-memory");
+	memcpy(back, huge, PAYLOAD_BYTES);	/* the last write's: the buffer's now */
+	payload_refused(s.fd, VACCEL_IOCTL_BUFFER_WRITE, buffer,
+			"a ramfs file (MAP_SHARED)", file, PAYLOAD_BYTES);
+	payload_refused(s.fd, VACCEL_IOCTL_BUFFER_READ, buffer,
+			"a ramfs file (MAP_SHARED)", file, PAYLOAD_BYTES);
+	payload_refused(s.fd, VACCEL_IOCTL_BUFFER_WRITE, buffer,
+			"a ramfs file (MAP_PRIVATE)", private_file,
+			PAYLOAD_BYTES);
+	payload_refused(s.fd, VACCEL_IOCTL_BUFFER_READ, buffer,
+			"a ramfs file (MAP_PRIVATE)", private_file,
+			PAYLOAD_BYTES);
+	payload_refused(s.fd, VACCEL_IOCTL_BUFFER_WRITE, buffer,
+			"anonymous memory ending in a ramfs page", mixed,
+			PAYLOAD_BYTES);
+	payload_refused(s.fd, VACCEL_IOCTL_BUFFER_READ, buffer,
+			"anonymous memory ending in a ramfs page", mixed,
+			PAYLOAD_BYTES);
+	/* A program's artifact is a payload too. */
+	memset(&load, 0, sizeof(load));
+	load.context = s.context;
+	load.format = VACCEL_FORMAT_TOSA;
+	load.payload = ptr(file);
+	load.payload_bytes = PAYLOAD_BYTES;
+	ret = call(s.fd, VACCEL_IOCTL_PROGRAM_LOAD, &load);
+	CHECK(ret == -EOPNOTSUPP && load.status.error == VACCEL_E_UNSUPPORTED &&
+	      load.status.detail == VACCEL_D_BAD_VALUE &&
+	      load.status.arg0 == offsetof(struct vaccel_program_load, payload),
+	      "PROGRAM_LOAD from a ramfs file: %d (error %u detail %u arg0 %llu), not -EOPNOTSUPP Unsupported/BAD_VALUE",
+	      ret, load.status.error, load.status.detail,
+	      (unsigned long long)load.status.arg0);
+	/* Nothing was moved, and the session serves on. */
+	memset(anon, 0, PAYLOAD_BYTES);
+	ret = transfer(s.fd, VACCEL_IOCTL_BUFFER_READ, buffer, anon,
+		       PAYLOAD_BYTES);
+	CHECK(ret == 0 && !memcmp(anon, back, PAYLOAD_BYTES),
+	      "after the refusals the buffer reads %d, %s", ret,
+	      ret ? "no data" : "other bytes than the last write's");
+	CHECK(add_run(&s) == 0, "a RUN after the refusals failed");
+	close(s.fd);
+	return report("payload-memory");
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "no-starvation"))
 		return step_no_starvation(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "payload-memory"))
+		return step_payload_memory(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "interrupt"))
 		return step_interrupt(argv[2], argv[3]);
 	if (argc == 5 && !strcmp(argv[1], "park"))
@@ -836,7 +1034,8 @@ int main(int argc, char **argv)
 		return step_accounted(argv[2], atoll(argv[3]));
 	if (argc == 2 && !strcmp(argv[1], "memlock"))
 		return step_memlock();
-	fprintf(stderr, "usage: vm_stress no-starvation MODEL | interrupt MODEL CGROUP | "
+	fprintf(stderr, "usage: vm_stress no-starvation MODEL | payload-memory MODEL DIR | "
+		"interrupt MODEL CGROUP | "
 		"park MODEL WAITS TIMEFILE | attach-busy | accounted CGROUP HEADROOM_KIB | "
 		"memlock\n");
 	return 2;

@@ -17,6 +17,10 @@
  *                                 TEXT; exit 1 after SECONDS without it
  *   vm_tools signal NAME PID FILE as kill9, with signal NAME (KILL, TERM,
  *                                 INT or USR1)
+ *   vm_tools wait-exit PID        waits until process PID has exited
+ *                                 (pidfd_open and poll: a child or not; a
+ *                                 pid already gone has exited); no time
+ *                                 limit: the caller's bounds a hang
  *   vm_tools cap-mask CAPS        prints the mask of CAPS (capability names
  *                                 as a systemd unit lists them, space
  *                                 separated; "" for none) as
@@ -36,6 +40,7 @@
 #include <errno.h>
 #include <linux/capability.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -171,6 +176,23 @@ static int wait_line(const char *path, const char *text, int seconds)
 	}
 	printf("vm_tools: no line with '%s' in %s after %d s\n", text, path, seconds);
 	return 1;
+}
+
+static int wait_exit(pid_t pid)
+{
+	struct pollfd exited = { .events = POLLIN };
+
+	exited.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (exited.fd < 0) {
+		if (errno == ESRCH)
+			return 0;
+		printf("vm_tools: pidfd_open %d: %s\n", (int)pid, strerror(errno));
+		return 2;
+	}
+	while (poll(&exited, 1, -1) < 0 && errno == EINTR)
+		;
+	close(exited.fd);
+	return 0;
 }
 
 #define CAP_ENTRY(name) [name] = #name
@@ -316,8 +338,11 @@ int main(int argc, char **argv)
 		return npy_compare(argv[2], argv[3], atof(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "wait-line"))
 		return wait_line(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 3 && !strcmp(argv[1], "wait-exit"))
+		return wait_exit(atoi(argv[2]));
 	fprintf(stderr, "usage: vm_tools kill9 PID FILE | signal KILL|TERM|INT|USR1 PID FILE | "
-		"npy-compare GOT EXPECTED RTOL | wait-line FILE TEXT SECONDS | cap-mask CAPS | "
+		"npy-compare GOT EXPECTED RTOL | wait-line FILE TEXT SECONDS | wait-exit PID | "
+		"cap-mask CAPS | "
 		"cap-exec BOUNDING AMBIENT yes|no PROGRAM [ARG...]\n");
 	return 2;
 }

@@ -1,10 +1,16 @@
 // server.cpp - vacceld's start, listening socket, signals and stop.
 //
 // Decides the order of the start: signals, config, devices, reactor, the
-// server node (kernel transport), then the socket. Decides the socket: SOCK_SEQPACKET, mode 0666 (every local user is a
+// socket, then the server node (kernel transport): a start refused because
+// another vacceld serves the socket leaves /dev/vaccel-server untouched.
+// Decides the socket: SOCK_SEQPACKET, mode 0666 (every local user is a
 // client; admin rights are checked per message), inside a directory created
 // 0755 when missing. A socket file left by a dead daemon is replaced; one a
-// live daemon answers on is not.
+// live daemon listens on is not. "Live" is decided by the listener's
+// process, not by connect() alone: a killed daemon's listening socket can
+// outlive its process for a moment (io_uring tears the ring and the accept
+// it holds down after the exit), so a connect() that succeeds names a
+// stale socket when the process that listened on it is gone or a zombie.
 #include "vaccel/daemon/server.hpp"
 
 #include <signal.h>
@@ -14,6 +20,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <system_error>
@@ -33,6 +40,31 @@ namespace vaccel::daemon {
 namespace {
 
 std::string errno_text(int error) { return std::system_category().message(error); }
+
+// Whether the process that listens behind the connected `probe` still
+// runs: its pid (SO_PEERCRED: the listener's, taken at listen()) exists
+// and is no zombie. A pid this namespace cannot see (0), or one that
+// cannot be asked, counts as alive: refusing to start is the safe answer.
+bool listener_alive(int probe)
+{
+    ucred peer{};
+    socklen_t length = sizeof peer;
+    if (::getsockopt(probe, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.pid <= 0)
+        return true;
+    if (::kill(peer.pid, 0) != 0 && errno == ESRCH)
+        return false;
+    // /proc/PID/stat: "PID (COMM) STATE ..."; COMM may hold spaces and ')'.
+    std::FILE* stat = std::fopen(fmt::format("/proc/{}/stat", peer.pid).c_str(), "re");
+    if (stat == nullptr)
+        return errno != ENOENT;
+    char line[512] = {};
+    const bool read = std::fgets(line, sizeof line, stat) != nullptr;
+    std::fclose(stat);
+    const char* end = read ? std::strrchr(line, ')') : nullptr;
+    if (end == nullptr || end[1] != ' ')
+        return true;
+    return end[2] != 'Z' && end[2] != 'X';
+}
 
 std::expected<UniqueFd, std::string> listen_on(const std::string& path)
 {
@@ -65,7 +97,8 @@ std::expected<UniqueFd, std::string> listen_on(const std::string& path)
             return std::unexpected(fmt::format(
                 "{} exists and is not a socket; remove it or choose another --socket", path));
         UniqueFd probe(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-        if (probe && ::connect(probe.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0)
+        if (probe && ::connect(probe.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+            listener_alive(probe.get()))
             return std::unexpected(fmt::format(
                 "another vacceld is serving {}; stop it first or choose another --socket", path));
         ::unlink(path.c_str());  // left by a daemon that is gone
@@ -141,12 +174,10 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
     const bool multishot = options.multishot_receive && server->reactor_->multishot_receive();
 
     server->options_ = std::move(options);
-    auto node = ServerNode::attach(server->options_, *server->reactor_);
-    if (!node)
-        return std::unexpected(node.error());
-    server->node_ = std::move(*node);
-
     const ServerOptions& opts = server->options_;
+    // The socket before the server node: a daemon that another one's
+    // socket refuses has not attached (and detached) the module meanwhile.
+    // A node that fails after this unlinks the socket (~Server).
     if (opts.kernel != KernelTransport::only && opts.listen) {
         if (!opts.socket_path.empty())
             server->socket_path_ = opts.socket_path;
@@ -159,6 +190,11 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
             return std::unexpected(listening.error());
         server->listen_fd_ = std::move(*listening);
     }
+
+    auto node = ServerNode::attach(opts, *server->reactor_);
+    if (!node)
+        return std::unexpected(node.error());
+    server->node_ = std::move(*node);
 
     Dispatcher::Parts parts;
     parts.reactor = server->reactor_.get();
