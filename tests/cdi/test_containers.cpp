@@ -1,8 +1,8 @@
 // test_containers.cpp - the daemon's container registry
 // (userspace/daemon/core/src/containers.cpp).
 //
-// Specifies: who may register a container (only a process whose parent is
-// pid 1 of its own pid namespace, as a createContainer hook's is; a
+// Specifies: what may be registered (only a container's first process, pid
+// 1 of a pid namespace of its own, as a createRuntime hook's state names; a
 // process on the host is refused, naming why), the id and device checks,
 // and that with nothing registered a session's identity is left as it is.
 // Registration, attribution by cgroup and by namespace, and the end of a
@@ -35,13 +35,15 @@ engine::SessionIdentity me()
 void host_process_cannot_register(void**)
 {
     ContainerRegistry registry;
-    auto added = registry.add(me(), "c1", std::nullopt, 2);
+    auto added = registry.add(me(), "c1", ::getpid(), std::nullopt, 2);
     assert_false(added.has_value());
     assert_int_equal(static_cast<int>(added.error().code), static_cast<int>(Errc::invalid_argument));
     assert_int_equal(added.error().detail, VACCEL_D_ADMIN_REQUEST);
     assert_non_null(std::strstr(added.error().note.c_str(),
-                                "container add comes from a container runtime's createContainer "
-                                "hook"));
+                                "is not a container's first process (pid 1 of a pid namespace "
+                                "of its own)"));
+    auto init = registry.add(me(), "c1", 1, std::nullopt, 2);
+    assert_non_null(std::strstr(init.error().note.c_str(), "process 1 is not a container's"));
     assert_true(registry.list().empty());
 }
 
@@ -52,9 +54,9 @@ void ids_and_devices_are_checked_first(void**)
     assert_non_null(std::strstr(container_id_problem("").c_str(), "1 to 128 characters"));
     assert_non_null(std::strstr(container_id_problem(std::string(129, 'a')).c_str(), "has 129"));
     assert_non_null(std::strstr(container_id_problem("a/b").c_str(), "is not"));
-    auto bad_id = registry.add(me(), "../x", std::nullopt, 2);
+    auto bad_id = registry.add(me(), "../x", ::getpid(), std::nullopt, 2);
     assert_non_null(std::strstr(bad_id.error().note.c_str(), "is not"));
-    auto bad_device = registry.add(me(), "c1", std::vector<std::uint32_t>{0, 2}, 2);
+    auto bad_device = registry.add(me(), "c1", ::getpid(), std::vector<std::uint32_t>{0, 2}, 2);
     assert_non_null(std::strstr(bad_device.error().note.c_str(),
                                 "device 2 does not exist: the daemon serves 2 device(s), 0 to 1"));
 }
