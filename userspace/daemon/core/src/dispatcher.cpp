@@ -179,9 +179,13 @@ void Dispatcher::run_admin(Peer& c, std::shared_ptr<Request> request)
     AdminAuthority& authority = admin_->authority();
     const engine::SessionIdentity& who = c.session->identity();
     switch (authority.look(who)) {
-    case AdminLook::not_admin:
-        queue_reply(c, refusal(*request, authority.refusal(who)));
+    case AdminLook::not_admin: {
+        Error refused = authority.refusal(who);
+        spdlog::debug("vacceld: session {} (pid {} uid {}) refused the admin channel: {}", c.id,
+                      who.pid, who.uid, refused.note);
+        queue_reply(c, refusal(*request, std::move(refused)));
         return;
+    }
     case AdminLook::ask:
         ++c.jobs;
         chores_->push([this, id = c.id, who, request = std::move(request)]() mutable {
