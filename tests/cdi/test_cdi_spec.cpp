@@ -1,7 +1,7 @@
 // test_cdi_spec.cpp - the CDI spec of vaccel's devices (userspace/cdi).
 //
 // Specifies: the exact YAML for a socket-served and a node-served daemon
-// (devices "all" and one per index, the createContainer hook per device,
+// (devices "all" and one per index, the createRuntime hook per device,
 // the way in and the poststop hook once), quoting that keeps any path one
 // string, the refusals of input that cannot make a spec, and the atomic
 // write (mode 0644, no temporary file left).
@@ -48,21 +48,21 @@ void socket_spec_is_exact(void**)
         "  - name: \"all\"\n"
         "    containerEdits:\n"
         "      hooks:\n"
-        "        - hookName: \"createContainer\"\n"
+        "        - hookName: \"createRuntime\"\n"
         "          path: \"/usr/bin/vaccelctl\"\n"
         "          args: ") + hook_args + ", \"create\", \"--devices\", \"all\"]\n"
         "  # device 0: CPU (its sessions may open this device only)\n"
         "  - name: \"0\"\n"
         "    containerEdits:\n"
         "      hooks:\n"
-        "        - hookName: \"createContainer\"\n"
+        "        - hookName: \"createRuntime\"\n"
         "          path: \"/usr/bin/vaccelctl\"\n"
         "          args: " + hook_args + ", \"create\", \"--devices\", \"0\"]\n"
         "  # device 1: llvmpipe (LLVM 15.0.6, 256 bits) (its sessions may open this device only)\n"
         "  - name: \"1\"\n"
         "    containerEdits:\n"
         "      hooks:\n"
-        "        - hookName: \"createContainer\"\n"
+        "        - hookName: \"createRuntime\"\n"
         "          path: \"/usr/bin/vaccelctl\"\n"
         "          args: " + hook_args + ", \"create\", \"--devices\", \"1\"]\n"
         "containerEdits:\n"

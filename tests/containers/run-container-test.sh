@@ -10,7 +10,17 @@
 # Each step prints "PASS|FAIL <step>"; the run ends with
 # "N passed, M failed" and fails on any FAIL.
 #
-# Steps: the spec vacceld writes equals `vaccelctl cdi generate`'s; a
+# The daemon runs as the shipped unit (dist/vacceld.service) runs it, as far
+# as there is no systemd here: root with an empty capability bounding set,
+# no ambient or inheritable capabilities and no_new_privs
+# (CapabilityBoundingSet=, AmbientCapabilities=, NoNewPrivileges=yes,
+# through setpriv), in a mount namespace of its own (ProtectSystem= and
+# PrivateTmp= give it one; unshare -m), with the unit's LimitNOFILE and
+# UMask. Not reproduced: the seccomp filter, the device policy and the
+# read-only file system (the daemon's files stay in $scratch).
+#
+# Steps: the daemon has no capability and its own mount namespace; the
+# spec vacceld writes equals `vaccelctl cdi generate`'s; a
 # container runs the model and its output is exact; the host's
 # `vaccelctl sessions` shows the container's session and `containers` the
 # registration, gone once the container stopped; accel=0 / accel=1 /
@@ -18,7 +28,9 @@
 # cgroup refuses its main process, a child of it, `podman exec`, a process
 # with a cleared environment and one that entered by nsenter (its cgroup the
 # host's), while a host process outside the container is not refused; the
-# hook refuses a caller that is not a container's.
+# hook refuses to register a host process; root inside a container is no
+# administrator: it cannot set limits, remove its container's
+# registration, widen its devices or register another container's id.
 set -uo pipefail
 
 build=${1:?usage: run-container-test.sh BUILD STATIC_BUILD}
@@ -92,8 +104,30 @@ podman_ import "$scratch/rootfs.tar" "$image" >/dev/null ||
 printf '[daemon]\ndevices = ["cpu", "vulkan:0"]\n' >"$daemon_config"
 daemon_args=(--cdi-spec "$spec" --cdi-hook "$(readlink -f "$ctl")")
 mkdir -p /run/cdi
+unit=$root/dist/vacceld.service
+grep -qx 'CapabilityBoundingSet=' "$unit" && grep -qx 'AmbientCapabilities=' "$unit" &&
+	grep -qx 'NoNewPrivileges=yes' "$unit" && grep -qx 'LimitNOFILE=65536' "$unit" &&
+	grep -qx 'UMask=0022' "$unit" ||
+	fail "$unit changed its capabilities, limits or umask: make this test run vacceld as it says"
+# LimitNOFILE=65536, or this shell's hard limit where it is lower and cannot
+# be raised (no CAP_SYS_RESOURCE).
+nofile=$(ulimit -Hn)
+[ "$nofile" = unlimited ] || [ "$nofile" -ge 65536 ] && nofile=65536
+daemon_wrapper=(unshare --mount --propagation slave prlimit --nofile="$nofile:$nofile" --
+	setpriv --bounding-set -all --inh-caps -all --ambient-caps -all --no-new-privs)
+umask 0022
 start_daemon "$vacceld"
 [ -f "$spec" ] || fail "vacceld did not write $spec"
+
+runs_as_the_unit() {
+	grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' "/proc/$daemon_pid/status"
+	[ "$(awk '/^CapEff:/ {print $2}' "/proc/$daemon_pid/status")" = 0000000000000000 ] &&
+		[ "$(awk '/^CapPrm:/ {print $2}' "/proc/$daemon_pid/status")" = 0000000000000000 ] &&
+		[ "$(awk '/^CapBnd:/ {print $2}' "/proc/$daemon_pid/status")" = 0000000000000000 ] &&
+		[ "$(awk '/^NoNewPrivs:/ {print $2}' "/proc/$daemon_pid/status")" = 1 ] &&
+		[ "$(readlink "/proc/$daemon_pid/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]
+}
+step vacceld-runs-with-no-capability-in-its-own-mount-namespace runs_as_the_unit
 
 model_args=(run /model/test_add_1x4x4x4_f32.tosa -i /model/placeholder_0.npy
 	-i /model/placeholder_1.npy -o /out)
@@ -261,16 +295,79 @@ limit_reset_frees() {
 }
 step limit-reset-frees-container limit_reset_frees
 
-hook_refuses_host_caller() {
-	echo '{"ociVersion":"1.0.2","id":"not-a-container","pid":1}' |
-		"$ctl" cdi hook create --devices 0 >"$scratch/hook.txt" 2>&1 && return 1
-	cat "$scratch/hook.txt"
-	grep -q "was not registered" "$scratch/hook.txt" &&
-		grep -q "container not-a-contai not registered: container add comes from" \
-			"$daemon_log" &&
-		! "$ctl" containers --json | grep -q not-a-container
+hook_refuses_host_process() {
+	local pid
+	for pid in 1 $$; do
+		echo "{\"ociVersion\":\"1.0.2\",\"id\":\"not-a-container\",\"pid\":$pid}" |
+			"$ctl" cdi hook create --devices 0 >"$scratch/hook.txt" 2>&1 && return 1
+		cat "$scratch/hook.txt"
+		grep -q "was not registered" "$scratch/hook.txt" &&
+			grep -q "container not-a-contai not registered: process $pid is not a container's first process" \
+				"$daemon_log" || return 1
+	done
+	! "$ctl" containers --json | grep -q not-a-container
 }
-step hook-refuses-a-caller-outside-containers hook_refuses_host_caller
+step hook-refuses-to-register-a-host-process hook_refuses_host_process
+
+# Root inside a container is no administrator (admin_authority.hpp). The
+# container below was given device 0 only; its root tries what an
+# administrator may do.
+setup_zero_container() {
+	containers+=(vaccel-zero)
+	podman_ run -d --name vaccel-zero "${run_flags[@]}" --device vaccel.dev/accel=0 \
+		"$image" sleep 600 >/dev/null || return 1
+	zero_id=$(container_id vaccel-zero) || return 1
+	registration_is vaccel-zero '[0]'
+}
+registration_is() { # registration_is NAME DEVICES-JSON: NAME is registered with those devices
+	local id
+	id=$(container_id "$1") || return 1
+	"$ctl" containers --json | "$py" -c '
+import json, sys
+doc = json.load(sys.stdin)
+c = [c for c in doc["containers"] if c["id"] == sys.argv[1]]
+assert len(c) == 1 and c[0]["devices"] == json.loads(sys.argv[2]), doc' "$id" "$2"
+}
+refused_not_admin() { # refused_not_admin COMMAND...: fails as not an administrator
+	"$@" >"$scratch/not-admin.txt" 2>&1 && { cat "$scratch/not-admin.txt"; return 1; }
+	cat "$scratch/not-admin.txt"
+	grep -qi "admin" "$scratch/not-admin.txt"
+}
+step container-given-device-0-is-registered setup_zero_container
+container_root_cannot_set_limits() {
+	refused_not_admin podman_ exec vaccel-zero vaccelctl limits set --default --contexts 0 &&
+		refused_not_admin podman_ exec vaccel-zero vaccelctl limits reset \
+			--cgroup "/libpod_parent/libpod-$idle_id" &&
+		"$ctl" limits get --json | "$py" -c '
+import json, sys
+rules = json.load(sys.stdin)["rules"]
+assert not [r for r in rules if r["selector"] == {"default": True}], rules'
+}
+step container-root-cannot-set-limits container_root_cannot_set_limits
+container_root_cannot_remove_registration() {
+	refused_not_admin podman_ exec vaccel-zero sh -c \
+		"echo '{\"id\":\"$zero_id\"}' | vaccelctl cdi hook remove" &&
+		registration_is vaccel-zero '[0]'
+}
+step container-root-cannot-remove-its-registration container_root_cannot_remove_registration
+container_root_cannot_widen() {
+	refused_not_admin podman_ exec vaccel-zero sh -c \
+		"echo '{\"id\":\"$zero_id\",\"pid\":1}' | vaccelctl cdi hook create --devices all" &&
+		registration_is vaccel-zero '[0]' &&
+		device_run_in vaccel-zero vulkan:0 >"$scratch/refused.txt" 2>&1 && return 1
+	grep -q "device 1 was not given to this session's container" "$scratch/refused.txt"
+}
+device_run_in() { # device_run_in NAME DEVICE: the model on DEVICE in running container NAME
+	podman_ exec "$1" "${model_run[@]}" --device "$2"
+}
+step container-root-cannot-widen-its-devices container_root_cannot_widen
+container_root_cannot_register_another() {
+	refused_not_admin podman_ exec vaccel-zero sh -c \
+		"echo '{\"id\":\"victim-container\",\"pid\":1}' | vaccelctl cdi hook create --devices all" &&
+		! "$ctl" containers --json | grep -q victim-container &&
+		grep -q "a session of a registered container never administers" "$daemon_log"
+}
+step container-root-cannot-register-another-id container_root_cannot_register_another
 
 cleanup_containers
 containers=()

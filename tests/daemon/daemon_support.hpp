@@ -72,7 +72,9 @@ public:
                            std::vector<std::string> extra = {})
     {
         VacceldOptions options;
-        options.binary = VACCELD_PATH;
+        // VACCELD names another build's vacceld (to run these tests against it).
+        const char* other = std::getenv("VACCELD");
+        options.binary = other != nullptr && *other != '\0' ? other : VACCELD_PATH;
         options.config = std::move(config_text);
         options.log_level = "debug";
         options.args = {"--devices", "cpu"};
@@ -89,6 +91,7 @@ public:
     int wait_exit() { return process_.wait_exit(); }
 
     const std::string& socket() const { return process_.socket_path(); }
+    pid_t pid() const { return process_.pid(); }
     const std::filesystem::path& config() const { return config_; }
     std::string log_text() const { return process_.log_text(); }
 

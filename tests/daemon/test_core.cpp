@@ -189,7 +189,7 @@ T transport_call(TestTransport& transport, std::uint32_t opcode, const T& args,
 void test_transport_bounds_parked_waits(void**)
 {
     const auto dir = temp_dir();
-    auto made = TestTransport::create(dir / "vacceld.toml", {}, 300'000'000);
+    auto made = TestTransport::create(dir / "vacceld.toml", TestTransport::host_root(), 300'000'000);
     assert_true(made.has_value());
     TestTransport& t = **made;
     const auto devices = t.devices();

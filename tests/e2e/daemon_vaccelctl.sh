@@ -130,7 +130,7 @@ not-admin)
 	fi
 	mkdir "$scratch/outsider"
 	[ "$outsider" -eq "$(id -u)" ] || chown "$outsider" "$scratch/outsider"
-	expect_refusal "PermissionDenied: the daemon's admin channel (sessions) serves root and members of its admin group, and uid $outsider" \
+	expect_refusal "PermissionDenied: the daemon's admin channel (sessions) serves root and members of its admin group on the host, never a process inside a container (whatever its uid), and uid $outsider" \
 		"${as_user[@]}" "$ctl" sessions
 	expect_refusal "uid $outsider" "${as_user[@]}" "$ctl" limits set --default --buffers 1
 	"${as_user[@]}" "$ctl" --verbose run "$model" "${inputs[@]}" --output-dir "$scratch/outsider" \

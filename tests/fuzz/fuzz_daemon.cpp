@@ -133,7 +133,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 {
     using vaccel::daemon::TestTransport;
     write_bounded_config();
-    vaccel::engine::SessionIdentity root;
+    // Root on the host: the fuzzed admin channel is open to it.
+    vaccel::engine::SessionIdentity root = TestTransport::host_root();
     root.pid = getpid();
     auto endpoint = TestTransport::create(config_path, root, wait_budget_ns);
     if (!endpoint) {

@@ -23,6 +23,9 @@ daemon_log=$scratch/vacceld.log
 daemon_log_level=${daemon_log_level:-info}
 # More vacceld options for start_daemon (e.g. --cdi-spec FILE), set by the script.
 daemon_args=()
+# A command that execs vacceld (e.g. setpriv dropping capabilities), set by
+# the script; the daemon's pid stays the one started.
+daemon_wrapper=()
 daemon_pid=
 tracked_pids=()
 
@@ -65,7 +68,7 @@ start_daemon() {
 	[ -f "$daemon_config" ] || printf '[daemon]\ndevices = ["cpu"]\n' >"$daemon_config"
 	local served
 	served=$(grep -c "vacceld: serving .* on $VACCEL_SOCKET" "$daemon_log" 2>/dev/null || true)
-	"$binary" --socket "$VACCEL_SOCKET" --config "$daemon_config" \
+	"${daemon_wrapper[@]}" "$binary" --socket "$VACCEL_SOCKET" --config "$daemon_config" \
 		--log-level "$daemon_log_level" "${daemon_args[@]}" 2>>"$daemon_log" &
 	daemon_pid=$!
 	local tries

@@ -9,9 +9,11 @@
 //    and writes the spec atomically (default /etc/cdi/vaccel.yaml; "-"
 //    prints it);
 //  - hook create/remove read the container's OCI state on stdin (the
-//    runtime writes it there) and tell the daemon, which takes the
-//    container's cgroup and namespaces from this process itself: the hook
-//    must run as the runtime starts it, never through a wrapper;
+//    runtime writes it there) and tell the daemon the container's id and,
+//    for create, its first process's pid (a createRuntime hook runs on the
+//    host, so the state's pid is the host's); the daemon reads that
+//    process's cgroup itself, and accepts the request from an
+//    administrator only (root on the host: what the runtime runs hooks as);
 //  - a hook that cannot reach the daemon, or is refused, fails (non-zero),
 //    so the runtime does not start a container whose limits nobody holds.
 #include <unistd.h>
@@ -68,8 +70,13 @@ Result<std::vector<cdi::Device>> daemon_devices(bool verbose)
     return devices;
 }
 
-// The container's OCI state, as the runtime writes it on the hook's stdin.
-Result<std::string> container_id_from_stdin()
+// The container's OCI state, as the runtime writes it on the hook's stdin:
+// its id and (0 when absent) its first process's pid.
+struct OciState {
+    std::string id;
+    std::uint64_t pid = 0;
+};
+Result<OciState> state_from_stdin()
 {
     const std::string text{std::istreambuf_iterator<char>(std::cin),
                            std::istreambuf_iterator<char>()};
@@ -79,7 +86,10 @@ Result<std::string> container_id_from_stdin()
         return refuse("cdi hook: stdin holds no OCI container state with an \"id\"; this "
                       "command is run by the container runtime from the CDI spec (vaccelctl cdi "
                       "generate), not by hand");
-    return state["id"].get<std::string>();
+    OciState out{state["id"].get<std::string>()};
+    if (state.contains("pid") && state["pid"].is_number_unsigned())
+        out.pid = state["pid"].get<std::uint64_t>();
+    return out;
 }
 
 Result<std::string> ask(bool verbose, std::uint32_t command, const nlohmann::json& request,
@@ -132,10 +142,14 @@ Result<void> cdi_generate_command(const CdiGenerateOptions& options)
 
 Result<void> cdi_hook_create_command(const CdiHookOptions& options)
 {
-    auto id = container_id_from_stdin();
-    if (!id)
-        return std::unexpected(id.error());
-    nlohmann::json request{{"id", *id}};
+    auto state = state_from_stdin();
+    if (!state)
+        return std::unexpected(state.error());
+    if (state->pid == 0)
+        return refuse("cdi hook create: the OCI state on stdin has no \"pid\"; the CDI spec "
+                      "runs this command as a createRuntime hook (vaccelctl cdi generate)");
+    const std::string* id = &state->id;
+    nlohmann::json request{{"id", state->id}, {"pid", state->pid}};
     if (options.devices == "all") {
         request["devices"] = "all";
     } else {
@@ -166,10 +180,10 @@ Result<void> cdi_hook_create_command(const CdiHookOptions& options)
 
 Result<void> cdi_hook_remove_command(const CdiHookOptions& options)
 {
-    auto id = container_id_from_stdin();
-    if (!id)
-        return std::unexpected(id.error());
-    auto answer = ask(options.verbose, VACCEL_ADMIN_CONTAINER_REMOVE, {{"id", *id}},
+    auto state = state_from_stdin();
+    if (!state)
+        return std::unexpected(state.error());
+    auto answer = ask(options.verbose, VACCEL_ADMIN_CONTAINER_REMOVE, {{"id", state->id}},
                       "container remove");
     if (!answer)
         return std::unexpected(answer.error());

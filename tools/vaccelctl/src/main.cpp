@@ -159,7 +159,7 @@ int main(int argc, char** argv)
     cdi_hook_cmd->require_subcommand(1);
     CdiHookOptions cdi_hook;
     CLI::App* cdi_hook_create_cmd = cdi_hook_cmd->add_subcommand(
-        "create", "createContainer: register the container and the devices it was given");
+        "create", "createRuntime: register the container and the devices it was given");
     cdi_hook_create_cmd->add_option("--devices", cdi_hook.devices, "all, or indices: 0,2")
         ->capture_default_str();
     CLI::App* cdi_hook_remove_cmd =

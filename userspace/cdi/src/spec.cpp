@@ -86,7 +86,7 @@ std::string device(const SpecInput& input, const std::string& name, const std::s
     std::string out = fmt::format("  # {}\n  - name: {}\n    containerEdits:\n",
                                   comment_text(comment), yaml_quoted(name));
     out += "      hooks:\n";
-    out += hook(input, "createContainer", {"create", "--devices", devices}, "        ");
+    out += hook(input, "createRuntime", {"create", "--devices", devices}, "        ");
     return out;
 }
 

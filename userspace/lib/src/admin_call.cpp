@@ -48,9 +48,10 @@ int record_admin_refusal(const vaccel_status& status, std::uint32_t command)
         return lib::record_explained(
             status, "PermissionDenied: the daemon's admin channel (" +
                         std::string(command_name(command)) + ") serves root and members of its "
-                        "admin group, and uid " + std::to_string(status.arg0) + " gid " +
-                        std::to_string(status.arg1) + " is neither; run it as root or join the "
-                        "admin group vacceld was started with (--admin-group)");
+                        "admin group on the host, never a process inside a container (whatever "
+                        "its uid), and uid " + std::to_string(status.arg0) + " gid " +
+                        std::to_string(status.arg1) + " here is neither; run it on the host as "
+                        "root or join the admin group vacceld was started with (--admin-group)");
     case VACCEL_D_ADMIN_REQUEST:
         return lib::record_explained(
             status, "InvalidArgument: the daemon refused the " +

@@ -321,9 +321,10 @@ AdminService::AdminService(std::shared_ptr<engine::DeviceManager> devices,
       tenants_(std::move(tenants))
 {
     const std::string group = admin_group_from_cli_.value_or(config_.config().daemon.admin_group);
-    admin_gid_ = group_id(group);
-    if (!admin_gid_)
+    const std::optional<gid_t> admin_gid = group_id(group);
+    if (!admin_gid)
         spdlog::warn("vacceld: admin group '{}' does not exist; only root may administer", group);
+    authority_ = std::make_unique<AdminAuthority>(admin_gid);
 }
 
 Reply AdminService::handle(const engine::SessionIdentity& caller, Request& request,
@@ -331,10 +332,8 @@ Reply AdminService::handle(const engine::SessionIdentity& caller, Request& reque
 {
     vaccel_admin args{};
     std::memcpy(&args, request.args.data(), sizeof args);
-    if (!is_admin(caller.uid, caller.gid, admin_gid_))
-        return refusal(request, Error::of(Errc::permission_denied, VACCEL_D_NOT_ADMIN, caller.uid,
-                                          caller.gid)
-                                    .with_note("only root and the admin group may administer"));
+    if (!authority_->resolve(caller))
+        return refusal(request, authority_->refusal(caller));
     auto document = payload_of(request, request.header.payload_bytes);
     if (!document)
         return refusal(request, document.error());
@@ -469,7 +468,13 @@ Result<std::string> AdminService::container_add(const engine::SessionIdentity& c
     auto devices = devices_of(*document);
     if (!devices)
         return fail(std::move(devices.error()));
-    auto added = containers_->add(caller, *id, *devices, devices_->count());
+    if (!document->contains("pid") || !(*document)["pid"].is_number_unsigned() ||
+        (*document)["pid"].get<std::uint64_t>() == 0 ||
+        (*document)["pid"].get<std::uint64_t>() > INT32_MAX)
+        return fail(bad_document(0, "the document needs \"pid\": the container's first process "
+                                    "in the daemon's pid namespace"));
+    const auto first_pid = static_cast<pid_t>((*document)["pid"].get<std::uint64_t>());
+    auto added = containers_->add(caller, *id, first_pid, *devices, devices_->count());
     if (!added) {
         // The refusal's reason travels in the log: a status has no room for it.
         spdlog::warn("vacceld: container {} not registered: {}", id->substr(0, 12),
@@ -520,7 +525,7 @@ ReloadOutcome AdminService::reload()
     if (after.socket != before.socket)
         message += "; the socket path changed: restart vacceld to move it";
     if (!admin_group_from_cli_ && after.admin_group != before.admin_group) {
-        admin_gid_ = group_id(after.admin_group);
+        authority_->set_admin_group(group_id(after.admin_group));
         message += fmt::format("; admin group is now '{}'", after.admin_group);
     }
     return {true, message};

@@ -1,18 +1,16 @@
-// containers.cpp - container registrations: where the caller sits, its
-// container's first process, and which container a session belongs to.
+// containers.cpp - container registrations: the container's first process
+// an administrator named, where it sits, and which container a session
+// belongs to.
 #include "vaccel/daemon/containers.hpp"
 
-#include <poll.h>
+#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -38,24 +36,6 @@ NamespaceId namespace_of(pid_t pid, const char* kind)
     return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
 }
 
-// The values of a "Name:\tvalue..." line of /proc/<pid>/status.
-std::vector<long> status_values(pid_t pid, std::string_view name)
-{
-    std::ifstream file(proc_path(pid, "status"));
-    std::string line;
-    while (std::getline(file, line)) {
-        if (!line.starts_with(name) || line.size() <= name.size() || line[name.size()] != ':')
-            continue;
-        std::istringstream values(line.substr(name.size() + 1));
-        std::vector<long> out;
-        long value = 0;
-        while (values >> value)
-            out.push_back(value);
-        return out;
-    }
-    return {};
-}
-
 // `prefix` is `path` or one of its ancestors, by whole components.
 bool cgroup_within(std::string_view prefix, std::string_view path)
 {
@@ -71,10 +51,14 @@ Error refused(std::string why)
     return Error::of(Errc::invalid_argument, VACCEL_D_ADMIN_REQUEST, 0).with_note(std::move(why));
 }
 
-bool has_ended(const UniqueFd& pidfd)
+bool has_ended(const UniqueFd& pidfd) { return pidfd_ended(pidfd.get()); }
+
+// The root mount of a registered container's first process now, 0 when it
+// cannot be read or the process ended.
+std::uint64_t root_mount_now(pid_t pid, const UniqueFd& pidfd)
 {
-    pollfd p{pidfd.get(), POLLIN, 0};
-    return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+    auto entries = read_process(pid, pidfd.get());
+    return entries ? entries->root_mount : 0;
 }
 
 std::optional<std::vector<std::uint32_t>> widened(
@@ -110,7 +94,7 @@ std::string container_id_problem(const std::string& id)
 }
 
 Result<ContainerView> ContainerRegistry::add(const engine::SessionIdentity& caller,
-                                             const std::string& id,
+                                             const std::string& id, pid_t first_pid,
                                              const std::optional<std::vector<std::uint32_t>>& devices,
                                              std::uint32_t device_count)
 {
@@ -124,51 +108,56 @@ Result<ContainerView> ContainerRegistry::add(const engine::SessionIdentity& call
                     "regenerate the CDI spec (vaccelctl cdi generate)",
                     index, device_count, device_count == 0 ? 0 : device_count - 1)));
 
-    // The caller is the hook; its parent is the container's first process.
-    const std::vector<long> parent = status_values(caller.pid, "PPid");
-    if (parent.size() != 1 || parent[0] <= 0)
-        return fail(refused(fmt::format("the caller (pid {}) has no parent to read", caller.pid)));
-    const auto first = static_cast<pid_t>(parent[0]);
-    const std::vector<long> inner = status_values(first, "NSpid");
-    if (inner.size() < 2 || inner.back() != 1)
-        return fail(refused(fmt::format(
-            "container add comes from a container runtime's createContainer hook, whose parent "
-            "is the container's first process (pid 1 in its own pid namespace); the caller's "
-            "parent, pid {}, is not (run `vaccelctl cdi hook` only from a CDI spec)",
-            first)));
-    // Invariant: the pidfd is opened before the places are read and the
-    // process is checked alive after, so the places are that process's,
-    // not those of a process that reused its pid.
-    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, first, 0)));
+    if (first_pid <= 0)
+        return fail(refused("the document needs \"pid\": the container's first process in the "
+                            "daemon's pid namespace (the createRuntime hook's OCI state)"));
+    // Invariant: the pidfd is opened before the process is read and checked
+    // alive after (read_process), so what was read is that process's, not
+    // that of a process that reused its pid.
+    UniqueFd pidfd(open_pidfd(first_pid));
     if (!pidfd)
-        return fail(refused(fmt::format("cannot watch the container's first process (pid {}): {}",
-                                        first, std::strerror(errno))));
-    const ProcessPlace place = place_of(caller.pid);
-    const ProcessPlace first_place = place_of(first);
-    if (has_ended(pidfd) || place.cgroup.empty() || !place.mount_ns.known() ||
-        !place.pid_ns.known())
-        return fail(refused(fmt::format("the container's first process (pid {}) ended while it "
-                                        "was registered",
-                                        first)));
-    if (first_place.pid_ns != place.pid_ns || first_place.cgroup != place.cgroup)
+        return fail(refused(fmt::format("there is no process {} to register: {}", first_pid,
+                                        std::strerror(errno))));
+    auto first = read_process(first_pid, pidfd.get());
+    if (!first)
+        return fail(refused(std::move(first.error())));
+    if (first->nspid.size() < 2 || first->nspid.back() != 1)
         return fail(refused(fmt::format(
-            "the caller (pid {}, cgroup {}) and its parent (pid {}, cgroup {}) are not in one "
-            "container",
-            caller.pid, place.cgroup, first, first_place.cgroup)));
+            "process {} is not a container's first process (pid 1 of a pid namespace of its "
+            "own); container add names the \"pid\" of a createRuntime hook's OCI state (run "
+            "`vaccelctl cdi hook create` only from a CDI spec)",
+            first_pid)));
+    if (first->cgroup.empty() || first->cgroup == "/")
+        return fail(refused(fmt::format(
+            "process {} sits in cgroup '{}', which would make every process the container's; a "
+            "container has a cgroup of its own",
+            first_pid, first->cgroup)));
+    if (cgroup_within(first->cgroup, caller.cgroup))
+        return fail(refused(fmt::format(
+            "process {}'s cgroup {} holds the registering process (pid {}) too: registering it "
+            "would make host processes the container's",
+            first_pid, first->cgroup, caller.pid)));
+    const ProcessPlace place{first->cgroup, namespace_of(first_pid, "ns/mnt"),
+                             namespace_of(first_pid, "ns/pid")};
 
     std::lock_guard lock(mutex_);
     drop_ended_locked();
-    for (Entry& entry : entries_)
+    for (Entry& entry : entries_) {
         if (entry.view.id == id) {
-            if (entry.view.first_pid != first)
+            if (entry.view.first_pid != first_pid)
                 return fail(refused(fmt::format(
                     "container {} is registered with its first process pid {}, not {}; remove "
                     "it first",
-                    id, entry.view.first_pid, first)));
+                    id, entry.view.first_pid, first_pid)));
             entry.view.devices = widened(entry.view.devices, devices);
             return entry.view;
         }
-    ContainerView view{id, place.cgroup, first, place.mount_ns, place.pid_ns, devices};
+        if (entry.view.first_pid == first_pid || entry.view.cgroup == place.cgroup)
+            return fail(refused(fmt::format(
+                "process {} (cgroup {}) is registered already, as container {}",
+                first_pid, place.cgroup, entry.view.id)));
+    }
+    ContainerView view{id, place.cgroup, first_pid, place.mount_ns, place.pid_ns, devices};
     if (view.devices) {
         std::ranges::sort(*view.devices);
         view.devices->erase(std::unique(view.devices->begin(), view.devices->end()),
@@ -199,33 +188,55 @@ std::vector<ContainerView> ContainerRegistry::list()
 
 engine::SessionIdentity ContainerRegistry::attribute(engine::SessionIdentity who)
 {
+    // By cgroup first; by root mount (nsenter) only for a peer that sits
+    // outside the host's namespaces, reading the first processes' mountinfo
+    // without the lock.
     {
         std::lock_guard lock(mutex_);
         drop_ended_locked();
-        if (entries_.empty())
+        for (const Entry& entry : entries_)
+            if (cgroup_within(entry.view.cgroup, who.cgroup))
+                return belonging(std::move(who), entry.view, true);
+        if (entries_.empty() || who.host_namespaces || who.root_mount == 0)
             return who;
     }
-    // The namespaces are read without the lock (procfs), then matched.
-    const NamespaceId mount_ns = namespace_of(who.pid, "ns/mnt");
-    const NamespaceId pid_ns = namespace_of(who.pid, "ns/pid");
-    std::lock_guard lock(mutex_);
-    for (const Entry& entry : entries_) {
-        const ContainerView& c = entry.view;
-        const bool by_cgroup = cgroup_within(c.cgroup, who.cgroup);
-        const bool by_namespace =
-            (mount_ns.known() && mount_ns == c.mount_ns) || (pid_ns.known() && pid_ns == c.pid_ns);
-        if (!by_cgroup && !by_namespace)
-            continue;
-        if (!by_cgroup)
-            spdlog::info("vacceld: pid {} (cgroup '{}') is in the namespaces of container {}: "
-                         "it counts under the container's cgroup {}",
-                         who.pid, who.cgroup, c.id.substr(0, 12), c.cgroup);
-        who.container = c.id;
-        if (!by_cgroup)
-            who.cgroup = c.cgroup;
-        who.devices = c.devices;
-        return who;
+    // Ownership: each first process's pidfd is duplicated, so the reads
+    // below need no lock while an entry may be dropped meanwhile.
+    struct Pending {
+        std::string id;
+        pid_t first_pid;
+        UniqueFd pidfd;
+    };
+    std::vector<Pending> pending;
+    {
+        std::lock_guard lock(mutex_);
+        for (const Entry& entry : entries_) {
+            UniqueFd pidfd(::fcntl(entry.first_process.get(), F_DUPFD_CLOEXEC, 0));
+            if (pidfd)
+                pending.push_back({entry.view.id, entry.view.first_pid, std::move(pidfd)});
+        }
     }
+    for (const Pending& p : pending)
+        if (root_mount_now(p.first_pid, p.pidfd) == who.root_mount) {
+            std::lock_guard lock(mutex_);
+            for (const Entry& entry : entries_)
+                if (entry.view.id == p.id)
+                    return belonging(std::move(who), entry.view, false);
+        }
+    return who;
+}
+
+engine::SessionIdentity ContainerRegistry::belonging(engine::SessionIdentity who,
+                                                     const ContainerView& c, bool by_cgroup)
+{
+    if (!by_cgroup) {
+        spdlog::info("vacceld: pid {} (cgroup '{}') is in the mount namespace of container {}: "
+                     "it counts under the container's cgroup {}",
+                     who.pid, who.cgroup, c.id.substr(0, 12), c.cgroup);
+        who.cgroup = c.cgroup;
+    }
+    who.container = c.id;
+    who.devices = c.devices;
     return who;
 }
 

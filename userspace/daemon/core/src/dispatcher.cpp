@@ -212,6 +212,48 @@ void Dispatcher::run_on_device(Peer& c, std::uint32_t device, Request& request)
 
 void Dispatcher::run_admin(Peer& c, std::shared_ptr<Request> request)
 {
+    AdminAuthority& authority = admin_->authority();
+    const engine::SessionIdentity& who = c.session->identity();
+    switch (authority.look(who)) {
+    case AdminLook::not_admin: {
+        Error refused = authority.refusal(who);
+        spdlog::debug("vacceld: session {} (pid {} uid {}) refused the admin channel: {}", c.id,
+                      who.pid, who.uid, refused.note);
+        queue_reply(c, refusal(*request, std::move(refused)));
+        return;
+    }
+    case AdminLook::ask:
+        ++c.jobs;
+        chores_->push([this, id = c.id, who, request = std::move(request)]() mutable {
+            const bool admin = admin_->authority().resolve(who);
+            reactor_.post([this, id, admin, request = std::move(request)]() mutable {
+                on_admin_resolved(id, admin, std::move(request));
+            });
+        });
+        return;
+    case AdminLook::admin:
+        break;
+    }
+    serve_admin(c, std::move(request));
+}
+
+void Dispatcher::on_admin_resolved(std::uint64_t id, bool admin, std::shared_ptr<Request> request)
+{
+    Peer* found = find(id);
+    if (found == nullptr)
+        return;  // cannot happen: a peer with jobs out is kept
+    Peer& c = *found;
+    --c.jobs;
+    if (admin)
+        serve_admin(c, std::move(request));
+    else
+        queue_reply(c, refusal(*request, admin_->authority().refusal(c.session->identity())));
+    c.transport->resume(c);
+    maybe_finish(c);
+}
+
+void Dispatcher::serve_admin(Peer& c, std::shared_ptr<Request> request)
+{
     ++c.jobs;
     chores_->push([this, id = c.id, who = c.session->identity(), sessions = live_sessions(),
                    request = std::move(request)]() mutable {

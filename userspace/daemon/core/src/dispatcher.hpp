@@ -99,7 +99,13 @@ private:
     // The device's worker is idle and the peer has nothing in flight: a
     // short call may run on the reactor (ADR 0007).
     bool worker_free_for(const Peer& c, std::uint32_t device) const;
+    // ADMIN: refused at once where AdminAuthority::look() says so (no copy,
+    // no lookup); a host peer that is not root is resolved on the chores
+    // thread first (on_admin_resolved); an admin's request is served there
+    // (serve_admin) with a copy of the session list.
     void run_admin(Peer& c, std::shared_ptr<Request> request);
+    void on_admin_resolved(std::uint64_t id, bool admin, std::shared_ptr<Request> request);
+    void serve_admin(Peer& c, std::shared_ptr<Request> request);
     void post_reply(std::uint64_t id, Reply reply);
     void on_job_done(std::uint64_t id, Reply reply);
     void deliver(Peer& c, Reply& reply);

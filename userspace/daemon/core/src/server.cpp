@@ -325,9 +325,11 @@ void Server::on_accept(int res)
         return;
     }
     UniqueFd fd(res);
+    // A peer whose identity cannot be read as it is (peer.hpp) gets no
+    // session: its connection is closed, and the log says why.
     auto identity = peer_identity(fd.get());
     if (!identity) {
-        spdlog::warn("vacceld: a connection without peer credentials was refused");
+        spdlog::warn("vacceld: a connection was refused: {}", identity.error());
         arm_accept();
         return;
     }

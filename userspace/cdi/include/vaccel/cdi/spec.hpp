@@ -8,8 +8,10 @@
 //    give the way in: /dev/vaccel when the module's node exists, otherwise
 //    the directory of the daemon's socket bind-mounted at /run/vaccel with
 //    VACCEL_SOCKET naming the socket there;
-//  - every device runs the createContainer hook
-//    `vaccelctl --socket HOST_SOCKET cdi hook create --devices all|N`,
+//  - every device runs the createRuntime hook
+//    `vaccelctl --socket HOST_SOCKET cdi hook create --devices all|N`
+//    (the runtime runs it on the host, as root, in the host's namespaces:
+//    an administrator; the container's own processes never are),
 //    which registers the container with the daemon and the devices it was
 //    given, and the spec runs `... cdi hook remove` at poststop;
 //  - the file is written whole or not at all (temporary file, fsync,

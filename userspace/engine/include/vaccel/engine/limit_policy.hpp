@@ -39,6 +39,16 @@ struct SessionIdentity {
     // The device indices whose contexts the session may create, when its
     // container was given only some; nullopt: every device.
     std::optional<std::vector<std::uint32_t>> devices;
+    // Socket peers (vaccel/daemon/peer.hpp): the peer's user, pid and mount
+    // namespaces are those of pid 1 of the daemon's pid namespace (the
+    // host's). False when they are not, or were not read (kernel sessions,
+    // the embedded transport): such a session never administers.
+    bool host_namespaces = false;
+    // The mount id of the peer's root in its mount namespace (the last
+    // "/" line of /proc/<pid>/mountinfo), 0 when unknown: mount ids are
+    // unique among live mounts, so two processes with one root mount id
+    // share a mount namespace (and root).
+    std::uint64_t root_mount = 0;
 };
 
 // The scheduling weight a context gets when its policy says nothing.

@@ -3,18 +3,21 @@
 //
 // Owns: the config file the daemon runs with (ConfigFile) and the admin
 // group's id. Decides:
-//  - who may: root, or a peer whose uid has the admin group among its
-//    primary or supplementary groups; everyone else gets PermissionDenied /
-//    VACCEL_D_NOT_ADMIN (arg0 = uid, arg1 = gid) and nothing else happens;
+//  - who may: AdminAuthority decides (admin_authority.hpp: root or the
+//    admin group, in the host's namespaces and in no registered container);
+//    everyone else gets PermissionDenied / VACCEL_D_NOT_ADMIN (arg0 = uid,
+//    arg1 = gid) and nothing else happens;
 //  - the documents (docs/protocol.md "Administration"): JSON for DEVICES,
 //    SESSIONS, LIMITS_GET/SET/RESET, Prometheus text 0.0.4 for METRICS. A
 //    request document that is not what its command expects is refused with
 //    InvalidArgument / VACCEL_D_ADMIN_REQUEST (arg0 = byte offset of the
 //    fault, 0 when the fault is not at one place); an unknown command with
 //    InvalidArgument / VACCEL_D_BAD_VALUE (arg0 = offset of `command`);
-//  - CONTAINER_ADD registers the caller's container with the devices it
-//    was given, CONTAINER_REMOVE forgets one, CONTAINERS lists them
-//    (containers.hpp decides who may be registered); registrations are not
+//  - CONTAINER_ADD registers the container whose first process the
+//    document names ("pid", in the daemon's pid namespace: the
+//    createRuntime hook's OCI state) with the devices it was given,
+//    CONTAINER_REMOVE forgets one, CONTAINERS lists them (containers.hpp
+//    decides which processes may be registered); registrations are not
 //    persisted: they end with the container or the daemon;
 //  - LIMITS_SET/RESET are persisted atomically (ConfigFile) before the
 //    reply is made, then published to every session (PolicyStore) and to
@@ -36,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "vaccel/daemon/admin_authority.hpp"
 #include "vaccel/daemon/config.hpp"
 #include "vaccel/daemon/containers.hpp"
 #include "vaccel/daemon/exchange.hpp"
@@ -94,6 +98,8 @@ public:
     ReloadOutcome reload();
 
     const Config& config() const { return config_.config(); }
+    // Who may administer; the dispatcher refuses with it before any copy.
+    AdminAuthority& authority() { return *authority_; }
 
 private:
     Result<std::string> limits_set(std::string_view document);
@@ -108,7 +114,7 @@ private:
     std::shared_ptr<PolicyStore> policy_;
     ConfigFile config_;
     std::optional<std::string> admin_group_from_cli_;  // --admin-group wins over the file
-    std::optional<gid_t> admin_gid_;
+    std::unique_ptr<AdminAuthority> authority_;  // holds the admin group's id
     std::uint64_t started_ns_;
     std::shared_ptr<ContainerRegistry> containers_;  // null: containers are not served
     std::shared_ptr<engine::Tenants> tenants_;       // null: no tenants to show or refresh

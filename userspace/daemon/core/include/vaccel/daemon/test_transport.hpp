@@ -53,10 +53,19 @@ public:
     };
     static constexpr std::uint64_t default_budget_ns = 2'000'000'000;
 
+    // Root in the host's namespaces: the default peer, who may administer.
+    static engine::SessionIdentity host_root()
+    {
+        engine::SessionIdentity who;
+        who.host_namespaces = true;
+        return who;
+    }
+
     // `config_path` need not exist (default limits); LIMITS_SET writes it.
-    // `who` is the peer's identity (uid 0 may administer).
+    // `who` is the peer's identity (admin_authority.hpp decides whether it
+    // may administer).
     static std::expected<std::unique_ptr<TestTransport>, std::string> create(
-        const std::filesystem::path& config_path, engine::SessionIdentity who = {},
+        const std::filesystem::path& config_path, engine::SessionIdentity who = host_root(),
         std::uint64_t budget_ns = default_budget_ns);
     ~TestTransport();
     TestTransport(const TestTransport&) = delete;
