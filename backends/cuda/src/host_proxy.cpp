@@ -317,8 +317,11 @@ Result<Started> start_host(const std::filesystem::path& program, const std::stri
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return fail(Error::of(Errc::external).with_note("socketpair for a CUDA host failed"));
-    const int memory = memfd_create("vaccel-cuda-window", MFD_CLOEXEC);
-    if (memory < 0 || ftruncate(memory, static_cast<off_t>(host::window_bytes)) != 0) {
+    // The window's size is sealed before the host gets it: a host that
+    // truncated it would make the daemon's copies through it fault.
+    const int memory = memfd_create("vaccel-cuda-window", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (memory < 0 || ftruncate(memory, static_cast<off_t>(host::window_bytes)) != 0 ||
+        fcntl(memory, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
         ::close(sv[0]);
         ::close(sv[1]);
         if (memory >= 0) ::close(memory);
