@@ -7,6 +7,28 @@
 
 namespace vaccel::python {
 
+std::uint64_t layout_bytes(const Layout& layout)
+{
+    std::string shape;
+    for (std::size_t i = 0; i < layout.shape.size(); ++i)
+        shape += (i ? ", " : "") + std::to_string(layout.shape[i]);
+    // Invariant: the product is computed in 64 bits with every step checked,
+    // so a shape can never describe more bytes than the buffer has.
+    std::uint64_t bytes = layout.itemsize;
+    for (std::int64_t extent : layout.shape) {
+        if (extent < 0)
+            throw CallFailure::refusal(VACCEL_E_INVALID_ARGUMENT, VACCEL_D_NONE, 0, 0,
+                                       "cannot allocate a buffer of a negative extent; give "
+                                       "every dimension as 0 or more");
+        if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(extent), &bytes))
+            throw CallFailure::refusal(
+                VACCEL_E_INVALID_ARGUMENT, VACCEL_D_NONE, 0, 0,
+                "the shape (" + shape + ") of " + std::to_string(layout.itemsize) +
+                    "-byte items is more than 2^64 bytes; give a smaller shape");
+    }
+    return bytes;
+}
+
 BufferCore::BufferCore(std::shared_ptr<ClientCore> client, std::uint32_t device,
                        std::uint64_t context, std::uint64_t handle, std::uint32_t domain,
                        std::uint64_t nbytes, Layout layout)
@@ -24,15 +46,7 @@ std::shared_ptr<BufferCore> BufferCore::allocate(std::shared_ptr<ClientCore> cli
                                                  std::uint32_t device, std::uint32_t domain,
                                                  Layout layout)
 {
-    std::uint64_t elements = 1;
-    for (std::int64_t extent : layout.shape) {
-        if (extent < 0)
-            throw CallFailure::refusal(VACCEL_E_INVALID_ARGUMENT, VACCEL_D_NONE, 0, 0,
-                                       "cannot allocate a buffer of a negative extent; give "
-                                       "every dimension as 0 or more");
-        elements *= static_cast<std::uint64_t>(extent);
-    }
-    const std::uint64_t nbytes = elements * layout.itemsize;
+    const std::uint64_t nbytes = layout_bytes(layout);
     auto hold = client->hold();
     const std::uint64_t context = client->context(hold, device);
     struct vaccel_buffer_alloc request{};

@@ -35,6 +35,11 @@ struct Layout {
     std::vector<std::int64_t> shape;
 };
 
+// The bytes `layout` describes (itemsize times every extent); a negative
+// extent, or a product over 2^64, is refused (InvalidArgument), never
+// wrapped around.
+std::uint64_t layout_bytes(const Layout& layout);
+
 class BufferCore : public std::enable_shared_from_this<BufferCore> {
 public:
     // Allocates `layout`'s bytes in the context of `device` (domain: enum

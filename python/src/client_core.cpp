@@ -1,15 +1,12 @@
 // client_core.cpp - opening, holding and closing the client; its contexts.
 //
-// Owns: the open path, including the socket path: libvaccel's C API reads
-// the daemon's socket only from $VACCEL_SOCKET when a client opens, so an
-// explicit path is put there for the duration of vaccel_client_open() and
-// the previous value is restored right after. Every open of this module
-// takes one process-wide mutex around that, so two Clients opened at once
-// never see each other's path. Code outside this module that reads the
-// environment at that instant may see the path (docs/adr/0022-python-binding.md).
+// Owns: the open path. The socket path is an argument all the way to
+// libvaccel's socket transport (vaccel_client_open_at): no environment
+// variable is set or read for it, so threads opening clients to different
+// daemons at once, and threads reading the environment meanwhile, never see
+// each other's path.
 #include "client_core.hpp"
 
-#include <cstdlib>
 #include <string_view>
 
 #include "gil.hpp"
@@ -18,41 +15,6 @@
 namespace vaccel::python {
 
 namespace {
-
-std::mutex& open_mutex()
-{
-    static std::mutex mutex;
-    return mutex;
-}
-
-// $VACCEL_SOCKET set to `path` while it lives, then put back as it was.
-class SocketPathOverride {
-public:
-    explicit SocketPathOverride(const std::optional<std::string>& path)
-    {
-        if (!path)
-            return;
-        active_ = true;
-        if (const char* current = std::getenv("VACCEL_SOCKET"))
-            previous_ = current;
-        ::setenv("VACCEL_SOCKET", path->c_str(), 1);
-    }
-    ~SocketPathOverride()
-    {
-        if (!active_)
-            return;
-        if (previous_)
-            ::setenv("VACCEL_SOCKET", previous_->c_str(), 1);
-        else
-            ::unsetenv("VACCEL_SOCKET");
-    }
-    SocketPathOverride(const SocketPathOverride&) = delete;
-    SocketPathOverride& operator=(const SocketPathOverride&) = delete;
-
-private:
-    bool active_ = false;
-    std::optional<std::string> previous_;
-};
 
 std::string open_context(const std::optional<std::string>& transport,
                          const std::optional<std::string>& socket_path)
@@ -91,12 +53,9 @@ std::shared_ptr<ClientCore> ClientCore::open(const std::optional<std::string>& t
                 "' transport, which does not use it; give it with transport 'socket' (or "
                 "None, the automatic choice), or leave it out");
     vaccel_client* client = nullptr;
-    {
-        std::lock_guard lock(open_mutex());
-        SocketPathOverride override_path(socket_path);
-        const int rc = vaccel_client_open(transport ? transport->c_str() : nullptr, &client);
-        check(rc, open_context(transport, socket_path));
-    }
+    const int rc = vaccel_client_open_at(transport ? transport->c_str() : nullptr,
+                                         socket_path ? socket_path->c_str() : nullptr, &client);
+    check(rc, open_context(transport, socket_path));
     const std::string name = vaccel_client_transport(client);
     return std::shared_ptr<ClientCore>(new ClientCore(client, name));
 }

@@ -39,8 +39,9 @@ class QueuePool;
 class ClientCore {
 public:
     // Opens a client over `transport` (nullopt: libvaccel's automatic
-    // choice). `socket_path` names the daemon's socket (libvaccel reads it
-    // from $VACCEL_SOCKET only; see client_core.cpp). Call without the GIL.
+    // choice). `socket_path` names the daemon's socket (nullopt:
+    // $VACCEL_SOCKET, else the default); it is passed to libvaccel, never
+    // put in the environment. Call without the GIL.
     static std::shared_ptr<ClientCore> open(const std::optional<std::string>& transport,
                                             const std::optional<std::string>& socket_path);
     ~ClientCore();

@@ -87,6 +87,12 @@ py::object dlpack(const std::shared_ptr<BufferCore>& buffer, py::object stream)
                                    "__dlpack__(stream=...) was given a stream, but the buffer "
                                    "is host memory (kDLCPU), which has none; pass None");
     const DLDataType type = dlpack_type(*buffer);
+    // Invariant: the tensor describes exactly the buffer's bytes (the shape
+    // was checked when it was allocated; a consumer trusts it blindly).
+    if (layout_bytes(buffer->layout()) != buffer->nbytes())
+        throw CallFailure::refusal(VACCEL_E_INVALID_ARGUMENT, VACCEL_D_NONE, 0, 0,
+                                   "cannot export the buffer through DLPack: its shape does not "
+                                   "describe its " + std::to_string(buffer->nbytes()) + " bytes");
     auto exported = std::make_unique<DlpackExport>();
     exported->token = without_gil([&] { return buffer->view(); });
     exported->shape = buffer->layout().shape;

@@ -6,8 +6,9 @@
 // well-formed requests (daemon_input.hpp), handles named by order of issue:
 // version and devices; a full run (context, buffers, writes, a small ADD
 // program, queue, submit, wait, poll, read, releases); limits and slots;
-// gates and a built-in kernel launch; and the admin listings, LIMITS_SET
-// last (it ends an input).
+// gates and a built-in kernel launch; the admin listings, LIMITS_SET last
+// (it ends an input); a mapped buffer used through its memfd; and payloads
+// in files, memfds sealed or not and resized, and files that are no memfd.
 #include <cstdint>
 #include <cstring>
 #include <cstdio>
@@ -51,6 +52,22 @@ public:
         vaccel_handle_release args{};
         args.handle = issued_handle(handle);
         return request(opcode, args);
+    }
+    // A request whose payload travels in the file the directive before it
+    // attached (VACCEL_MSG_PAYLOAD_FD, `payload_bytes` of it).
+    template <class Args>
+    Conversation& request_with_file(std::uint32_t opcode, const Args& args,
+                                    std::uint32_t payload_bytes)
+    {
+        std::vector<std::byte> datagram;
+        append_request_fd(datagram, opcode, seq_++, 0, bytes_of(args), payload_bytes);
+        append_record(input_, datagram);
+        return *this;
+    }
+    Conversation& directive(Directive kind, const std::vector<std::byte>& operands = {})
+    {
+        append_directive(input_, kind, operands);
+        return *this;
     }
     const std::vector<std::byte>& bytes() const { return input_; }
 
@@ -227,6 +244,144 @@ Conversation gates_and_launch()
     return c;
 }
 
+void put_u32(std::vector<std::byte>& out, std::uint32_t value)
+{
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::byte>((value >> (8 * i)) & 0xff));
+}
+
+// attach_memfd's operands: `seals`, a file of `size` bytes of `fill`
+// starting with `head`.
+std::vector<std::byte> memfd_operands(std::uint8_t seals, std::uint32_t size,
+                                      std::span<const std::byte> head = {},
+                                      std::byte fill = std::byte{0x33})
+{
+    std::vector<std::byte> out{static_cast<std::byte>(seals), fill};
+    put_u32(out, size);
+    out.insert(out.end(), head.begin(), head.end());
+    return out;
+}
+
+std::vector<std::byte> at_operands(std::uint32_t offset, std::span<const std::byte> bytes)
+{
+    std::vector<std::byte> out;
+    put_u32(out, offset);
+    out.insert(out.end(), bytes.begin(), bytes.end());
+    return out;
+}
+
+// A buffer mapped, used through its mapping (written, a hole punched, an
+// attempt to shrink and to grow its file), and read and bound after each.
+Conversation mapped_buffer()
+{
+    Conversation c;
+    c.request(VACCEL_OP_CONTEXT_CREATE, vaccel_context_create{});
+    for (int i = 0; i < 3; ++i) c.request(VACCEL_OP_BUFFER_ALLOC, alloc_request(16));
+    vaccel_buffer_map map{};
+    map.buffer = issued_handle(buffer_a);
+    c.request(VACCEL_OP_BUFFER_MAP, map);
+    const float values[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    c.directive(Directive::write_mapping, at_operands(0, std::as_bytes(std::span(values))));
+    vaccel_buffer_transfer read{};
+    read.buffer = issued_handle(buffer_a);
+    read.length = 16;
+    c.request(VACCEL_OP_BUFFER_READ, read);
+    std::vector<std::byte> zero;
+    put_u32(zero, 0);
+    c.directive(Directive::resize_mapping, zero);
+    c.request(VACCEL_OP_BUFFER_READ, read);
+    std::vector<std::byte> larger;
+    put_u32(larger, 1u << 20);
+    c.directive(Directive::resize_mapping, larger);
+    std::vector<std::byte> hole;
+    put_u32(hole, 0);
+    put_u32(hole, 4096);
+    c.directive(Directive::punch_mapping, hole);
+    c.request(VACCEL_OP_BUFFER_READ, read);
+    vaccel_buffer_transfer write{};
+    write.buffer = issued_handle(buffer_b);
+    write.length = sizeof values;
+    c.request(VACCEL_OP_BUFFER_WRITE, write, std::as_bytes(std::span(values)));
+    const auto artifact = test::add_program(4);
+    vaccel_program_load load{};
+    load.context = issued_handle(context);
+    load.format = VACCEL_FORMAT_TOSA;
+    load.payload_bytes = artifact.size();
+    c.request(VACCEL_OP_PROGRAM_LOAD, load, artifact);
+    vaccel_queue_create queue_args{};
+    queue_args.context = issued_handle(context);
+    c.request(VACCEL_OP_QUEUE_CREATE, queue_args);
+    const vaccel_binding bindings[3] = {
+        {0, VACCEL_ACCESS_READ, issued_handle(buffer_a), 0, 16},
+        {1, VACCEL_ACCESS_READ, issued_handle(buffer_b), 0, 16},
+        {2, VACCEL_ACCESS_WRITE, issued_handle(buffer_c), 0, 16},
+    };
+    vaccel_submit submit{};
+    submit.queue = issued_handle(queue);
+    submit.program = issued_handle(program);
+    submit.binding_count = 3;
+    c.request(VACCEL_OP_SUBMIT, submit, std::as_bytes(std::span(bindings)));
+    const std::uint64_t events[1] = {issued_handle(event)};
+    vaccel_event_wait wait{};
+    wait.count = 1;
+    wait.flags = VACCEL_WAIT_ALL;
+    wait.timeout_ns = ~0ull >> 1;
+    c.request(VACCEL_OP_EVENT_WAIT, wait, std::as_bytes(std::span(events)));
+    c.release(VACCEL_OP_BUFFER_FREE, buffer_a);
+    return c;
+}
+
+// Payloads in files: memfds sealed (as libvaccel's) and not, shrunk, grown
+// and rewritten between uses; a program in a memfd; files that are no memfd.
+Conversation payload_files()
+{
+    constexpr std::uint32_t bytes = 2 * VACCEL_MSG_INLINE_MAX;  // only above it: a file
+    Conversation c;
+    c.request(VACCEL_OP_CONTEXT_CREATE, vaccel_context_create{});
+    c.request(VACCEL_OP_BUFFER_ALLOC, alloc_request(bytes));
+    vaccel_buffer_transfer write{};
+    write.buffer = issued_handle(1);
+    write.length = bytes;
+    c.directive(Directive::attach_memfd, memfd_operands(seal_shrink | seal_seal, bytes));
+    c.request_with_file(VACCEL_OP_BUFFER_WRITE, write, bytes);
+    std::vector<std::byte> small;
+    put_u32(small, 4096);
+    c.directive(Directive::resize_payload, small);  // refused by its seal
+    c.directive(Directive::reattach);
+    c.request_with_file(VACCEL_OP_BUFFER_WRITE, write, bytes);
+    c.directive(Directive::attach_memfd, memfd_operands(0, bytes));
+    c.directive(Directive::resize_payload, small);  // now shorter than announced
+    c.directive(Directive::reattach);
+    c.request_with_file(VACCEL_OP_BUFFER_WRITE, write, bytes);
+    const std::byte marks[8] = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4},
+                                std::byte{5}, std::byte{6}, std::byte{7}, std::byte{8}};
+    c.directive(Directive::rewrite_payload, at_operands(bytes - 8, marks));  // grown back
+    c.directive(Directive::reattach);
+    c.request_with_file(VACCEL_OP_BUFFER_WRITE, write, bytes);
+    c.directive(Directive::attach_memfd, memfd_operands(seal_shrink | seal_grow, bytes));
+    c.request_with_file(VACCEL_OP_BUFFER_READ, write, 0);
+    c.directive(Directive::attach_memfd,
+                memfd_operands(seal_shrink | seal_grow | seal_write, bytes));
+    c.request_with_file(VACCEL_OP_BUFFER_READ, write, 0);  // a file it cannot write
+    // A program in a memfd, padded past the inline size.
+    const auto artifact = test::add_program(4);
+    vaccel_program_load load{};
+    load.context = issued_handle(0);
+    load.format = VACCEL_FORMAT_TOSA;
+    load.payload_bytes = bytes;
+    c.directive(Directive::attach_memfd,
+                memfd_operands(seal_shrink, bytes, artifact, std::byte{0}));
+    c.request_with_file(VACCEL_OP_PROGRAM_LOAD, load, bytes);
+    c.directive(Directive::rewrite_payload, at_operands(0, marks));  // now garbage
+    c.directive(Directive::reattach);
+    c.request_with_file(VACCEL_OP_PROGRAM_LOAD, load, bytes);
+    for (std::uint8_t kind = 0; kind < other_file_count; ++kind) {
+        c.directive(Directive::attach_other, {static_cast<std::byte>(kind)});
+        c.request_with_file(VACCEL_OP_BUFFER_WRITE, write, bytes);
+    }
+    c.request(VACCEL_OP_GET_VERSION, vaccel_get_version{});
+    return c;
+}
+
 Conversation admin_listings()
 {
     Conversation c;
@@ -253,6 +408,8 @@ bool write_daemon_seeds(const char* directory)
         {"limits_and_slots", limits_and_slots()},
         {"gates_and_launch", gates_and_launch()},
         {"admin_listings", admin_listings()},
+        {"mapped_buffer", mapped_buffer()},
+        {"payload_files", payload_files()},
     };
     for (const auto& [name, conversation] : seeds) {
         std::ofstream file(std::filesystem::path(directory) / name,

@@ -71,6 +71,41 @@ void automatic_choice_with_a_daemon_is_the_socket(void**)
     vaccel_client_close(client);
 }
 
+// vaccel_client_open_at(): the path given is used, whatever $VACCEL_SOCKET
+// says, named transport or automatic choice; NULL falls back to it.
+void socket_path_given_to_open_at_wins_over_the_environment(void**)
+{
+    const char* real = std::getenv("VACCEL_SOCKET");
+    if (real == nullptr)
+        fail_msg("VACCEL_SOCKET is not set");
+    const std::string path = real;
+    setenv("VACCEL_SOCKET", "/nonexistent/vacceld.sock", 1);
+    vaccel_client* client = nullptr;
+    assert_call(vaccel_client_open_at(VACCEL_TRANSPORT_SOCKET, path.c_str(), &client));
+    assert_string_equal(vaccel_client_transport(client), "socket");
+    vaccel_client_close(client);
+    const char* saved_transport = std::getenv("VACCEL_TRANSPORT");
+    const std::string transport = saved_transport != nullptr ? saved_transport : "";
+    unsetenv("VACCEL_TRANSPORT");
+    client = nullptr;
+    assert_call(vaccel_client_open_at(nullptr, path.c_str(), &client));
+    assert_string_equal(vaccel_client_transport(client), "socket");
+    vaccel_client_close(client);
+    if (!transport.empty())
+        setenv("VACCEL_TRANSPORT", transport.c_str(), 1);
+    // A path nobody listens at is refused naming it, not the environment's.
+    client = nullptr;
+    assert_int_equal(vaccel_client_open_at(VACCEL_TRANSPORT_SOCKET, "/nonexistent/other.sock",
+                                           &client),
+                     -ENODEV);
+    assert_null(client);
+    assert_non_null(std::strstr(vaccel_last_error_message(), "/nonexistent/other.sock"));
+    // NULL: the environment's path.
+    assert_int_equal(vaccel_client_open_at(VACCEL_TRANSPORT_SOCKET, nullptr, &client), -ENODEV);
+    assert_non_null(std::strstr(vaccel_last_error_message(), "/nonexistent/vacceld.sock"));
+    setenv("VACCEL_SOCKET", path.c_str(), 1);
+}
+
 void add_through_the_daemon_reads_back_the_exact_sum(void**)
 {
     vaccel_client* client = open_socket_client();
@@ -373,6 +408,7 @@ int run_group(std::string_view group)
     if (group == "transport") {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(automatic_choice_with_a_daemon_is_the_socket),
+            cmocka_unit_test(socket_path_given_to_open_at_wins_over_the_environment),
             cmocka_unit_test(add_through_the_daemon_reads_back_the_exact_sum),
             cmocka_unit_test(refusals_cross_the_socket_with_their_details),
             cmocka_unit_test(admin_sessions_lists_this_client),

@@ -26,6 +26,31 @@ def test_buffer_describes_itself(buffer, client):
     assert (raw.shape, raw.dtype, raw.nbytes) == ((5,), np.uint8, 5)
 
 
+@pytest.mark.parametrize("shape, dtype", [
+    ((2**62 + 1, 4), np.float32),   # 2^64 + 4 elements: would wrap to 16 bytes
+    ((2**32, 2**32), np.uint8),     # exactly 2^64 bytes: would wrap to 0
+    ((2**61, 2**3), np.float64),    # the item size carries it over
+])
+def test_shape_of_more_than_2_64_bytes_is_refused(client, shape, dtype):
+    """A shape whose byte count overflows 64 bits is refused when the buffer
+    is made, so no view (numpy, memoryview, DLPack) can ever describe more
+    bytes than the buffer has."""
+    with pytest.raises(vaccel.InvalidArgument) as excinfo:
+        client.buffer(shape, dtype, device="cpu")
+    error = expect_error(excinfo, vaccel.InvalidArgument, vaccel.E_INVALID_ARGUMENT,
+                         vaccel.D_NONE)
+    assert "more than 2^64 bytes; give a smaller shape" in error.context
+
+
+def test_dlpack_tensor_covers_exactly_the_buffer(client):
+    buffer = client.buffer((3, 5), np.int16, device="cpu")
+    buffer.write(np.arange(15, dtype=np.int16).reshape(3, 5))
+    viewed = np.from_dlpack(buffer)
+    assert viewed.shape == (3, 5) and viewed.nbytes == buffer.nbytes == 30
+    assert np.array_equal(viewed, np.arange(15, dtype=np.int16).reshape(3, 5))
+    del viewed
+
+
 def test_write_read_and_read_into_copy_exactly(buffer):
     values = np.arange(16, dtype=np.float32).reshape(2, 8) / 3
     buffer.write(values)

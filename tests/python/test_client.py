@@ -3,6 +3,7 @@
 import ctypes
 import errno
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -57,6 +58,36 @@ def test_socket_path_is_given_for_the_open_only(monkeypatch, tmp_path):
     assert error.errno == errno.ENODEV
     assert str(absent) in error.sentence
     assert "start vacceld" in error.sentence
+    assert c_environment("VACCEL_SOCKET") == before
+
+
+def test_socket_path_never_passes_through_the_environment(tmp_path):
+    """Another thread reading $VACCEL_SOCKET while clients open with a path
+    never sees that path: it is an argument to libvaccel, not a variable."""
+    before = c_environment("VACCEL_SOCKET")
+    absent = str(tmp_path / "absent.sock")
+    seen = []
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            value = c_environment("VACCEL_SOCKET")
+            if value != before:
+                seen.append(value)
+                return
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        for _ in range(3000):
+            with pytest.raises(vaccel.DeviceLost):
+                vaccel.Client("socket", socket=absent)
+            if seen:
+                break
+    finally:
+        done.set()
+        watcher.join()
+    assert seen == []
     assert c_environment("VACCEL_SOCKET") == before
 
 

@@ -1,4 +1,11 @@
 // shared_memory.cpp - memfd-backed host memory at a chosen alignment.
+//
+// Decides: the memfd is sealed against any change of size (F_SEAL_SHRINK,
+// F_SEAL_GROW) and against further sealing (F_SEAL_SEAL) as soon as it is
+// sized, before it is mapped or shared. A client that maps the buffer holds
+// the same file (BUFFER_MAP passes it); were it able to truncate it, the
+// daemon's next access to the mapping would die of SIGBUS. Writes stay
+// allowed: sharing the bytes is the point.
 #include "vaccel/common/shared_memory.hpp"
 
 #include <fcntl.h>
@@ -34,11 +41,15 @@ Result<SharedMemory> SharedMemory::create(std::uint64_t bytes, std::uint64_t ali
         alignment = page;
     SharedMemory memory;
     memory.mapped_bytes_ = (bytes + page - 1) / page * page;
-    memory.fd_ = ::memfd_create(name, MFD_CLOEXEC);
+    memory.fd_ = ::memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (memory.fd_ < 0)
         return fail(system_error("memfd_create", bytes, errno));
     if (::ftruncate(memory.fd_, static_cast<off_t>(memory.mapped_bytes_)) != 0)
         return fail(system_error("ftruncate", bytes, errno));
+    // Invariant: from here on nobody holding the file can change its size,
+    // so the daemon's mapping of it can never fault.
+    if (::fcntl(memory.fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+        return fail(system_error("sealing", bytes, errno));
     // Reserve room for the alignment, map the file at the aligned address
     // inside it, and give the slack on both sides back.
     const std::uint64_t reserved = memory.mapped_bytes_ + alignment - page;

@@ -55,20 +55,25 @@ int record_no_kernel(const std::string& path, const Error& refused, int open_err
                                      " (" + std::strerror(open_errno) + "); " + advice);
 }
 
-// The transport `name` names; "" = automatic.
-Result<std::unique_ptr<lib::Transport>> open_named(std::string_view name, int& rc)
+// The transport `name` names; "" = automatic. `socket_path` (socket only):
+// the daemon's socket; "" = $VACCEL_SOCKET, else the default.
+Result<std::unique_ptr<lib::Transport>> open_named(std::string_view name, int& rc,
+                                                   std::string_view socket_path = {})
 {
     rc = 0;
     if (name.empty()) {
         int ignored = 0;
         if (auto kernel = lib::open_kernel_transport(lib::kernel_device_path(), &ignored))
             return kernel;
-        if (auto socket = lib::open_socket_transport(lib::daemon_socket_path(), &ignored))
+        const std::string path =
+            socket_path.empty() ? lib::daemon_socket_path() : std::string(socket_path);
+        if (auto socket = lib::open_socket_transport(path, &ignored))
             return socket;
         return lib::open_embedded_transport();
     }
     if (name == VACCEL_TRANSPORT_SOCKET) {
-        const std::string path = lib::daemon_socket_path();
+        const std::string path =
+            socket_path.empty() ? lib::daemon_socket_path() : std::string(socket_path);
         int connect_errno = 0;
         auto socket = lib::open_socket_transport(path, &connect_errno);
         if (!socket)
@@ -93,23 +98,10 @@ Result<std::unique_ptr<lib::Transport>> open_named(std::string_view name, int& r
     return std::unexpected(Error::of(Errc::unsupported));
 }
 
-}  // namespace
-
-extern "C" {
-
-int vaccel_client_open(const char* transport, vaccel_client** client)
+int open_client(std::string_view name, std::string_view socket_path, vaccel_client** client)
 {
-    if (client == nullptr)
-        return lib::record_local(Errc::invalid_argument,
-                                 "vaccel_client_open: the client out-parameter is NULL");
-    *client = nullptr;
-    std::string_view name = transport != nullptr ? transport : "";
-    if (name.empty()) {
-        const char* env = std::getenv("VACCEL_TRANSPORT");
-        name = env != nullptr ? env : "";
-    }
     int rc = 0;
-    auto opened = open_named(name, rc);
+    auto opened = open_named(name, rc, socket_path);
     if (!opened) {
         if (rc != 0)
             return rc;  // recorded with its own sentence
@@ -124,6 +116,29 @@ int vaccel_client_open(const char* transport, vaccel_client** client)
     *client = made;
     lib::record_status(vaccel_status{});
     return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+int vaccel_client_open(const char* transport, vaccel_client** client)
+{
+    return vaccel_client_open_at(transport, nullptr, client);
+}
+
+int vaccel_client_open_at(const char* transport, const char* socket_path, vaccel_client** client)
+{
+    if (client == nullptr)
+        return lib::record_local(Errc::invalid_argument,
+                                 "vaccel_client_open: the client out-parameter is NULL");
+    *client = nullptr;
+    std::string_view name = transport != nullptr ? transport : "";
+    if (name.empty()) {
+        const char* env = std::getenv("VACCEL_TRANSPORT");
+        name = env != nullptr ? env : "";
+    }
+    return open_client(name, socket_path != nullptr ? socket_path : "", client);
 }
 
 }  // extern "C"

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "connection.hpp"
+#include "vaccel/daemon/payload_files.hpp"
 #include "vaccel/daemon/server.hpp"
 #include "vaccel/common/requests.hpp"
 
@@ -97,15 +98,21 @@ void Connections::arm_receive(Peer& c)
 
 void Connections::on_message(std::uint64_t id, Received& m)
 {
+    // Invariant: every descriptor received is taken here, so none is closed
+    // on this thread (payload_files.hpp: a close may block).
+    std::vector<UniqueFd> fds = m.take_fds();
     Peer* found = dispatcher_.find(id);
-    if (found == nullptr)
+    if (found == nullptr) {
+        release_descriptors(fds);
         return;
+    }
     Peer& c = *found;
     if (!m.more) {
         c.receiving = false;
         c.pausing = false;
     }
     if (c.closing) {
+        release_descriptors(fds);
         if (!m.more)
             dispatcher_.maybe_finish(c);
         return;
@@ -113,6 +120,7 @@ void Connections::on_message(std::uint64_t id, Received& m)
     if (m.res < 0) {
         // -ENOBUFS: the buffers ran dry (they are back by now); -ECANCELED:
         // paused for backpressure. Either way the socket still holds the rest.
+        release_descriptors(fds);
         if (m.res == -ENOBUFS || m.res == -ECANCELED) {
             arm_receive(c);
             return;
@@ -127,10 +135,11 @@ void Connections::on_message(std::uint64_t id, Received& m)
         return;
     }
     if (m.res == 0 && !m.more) {
+        release_descriptors(fds);
         dispatcher_.close_peer(c, "the client closed the connection", false);
         return;
     }
-    take(c, m.bytes, m.truncated, m.take_fds());
+    take(c, m.bytes, m.truncated, std::move(fds));
     // take() may have ended the peer.
     found = dispatcher_.find(id);
     if (found == nullptr || found->closing)
@@ -150,6 +159,10 @@ void Connections::on_received(std::uint64_t id, int res)
         return;
     Peer& c = *found;
     c.receiving = false;
+    // Invariant: as in on_message, no received descriptor is closed here.
+    std::vector<UniqueFd> fds = c.rx.take_fds();
+    if (c.closing || res <= 0)
+        release_descriptors(fds);
     if (c.closing) {
         dispatcher_.maybe_finish(c);
         return;
@@ -163,7 +176,7 @@ void Connections::on_received(std::uint64_t id, int res)
         return;
     }
     take(c, std::span(c.rx_buffer).first(static_cast<std::size_t>(res)), c.rx.truncated(),
-         c.rx.take_fds());
+         std::move(fds));
     if (Peer* still = dispatcher_.find(id); still != nullptr)
         arm_receive(*still);
 }
@@ -172,6 +185,7 @@ void Connections::take(Peer& c, std::span<const std::byte> datagram, bool trunca
                   std::vector<UniqueFd> fds)
 {
     if (truncated) {
+        release_descriptors(fds);  // never closed here: one may be a FUSE file's
         dispatcher_.close_peer(c, "malformed message: larger than a message may be (payloads above "
                       "64 KiB travel in a memfd) or more than one descriptor",
                    false);

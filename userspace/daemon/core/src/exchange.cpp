@@ -20,13 +20,14 @@
 
 #include "vaccel/common/codec.hpp"
 #include "vaccel/common/requests.hpp"
+#include "vaccel/daemon/payload_files.hpp"
 #include "vaccel_server.h"
 
 namespace vaccel::daemon {
 
 namespace {
 
-// The file's size, or the refusal of a descriptor that is no regular file.
+// The size of a payload file (intake made sure it is a memfd).
 Result<std::uint64_t> file_size(int fd)
 {
     struct stat st {};
@@ -35,6 +36,10 @@ Result<std::uint64_t> file_size(int fd)
                         .with_note("the payload descriptor is not a regular file (pass a memfd)"));
     return static_cast<std::uint64_t>(st.st_size);
 }
+
+// Whether a payload of `opcode` may be used straight from the client's
+// mapped file: only when it is read exactly once (exchange.hpp).
+bool read_once(std::uint32_t opcode) { return opcode == VACCEL_OP_BUFFER_WRITE; }
 
 Error short_file(std::uint64_t has, std::uint64_t needed)
 {
@@ -68,7 +73,9 @@ Result<std::vector<std::byte>> payload_buffer(std::uint64_t bytes)
 // between it and a buffer. Only a file sealed against shrinking
 // (F_SEAL_SHRINK, as libvaccel's are) is mapped: it cannot be truncated
 // under the copy, so reading or writing the mapping cannot fault. Any other
-// file goes the pread/pwrite way. Ownership: unmaps on destruction.
+// file goes the pread/pwrite way. The client can still write the file: a
+// mapping is only ever read once (read_once), never verified and then used.
+// Ownership: unmaps on destruction.
 class MappedPayload {
 public:
     // nullopt: not sealed (or not mappable): use pread/pwrite. The file
@@ -164,19 +171,35 @@ Status write_slot(const ServerSlot& where, std::span<const std::byte> data)
 Status take_request(std::span<const std::byte> datagram, std::vector<UniqueFd> fds, Request& into)
 {
     auto view = decode_request(datagram);
-    if (!view)
+    if (!view) {
+        release_descriptors(fds);
         return fail(std::move(view.error()));
+    }
     const bool in_fd = (view->header.flags & VACCEL_MSG_PAYLOAD_FD) != 0;
-    if (fds.size() != (in_fd ? 1u : 0u))
+    if (fds.size() != (in_fd ? 1u : 0u)) {
+        const std::size_t passed = fds.size();
+        release_descriptors(fds);
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE,
-                              offsetof(vaccel_msg_header, flags), fds.size())
+                              offsetof(vaccel_msg_header, flags), passed)
                         .with_note(in_fd ? "VACCEL_MSG_PAYLOAD_FD needs exactly one descriptor"
                                          : "descriptors came without VACCEL_MSG_PAYLOAD_FD"));
+    }
     Request& request = into;
     request.header = view->header;
     request.args.assign(view->args.begin(), view->args.end());
     request.payload.assign(view->payload.begin(), view->payload.end());
-    request.payload_fd = in_fd ? std::move(fds.front()) : UniqueFd();
+    request.payload_fd = UniqueFd();
+    request.payload_fd_refused.reset();
+    if (in_fd) {
+        // Invariant: only a memfd goes further; anything else is let go of
+        // off this thread and its request refused when it is executed.
+        if (Status memfd = check_payload_file(fds.front().get()); !memfd) {
+            request.payload_fd_refused = std::move(memfd.error());
+            release_descriptor(std::move(fds.front()));
+        } else {
+            request.payload_fd = std::move(fds.front());
+        }
+    }
     request.server_slot.reset();
     return {};
 }
@@ -222,6 +245,8 @@ Result<std::vector<std::byte>> payload_of(Request& request, std::uint64_t bytes)
         return bytes == 0 ? std::vector<std::byte>{} : read_slot(*request.server_slot, bytes);
     if (!request.has_fd_payload())
         return std::move(request.payload);
+    if (request.payload_fd_refused)
+        return fail(*request.payload_fd_refused);
     const int fd = request.payload_fd.get();
     auto size = file_size(fd);
     if (!size)
@@ -342,6 +367,8 @@ Reply execute(engine::Session& session, Request& request)
 {
     const std::uint32_t opcode = request.opcode();
     std::vector<std::byte> args = request.args;
+    if (request.payload_fd_refused)
+        return refusal(request, *request.payload_fd_refused);
 
     // Check first, then copy: a payload that is not in memory yet (on the
     // module's slot, in a memfd) is neither allocated nor read for a
@@ -355,7 +382,7 @@ Reply execute(engine::Session& session, Request& request)
     std::uint64_t in_bytes = request.header.payload_bytes;
     if (opcode == VACCEL_OP_BUFFER_READ)
         in_bytes = 0;
-    if (opcode != VACCEL_OP_BUFFER_READ && request.has_fd_payload()) {
+    if (read_once(opcode) && request.has_fd_payload()) {
         // One copy: from the client's sealed file straight into the buffer.
         auto size = file_size(request.payload_fd.get());
         if (!size)
@@ -369,6 +396,7 @@ Reply execute(engine::Session& session, Request& request)
             return reply_with(request, args, {});
         }
     }
+    // Invariant: any other payload from a file is now a private copy.
     auto in = payload_of(request, in_bytes);
     if (!in)
         return refusal(request, in.error());

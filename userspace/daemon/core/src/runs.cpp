@@ -93,7 +93,8 @@ void Dispatcher::step_run(Peer& c, std::uint64_t wait_id)
                                                                         wait.request.args,
                                                                         wait.request.payload,
                                                                         {},
-                                                                        wait.request.server_slot}),
+                                                                        wait.request.server_slot,
+                                                                        wait.request.payload_fd_refused}),
                             waker = wait.waker, step]() mutable {
                                run_step(*session, *request, waker, *step);
                                session.reset();  // never the last reference here

@@ -133,6 +133,14 @@ typedef struct vaccel_client vaccel_client;
  * with a message naming the node. An unknown name is -EPROTONOSUPPORT, with
  * a message naming it. Never silently replaced by another transport. */
 VACCEL_API int vaccel_client_open(const char *transport, vaccel_client **client);
+/* vaccel_client_open() with the daemon's socket given: `socket_path` is
+ * where the "socket" transport connects, whether named or the automatic
+ * choice (NULL or "": $VACCEL_SOCKET if set, else VACCEL_SOCKET_DEFAULT).
+ * No environment variable is read for a path given, so threads may open
+ * clients to different daemons at once. Same refusals as
+ * vaccel_client_open(). */
+VACCEL_API int vaccel_client_open_at(const char *transport, const char *socket_path,
+				     vaccel_client **client);
 /* Releases everything the session still owns (waiting for in-flight work),
  * then the client. NULL is ignored. Call it once no other call on the
  * client is running. */

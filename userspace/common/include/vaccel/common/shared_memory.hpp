@@ -7,7 +7,10 @@
 // size: the bytes asked rounded up to whole pages (what mmap shares), and
 // the alignment: at least a page, any power of two up to 64 KiB
 // (VACCEL_MAX_ALIGNMENT), by reserving a larger range and mapping the file
-// at an aligned address inside it.
+// at an aligned address inside it. The file's size is sealed
+// (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) before it is mapped: whoever
+// holds a copy of fd() (a client that mapped the buffer) cannot truncate it
+// under this process's mapping.
 #pragma once
 
 #include <cstddef>

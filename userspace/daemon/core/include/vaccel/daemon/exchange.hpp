@@ -14,14 +14,28 @@
 //  - intake is strict (take_request): the codec's rules, plus exactly one
 //    descriptor with VACCEL_MSG_PAYLOAD_FD and none without. A refusal here
 //    means the message is malformed: the connection is closed.
+//  - a payload descriptor must be a memfd (payload_files.hpp: the check,
+//    made at intake, and why); any other file, pipe or socket is refused
+//    for that request (the connection stays), never read, and closed off
+//    the caller's thread.
 //  - a memfd payload is trusted for nothing: its size is checked with
 //    fstat() (too short: InvalidArgument, VACCEL_D_BAD_SIZE, arg0 = bytes
-//    the file has, arg1 = bytes needed). A file sealed against shrinking
-//    (F_SEAL_SHRINK, as libvaccel's are) is mapped and its bytes copied once,
-//    straight between it and the buffer; it cannot be truncated under the
-//    copy, so that never faults. Any other file is copied with
-//    pread()/pwrite(), never mapped, so a client that truncates it
-//    meanwhile gets the same refusal and never a SIGBUS.
+//    the file has, arg1 = bytes needed), and the client may rewrite its
+//    bytes at any moment. So:
+//     - BUFFER_WRITE data is read exactly once, by the copy into the buffer
+//       (nothing decides anything from it): a file sealed against shrinking
+//       (F_SEAL_SHRINK, as libvaccel's are) is mapped and copied straight
+//       from; it cannot be truncated under the copy, so that never faults.
+//       A concurrent rewrite only tears the client's own data.
+//     - a BUFFER_READ's answer is written once into the client's file: a
+//       file sealed against shrinking is mapped and written straight into.
+//     - every other payload (a program's artifact, bindings, handles,
+//       kernel arguments) is verified and then decoded, i.e. read more than
+//       once: it is first copied (pread) into daemon-private memory, so
+//       what was verified is what is decoded.
+//    A file that is not mapped is copied with pread()/pwrite(), so a client
+//    that truncates it meanwhile gets the short-file refusal and never a
+//    SIGBUS.
 //  - check first, then copy: a BUFFER_WRITE, BUFFER_READ or PROGRAM_LOAD
 //    whose payload is not in memory (a slot's, a memfd's) is checked
 //    (handle, device, range, artifact limit: Session::admit_payload) before
@@ -65,8 +79,11 @@ struct Request {
     vaccel_msg_header header{};
     std::vector<std::byte> args;     // the op's struct, exactly
     std::vector<std::byte> payload;  // the inline payload (empty with a memfd or a slot)
-    UniqueFd payload_fd;             // VACCEL_MSG_PAYLOAD_FD's file
+    UniqueFd payload_fd;             // VACCEL_MSG_PAYLOAD_FD's file (a memfd)
     std::optional<ServerSlot> server_slot;  // kernel transport only
+    // Why the descriptor passed with VACCEL_MSG_PAYLOAD_FD was refused at
+    // intake (not a memfd); payload_fd is then empty.
+    std::optional<Error> payload_fd_refused;
 
     std::uint32_t opcode() const { return header.opcode; }
     bool has_fd_payload() const { return (header.flags & VACCEL_MSG_PAYLOAD_FD) != 0; }
