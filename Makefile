@@ -41,6 +41,19 @@ fuzz_seconds = $(or $(FUZZ_SECONDS),$(FUZZ_SECONDS_$(1)))
 CMAKE_FLAGS ?=
 SHELL := /bin/bash
 
+# Every build tree (build/, the static, fuzz and package trees) compiles
+# through ccache when it is installed (make deps installs it): CMake reads
+# the launcher from the environment at configure time. Paths are hashed
+# relative to the tree, so a fresh clone elsewhere reuses what an earlier
+# build of the same sources compiled (its objects' debug info may then name
+# the directory of the build that compiled them first).
+ifneq ($(shell command -v ccache 2>/dev/null),)
+export CMAKE_C_COMPILER_LAUNCHER := ccache
+export CMAKE_CXX_COMPILER_LAUNCHER := ccache
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+endif
+
 DEPS := build-essential cmake ninja-build pkg-config \
 	liburing-dev flatbuffers-compiler libflatbuffers-dev \
 	libcmocka-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev \
@@ -51,7 +64,7 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio \
 	linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64 gcc-multilib libsystemd-dev dkms \
 	linux-source-6.1 podman runc \
-	debhelper dh-dkms dh-python dpkg-dev fakeroot lintian rsync git systemd
+	debhelper dh-dkms dh-python dpkg-dev fakeroot lintian rsync git systemd ccache
 
 .PHONY: all build deps test test-gpu bench demo clean configure fuzz vm-test \
 	install dkms-install dkms-remove dkms-check checkpatch deb package-test container-test

@@ -17,7 +17,15 @@
  *    writes the contract error and a detail into the struct's leading
  *    `struct vaccel_status`, which the caller must zero on entry;
  *  - handles are opaque, non-zero, and meaningful only inside the session
- *    (open file or socket connection) that created them.
+ *    (open file or socket connection) that created them;
+ *  - open() of /dev/vaccel fails with -EDQUOT past the opener's per-user
+ *    session cap (module parameter max_sessions_per_user) or its tenant's
+ *    sessions total (the daemon's rule);
+ *  - a user pointer must point at anonymous, shmem (memfd, tmpfs, a
+ *    BUFFER_MAP mapping) or hugetlb memory: a file mapping of any other
+ *    filesystem is refused with -EOPNOTSUPP, status Unsupported /
+ *    VACCEL_D_BAD_VALUE (arg0 = the pointer field's offset), before any of
+ *    its pages is touched (libvaccel stages such bytes and retries).
  *
  * tests/abi checks every size and offset below, compiled as C and as C++.
  */

@@ -10,6 +10,12 @@
 //    module pins those pages and the daemon copies the bytes once, so no
 //    payload is copied here. The fields are zeroed again afterwards (the
 //    struct leaves as it came, user pointers zero);
+//  - except a payload the module refuses to copy because it lies in a file
+//    mapping (vaccel.ko moves payloads only from anonymous, shmem or hugetlb
+//    memory, ADR 0021: a FUSE file that never answers must not stall the
+//    daemon): the bytes are then staged once in anonymous memory and the
+//    ioctl made again, so an np.memmap or an mmap'ed model file works as
+//    any other memory does;
 //  - the ioctl's result is the call's result: the negative errno, and the
 //    status the module or the daemon wrote into the struct. Where the kernel
 //    refused before writing a status (a struct it could not read, a size it
@@ -28,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "transport.hpp"
 #include "vaccel/vaccel.h"
@@ -106,6 +113,25 @@ public:
     int call(std::uint32_t opcode, void* args, std::size_t args_size,
              std::span<const std::byte> in, std::span<std::byte> out) override
     {
+        const int rc = call_once(opcode, args, args_size, in, out);
+        if (!refused_file_payload(opcode, args, args_size, rc))
+            return rc;
+        // Staged in this process's heap (anonymous memory), then again.
+        std::memset(args, 0, sizeof(vaccel_status));
+        if (opcode == VACCEL_OP_BUFFER_READ) {
+            std::vector<std::byte> staged(out.size());
+            const int again = call_once(opcode, args, args_size, in, staged);
+            if (again == 0)
+                std::memcpy(out.data(), staged.data(), out.size());
+            return again;
+        }
+        const std::vector<std::byte> staged(in.begin(), in.end());
+        return call_once(opcode, args, args_size, staged, out);
+    }
+
+    int call_once(std::uint32_t opcode, void* args, std::size_t args_size,
+                  std::span<const std::byte> in, std::span<std::byte> out)
+    {
         __u64* pointer = pointer_field(opcode, args);
         if (pointer != nullptr) {
             const void* bytes = opcode == VACCEL_OP_BUFFER_READ
@@ -133,6 +159,21 @@ public:
             *status = error.to_status();
         }
         return rc;
+    }
+
+    // The module's refusal of a payload in a file mapping: Unsupported,
+    // VACCEL_D_BAD_VALUE, arg0 = the offset of the op's pointer field.
+    static bool refused_file_payload(std::uint32_t opcode, void* args, std::size_t args_size,
+                                     int rc)
+    {
+        __u64* pointer = pointer_field(opcode, args);
+        if (rc != -EOPNOTSUPP || pointer == nullptr || args_size < sizeof(vaccel_status))
+            return false;
+        const auto* status = static_cast<const vaccel_status*>(args);
+        const auto offset = static_cast<std::uint64_t>(reinterpret_cast<std::byte*>(pointer) -
+                                                       static_cast<std::byte*>(args));
+        return status->error == VACCEL_E_UNSUPPORTED && status->detail == VACCEL_D_BAD_VALUE &&
+               status->arg0 == offset;
     }
 
     int admin(struct vaccel_admin& args, std::span<const std::byte> request,
