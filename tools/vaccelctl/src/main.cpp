@@ -108,7 +108,7 @@ int main(int argc, char** argv)
                                "the tenant's events alive on each device");
     limits_set_cmd->add_option("--gates", values.gates, "the tenant's host gates on each device");
     limits_set_cmd->add_option("--sessions", values.sessions,
-                               "sessions the tenant may have open at once (default 64)");
+                               "sessions the tenant may have open at once (default 256)");
     limits_set_cmd->add_option("--weight", values.weight, "share of a busy device, 1..1000");
     limits_set_cmd->add_option("--context-memory", values.context_memory,
                                "cap on each single context: buffer and program bytes");

@@ -36,12 +36,20 @@ std::string Selector::describe() const
     return "default";
 }
 
+namespace {
+
+// A field set in the changes replaces ours; an unset one leaves ours.
+template <class T>
+void take(std::optional<T>& mine, const std::optional<T>& theirs)
+{
+    if (theirs)
+        mine = theirs;
+}
+
+}  // namespace
+
 void RuleLimits::merge(const RuleLimits& changes)
 {
-    auto take = [](auto& mine, const auto& theirs) {
-        if (theirs)
-            mine = theirs;
-    };
     take(contexts, changes.contexts);
     take(memory_bytes, changes.memory_bytes);
     take(buffers, changes.buffers);
@@ -56,10 +64,6 @@ void RuleLimits::merge(const RuleLimits& changes)
 
 void ContextCaps::merge(const ContextCaps& changes)
 {
-    auto take = [](auto& mine, const auto& theirs) {
-        if (theirs)
-            mine = theirs;
-    };
     take(memory_bytes, changes.memory_bytes);
     take(buffers, changes.buffers);
     take(programs, changes.programs);

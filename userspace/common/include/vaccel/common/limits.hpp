@@ -133,9 +133,11 @@ private:
     const RefusalLabel label_;
 };
 
-// The sessions a tenant may have open when no rule says; the vaccel
-// module's per-user default cap is the same number (ADR 0024).
-inline constexpr std::uint32_t default_tenant_sessions = 64;
+// The sessions a tenant may have open when no rule says (ADR 0024). Above
+// the vaccel module's per-user default cap (64), which binds first on
+// /dev/vaccel and is given back at once when a file closes, while a
+// tenant's seat is given back once the daemon has torn the session down.
+inline constexpr std::uint32_t default_tenant_sessions = 256;
 
 // A limit with no bound: the largest value of the field's type.
 vaccel_device_limits unlimited_limits();

@@ -77,7 +77,7 @@ inline constexpr std::uint32_t weight_max = 1000;
 inline constexpr std::uint32_t weight_default = 100;
 
 // The sessions a tenant may have open when its rule does not say (and for
-// tenants no rule names); the module's per-user cap is the same number.
+// tenants no rule names).
 inline constexpr std::uint32_t default_sessions = default_tenant_sessions;
 
 // [rule.context]: caps on each single context of the tenant; an absent
