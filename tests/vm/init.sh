@@ -451,13 +451,16 @@ umount /tmp/vaccel-node
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 mkdir -p /sys/fs/cgroup/acct
 echo 16M >/sys/fs/cgroup/acct/memory.max
-# The per-user cap (64 sessions) is lifted for it: memory is what must
-# stop its opens here.
+# The module's per-user cap (64 sessions) and the daemon's sessions total
+# for its tenant (a rule for its cgroup) are lifted for it: memory is what
+# must stop its opens here.
 accounted() {
 	echo 0 >/sys/module/vaccel/parameters/max_sessions_per_user
+	/vaccelctl limits set --cgroup /acct --sessions 100000 >/dev/null || return 1
 	timeout 60 /vm_stress accounted /sys/fs/cgroup/acct 1024
 	status=$?
 	echo 64 >/sys/module/vaccel/parameters/max_sessions_per_user
+	/vaccelctl limits reset --cgroup /acct >/dev/null || status=1
 	[ $status -eq 0 ] || return 1
 	if dmesg | grep 'Out of memory' | grep -v -q 'Memory cgroup out of memory'; then
 		echo "vm: a system-wide OOM happened:"
