@@ -262,6 +262,31 @@ void device_context_limit_says_it_is_the_devices(void**)
     assert_int_equal(VACCEL_SCOPE_KIND(refused.error().scope), VACCEL_SCOPE_DEVICE);
 }
 
+// Totals that differ by primary gid while the tenant stays the uid.
+class ByGid final : public engine::LimitPolicy {
+public:
+    engine::TenantTotals totals(const engine::SessionIdentity& who) const override
+    {
+        return totals_with(who.gid == 1 ? 100 : 50);
+    }
+};
+
+void a_tenants_totals_come_from_its_first_session_whoever_asks(void**)
+{
+    ByGid policy;
+    engine::Tenants tenants(1);
+    engine::SessionIdentity first, second;
+    first.uid = second.uid = 1000;
+    first.gid = 1;
+    second.gid = 2;
+    auto a = tenants.admit(first, policy);
+    auto b = tenants.admit(second, policy);
+    assert_true(a.has_value() && b.has_value());
+    assert_int_equal(tenants.report().at(0).totals.per_device.max_memory_bytes, 100);
+    tenants.refresh(policy);
+    assert_int_equal(tenants.report().at(0).totals.per_device.max_memory_bytes, 100);
+}
+
 }  // namespace
 
 int main()
@@ -277,6 +302,7 @@ int main()
         cmocka_unit_test(context_cap_binds_below_the_tenant_total),
         cmocka_unit_test(lowered_totals_bind_the_next_reservation_after_refresh),
         cmocka_unit_test(device_context_limit_says_it_is_the_devices),
+        cmocka_unit_test(a_tenants_totals_come_from_its_first_session_whoever_asks),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -149,8 +149,9 @@ struct SessionState {
 
     // The caps of a new context on `device` (device ∩ per-context policy).
     vaccel_device_limits effective_limits(const Device& device) const;
-    // Re-reads the tenant's totals from the policy in force.
-    void refresh_totals() { tenant->set_totals(policy->totals(identity)); }
+    // Re-reads the tenant's totals from the policy in force, asked about the
+    // tenant's representative, as every refresh is (tenants.hpp).
+    void refresh_totals() { tenant->set_totals(policy->totals(tenant->representative())); }
 
     // Refuses (ResourceLimit, VACCEL_LIMIT_HANDLES) when insert() could not
     // succeed, so a handle is known to be available before the backend is

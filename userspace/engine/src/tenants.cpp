@@ -119,7 +119,6 @@ void TenantSeat::leave()
 Result<TenantSeat> Tenants::admit(const SessionIdentity& who, const LimitPolicy& policy)
 {
     TenantId id = policy.tenant(who);
-    const TenantTotals totals = policy.totals(who);
     const std::string key = id.key();
 
     std::lock_guard lock(mutex_);
@@ -130,11 +129,14 @@ Result<TenantSeat> Tenants::admit(const SessionIdentity& who, const LimitPolicy&
             tenant = weak.lock();
             break;
         }
+    // A tenant's totals always come from its representative (the session
+    // that made it), whichever session asks: sessions of one tenant may
+    // differ in what else a rule could match (another gid, say).
     if (!tenant) {
-        tenant = std::make_shared<Tenant>(std::move(id), device_count_, totals, who);
+        tenant = std::make_shared<Tenant>(std::move(id), device_count_, policy.totals(who), who);
         tenants_.emplace_back(key, tenant);
     } else {
-        tenant->set_totals(totals);
+        tenant->set_totals(policy.totals(tenant->representative()));
     }
 
     // Invariant: the check and the increment happen under Tenants::mutex_
