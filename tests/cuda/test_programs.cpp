@@ -2,11 +2,15 @@
 // GPU lowering on kernels/cuda, and every MATMUL kernel (general, streaming,
 // FP32 tiles, FP16 tensor cores and their variants) on shapes that select
 // it, against the CPU backend and a float64 reference
-// (matmul_test_support.hpp). The operator suites of the CPU backend run on
+// (matmul_test_support.hpp), and CONV2D on both implicit-GEMM tiles and
+// both load paths (test_cuda_conv_lowering.cpp says which shape takes
+// which) against a float64 reference. The operator suites of the CPU backend run on
 // the device as cuda.conformance.*.
+#include <cmath>
 #include <cstdlib>
 
 #include "../cpu/matmul_test_support.hpp"
+#include "conv_graphs.hpp"
 #include "cuda_test_support.hpp"
 #include "lowering_matmul.hpp"
 
@@ -122,6 +126,66 @@ void fp16_matmul_matches_exactly_on_every_variant(void**)
     }
 }
 
+// Values in [-1, 1) from a 32-bit LCG.
+std::vector<float> uniform(std::size_t count, std::uint32_t seed)
+{
+    std::vector<float> v(count);
+    for (float& x : v) {
+        seed = seed * 1664525u + 1013904223u;
+        x = static_cast<float>(seed >> 8) / 8388608.0f - 1.0f;
+    }
+    return v;
+}
+
+// Each result within 8 sqrt(K + 1) units of 2^-24 of the sum of its terms'
+// magnitudes: FMA sums in tile order round about that much, one wrong or
+// missing tap (a term of about magnitude / K) is well past it.
+void check_conv(const Conv& c, std::uint32_t seed)
+{
+    Rig gpu = cuda_rig();
+    auto p = gpu.must_load(conv_graph(c));
+    const auto count = [](const std::vector<std::int64_t>& s) {
+        std::size_t n = 1;
+        for (auto d : s) n *= static_cast<std::size_t>(d);
+        return n;
+    };
+    const auto x = uniform(count(c.input), seed), w = uniform(count(c.weight), seed + 1),
+               b = uniform(static_cast<std::size_t>(c.bias_extent()), seed + 2);
+    const auto got = gpu.run(*p, {x, w, b})[0];
+    const ConvReference want = conv_reference(c, x, w, b);
+    assert_int_equal(got.size(), want.value.size());
+    const double k = static_cast<double>(c.kh() * c.kw() * c.input[3]);
+    const double unit = 8.0 * std::sqrt(k + 1.0) * std::ldexp(1.0, -24);
+    for (std::size_t i = 0; i < got.size(); ++i)
+        if (std::abs(got[i] - want.value[i]) > unit * want.magnitude[i] + 1e-30)
+            fail_msg("conv [%lld,%lld,%lld,%lld] * [%lld,%lld,%lld,%lld] result %zu: %.9g, want "
+                     "%.9g (bound %.3g)",
+                     static_cast<long long>(c.input[0]), static_cast<long long>(c.input[1]),
+                     static_cast<long long>(c.input[2]), static_cast<long long>(c.input[3]),
+                     static_cast<long long>(c.weight[0]), static_cast<long long>(c.weight[1]),
+                     static_cast<long long>(c.weight[2]), static_cast<long long>(c.weight[3]), i,
+                     static_cast<double>(got[i]), want.value[i], unit * want.magnitude[i]);
+    gpu.finish(p);
+}
+
+void conv2d_matches_float64_on_every_gemm_kernel(void**)
+{
+    const Conv cases[] = {
+        // 128 x 128 tiles: float4 path (OC 8; OC 132 ragged along OC), element path (IC 3).
+        {{1, 184, 184, 8}, {8, 3, 3, 8}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+        {{1, 130, 130, 4}, {132, 1, 1, 4}, {0, 0, 0, 0}, {1, 1}, {1, 1}},
+        {{1, 184, 184, 3}, {8, 3, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+        // 64 x 64 tiles: a deep layer (K = 4608), strides, dilation and
+        // uneven padding on the element path, a bias of [1], a batch.
+        {{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+        {{2, 17, 15, 6}, {10, 3, 3, 6}, {1, 1, 2, 1}, {2, 1}, {1, 2}},
+        {{1, 16, 16, 8}, {16, 3, 3, 8}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1},
+        {{3, 12, 12, 16}, {24, 5, 5, 16}, {2, 1, 2, 1}, {2, 2}, {1, 1}},
+    };
+    std::uint32_t seed = 700;
+    for (const Conv& c : cases) check_conv(c, seed += 3);
+}
+
 }  // namespace
 
 int main()
@@ -133,6 +197,7 @@ int main()
         cmocka_unit_test(fp32_matmul_matches_on_every_kernel),
         cmocka_unit_test(fp16_matmul_matches_exactly_on_every_kernel),
         cmocka_unit_test(fp16_matmul_matches_exactly_on_every_variant),
+        cmocka_unit_test(conv2d_matches_float64_on_every_gemm_kernel),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "lowering_conv.hpp"
 #include "lowering_matmul.hpp"
 #include "vaccel/gpu/lowering.hpp"
 
@@ -53,6 +54,8 @@ std::vector<Entry> all_kernels()
     for (const MatmulKernel& m : matmul_kernels())
         all.push_back({m.id, {m.module, m.function, m.block_threads, m.dynamic_shared_bytes, false,
                               m.only_cc}});
+    for (const ConvKernel& c : conv_kernels())
+        all.push_back({c.id, {c.module, c.function, c.block_threads, 0, false}});
     return all;
 }
 

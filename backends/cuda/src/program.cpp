@@ -9,6 +9,7 @@
 #include "dispatch.h"
 #include "jit_cache.hpp"
 #include "kernels.hpp"
+#include "lowering_conv.hpp"
 #include "lowering_matmul.hpp"
 #include "vaccel/gpu/lowering.hpp"
 #include "vaccel/tosa/analysis.hpp"
@@ -18,12 +19,17 @@
 namespace vaccel::backend::cuda {
 namespace {
 
-// The shared lowering with this device's MATMUL kernels.
+// The shared lowering with this device's MATMUL and CONV2D GEMM kernels.
 tosa::Lowerer lowerer_for(const DeviceFacts& facts)
 {
     const auto cc = static_cast<std::uint32_t>(10 * facts.compute_major + facts.compute_minor);
-    return [cc](const tosa::OperatorView& view) {
-        return gpu::lower(view, [cc](const tosa::OperatorView& v) { return lower_matmul(v, cc); });
+    const auto sms = static_cast<std::uint32_t>(facts.multiprocessors > 0 ? facts.multiprocessors : 0);
+    return [cc, sms](const tosa::OperatorView& view) {
+        return gpu::lower(
+            view, [cc](const tosa::OperatorView& v) { return lower_matmul(v, cc); },
+            [sms](const tosa::OperatorView& v, const gpu::ConvGemm& g) {
+                return lower_conv_gemm(v, g, sms);
+            });
     };
 }
 

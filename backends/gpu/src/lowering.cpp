@@ -500,7 +500,8 @@ Result<std::vector<tosa::DispatchRequest>> lower_max_pool(const tosa::OperatorVi
 }  // namespace
 
 Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
-                                                 const tosa::Lowerer& matmul)
+                                                 const tosa::Lowerer& matmul,
+                                                 const ConvGemmLowerer& conv_gemm)
 {
     const Op op = view.op->op;
     if (auto element = element_op(op)) return lower_elementwise(view, *element);
@@ -520,7 +521,7 @@ Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
     case Op::max_pool2d: return lower_max_pool(view);
     default: break;
     }
-    if (auto spatial = lower_spatial(view)) return std::move(*spatial);
+    if (auto spatial = lower_spatial(view, conv_gemm)) return std::move(*spatial);
     return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_OPERATOR, static_cast<std::uint64_t>(op))
                     .with_note(fmt::format("operator {} ({}) has no kernel on this device; run the "
                                            "program on the cpu device",

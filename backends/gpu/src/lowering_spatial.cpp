@@ -118,7 +118,7 @@ tosa::DispatchRequest request(KernelId kernel, std::vector<std::uint32_t> spec,
 
 // ----- CONV2D, DEPTHWISE_CONV2D -------------------------------------------------
 
-Result<Requests> lower_conv(const tosa::OperatorView& view)
+Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowerer& conv_gemm)
 {
     const bool depthwise = view.op->op == Op::depthwise_conv2d;
     // The data operands: input, weight, bias (zero points are compile-time).
@@ -167,6 +167,19 @@ Result<Requests> lower_conv(const tosa::OperatorView& view)
     auto po = operand(view, out);
     for (const auto* p : {&pi, &pw, &pb, &po})
         if (!*p) return fail(p->error());
+    if (!depthwise && conv_gemm) {
+        ConvGemm g;
+        g.n = u32(input[0]), g.ih = u32(input[1]), g.iw = u32(input[2]), g.ic = u32(input[3]);
+        g.oh = u32(*oh), g.ow = u32(*ow), g.oc = u32(oc), g.kh = u32(kh), g.kw = u32(kw);
+        g.stride_y = u32(a.stride[0]), g.stride_x = u32(a.stride[1]);
+        g.dilation_y = u32(a.dilation[0]), g.dilation_x = u32(a.dilation[1]);
+        g.pad_top = u32(a.pad[0]), g.pad_left = u32(a.pad[2]);
+        g.bias_per_channel = bias[0] == oc;
+        g.out = *po, g.in = *pi, g.weight = *pw, g.bias = *pb;
+        g.dtype = tensor(view, in).dtype;
+        if (auto k = conv_gemm(view, g))
+            return Requests{tosa::DispatchRequest{std::move(*k), {in, w, b}, {out}}};
+    }
     const std::int64_t multiplier = depthwise ? std::max<std::int64_t>(weight[3], 1) : 1;
     std::vector<std::uint32_t> spec{
         depthwise ? 1u : 0u, u32(input[0]), u32(input[1]), u32(input[2]), u32(input[3]),
@@ -452,11 +465,12 @@ tosa::OperatorCapability capability(Op op, tosa::OperatorConstraint constraint,
 
 }  // namespace
 
-std::optional<Result<Requests>> lower_spatial(const tosa::OperatorView& view)
+std::optional<Result<Requests>> lower_spatial(const tosa::OperatorView& view,
+                                              const ConvGemmLowerer& conv_gemm)
 {
     switch (view.op->op) {
     case Op::conv2d:
-    case Op::depthwise_conv2d: return lower_conv(view);
+    case Op::depthwise_conv2d: return lower_conv(view, conv_gemm);
     case Op::avg_pool2d: return lower_avg_pool(view);
     case Op::resize: return lower_resize(view);
     case Op::gather: return lower_gather(view);

@@ -28,6 +28,7 @@
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/capability.hpp"
 #include "vaccel/tosa/plan.hpp"
+#include "vaccel/gpu/lowering_spatial.hpp"
 #include "vaccel/gpu/lowering_storage.hpp"
 
 namespace vaccel::backend::gpu {
@@ -68,8 +69,10 @@ tosa::CapabilityDescriptor gpu_descriptor(StorageFeatures features);
 tosa::CapabilityDescriptor gpu_descriptor();
 
 // The Lowerer of plan_block(): every operator but MATMUL here, MATMUL by
-// the backend's `matmul`.
+// the backend's `matmul`; CONV2D by the backend's `conv_gemm` where it has
+// a GEMM kernel for it (lowering_spatial.hpp), else the direct kernel.
 Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
-                                                 const tosa::Lowerer& matmul);
+                                                 const tosa::Lowerer& matmul,
+                                                 const ConvGemmLowerer& conv_gemm = {});
 
 }  // namespace vaccel::backend::gpu

@@ -22,24 +22,56 @@
 //    VACCEL_TOSA_BAD_SHAPE or VACCEL_TOSA_BAD_ATTRIBUTE, arg1 = Op; zero
 //    points and shape operands are the descriptor's constraints, refused by
 //    admission before lowering;
+//  - CONV2D as a GEMM: once its shapes and attributes are checked here, a
+//    backend with a GEMM kernel for the convolution (ConvGemmLowerer) is
+//    asked for it first; a backend that has none, or declines this one,
+//    gets the direct conv2d kernel. The check is here, once, for every
+//    backend; only the kernel choice is the backend's (as MATMUL's is);
 //  - GATHER's indices are a REQUIRE condition (the descriptor says
 //    advisory_only): an index outside [0, K) gives a row of zeros, never a
 //    read outside the values (the CPU device reports it instead).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/capability.hpp"
 #include "vaccel/tosa/plan.hpp"
+#include "vaccel/gpu/lowering_operands.hpp"
 
 namespace vaccel::backend::gpu {
 
+// A CONV2D that lower_spatial() checked, as a GEMM sees it:
+//   result [M, OC] = A [M, K] x B^T + bias,  M = N*OH*OW, K = KH*KW*IC,
+// where row m = (n, oy, ox) of the NHWC result, A's row m is the input
+// patch of that pixel in (ky, kx, ic) order (zero on padding: input row
+// oy*stride_y + ky*dilation_y - pad_top, column likewise), and B is the
+// weight as TOSA lays it out, [OC, KH, KW, IC]: row oc holds its K taps
+// contiguously. Bases are in elements of each operand's dtype.
+struct ConvGemm {
+    std::uint32_t n = 0, ih = 0, iw = 0, ic = 0, oh = 0, ow = 0, oc = 0, kh = 0, kw = 0;
+    std::uint32_t stride_y = 1, stride_x = 1, dilation_y = 1, dilation_x = 1;
+    std::uint32_t pad_top = 0, pad_left = 0;
+    bool bias_per_channel = true;  // bias [OC]; false: bias [1] for every channel
+    Operand out, in, weight, bias;
+    tosa::DType dtype = tosa::DType::fp32;  // of the input, weight and result
+
+    std::uint64_t rows() const { return std::uint64_t{n} * oh * ow; }
+    std::uint64_t depth() const { return std::uint64_t{kh} * kw * ic; }
+};
+// A backend's GEMM kernel for `gemm`: its KernelSpec (kernel, words, work),
+// or nullopt for the direct kernel. Reads and writes are lower_spatial()'s.
+using ConvGemmLowerer =
+    std::function<std::optional<tosa::KernelSpec>(const tosa::OperatorView&, const ConvGemm&)>;
+
 // The dispatches of `view` when its operator is one of this file's, else
-// nullopt (lower() goes on to its own refusal).
+// nullopt (lower() goes on to its own refusal). `conv_gemm`, when set, is
+// asked for CONV2D first.
 std::optional<Result<std::vector<tosa::DispatchRequest>>> lower_spatial(
-    const tosa::OperatorView& view);
+    const tosa::OperatorView& view, const ConvGemmLowerer& conv_gemm = {});
 
 // Adds this file's operators, with the dtypes their kernels run and the
 // constraints the lowering relies on, to the GPU descriptor, and makes

@@ -1,0 +1,55 @@
+// lowering_conv.cpp - CONV2D as an implicit GEMM on CUDA (lowering_conv.hpp).
+#include "lowering_conv.hpp"
+
+#include <array>
+#include <span>
+
+namespace vaccel::backend::cuda {
+namespace {
+
+constexpr std::uint32_t block_threads = 256;
+
+constexpr std::array<ConvKernel, 2> kernels{{
+    {static_cast<std::uint32_t>(ConvKernelId::gemm_f32_t128), "vaccel_conv2d_gemm_f32_t128",
+     block_threads, "conv2d_gemm_f32"},
+    {static_cast<std::uint32_t>(ConvKernelId::gemm_f32_t64), "vaccel_conv2d_gemm_f32_t64",
+     block_threads, "conv2d_gemm_f32"},
+}};
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+std::span<const ConvKernel> conv_kernels() { return kernels; }
+
+std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
+                                                const gpu::ConvGemm& g,
+                                                std::uint32_t multiprocessors)
+{
+    if (g.dtype != tosa::DType::fp32 || g.rows() == 0 || g.oc == 0 || g.depth() == 0)
+        return std::nullopt;
+    const bool vec = g.ic % 4 == 0 && g.oc % 4 == 0 && g.out.base % 4 == 0 &&
+                     g.in.base % 4 == 0 && g.weight.base % 4 == 0 &&
+                     (!g.bias_per_channel || g.bias.base % 4 == 0);
+    const std::uint64_t sms = multiprocessors != 0 ? multiprocessors : 132;
+    std::uint32_t tile = 128;
+    ConvKernelId id = ConvKernelId::gemm_f32_t128;
+    if (ceil_div(g.rows(), 128) * ceil_div(g.oc, 128) < 2 * sms) {
+        tile = 64;
+        id = ConvKernelId::gemm_f32_t64;
+    }
+    const std::uint64_t tiles_m = ceil_div(g.rows(), tile), tiles_n = ceil_div(g.oc, tile);
+    tosa::KernelSpec spec;
+    spec.kernel = static_cast<std::uint32_t>(id);
+    spec.spec = {g.n, g.ih, g.iw, g.ic, g.oh, g.ow, g.oc, g.kh, g.kw,
+                 g.stride_y, g.stride_x, g.dilation_y, g.dilation_x, g.pad_top, g.pad_left,
+                 g.bias_per_channel ? 1u : 0u,
+                 g.out.buffer, g.out.base, g.in.buffer, g.in.base,
+                 g.weight.buffer, g.weight.base, g.bias.buffer, g.bias.base,
+                 vec ? 1u : 0u,
+                 static_cast<std::uint32_t>(tiles_m), static_cast<std::uint32_t>(tiles_n)};
+    spec.work = tiles_m * tiles_n * block_threads;
+    return spec;
+}
+
+}  // namespace vaccel::backend::cuda

@@ -1,0 +1,45 @@
+// lowering_conv.hpp - how the CUDA backend runs a checked CONV2D as an
+// implicit GEMM (kernels/cuda/conv2d_gemm_f32.cu), the ConvGemmLowerer of
+// the shared lowering (vaccel/gpu/lowering_spatial.hpp).
+//
+// Decides:
+//  - which convolutions: FP32 CONV2D with at least one result and one tap
+//    (K = KH*KW*IC > 0); anything else (FP16, an empty result) is left to
+//    the shared direct kernel;
+//  - VEC (the kernel's float4 path) when IC, OC and the four operand bases
+//    are multiples of 4 elements;
+//  - the tile: 128 x 128 when that still gives every multiprocessor two
+//    blocks, else 64 x 64 (batch 1 layers of 7 x 7 or 14 x 14 pixels);
+//  - the grid: work is tiles_m * tiles_n * 256 (one block per tile, the
+//    tiles of one row of M adjacent), the kernels' spec words as
+//    conv2d_gemm_f32.cu lists them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "vaccel/gpu/lowering_spatial.hpp"
+
+namespace vaccel::backend::cuda {
+
+// The CUDA implicit-GEMM convolution kernels (after the MATMUL ids).
+enum class ConvKernelId : std::uint32_t {
+    gemm_f32_t128 = 27,  // vaccel_conv2d_gemm_f32_t128
+    gemm_f32_t64 = 28,   // vaccel_conv2d_gemm_f32_t64
+};
+
+struct ConvKernel {
+    std::uint32_t id;
+    const char* function;
+    std::uint32_t block_threads;
+    const char* module;
+};
+std::span<const ConvKernel> conv_kernels();
+
+// The ConvGemmLowerer for a device with `multiprocessors` SMs (0: unknown,
+// taken as 132).
+std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView& view,
+                                                const gpu::ConvGemm& gemm,
+                                                std::uint32_t multiprocessors);
+
+}  // namespace vaccel::backend::cuda

@@ -1,0 +1,233 @@
+// conv2d_gemm_f32.cu - TOSA CONV2D on NHWC FP32 as an implicit GEMM on the
+// FP32 cores (FMA), the tiling of matmul_f32.cu:
+//   result [M, OC] = A [M, K] x W^T + bias,  M = N*OH*OW, K = KH*KW*IC,
+// where A's row m is output pixel m's input patch in (ky, kx, ic) order,
+// read straight from the input (no im2col copy; taps on padding are zero)
+// and W is the weight as TOSA stores it, [OC, KH*KW*IC] row-major
+// (backends/gpu/include/vaccel/gpu/lowering_spatial.hpp, ConvGemm).
+//
+// A block computes a BM x BN tile of the result with 256 threads, each a
+// TM x TN sub-tile (in 4 x 4 quarters BM / (TM/4) rows and BN / (TN/4)
+// columns apart, so shared loads do not conflict), over K in steps of 8;
+// both operands are stored transposed in shared memory ([k][row], [k][col])
+// and double-buffered, the next step's loads held in registers meanwhile.
+// VEC (spec 24 = 1): IC, OC and the four bases are multiples of 4, so a
+// step's four taps k..k+3 are four channels of one input pixel and four
+// words of one weight row, and four results one float4; the lowering
+// checks it (backends/cuda/src/lowering_conv.cpp). Otherwise every element
+// is loaded and stored on its own.
+// The sum over K is in FMA steps in tile order, not the CPU device's order:
+// results differ from it by rounding only (the GPU tests' tolerance).
+// Spec words:
+//   0 N  1 IH  2 IW  3 IC  4 OH  5 OW  6 OC  7 KH  8 KW  9 SY  10 SX
+//   11 DY  12 DX  13 PT  14 PL  15 BIAS_PER_CHANNEL  16 OUT_BUF 17 OUT_BASE
+//   18 IN_BUF 19 IN_BASE 20 W_BUF 21 W_BASE 22 B_BUF 23 B_BASE  24 VEC
+//   25 tiles along M  26 tiles along OC
+#include "dispatch.h"
+
+namespace {
+
+constexpr int bk = 8, threads = 256;
+
+struct Geometry {
+    unsigned ih, iw, ic, oh, ow, oc, kw, sy, sx, dy, dx, pt, pl;
+    unsigned long long m, k;
+};
+
+// The input element of A[row pixel (n, iy0, ix0)][k], or 0 on padding.
+__device__ __forceinline__ float patch_element(const Geometry& g, const float* in, unsigned n,
+                                               int iy0, int ix0, unsigned long long k)
+{
+    const unsigned tap = static_cast<unsigned>(k / g.ic), c = static_cast<unsigned>(k % g.ic);
+    const unsigned ky = tap / g.kw, kx = tap % g.kw;
+    const int iy = iy0 + static_cast<int>(ky * g.dy), ix = ix0 + static_cast<int>(kx * g.dx);
+    if (iy < 0 || iy >= static_cast<int>(g.ih) || ix < 0 || ix >= static_cast<int>(g.iw)) return 0.0f;
+    return in[((static_cast<unsigned long long>(n) * g.ih + iy) * g.iw + ix) * g.ic + c];
+}
+
+template <int BM, int BN, int TM, int TN, bool VEC>
+__device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
+{
+    static_assert(BM * bk / 4 <= threads && BN * bk / 4 <= threads, "one float4 per loader");
+    static_assert((BM / TM) * (BN / TN) == threads, "a sub-tile per thread");
+    constexpr int qm = TM / 4, qn = TN / 4;  // quarters per thread
+    constexpr int a_row = BM + 4, b_row = BN + 4;
+    __shared__ __align__(16) float sa[2][bk][a_row];
+    __shared__ __align__(16) float sb[2][bk][b_row];
+
+    Geometry g;
+    const unsigned n_count = d.spec[0];
+    g.ih = d.spec[1], g.iw = d.spec[2], g.ic = d.spec[3], g.oh = d.spec[4], g.ow = d.spec[5];
+    g.oc = d.spec[6], g.kw = d.spec[8], g.sy = d.spec[9], g.sx = d.spec[10];
+    g.dy = d.spec[11], g.dx = d.spec[12], g.pt = d.spec[13], g.pl = d.spec[14];
+    g.m = static_cast<unsigned long long>(n_count) * g.oh * g.ow;
+    g.k = static_cast<unsigned long long>(d.spec[7]) * g.kw * g.ic;
+    const bool bias_per_channel = d.spec[15] != 0u;
+    const unsigned tiles_n = d.spec[26];
+    const unsigned long long m0 = static_cast<unsigned long long>(blockIdx.x / tiles_n) * BM;
+    const unsigned long long n0 = static_cast<unsigned long long>(blockIdx.x % tiles_n) * BN;
+
+    const float* in = reinterpret_cast<const float*>(d.buffer[d.spec[18]]) + d.spec[19];
+    const float* weight = reinterpret_cast<const float*>(d.buffer[d.spec[20]]) + d.spec[21];
+    const float* bias = reinterpret_cast<const float*>(d.buffer[d.spec[22]]) + d.spec[23];
+    float* out = reinterpret_cast<float*>(d.buffer[d.spec[16]]) + d.spec[17];
+
+    const int tid = threadIdx.x;
+    // Loader slots: row `lr` of the tile, taps lk..lk+3 of the step.
+    const int lr = tid >> 1, lk = (tid & 1) * 4;
+    const bool a_loader = lr < BM, b_loader = lr < BN;
+    const unsigned long long am = m0 + lr, bn_row = n0 + lr;
+    const bool a_ok = a_loader && am < g.m, b_ok = b_loader && bn_row < g.oc;
+    // The loader's output pixel.
+    const unsigned ox = a_ok ? static_cast<unsigned>(am % g.ow) : 0u;
+    const unsigned oy = a_ok ? static_cast<unsigned>((am / g.ow) % g.oh) : 0u;
+    const unsigned n = a_ok ? static_cast<unsigned>(am / (static_cast<unsigned long long>(g.ow) * g.oh)) : 0u;
+    const int iy0 = static_cast<int>(oy * g.sy) - static_cast<int>(g.pt);
+    const int ix0 = static_cast<int>(ox * g.sx) - static_cast<int>(g.pl);
+    const float* image = in + static_cast<unsigned long long>(n) * g.ih * g.iw * g.ic;
+    const float* w_row = weight + (b_ok ? bn_row * g.k : 0ull);
+    // VEC: the loader's tap (c, kx, ky) of k = k0 + lk, advanced a step at a time.
+    unsigned c = lk, kx = 0, ky = 0;
+    if constexpr (VEC) {
+        while (c >= g.ic) {
+            c -= g.ic;
+            if (++kx == g.kw) kx = 0, ++ky;
+        }
+    }
+
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    auto load_a = [&](unsigned long long k0) -> float4 {
+        if (!a_ok) return zero;
+        const unsigned long long k = k0 + lk;
+        if constexpr (VEC) {
+            if (k >= g.k) return zero;
+            const int iy = iy0 + static_cast<int>(ky * g.dy), ix = ix0 + static_cast<int>(kx * g.dx);
+            if (iy < 0 || iy >= static_cast<int>(g.ih) || ix < 0 || ix >= static_cast<int>(g.iw))
+                return zero;
+            return *reinterpret_cast<const float4*>(
+                image + (static_cast<unsigned long long>(iy) * g.iw + ix) * g.ic + c);
+        } else {
+            float v[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                v[e] = k + e < g.k ? patch_element(g, in, n, iy0, ix0, k + e) : 0.0f;
+            return make_float4(v[0], v[1], v[2], v[3]);
+        }
+    };
+    auto load_b = [&](unsigned long long k0) -> float4 {
+        if (!b_ok) return zero;
+        const unsigned long long k = k0 + lk;
+        if constexpr (VEC) {
+            return k < g.k ? *reinterpret_cast<const float4*>(w_row + k) : zero;
+        } else {
+            float v[4];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) v[e] = k + e < g.k ? w_row[k + e] : 0.0f;
+            return make_float4(v[0], v[1], v[2], v[3]);
+        }
+    };
+    auto advance = [&] {
+        if constexpr (VEC) {
+            c += bk;
+            while (c >= g.ic) {
+                c -= g.ic;
+                if (++kx == g.kw) kx = 0, ++ky;
+            }
+        }
+    };
+    auto store = [&](int buf, float4 va, float4 vb) {
+        if (a_loader) {
+            sa[buf][lk + 0][lr] = va.x;
+            sa[buf][lk + 1][lr] = va.y;
+            sa[buf][lk + 2][lr] = va.z;
+            sa[buf][lk + 3][lr] = va.w;
+        }
+        if (b_loader) {
+            sb[buf][lk + 0][lr] = vb.x;
+            sb[buf][lk + 1][lr] = vb.y;
+            sb[buf][lk + 2][lr] = vb.z;
+            sb[buf][lk + 3][lr] = vb.w;
+        }
+    };
+
+    const int tx = tid % (BN / TN), ty = tid / (BN / TN);
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+    store(0, load_a(0), load_b(0));
+    __syncthreads();
+
+    int buf = 0;
+    for (unsigned long long k0 = 0; k0 < g.k; k0 += bk) {
+        const bool more = k0 + bk < g.k;
+        float4 na = zero, nb = zero;
+        if (more) {
+            advance();
+            na = load_a(k0 + bk);
+            nb = load_b(k0 + bk);
+        }
+#pragma unroll
+        for (int k = 0; k < bk; ++k) {
+            float av[TM], bv[TN];
+#pragma unroll
+            for (int q = 0; q < qm; ++q)
+                *reinterpret_cast<float4*>(&av[q * 4]) =
+                    *reinterpret_cast<const float4*>(&sa[buf][k][q * (BM / qm) + ty * 4]);
+#pragma unroll
+            for (int q = 0; q < qn; ++q)
+                *reinterpret_cast<float4*>(&bv[q * 4]) =
+                    *reinterpret_cast<const float4*>(&sb[buf][k][q * (BN / qn) + tx * 4]);
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+        }
+        // The other buffer was last read before the previous barrier.
+        if (more) store(buf ^ 1, na, nb);
+        __syncthreads();
+        buf ^= 1;
+    }
+
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const unsigned long long row = m0 + (i / 4) * (BM / qm) + ty * 4 + i % 4;
+        if (row >= g.m) continue;
+        float* po = out + row * g.oc;
+#pragma unroll
+        for (int q = 0; q < qn; ++q) {
+            const unsigned long long col = n0 + q * (BN / qn) + tx * 4;
+            if constexpr (VEC) {
+                if (col >= g.oc) continue;
+                float4 b = bias_per_channel ? *reinterpret_cast<const float4*>(bias + col)
+                                            : make_float4(bias[0], bias[0], bias[0], bias[0]);
+                *reinterpret_cast<float4*>(po + col) =
+                    make_float4(acc[i][q * 4] + b.x, acc[i][q * 4 + 1] + b.y,
+                                acc[i][q * 4 + 2] + b.z, acc[i][q * 4 + 3] + b.w);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (col + e < g.oc)
+                        po[col + e] = acc[i][q * 4 + e] + bias[bias_per_channel ? col + e : 0];
+            }
+        }
+    }
+}
+
+}  // namespace
+
+// 128 x 128 tiles, 8 x 8 results a thread: large M and OC.
+extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_conv2d_gemm_f32_t128(struct vaccel_cuda_dispatch d)
+{
+    if (d.spec[24] != 0u) run<128, 128, 8, 8, true>(d);
+    else run<128, 128, 8, 8, false>(d);
+}
+
+// 64 x 64 tiles, 4 x 4 results a thread: more blocks for small layers.
+extern "C" __global__ void __launch_bounds__(threads) vaccel_conv2d_gemm_f32_t64(struct vaccel_cuda_dispatch d)
+{
+    if (d.spec[24] != 0u) run<64, 64, 4, 4, true>(d);
+    else run<64, 64, 4, 4, false>(d);
+}

@@ -1,0 +1,133 @@
+// test_cuda_conv_lowering.cpp - CONV2D on CUDA as an implicit GEMM
+// (backends/cuda/src/lowering_conv.hpp): which convolutions take the GEMM
+// kernels, with which tile, float4 path, spec words and work, and which
+// stay on the shared direct kernel (FP16, DEPTHWISE_CONV2D). Pure: no
+// device; the results are checked on the device by cuda.programs.
+#include <cstdint>
+#include <vector>
+
+#include "conv_graphs.hpp"
+#include "lowering_conv.hpp"
+#include "lowering_matmul.hpp"
+#include "vaccel/gpu/lowering.hpp"
+#include "vaccel/tosa/analysis.hpp"
+#include "vaccel/tosa/builder.hpp"
+#include "vaccel/tosa/plan.hpp"
+
+#include "cmocka.hpp"
+
+namespace {
+
+using namespace vaccel;
+using vaccel::backend::cuda::ConvKernelId;
+using cuda_test::Conv;
+using cuda_test::conv_graph;
+using tosa::DType;
+using tosa::Op;
+using Words = std::vector<std::uint32_t>;
+
+tosa::KernelSpec planned(const Conv& c, std::uint32_t sms = 132)
+{
+    const tosa::Graph graph = conv_graph(c);
+    auto analysis = tosa::analyze(graph);
+    if (!analysis) fail_msg("analysis refused: %s", analysis.error().note.c_str());
+    auto p = tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
+                              [sms](const tosa::OperatorView& view) {
+                                  return backend::gpu::lower(
+                                      view,
+                                      [](const tosa::OperatorView& v) {
+                                          return backend::cuda::lower_matmul(v, 90);
+                                      },
+                                      [sms](const tosa::OperatorView& v,
+                                            const backend::gpu::ConvGemm& g) {
+                                          return backend::cuda::lower_conv_gemm(v, g, sms);
+                                      });
+                              });
+    if (!p) fail_msg("unexpected refusal: %s", p.error().note.c_str());
+    assert_int_equal(p->dispatches.size(), 1);
+    return p->dispatches[0].kernel;
+}
+
+std::uint32_t id(ConvKernelId k) { return static_cast<std::uint32_t>(k); }
+
+void the_kernels_follow_the_matmul_ids(void**)
+{
+    const auto table = backend::cuda::conv_kernels();
+    assert_int_equal(table.size(), 2);
+    assert_int_equal(table[0].id, 27);
+    assert_string_equal(table[0].function, "vaccel_conv2d_gemm_f32_t128");
+    assert_int_equal(table[1].id, 28);
+    assert_string_equal(table[1].function, "vaccel_conv2d_gemm_f32_t64");
+    for (const auto& k : table) assert_string_equal(k.module, "conv2d_gemm_f32");
+}
+
+// A ResNet 3x3 layer of 64 channels: at batch 8 (M = 25088) 196 x 1 tiles
+// of 128 are under two per SM of 132, so 64 x 64; at batch 32, 784 x 1
+// tiles of 128; the words in the kernel's order.
+void a_large_layer_takes_the_128_tiles_with_float4(void**)
+{
+    const auto k = planned({{8, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}});
+    assert_int_equal(k.kernel, id(ConvKernelId::gemm_f32_t64));  // 196 tiles < 2 * 132
+    const auto big = planned({{32, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}});
+    assert_int_equal(big.kernel, id(ConvKernelId::gemm_f32_t128));
+    // Slots: x 0, w 1, b 2, y 3; every base 0.
+    const Words want{32, 56, 56, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1,
+                     3, 0, 0, 0, 1, 0, 2, 0, 1, 784, 1};
+    assert_true(big.spec == want);
+    assert_int_equal(big.work, std::uint64_t{784} * 1 * 256);
+}
+
+// Batch 1, 7 x 7 pixels, 512 channels: 64 x 64 tiles (1 x 8).
+void a_small_layer_takes_the_64_tiles(void**)
+{
+    const auto k = planned({{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}});
+    assert_int_equal(k.kernel, id(ConvKernelId::gemm_f32_t64));
+    assert_int_equal(k.spec[25], 1);
+    assert_int_equal(k.spec[26], 8);
+    assert_int_equal(k.work, 8 * 256);
+    // With more SMs than tiles of 128 the rule is the same on a smaller device.
+    const auto few = planned({{4, 28, 28, 128}, {128, 1, 1, 128}, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 8);
+    assert_int_equal(few.kernel, id(ConvKernelId::gemm_f32_t128));
+}
+
+// IC = 3 (a network's first layer), OC not a multiple of 4, or bias [1]
+// with OC % 4 == 0: the element-wise path; strides, dilation and padding
+// pass through.
+void ragged_channels_take_the_element_path(void**)
+{
+    const auto first = planned({{1, 32, 32, 3}, {64, 7, 7, 3}, {3, 2, 3, 2}, {2, 2}, {1, 1}});
+    assert_int_equal(first.spec[24], 0);
+    assert_int_equal(first.spec[9], 2);
+    assert_int_equal(first.spec[13], 3);
+    const auto odd_oc = planned({{1, 9, 9, 8}, {6, 3, 3, 8}, {0, 1, 2, 0}, {1, 2}, {2, 1}});
+    assert_int_equal(odd_oc.spec[24], 0);
+    assert_int_equal(odd_oc.spec[11], 2);
+    assert_int_equal(odd_oc.spec[14], 2);
+    const auto one_bias = planned({{1, 8, 8, 4}, {8, 3, 3, 4}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1});
+    assert_int_equal(one_bias.spec[15], 0);
+    assert_int_equal(one_bias.spec[24], 1);  // a single bias needs no float4 load
+}
+
+// FP16 CONV2D is not the GEMM kernels' (refused by the shared lowering
+// today); DEPTHWISE_CONV2D keeps the direct kernel.
+void depthwise_stays_on_the_direct_kernel(void**)
+{
+    const auto k = planned({{1, 8, 8, 4}, {3, 3, 4, 1}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0, DType::fp32,
+                            Op::depthwise_conv2d});
+    assert_int_equal(k.kernel, static_cast<std::uint32_t>(backend::gpu::KernelId::conv2d));
+    assert_int_equal(k.spec[0], 1);
+}
+
+}  // namespace
+
+int main()
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_kernels_follow_the_matmul_ids),
+        cmocka_unit_test(a_large_layer_takes_the_128_tiles_with_float4),
+        cmocka_unit_test(a_small_layer_takes_the_64_tiles),
+        cmocka_unit_test(ragged_channels_take_the_element_path),
+        cmocka_unit_test(depthwise_stays_on_the_direct_kernel),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
