@@ -4,6 +4,7 @@
 // stay on the shared direct kernel (FP16, DEPTHWISE_CONV2D). Pure: no
 // device; the results are checked on the device by cuda.programs.
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include "conv_graphs.hpp"
@@ -118,6 +119,32 @@ void depthwise_stays_on_the_direct_kernel(void**)
     assert_int_equal(k.spec[0], 1);
 }
 
+// VACCEL_CUDA_CONV: unset, empty or gemm take the GEMM kernels, direct
+// the direct kernel, anything else is refused by name.
+void the_environment_chooses_or_is_refused(void**)
+{
+    tosa::Operator op;
+    op.op = Op::conv2d;
+    tosa::OperatorView view;
+    view.op = &op;
+    unsetenv("VACCEL_CUDA_CONV");
+    assert_true(*backend::cuda::conv_gemm_enabled(view));
+    for (const char* on : {"", "gemm"}) {
+        setenv("VACCEL_CUDA_CONV", on, 1);
+        assert_true(*backend::cuda::conv_gemm_enabled(view));
+    }
+    setenv("VACCEL_CUDA_CONV", "direct", 1);
+    assert_false(*backend::cuda::conv_gemm_enabled(view));
+    setenv("VACCEL_CUDA_CONV", "implicit", 1);
+    auto bad = backend::cuda::conv_gemm_enabled(view);
+    assert_false(bad.has_value());
+    assert_int_equal(static_cast<int>(bad.error().code), static_cast<int>(Errc::invalid_argument));
+    assert_string_equal(bad.error().note.c_str(),
+                        "operator 0 of the block: VACCEL_CUDA_CONV=\"implicit\" names no CONV2D "
+                        "kernel choice; valid: gemm (the default), direct");
+    unsetenv("VACCEL_CUDA_CONV");
+}
+
 }  // namespace
 
 int main()
@@ -128,6 +155,7 @@ int main()
         cmocka_unit_test(a_small_layer_takes_the_64_tiles),
         cmocka_unit_test(ragged_channels_take_the_element_path),
         cmocka_unit_test(depthwise_stays_on_the_direct_kernel),
+        cmocka_unit_test(the_environment_chooses_or_is_refused),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -12,12 +12,16 @@
 //    blocks, else 64 x 64 (batch 1 layers of 7 x 7 or 14 x 14 pixels);
 //  - the grid: work is tiles_m * tiles_n * 256 (one block per tile, the
 //    tiles of one row of M adjacent), the kernels' spec words as
-//    conv2d_gemm_f32.cu lists them.
+//    conv2d_gemm_f32.cu lists them;
+//  - VACCEL_CUDA_CONV=direct keeps every CONV2D on the direct kernel (the
+//    baseline the benchmarks measure the GEMM kernels against); unset,
+//    empty or "gemm" is the default; any other value is refused at load.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 
+#include "vaccel/common/error.hpp"
 #include "vaccel/gpu/lowering_spatial.hpp"
 
 namespace vaccel::backend::cuda {
@@ -35,6 +39,10 @@ struct ConvKernel {
     const char* module;
 };
 std::span<const ConvKernel> conv_kernels();
+
+// Whether CONV2D takes the GEMM kernels (VACCEL_CUDA_CONV), or
+// InvalidArgument naming the valid values.
+Result<bool> conv_gemm_enabled(const tosa::OperatorView& view);
 
 // The ConvGemmLowerer for a device with `multiprocessors` SMs (0: unknown,
 // taken as 132).
