@@ -126,6 +126,52 @@ void fp16_matmul_matches_exactly_on_every_variant(void**)
     }
 }
 
+// Runs are replayed CUDA graphs, one per set of buffers: six sets of
+// buffers (past the four kept), each run twice in turn with its own input,
+// every result exact (a replay on another set's addresses would read that
+// set's input); the same with VACCEL_CUDA_GRAPHS=0; any other value is
+// refused at load.
+void runs_replay_the_graph_of_their_buffers(void**)
+{
+    for (const char* graphs : {"1", "0"}) {
+        setenv("VACCEL_CUDA_GRAPHS", graphs, 1);
+        Rig gpu = cuda_rig();
+        auto p = gpu.must_load(doubling(256));
+        std::vector<std::unique_ptr<Buffer>> ins, outs;
+        for (int set = 0; set < 6; ++set) {
+            std::vector<float> x(256, static_cast<float>(set) + 0.25f);
+            ins.push_back(gpu.buffer_with(x));
+            outs.push_back(gpu.buffer(256 * 4));
+        }
+        for (int round = 0; round < 2; ++round)
+            for (int set = 0; set < 6; ++set) {
+                assert_ok(gpu.backend->write_buffer(
+                    *ins[set], 0,
+                    bytes_of(std::vector<float>(256, static_cast<float>(set * 10 + round)))));
+                auto event = cpu_test::submit(*gpu.backend, *gpu.queue, *p,
+                                              gpu.bind(*p, {ins[set].get(), outs[set].get()}), 0);
+                assert_ok(event);
+                assert_int_equal(static_cast<int>(gpu.wait(**event).state),
+                                 static_cast<int>(EventState::complete));
+                assert_ok(gpu.backend->destroy_event(*event));
+                assert_exactly(gpu.read(*outs[set], 256),
+                               std::vector<float>(256, static_cast<float>(2 * (set * 10 + round))));
+            }
+        for (auto& b : ins) assert_ok(gpu.backend->free_buffer(b));
+        for (auto& b : outs) assert_ok(gpu.backend->free_buffer(b));
+        gpu.finish(p);
+    }
+    setenv("VACCEL_CUDA_GRAPHS", "yes", 1);
+    Rig gpu = cuda_rig();
+    auto refused = gpu.load(doubling(16));
+    assert_false(refused.has_value());
+    assert_int_equal(static_cast<int>(refused.error().code), static_cast<int>(Errc::invalid_argument));
+    assert_string_equal(refused.error().note.c_str(),
+                        "VACCEL_CUDA_GRAPHS=\"yes\" is neither 1 (record each run as a CUDA "
+                        "graph, the default) nor 0 (launch every kernel of every run)");
+    unsetenv("VACCEL_CUDA_GRAPHS");
+}
+
 // Values in [-1, 1) from a 32-bit LCG.
 std::vector<float> uniform(std::size_t count, std::uint32_t seed)
 {
@@ -198,6 +244,7 @@ int main()
         cmocka_unit_test(fp16_matmul_matches_exactly_on_every_kernel),
         cmocka_unit_test(fp16_matmul_matches_exactly_on_every_variant),
         cmocka_unit_test(conv2d_matches_float64_on_every_gemm_kernel),
+        cmocka_unit_test(runs_replay_the_graph_of_their_buffers),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -15,7 +15,8 @@
 //    device, Shared managed memory; all start zeroed. Transfers of Device
 //    buffers are cuMemcpy, of the others a memcpy on the host;
 //  - TOSA submissions put the plan's kernels on the queue's stream, after
-//    the program's previous run (runs share the arena); raw kernels are
+//    the program's previous run (runs share the arena), as one launch of
+//    the CUDA graph recorded for the run's buffers (program.hpp); raw kernels are
 //    checked against the device's and the function's limits and the
 //    kernel's own parameter layout (cuFuncGetParamInfo) before launch.
 #include <fmt/format.h>
@@ -25,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "completion.hpp"
 #include "device_info.hpp"
@@ -710,6 +712,51 @@ Result<Submitted> CudaBackend::launch(const LaunchDesc& desc)
     return accept_and_go(std::move(s), nullptr, 0);
 }
 
+namespace {
+
+// A run of `program` on `buffers` as one graph launch on `stream`: the
+// graph recorded for these buffers, or, the first time, `launch_all`
+// captured into a new one (the least recently used of max_recorded_runs
+// destroyed to make room). The context is current.
+CUresult run_recorded(const Driver& cu, ProgramState& program,
+                      const std::vector<CUdeviceptr>& buffers, CUstream stream,
+                      const std::function<CUresult(std::size_t&)>& launch_all)
+{
+    std::lock_guard lock(program.graphs_mutex);
+    auto& recorded = program.recorded;
+    auto found = std::ranges::find_if(recorded, [&](const ProgramState::RecordedRun& r) {
+        return r.buffers == buffers;
+    });
+    if (found != recorded.end()) {
+        std::rotate(found, found + 1, recorded.end());  // most recently used last
+        return cu.cuGraphLaunch(recorded.back().exec, stream);
+    }
+    // Thread-local capture: only this thread's calls are restricted.
+    if (CUresult r = cu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        r != CUDA_SUCCESS)
+        return r;
+    std::size_t launched = 0;
+    const CUresult launch = launch_all(launched);
+    CUgraph graph = nullptr;
+    const CUresult end = cu.cuStreamEndCapture(stream, &graph);
+    if (launch != CUDA_SUCCESS || end != CUDA_SUCCESS) {
+        if (graph != nullptr) cu.cuGraphDestroy(graph);
+        return launch != CUDA_SUCCESS ? launch : end;
+    }
+    CUgraphExec exec = nullptr;
+    const CUresult made = cu.cuGraphInstantiateWithFlags(&exec, graph, 0);
+    cu.cuGraphDestroy(graph);  // the exec keeps what it needs
+    if (made != CUDA_SUCCESS) return made;
+    if (recorded.size() == ProgramState::max_recorded_runs) {
+        cu.cuGraphExecDestroy(recorded.front().exec);
+        recorded.erase(recorded.begin());
+    }
+    recorded.push_back({buffers, exec});
+    return cu.cuGraphLaunch(exec, stream);
+}
+
+}  // namespace
+
 Status CudaBackend::enqueue(SubmissionState& s)
 {
     ContextState& owner = *s.queue->owner;
@@ -749,22 +796,37 @@ Status CudaBackend::enqueue(SubmissionState& s)
         // After the program's previous run: they share the arena.
         if (CUresult r = cu.cuStreamWaitEvent(stream, program.last_run, 0); r != CUDA_SUCCESS)
             return fail(refused(r, "ordering the run after the program's previous one"));
-        vaccel_cuda_dispatch d{};
-        std::copy(s.buffers.begin(), s.buffers.end(), d.buffer);
-        void* params[] = {&d};
-        for (const PlannedLaunch& l : program.launches) {
-            if (l.kernel.work == 0) continue;  // an empty result: nothing to compute
-            std::fill(std::begin(d.spec), std::end(d.spec), 0u);
-            std::copy(l.kernel.spec.begin(), l.kernel.spec.end(), d.spec);
-            d.work = l.kernel.work;
-            if (CUresult r = cu.cuLaunchKernel(l.function, l.grid, 1, 1, l.block, 1, 1,
-                                               l.shared_bytes, stream, params, nullptr);
-                r != CUDA_SUCCESS) {
-                if (!any) return fail(refused(r, "launching the program's first kernel"));
-                s.partial = refused(r, "launching one of the program's kernels");
-                break;
+        // Every planned kernel onto the stream; how many went is `launched`.
+        auto launch_all = [&](std::size_t& launched) -> CUresult {
+            vaccel_cuda_dispatch d{};
+            std::copy(s.buffers.begin(), s.buffers.end(), d.buffer);
+            void* params[] = {&d};
+            for (const PlannedLaunch& l : program.launches) {
+                if (l.kernel.work == 0) continue;  // an empty result: nothing to compute
+                std::fill(std::begin(d.spec), std::end(d.spec), 0u);
+                std::copy(l.kernel.spec.begin(), l.kernel.spec.end(), d.spec);
+                d.work = l.kernel.work;
+                if (CUresult r = cu.cuLaunchKernel(l.function, l.grid, 1, 1, l.block, 1, 1,
+                                                   l.shared_bytes, stream, params, nullptr);
+                    r != CUDA_SUCCESS)
+                    return r;
+                ++launched;
             }
+            return CUDA_SUCCESS;
+        };
+        if (program.use_graphs) {
+            // One graph launch; nothing of it runs when it is refused.
+            if (CUresult r = run_recorded(cu, program, s.buffers, stream, launch_all);
+                r != CUDA_SUCCESS)
+                return fail(refused(r, "launching the program's recorded run"));
             any = true;
+        } else {
+            std::size_t launched = 0;
+            if (CUresult r = launch_all(launched); r != CUDA_SUCCESS) {
+                if (launched == 0) return fail(refused(r, "launching the program's first kernel"));
+                s.partial = refused(r, "launching one of the program's kernels");
+            }
+            any = any || launched != 0;
         }
         cu.cuEventRecord(program.last_run, stream);
     }

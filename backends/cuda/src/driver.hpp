@@ -35,7 +35,10 @@ namespace vaccel::backend::cuda {
     X(cuFuncSetAttribute) X(cuFuncGetParamInfo) X(cuLaunchKernel) X(cuLaunchHostFunc)     \
     X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamWaitEvent) X(cuStreamSynchronize)      \
     X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)                   \
-    X(cuLinkCreate) X(cuLinkAddData) X(cuLinkComplete) X(cuLinkDestroy)
+    X(cuLinkCreate) X(cuLinkAddData) X(cuLinkComplete) X(cuLinkDestroy)                  \
+    X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags)           \
+    X(cuGraphDestroy)                                                                      \
+    X(cuGraphLaunch) X(cuGraphExecDestroy)
 
 struct Driver {
 #define VACCEL_CUDA_DECLARE(name) decltype(&::name) name = nullptr;

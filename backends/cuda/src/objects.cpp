@@ -113,6 +113,7 @@ ProgramState::~ProgramState()
     const Driver& cu = *owner->device->cu;
     const auto scope = owner->enter();
     if (last_run != nullptr) cu.cuEventDestroy(last_run);
+    for (const RecordedRun& r : recorded) cu.cuGraphExecDestroy(r.exec);
     if (arena != 0) {
         cu.cuMemFree(arena);
         owner->memory_bytes -= arena_bytes;

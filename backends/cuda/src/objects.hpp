@@ -176,6 +176,20 @@ struct ProgramState {
     // Runs of one program share its arena, so each waits for the one
     // before it, whatever queue it is on: the last run's end.
     CUevent last_run = nullptr;
+    // TOSA: the launches of a run recorded as CUDA graphs, one per set of
+    // buffer addresses the runs were bound to (the kernels take them by
+    // value), the most recently used last; at most max_recorded_runs, the
+    // least recently used destroyed first. Under graphs_mutex (runs of one
+    // program may be enqueued from two queues at once); the execs are
+    // destroyed with the program.
+    struct RecordedRun {
+        std::vector<CUdeviceptr> buffers;
+        CUgraphExec exec = nullptr;
+    };
+    static constexpr std::size_t max_recorded_runs = 4;
+    bool use_graphs = true;  // VACCEL_CUDA_GRAPHS at load (program.hpp)
+    std::mutex graphs_mutex;
+    std::vector<RecordedRun> recorded;
     // PTX and cubin: the module, its functions by entry name.
     CUmodule module = nullptr;
     std::mutex functions_mutex;

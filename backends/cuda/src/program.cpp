@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <string>
 
 #include "dispatch.h"
@@ -152,9 +154,29 @@ tosa::CapabilityDescriptor cuda_descriptor()
     return gpu::gpu_descriptor(gpu::StorageFeatures{true, true});
 }
 
+namespace {
+
+// VACCEL_CUDA_GRAPHS: whether runs are recorded as CUDA graphs.
+Result<bool> graphs_enabled()
+{
+    const char* value = std::getenv("VACCEL_CUDA_GRAPHS");
+    const std::string_view v = value != nullptr ? value : "";
+    if (v.empty() || v == "1") return true;
+    if (v == "0") return false;
+    return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+                    .with_note(fmt::format("VACCEL_CUDA_GRAPHS=\"{}\" is neither 1 (record each "
+                                           "run as a CUDA graph, the default) nor 0 (launch "
+                                           "every kernel of every run)",
+                                           v)));
+}
+
+}  // namespace
+
 Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> context,
                                                 const ProgramDesc& desc)
 {
+    auto graphs = graphs_enabled();
+    if (!graphs) return fail(graphs.error());
     auto target = tosa::target_from_uapi(desc.target);
     if (!target) return fail(target.error());
     auto graph = tosa::parse(desc.payload);
@@ -179,6 +201,7 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     auto scope = context->enter();
     if (!scope) return fail(scope.error());
     auto program = std::make_shared<ProgramState>(std::move(context));
+    program->use_graphs = *graphs;
     const tosa::Block& block = graph->regions[0].blocks[0];
     for (const tosa::SlotPlan& slot : plan->slots)
         program->slots.push_back(SlotInfo{

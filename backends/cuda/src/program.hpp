@@ -7,6 +7,12 @@
 //    resolve each dispatch to its kernel and launch shape, allocate and
 //    fill the arena. The arena counts against the context's memory limit,
 //    before it is allocated;
+//  - a run of a TOSA program is one CUDA graph launch: its launches are
+//    recorded (stream capture) the first time the program runs on a set of
+//    buffers and replayed after (ProgramState::recorded);
+//    VACCEL_CUDA_GRAPHS=0 launches every kernel of every run instead (the
+//    baseline the benchmarks measure graphs against), 1 or unset records;
+//    any other value is refused at load;
 //  - PTX is compiled for the device by the driver's JIT linker once and the
 //    cubin kept (jit_cache.hpp); a compile error is refused with the
 //    linker's log. CUBIN is loaded as it is; one built for another GPU is
