@@ -54,12 +54,14 @@ std::uint32_t id(ConvKernelId k) { return static_cast<std::uint32_t>(k); }
 void the_kernels_follow_the_matmul_ids(void**)
 {
     const auto table = backend::cuda::conv_kernels();
-    assert_int_equal(table.size(), 2);
-    assert_int_equal(table[0].id, 27);
-    assert_string_equal(table[0].function, "vaccel_conv2d_gemm_f32_t128");
-    assert_int_equal(table[1].id, 28);
-    assert_string_equal(table[1].function, "vaccel_conv2d_gemm_f32_t64");
-    for (const auto& k : table) assert_string_equal(k.module, "conv2d_gemm_f32");
+    assert_int_equal(table.size(), 4);
+    const char* names[] = {"vaccel_conv2d_gemm_f32_t128", "vaccel_conv2d_gemm_f32_t64",
+                           "vaccel_conv2d_gemm_f16_t128", "vaccel_conv2d_gemm_f16_t64"};
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        assert_int_equal(table[i].id, 27 + i);
+        assert_string_equal(table[i].function, names[i]);
+    }
+    for (const auto& k : table) assert_string_equal(k.module, "conv2d_gemm");
 }
 
 // A ResNet 3x3 layer of 64 channels: at batch 8 (M = 25088) 196 x 1 tiles
@@ -109,8 +111,33 @@ void ragged_channels_take_the_element_path(void**)
     assert_int_equal(one_bias.spec[24], 1);  // a single bias needs no float4 load
 }
 
-// FP16 CONV2D is not the GEMM kernels' (refused by the shared lowering
-// today); DEPTHWISE_CONV2D keeps the direct kernel.
+// FP16 CONV2D takes the FP16 GEMM kernels (either acc_type); without a
+// GEMM lowerer (the shared lowering alone, as on a backend that has none)
+// it is refused by dtype, naming the operator; DEPTHWISE_CONV2D keeps the
+// direct kernel.
+void fp16_takes_the_fp16_kernels_or_is_refused(void**)
+{
+    const Conv big{{32, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0, DType::fp16};
+    assert_int_equal(planned(big).kernel, id(ConvKernelId::gemm_f16_t128));
+    const Conv small{{1, 7, 7, 6}, {6, 3, 3, 6}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0, DType::fp16};
+    const auto k = planned(small);
+    assert_int_equal(k.kernel, id(ConvKernelId::gemm_f16_t64));
+    assert_int_equal(k.spec[24], 0);
+    const tosa::Graph graph = conv_graph(small);
+    auto analysis = tosa::analyze(graph);
+    assert_true(analysis.has_value());
+    auto p = tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
+                              [](const tosa::OperatorView& view) {
+                                  return backend::gpu::lower(view, [](const tosa::OperatorView& v) {
+                                      return backend::cuda::lower_matmul(v, 90);
+                                  });
+                              });
+    assert_false(p.has_value());
+    assert_int_equal(static_cast<int>(p.error().code), static_cast<int>(Errc::unsupported));
+    assert_int_equal(p.error().detail, VACCEL_D_TOSA_DTYPE);
+    assert_int_equal(p.error().arg0, static_cast<std::uint64_t>(DType::fp16));
+}
+
 void depthwise_stays_on_the_direct_kernel(void**)
 {
     const auto k = planned({{1, 8, 8, 4}, {3, 3, 4, 1}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0, DType::fp32,
@@ -154,6 +181,7 @@ int main()
         cmocka_unit_test(a_large_layer_takes_the_128_tiles_with_float4),
         cmocka_unit_test(a_small_layer_takes_the_64_tiles),
         cmocka_unit_test(ragged_channels_take_the_element_path),
+        cmocka_unit_test(fp16_takes_the_fp16_kernels_or_is_refused),
         cmocka_unit_test(depthwise_stays_on_the_direct_kernel),
         cmocka_unit_test(the_environment_chooses_or_is_refused),
     };

@@ -8,6 +8,7 @@
 // the device as cuda.conformance.*.
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "../cpu/matmul_test_support.hpp"
 #include "conv_graphs.hpp"
@@ -214,6 +215,42 @@ void check_conv(const Conv& c, std::uint32_t seed)
     gpu.finish(p);
 }
 
+// FP16 CONV2D on multiples of 1/8 in [-2, 2]: every product and partial
+// sum is exact in FP32, so each result is the float64 one rounded to FP16
+// once (within half a unit of FP16's last place), whatever the order.
+void check_conv_fp16(Conv c, std::uint32_t seed)
+{
+    c.dtype = DType::fp16;
+    Rig gpu = cuda_rig();
+    auto p = gpu.must_load(conv_graph(c));
+    const auto count = [](const std::vector<std::int64_t>& s) {
+        std::size_t n = 1;
+        for (auto d : s) n *= static_cast<std::size_t>(d);
+        return n;
+    };
+    const auto x = eighths(count(c.input), seed), w = eighths(count(c.weight), seed + 1),
+               b = eighths(static_cast<std::size_t>(c.bias_extent()), seed + 2);
+    std::vector<std::vector<std::uint16_t>> halves(3);
+    for (std::size_t k = 0; k < 3; ++k)
+        for (float v : k == 0 ? x : k == 1 ? w : b) halves[k].push_back(half_of(v));
+    std::vector<std::span<const std::byte>> in;
+    for (const auto& h : halves) in.push_back(std::as_bytes(std::span(h)));
+    const auto out = gpu.run_raw(*p, in)[0];
+    const ConvReference want = conv_reference(c, x, w, b);
+    assert_int_equal(out.size(), want.value.size() * 2);
+    for (std::size_t i = 0; i < want.value.size(); ++i) {
+        std::uint16_t h = 0;
+        std::memcpy(&h, out.data() + 2 * i, 2);
+        const double got = float_of_half(h);
+        if (std::abs(got - want.value[i]) > std::ldexp(std::abs(want.value[i]), -11) + 0x1p-25)
+            fail_msg("FP16 conv [%lld,%lld,%lld,%lld] result %zu: %.9g, want %.9g",
+                     static_cast<long long>(c.input[0]), static_cast<long long>(c.input[1]),
+                     static_cast<long long>(c.input[2]), static_cast<long long>(c.input[3]), i,
+                     got, want.value[i]);
+    }
+    gpu.finish(p);
+}
+
 void conv2d_matches_float64_on_every_gemm_kernel(void**)
 {
     const Conv cases[] = {
@@ -230,6 +267,8 @@ void conv2d_matches_float64_on_every_gemm_kernel(void**)
     };
     std::uint32_t seed = 700;
     for (const Conv& c : cases) check_conv(c, seed += 3);
+    // FP16: both tiles, both paths, acc_type FP32 (conv_graph's).
+    for (const Conv& c : cases) check_conv_fp16(c, seed += 3);
 }
 
 }  // namespace

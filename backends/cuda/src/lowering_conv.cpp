@@ -13,11 +13,14 @@ namespace {
 
 constexpr std::uint32_t block_threads = 256;
 
-constexpr std::array<ConvKernel, 2> kernels{{
-    {static_cast<std::uint32_t>(ConvKernelId::gemm_f32_t128), "vaccel_conv2d_gemm_f32_t128",
-     block_threads, "conv2d_gemm_f32"},
-    {static_cast<std::uint32_t>(ConvKernelId::gemm_f32_t64), "vaccel_conv2d_gemm_f32_t64",
-     block_threads, "conv2d_gemm_f32"},
+constexpr std::uint32_t id_of(ConvKernelId id) { return static_cast<std::uint32_t>(id); }
+
+// In id order.
+constexpr std::array<ConvKernel, 4> kernels{{
+    {id_of(ConvKernelId::gemm_f32_t128), "vaccel_conv2d_gemm_f32_t128", block_threads, "conv2d_gemm"},
+    {id_of(ConvKernelId::gemm_f32_t64), "vaccel_conv2d_gemm_f32_t64", block_threads, "conv2d_gemm"},
+    {id_of(ConvKernelId::gemm_f16_t128), "vaccel_conv2d_gemm_f16_t128", block_threads, "conv2d_gemm"},
+    {id_of(ConvKernelId::gemm_f16_t64), "vaccel_conv2d_gemm_f16_t64", block_threads, "conv2d_gemm"},
 }};
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
@@ -44,17 +47,18 @@ std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
                                                 const gpu::ConvGemm& g,
                                                 std::uint32_t multiprocessors)
 {
-    if (g.dtype != tosa::DType::fp32 || g.rows() == 0 || g.oc == 0 || g.depth() == 0)
+    const bool half = g.dtype == tosa::DType::fp16;
+    if ((g.dtype != tosa::DType::fp32 && !half) || g.rows() == 0 || g.oc == 0 || g.depth() == 0)
         return std::nullopt;
     const bool vec = g.ic % 4 == 0 && g.oc % 4 == 0 && g.out.base % 4 == 0 &&
                      g.in.base % 4 == 0 && g.weight.base % 4 == 0 &&
                      (!g.bias_per_channel || g.bias.base % 4 == 0);
     const std::uint64_t sms = multiprocessors != 0 ? multiprocessors : 132;
     std::uint32_t tile = 128;
-    ConvKernelId id = ConvKernelId::gemm_f32_t128;
+    ConvKernelId id = half ? ConvKernelId::gemm_f16_t128 : ConvKernelId::gemm_f32_t128;
     if (ceil_div(g.rows(), 128) * ceil_div(g.oc, 128) < 2 * sms) {
         tile = 64;
-        id = ConvKernelId::gemm_f32_t64;
+        id = half ? ConvKernelId::gemm_f16_t64 : ConvKernelId::gemm_f32_t64;
     }
     const std::uint64_t tiles_m = ceil_div(g.rows(), tile), tiles_n = ceil_div(g.oc, tile);
     tosa::KernelSpec spec;

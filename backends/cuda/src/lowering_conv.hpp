@@ -1,18 +1,20 @@
 // lowering_conv.hpp - how the CUDA backend runs a checked CONV2D as an
-// implicit GEMM (kernels/cuda/conv2d_gemm_f32.cu), the ConvGemmLowerer of
+// implicit GEMM (kernels/cuda/conv2d_gemm.cu), the ConvGemmLowerer of
 // the shared lowering (vaccel/gpu/lowering_spatial.hpp).
 //
 // Decides:
-//  - which convolutions: FP32 CONV2D with at least one result and one tap
-//    (K = KH*KW*IC > 0); anything else (FP16, an empty result) is left to
-//    the shared direct kernel;
+//  - which convolutions: FP32 and FP16 CONV2D with at least one result and
+//    one tap (K = KH*KW*IC > 0); FP16 is accumulated in FP32 whatever
+//    acc_type says (FP16 or FP32: TOSA's bound for an FP16 accumulator
+//    holds a fortiori) and rounded to FP16 once, with the bias; an empty
+//    result is left to the shared direct kernel, FP16 refused there;
 //  - VEC (the kernel's float4 path) when IC, OC and the four operand bases
 //    are multiples of 4 elements;
 //  - the tile: 128 x 128 when that still gives every multiprocessor two
 //    blocks, else 64 x 64 (batch 1 layers of 7 x 7 or 14 x 14 pixels);
 //  - the grid: work is tiles_m * tiles_n * 256 (one block per tile, the
 //    tiles of one row of M adjacent), the kernels' spec words as
-//    conv2d_gemm_f32.cu lists them;
+//    conv2d_gemm.cu lists them;
 //  - VACCEL_CUDA_CONV=direct keeps every CONV2D on the direct kernel (the
 //    baseline the benchmarks measure the GEMM kernels against); unset,
 //    empty or "gemm" is the default; any other value is refused at load.
@@ -30,6 +32,8 @@ namespace vaccel::backend::cuda {
 enum class ConvKernelId : std::uint32_t {
     gemm_f32_t128 = 27,  // vaccel_conv2d_gemm_f32_t128
     gemm_f32_t64 = 28,   // vaccel_conv2d_gemm_f32_t64
+    gemm_f16_t128 = 29,  // vaccel_conv2d_gemm_f16_t128: FP16 storage, FP32 sums
+    gemm_f16_t64 = 30,   // vaccel_conv2d_gemm_f16_t64
 };
 
 struct ConvKernel {

@@ -151,7 +151,11 @@ Result<std::vector<std::byte>> compile_ptx(ContextState& context, std::span<cons
 
 tosa::CapabilityDescriptor cuda_descriptor()
 {
-    return gpu::gpu_descriptor(gpu::StorageFeatures{true, true});
+    tosa::CapabilityDescriptor descriptor = gpu::gpu_descriptor(gpu::StorageFeatures{true, true});
+    // FP16 CONV2D on the implicit-GEMM kernels (lowering_conv.hpp).
+    for (tosa::OperatorCapability& c : descriptor.operators)
+        if (c.op == tosa::Op::conv2d) c.dtypes = {tosa::DType::fp32, tosa::DType::fp16};  // ascending
+    return descriptor;
 }
 
 namespace {

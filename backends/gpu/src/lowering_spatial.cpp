@@ -126,7 +126,17 @@ Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowere
         return fail(bad_attribute(view, "the zero points must be serialized constants"));
     const std::uint32_t in = view.inputs[0], w = view.inputs[1], b = view.inputs[2];
     const std::uint32_t out = view.outputs[0];
-    if (auto ok = expect_dtype(view, {in, w, b, out}, DType::fp32); !ok) return fail(ok.error());
+    // FP16 CONV2D only where the backend's GEMM kernel runs it (refused
+    // below when it declines); everything else is FP32.
+    const DType dtype = tensor(view, in).dtype;
+    const bool half = dtype == DType::fp16 && !depthwise && conv_gemm;
+    if (auto ok = expect_dtype(view, {in, w, b, out}, half ? DType::fp16 : DType::fp32); !ok)
+        return fail(ok.error());
+    if (half && view.op->attributes.acc_type != DType::fp16 &&
+        view.op->attributes.acc_type != DType::fp32)
+        return fail(bad_attribute(view, fmt::format("acc_type is {}; TOSA 1.0 allows FP16 or "
+                                                    "FP32 for FP16 data",
+                                                    tosa::dtype_name(view.op->attributes.acc_type))));
     const auto& input = tensor(view, in).shape;
     const auto& weight = tensor(view, w).shape;
     const auto& bias = tensor(view, b).shape;
@@ -179,6 +189,7 @@ Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowere
         g.dtype = tensor(view, in).dtype;
         if (auto k = conv_gemm(view, g))
             return Requests{tosa::DispatchRequest{std::move(*k), {in, w, b}, {out}}};
+        if (half) return fail(dtype_refusal(view, dtype));  // the direct kernel is FP32 only
     }
     const std::int64_t multiplier = depthwise ? std::max<std::int64_t>(weight[3], 1) : 1;
     std::vector<std::uint32_t> spec{

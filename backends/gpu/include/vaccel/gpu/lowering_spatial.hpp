@@ -26,7 +26,11 @@
 //    backend with a GEMM kernel for the convolution (ConvGemmLowerer) is
 //    asked for it first; a backend that has none, or declines this one,
 //    gets the direct conv2d kernel. The check is here, once, for every
-//    backend; only the kernel choice is the backend's (as MATMUL's is);
+//    backend; only the kernel choice is the backend's (as MATMUL's is).
+//    FP16 CONV2D (acc_type FP16 or FP32) is the GEMM kernel's alone: with
+//    a ConvGemmLowerer it is offered, and refused by dtype when declined;
+//    the descriptor of a backend that runs it lists it (the shared one
+//    does not);
 //  - GATHER's indices are a REQUIRE condition (the descriptor says
 //    advisory_only): an index outside [0, K) gives a row of zeros, never a
 //    read outside the values (the CPU device reports it instead).

@@ -1,5 +1,6 @@
-// conv2d_gemm_f32.cu - TOSA CONV2D on NHWC FP32 as an implicit GEMM on the
-// FP32 cores (FMA), the tiling of matmul_f32.cu:
+// conv2d_gemm.cu - TOSA CONV2D on NHWC FP32 or FP16 as an implicit GEMM on
+// the FP32 cores (FMA; FP16 operands widened on load, the sum and the bias
+// in FP32, the result rounded to FP16 once), the tiling of matmul_f32.cu:
 //   result [M, OC] = A [M, K] x W^T + bias,  M = N*OH*OW, K = KH*KW*IC,
 // where A's row m is output pixel m's input patch in (ky, kx, ic) order,
 // read straight from the input (no im2col copy; taps on padding are zero)
@@ -13,7 +14,8 @@
 // and double-buffered, the next step's loads held in registers meanwhile.
 // VEC (spec 24 = 1): IC, OC and the four bases are multiples of 4, so a
 // step's four taps k..k+3 are four channels of one input pixel and four
-// words of one weight row, and four results one float4; the lowering
+// elements of one weight row, and four results one 16-byte (FP32) or
+// 8-byte (FP16) store; the lowering
 // checks it (backends/cuda/src/lowering_conv.cpp). Otherwise every element
 // is loaded and stored on its own.
 // The sum over K is in FMA steps in tile order, not the CPU device's order:
@@ -23,9 +25,48 @@
 //   11 DY  12 DX  13 PT  14 PL  15 BIAS_PER_CHANNEL  16 OUT_BUF 17 OUT_BASE
 //   18 IN_BUF 19 IN_BASE 20 W_BUF 21 W_BASE 22 B_BUF 23 B_BASE  24 VEC
 //   25 tiles along M  26 tiles along OC
+#include <cuda_fp16.h>
+
 #include "dispatch.h"
 
 namespace {
+
+// Loads and stores of one storage type, as FP32 values.
+template <typename T>
+struct Io;
+template <>
+struct Io<float> {
+    static __device__ __forceinline__ float get(const float* p) { return *p; }
+    static __device__ __forceinline__ float4 get4(const float* p)
+    {
+        return *reinterpret_cast<const float4*>(p);
+    }
+    static __device__ __forceinline__ void put(float* p, float v) { *p = v; }
+    static __device__ __forceinline__ void put4(float* p, float4 v)
+    {
+        *reinterpret_cast<float4*>(p) = v;
+    }
+};
+template <>
+struct Io<__half> {
+    static __device__ __forceinline__ float get(const __half* p) { return __half2float(*p); }
+    static __device__ __forceinline__ float4 get4(const __half* p)
+    {
+        const uint2 raw = *reinterpret_cast<const uint2*>(p);
+        const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
+        const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&raw.y));
+        return make_float4(lo.x, lo.y, hi.x, hi.y);
+    }
+    static __device__ __forceinline__ void put(__half* p, float v) { *p = __float2half_rn(v); }
+    static __device__ __forceinline__ void put4(__half* p, float4 v)
+    {
+        const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
+        uint2 raw;
+        raw.x = *reinterpret_cast<const unsigned*>(&lo);
+        raw.y = *reinterpret_cast<const unsigned*>(&hi);
+        *reinterpret_cast<uint2*>(p) = raw;
+    }
+};
 
 constexpr int bk = 8, threads = 256;
 
@@ -35,17 +76,18 @@ struct Geometry {
 };
 
 // The input element of A[row pixel (n, iy0, ix0)][k], or 0 on padding.
-__device__ __forceinline__ float patch_element(const Geometry& g, const float* in, unsigned n,
+template <typename T>
+__device__ __forceinline__ float patch_element(const Geometry& g, const T* in, unsigned n,
                                                int iy0, int ix0, unsigned long long k)
 {
     const unsigned tap = static_cast<unsigned>(k / g.ic), c = static_cast<unsigned>(k % g.ic);
     const unsigned ky = tap / g.kw, kx = tap % g.kw;
     const int iy = iy0 + static_cast<int>(ky * g.dy), ix = ix0 + static_cast<int>(kx * g.dx);
     if (iy < 0 || iy >= static_cast<int>(g.ih) || ix < 0 || ix >= static_cast<int>(g.iw)) return 0.0f;
-    return in[((static_cast<unsigned long long>(n) * g.ih + iy) * g.iw + ix) * g.ic + c];
+    return Io<T>::get(in + ((static_cast<unsigned long long>(n) * g.ih + iy) * g.iw + ix) * g.ic + c);
 }
 
-template <int BM, int BN, int TM, int TN, bool VEC>
+template <typename T, int BM, int BN, int TM, int TN, bool VEC>
 __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
 {
     static_assert(BM * bk / 4 <= threads && BN * bk / 4 <= threads, "one float4 per loader");
@@ -67,10 +109,10 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
     const unsigned long long m0 = static_cast<unsigned long long>(blockIdx.x / tiles_n) * BM;
     const unsigned long long n0 = static_cast<unsigned long long>(blockIdx.x % tiles_n) * BN;
 
-    const float* in = reinterpret_cast<const float*>(d.buffer[d.spec[18]]) + d.spec[19];
-    const float* weight = reinterpret_cast<const float*>(d.buffer[d.spec[20]]) + d.spec[21];
-    const float* bias = reinterpret_cast<const float*>(d.buffer[d.spec[22]]) + d.spec[23];
-    float* out = reinterpret_cast<float*>(d.buffer[d.spec[16]]) + d.spec[17];
+    const T* in = reinterpret_cast<const T*>(d.buffer[d.spec[18]]) + d.spec[19];
+    const T* weight = reinterpret_cast<const T*>(d.buffer[d.spec[20]]) + d.spec[21];
+    const T* bias = reinterpret_cast<const T*>(d.buffer[d.spec[22]]) + d.spec[23];
+    T* out = reinterpret_cast<T*>(d.buffer[d.spec[16]]) + d.spec[17];
 
     const int tid = threadIdx.x;
     // Loader slots: row `lr` of the tile, taps lk..lk+3 of the step.
@@ -84,8 +126,8 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
     const unsigned n = a_ok ? static_cast<unsigned>(am / (static_cast<unsigned long long>(g.ow) * g.oh)) : 0u;
     const int iy0 = static_cast<int>(oy * g.sy) - static_cast<int>(g.pt);
     const int ix0 = static_cast<int>(ox * g.sx) - static_cast<int>(g.pl);
-    const float* image = in + static_cast<unsigned long long>(n) * g.ih * g.iw * g.ic;
-    const float* w_row = weight + (b_ok ? bn_row * g.k : 0ull);
+    const T* image = in + static_cast<unsigned long long>(n) * g.ih * g.iw * g.ic;
+    const T* w_row = weight + (b_ok ? bn_row * g.k : 0ull);
     // VEC: the loader's tap (c, kx, ky) of k = k0 + lk, advanced a step at a time.
     unsigned c = lk, kx = 0, ky = 0;
     if constexpr (VEC) {
@@ -104,8 +146,7 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
             const int iy = iy0 + static_cast<int>(ky * g.dy), ix = ix0 + static_cast<int>(kx * g.dx);
             if (iy < 0 || iy >= static_cast<int>(g.ih) || ix < 0 || ix >= static_cast<int>(g.iw))
                 return zero;
-            return *reinterpret_cast<const float4*>(
-                image + (static_cast<unsigned long long>(iy) * g.iw + ix) * g.ic + c);
+            return Io<T>::get4(image + (static_cast<unsigned long long>(iy) * g.iw + ix) * g.ic + c);
         } else {
             float v[4];
 #pragma unroll
@@ -118,11 +159,11 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
         if (!b_ok) return zero;
         const unsigned long long k = k0 + lk;
         if constexpr (VEC) {
-            return k < g.k ? *reinterpret_cast<const float4*>(w_row + k) : zero;
+            return k < g.k ? Io<T>::get4(w_row + k) : zero;
         } else {
             float v[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) v[e] = k + e < g.k ? w_row[k + e] : 0.0f;
+            for (int e = 0; e < 4; ++e) v[e] = k + e < g.k ? Io<T>::get(w_row + k + e) : 0.0f;
             return make_float4(v[0], v[1], v[2], v[3]);
         }
     };
@@ -195,22 +236,23 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
     for (int i = 0; i < TM; ++i) {
         const unsigned long long row = m0 + (i / 4) * (BM / qm) + ty * 4 + i % 4;
         if (row >= g.m) continue;
-        float* po = out + row * g.oc;
+        T* po = out + row * g.oc;
 #pragma unroll
         for (int q = 0; q < qn; ++q) {
             const unsigned long long col = n0 + q * (BN / qn) + tx * 4;
             if constexpr (VEC) {
                 if (col >= g.oc) continue;
-                float4 b = bias_per_channel ? *reinterpret_cast<const float4*>(bias + col)
-                                            : make_float4(bias[0], bias[0], bias[0], bias[0]);
-                *reinterpret_cast<float4*>(po + col) =
-                    make_float4(acc[i][q * 4] + b.x, acc[i][q * 4 + 1] + b.y,
-                                acc[i][q * 4 + 2] + b.z, acc[i][q * 4 + 3] + b.w);
+                const float b0 = Io<T>::get(bias);
+                const float4 b = bias_per_channel ? Io<T>::get4(bias + col)
+                                                  : make_float4(b0, b0, b0, b0);
+                Io<T>::put4(po + col, make_float4(acc[i][q * 4] + b.x, acc[i][q * 4 + 1] + b.y,
+                                                  acc[i][q * 4 + 2] + b.z, acc[i][q * 4 + 3] + b.w));
             } else {
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
                     if (col + e < g.oc)
-                        po[col + e] = acc[i][q * 4 + e] + bias[bias_per_channel ? col + e : 0];
+                        Io<T>::put(po + col + e,
+                                   acc[i][q * 4 + e] + Io<T>::get(bias + (bias_per_channel ? col + e : 0)));
             }
         }
     }
@@ -218,16 +260,16 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
 
 }  // namespace
 
-// 128 x 128 tiles, 8 x 8 results a thread: large M and OC.
-extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_conv2d_gemm_f32_t128(struct vaccel_cuda_dispatch d)
-{
-    if (d.spec[24] != 0u) run<128, 128, 8, 8, true>(d);
-    else run<128, 128, 8, 8, false>(d);
-}
-
-// 64 x 64 tiles, 4 x 4 results a thread: more blocks for small layers.
-extern "C" __global__ void __launch_bounds__(threads) vaccel_conv2d_gemm_f32_t64(struct vaccel_cuda_dispatch d)
-{
-    if (d.spec[24] != 0u) run<64, 64, 4, 4, true>(d);
-    else run<64, 64, 4, 4, false>(d);
-}
+// 128 x 128 tiles, 8 x 8 results a thread: large M and OC; 64 x 64 tiles,
+// 4 x 4 results a thread: more blocks for small layers.
+#define VACCEL_CONV_GEMM(name, T, launch_min, BM, TM)                                        \
+    extern "C" __global__ void __launch_bounds__(threads, launch_min)                          \
+        name(struct vaccel_cuda_dispatch d)                                                    \
+    {                                                                                          \
+        if (d.spec[24] != 0u) run<T, BM, BM, TM, TM, true>(d);                                 \
+        else run<T, BM, BM, TM, TM, false>(d);                                                 \
+    }
+VACCEL_CONV_GEMM(vaccel_conv2d_gemm_f32_t128, float, 2, 128, 8)
+VACCEL_CONV_GEMM(vaccel_conv2d_gemm_f32_t64, float, 1, 64, 4)
+VACCEL_CONV_GEMM(vaccel_conv2d_gemm_f16_t128, __half, 2, 128, 8)
+VACCEL_CONV_GEMM(vaccel_conv2d_gemm_f16_t64, __half, 1, 64, 4)
