@@ -1,6 +1,8 @@
 // test_serialize.cpp - serialize() writes what parse() reads back unchanged,
 // for builder-made graphs and for every real fixture.
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "support.hpp"
 
@@ -222,10 +224,38 @@ void serialize_round_trips_lstm_fixture_with_captures(void**)
 
 }  // namespace
 
+// The builder's FP16 constants: binary16 rounded to nearest, ties to even,
+// the bit patterns NumPy's float16 gives for the same values.
+void f16_bytes_round_to_nearest_even(void**)
+{
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::pair<float, std::uint16_t> cases[] = {
+        {1.0f, 0x3C00},          {-2.5f, 0xC100},       {65504.0f, 0x7BFF},
+        {65519.0f, 0x7BFF},      {65520.0f, 0x7C00},    {-1e6f, 0xFC00},
+        {0x1p-24f, 0x0001},      {0x1p-25f, 0x0000},    {0x3p-26f, 0x0001},
+        {0x3p-25f, 0x0002},      {0x1p-14f, 0x0400},    {0x3FFp-24f, 0x03FF},
+        {1.0f + 0x1p-11f, 0x3C00}, {1.0f + 0x3p-11f, 0x3C02}, {-0.0f, 0x8000},
+        {inf, 0x7C00},           {0.1f, 0x2E66},        {-1e-9f, 0x8000},
+        {0.333333343f, 0x3555},  {1e4f, 0x70E2},        {2049.0f, 0x6800},
+    };
+    for (const auto& [value, want] : cases) {
+        const std::vector<std::uint8_t> bytes = f16_bytes(std::span(&value, 1));
+        assert_int_equal(bytes.size(), 2);
+        assert_int_equal(bytes[0] | bytes[1] << 8, want);
+        assert_int_equal(f16_bits(value), want);
+        assert_int_equal(f16_bits(f16_value(want)), want);  // widening is exact
+    }
+    assert_true(f16_value(0x3555) == 0.333251953125f);
+    assert_true(f16_value(0x0001) == 0x1p-24f);
+    assert_true(f16_value(0xC100) == -2.5f);
+    assert_int_equal(f16_bits(std::nanf("")) & 0x7E00u, 0x7E00u);
+}
+
 int main()
 {
     const CMUnitTest tests[] = {
         cmocka_unit_test(serialize_round_trips_every_operator_with_its_attributes),
+        cmocka_unit_test(f16_bytes_round_to_nearest_even),
         cmocka_unit_test(serialize_round_trips_constants_of_every_dtype),
         cmocka_unit_test(serialize_round_trips_variables_scalars_and_locations),
         cmocka_unit_test(builder_writes_version_1_0_0_final_in_main),

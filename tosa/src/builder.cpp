@@ -38,6 +38,58 @@ std::vector<std::uint8_t> f32_bytes(std::span<const float> values)
     return bytes;
 }
 
+std::uint16_t f16_bits(float value)
+{
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+    const std::uint16_t sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);
+    const std::uint32_t magnitude = bits & 0x7FFFFFFFu;
+    if (magnitude > 0x7F800000u)  // NaN: quiet, top payload bits kept
+        return static_cast<std::uint16_t>(sign | 0x7E00u | ((magnitude >> 13) & 0x3FFu));
+    if (magnitude >= 0x477FF000u)  // from 65520 up (and infinity): infinity
+        return static_cast<std::uint16_t>(sign | 0x7C00u);
+    if (magnitude < 0x38800000u) {  // below 2^-14: subnormal or zero, in units of 2^-24
+        // |value| * 2^24, rounded to nearest even; exact in double.
+        const double units = static_cast<double>(std::bit_cast<float>(magnitude)) * 16777216.0;
+        double whole = static_cast<double>(static_cast<std::uint32_t>(units));
+        const double rest = units - whole;
+        if (rest > 0.5 || (rest == 0.5 && static_cast<std::uint32_t>(whole) % 2 == 1))
+            whole += 1;
+        return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(whole));
+    }
+    // Normal: rebias the exponent (127 -> 15), round the 13 dropped bits.
+    const std::uint32_t rebased = magnitude - (112u << 23);
+    std::uint32_t half = rebased >> 13;
+    const std::uint32_t dropped = rebased & 0x1FFFu;
+    if (dropped > 0x1000u || (dropped == 0x1000u && (half & 1u)))
+        ++half;  // a carry into the exponent is the right result
+    return static_cast<std::uint16_t>(sign | half);
+}
+
+float f16_value(std::uint16_t bits)
+{
+    const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
+    const std::uint32_t exponent = (bits >> 10) & 0x1Fu;
+    const std::uint32_t mantissa = bits & 0x3FFu;
+    if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
+        const float magnitude = static_cast<float>(mantissa) * 5.9604644775390625e-8f;
+        return sign ? -magnitude : magnitude;
+    }
+    if (exponent == 0x1F)
+        return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
+    return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+std::vector<std::uint8_t> f16_bytes(std::span<const float> values)
+{
+    std::vector<std::uint8_t> bytes(values.size() * 2);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const std::uint16_t bits = f16_bits(values[i]);
+        bytes[2 * i] = static_cast<std::uint8_t>(bits);
+        bytes[2 * i + 1] = static_cast<std::uint8_t>(bits >> 8);
+    }
+    return bytes;
+}
+
 GraphBuilder::GraphBuilder() : graph_(empty_graph()) {}
 
 std::uint32_t GraphBuilder::tensor(std::string name, std::vector<std::int64_t> shape, DType dtype,
@@ -56,6 +108,12 @@ std::uint32_t GraphBuilder::constant_f32(std::string name, std::vector<std::int6
                                          std::span<const float> values)
 {
     return tensor(std::move(name), std::move(shape), DType::fp32, f32_bytes(values));
+}
+
+std::uint32_t GraphBuilder::constant_f16(std::string name, std::vector<std::int64_t> shape,
+                                         std::span<const float> values)
+{
+    return tensor(std::move(name), std::move(shape), DType::fp16, f16_bytes(values));
 }
 
 void GraphBuilder::op(Op op, std::vector<std::uint32_t> inputs,
@@ -94,6 +152,16 @@ Attributes clamp_f32_attr(float min, float max)
     attributes.present = true;
     attributes.min_val = f32_bytes(std::span(&min, 1));
     attributes.max_val = f32_bytes(std::span(&max, 1));
+    attributes.nan_mode = nan_propagate;
+    return attributes;
+}
+
+Attributes clamp_f16_attr(float min, float max)
+{
+    Attributes attributes;
+    attributes.present = true;
+    attributes.min_val = f16_bytes(std::span(&min, 1));
+    attributes.max_val = f16_bytes(std::span(&max, 1));
     attributes.nan_mode = nan_propagate;
     return attributes;
 }

@@ -29,6 +29,9 @@ public:
     // An FP32 constant holding `values` (as many as the shape has elements).
     std::uint32_t constant_f32(std::string name, std::vector<std::int64_t> shape,
                                std::span<const float> values);
+    // An FP16 constant holding `values` rounded to FP16 (f16_bytes).
+    std::uint32_t constant_f16(std::string name, std::vector<std::int64_t> shape,
+                               std::span<const float> values);
     // Appends an operator; `inputs`/`outputs` are tensor indices.
     void op(Op op, std::vector<std::uint32_t> inputs, std::vector<std::uint32_t> outputs,
             Attributes attributes = {});
@@ -52,6 +55,8 @@ Attributes axis_attr(std::int32_t axis);
 Attributes transpose_attr(std::vector<std::int32_t> perms);
 // Attributes of an FP32 CLAMP (nan_mode PROPAGATE).
 Attributes clamp_f32_attr(float min, float max);
+// Attributes of an FP16 CLAMP (nan_mode PROPAGATE; min and max rounded to FP16).
+Attributes clamp_f16_attr(float min, float max);
 // Attributes of CONV2D, CONV3D, DEPTHWISE_CONV2D (pad top,bottom,left,right).
 Attributes conv_attr(std::vector<std::int32_t> pad, std::vector<std::int32_t> stride,
                      std::vector<std::int32_t> dilation, DType acc_type = DType::fp32);
@@ -61,5 +66,13 @@ Attributes pool_attr(std::vector<std::int32_t> kernel, std::vector<std::int32_t>
 
 // FP32 values as little-endian bytes, the layout of constant data.
 std::vector<std::uint8_t> f32_bytes(std::span<const float> values);
+// FP32 values rounded to IEEE binary16 (nearest, ties to even; subnormals
+// kept, magnitudes from 65520 up become infinity, NaN stays a quiet NaN), as
+// little-endian bytes: the layout of FP16 constant data.
+std::vector<std::uint8_t> f16_bytes(std::span<const float> values);
+// One FP32 value rounded to binary16 as f16_bytes does, and that FP16 value
+// widened back to FP32 (exact).
+std::uint16_t f16_bits(float value);
+float f16_value(std::uint16_t bits);
 
 }  // namespace vaccel::tosa
