@@ -132,6 +132,27 @@ void a_resnet_layer_takes_the_gemm_kernel(void**)
     assert_int_equal(cpu.work, 98 * 16 * 64);
 }
 
+// Lavapipe's direct path on few rows: 7 x 7 x 512 of one image (M = 49)
+// halves 256 x 4 (4 x 4) to 128 x 8 (2 x 8), then 64 x 8 (1 x 8): 64
+// invocations still, 1 x 64 blocks, work 64 * 64. M = 129 keeps 256 x 4;
+// M = 128 takes 128 x 8. A GPU's shared tiles never change.
+void few_rows_take_narrower_blocks_on_the_direct_path(void**)
+{
+    const MatmulChoice cpu = *choose_matmul(lavapipe_limits);
+    const Conv deep{{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}};
+    const auto k = planned(deep, cpu);
+    assert_true(Words(k.spec.begin() + 24, k.spec.end()) ==
+                (Words{64, 8, 4, 1, 8, 64, 0, 1, 0, 1}));
+    assert_int_equal(k.work, 64 * 64);
+    const Conv m129{{1, 3, 43, 8}, {8, 1, 1, 8}, {0, 0, 0, 0}, {1, 1}, {1, 1}};
+    assert_int_equal(planned(m129, cpu).spec[24], 256);
+    const Conv m128{{2, 8, 8, 8}, {8, 1, 1, 8}, {0, 0, 0, 0}, {1, 1}, {1, 1}};
+    const auto k128 = planned(m128, cpu);
+    assert_true(Words(k128.spec.begin() + 24, k128.spec.begin() + 30) ==
+                (Words{128, 8, 4, 2, 8, 64}));
+    assert_int_equal(planned(deep, *choose_matmul(h200)).spec[24], 128);
+}
+
 // IC = 3 (a network's first layer) or BK = 3 loads scalars; OC not a
 // multiple of 4 and bias [1] still load vec4 (results are stored one at a
 // time); strides, dilation and padding pass through.
@@ -227,6 +248,7 @@ int main()
         cmocka_unit_test(the_gemm_kernel_follows_the_shared_ids),
         cmocka_unit_test(the_conv_tiles_follow_the_device),
         cmocka_unit_test(a_resnet_layer_takes_the_gemm_kernel),
+        cmocka_unit_test(few_rows_take_narrower_blocks_on_the_direct_path),
         cmocka_unit_test(the_vec4_loads_follow_the_channels),
         cmocka_unit_test(the_rest_stays_on_the_direct_kernel),
         cmocka_unit_test(the_environment_chooses_or_is_refused),

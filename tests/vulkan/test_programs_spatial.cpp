@@ -220,6 +220,7 @@ const GemmCase gemm_cases[] = {
     // Bias [1].
     {{{1, 8, 8, 4}, {8, 3, 3, 4}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1}, true, "bias [1]"},
     // A deep K: 3x3x512 at 7x7 (K = 4608), OC = 36.
+    // On lavapipe M = 49 takes 64 x 8 blocks of 1 x 8 (lowering_conv.hpp).
     {{{1, 7, 7, 512}, {36, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}}, true, "deep k", true},
     // Three batches, M = 429 and OC = 20: no tile divides them.
     {{{3, 11, 13, 16}, {20, 3, 3, 16}, {1, 1, 1, 1}, {1, 1}, {1, 1}}, true, "ragged tiles", true},

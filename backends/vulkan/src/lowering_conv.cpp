@@ -31,7 +31,7 @@ Result<bool> conv_gemm_enabled(const tosa::OperatorView& view)
 }
 
 std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
-                                                const gpu::ConvGemm& g, const MatmulTiles& t)
+                                                const gpu::ConvGemm& g, const MatmulTiles& tiles)
 {
     if (g.dtype != tosa::DType::fp32 || g.rows() == 0 || g.oc == 0 || g.depth() == 0)
         return std::nullopt;
@@ -39,6 +39,22 @@ std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
     // pixel when IC % 4 == 0, and starts on 16 bytes when the bases do (a
     // slot's own offset is aligned: matmul_tiles.hpp clears vec4 where it
     // may not be); the shared path also needs whole quads per k step.
+    // The direct path with one column of invocations (a CPU device's) on
+    // fewer rows than half a block: halve the rows, double the columns (to
+    // 8), until the block's rows are used or one row per invocation is
+    // left (lavapipe, 7x7x512 3x3 of one image, M = 49: 1.5 GFLOP/s in 64 x
+    // 8 blocks of 1 x 8 against 0.5 in 256 x 4 blocks of 4 x 4).
+    MatmulTiles t = tiles;
+    if (!t.shared && t.bn == t.rn) {
+        while (t.rm > 1 && g.rows() <= t.bm / 2) {
+            t.bm /= 2;
+            t.rm /= 2;
+            if (t.rn < 8) {
+                t.rn *= 2;
+                t.bn *= 2;
+            }
+        }
+    }
     const bool vec4 = t.vec4 && g.ic % 4 == 0 && g.in.base % 4 == 0 && g.weight.base % 4 == 0 &&
                       (!t.shared || t.bk % 4 == 0);
     tosa::KernelSpec spec;

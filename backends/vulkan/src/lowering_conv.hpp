@@ -12,6 +12,10 @@
 //    direct kernel;
 //  - the tiles: MatmulChoice::conv (matmul_tiles.hpp: the MATMUL's on a
 //    GPU, 256 x 4 blocks read straight from the buffers on a CPU device);
+//    on that direct path with one column of invocations, M at most half a
+//    block halves the block's rows and doubles its columns (up to 8) until
+//    it does not or one row per invocation is left, so a 7 x 7 layer of one
+//    image (M = 49) runs in 64 x 8 blocks of 1 x 8;
 //  - VEC4 when the tiles allow it and IC and the input's and weight's bases
 //    are multiples of 4 (and BK on the shared path), so every quad of taps
 //    is four channels of one pixel and one aligned vec4; OC needs no
