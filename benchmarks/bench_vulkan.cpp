@@ -286,7 +286,8 @@ int main(int argc, char** argv)
         auto c = parse_conv(text);
         if (!c) {
             std::fprintf(stderr, "bench_vulkan: --conv %s: give N,H,W,IC,OC,K,STRIDE,PAD with "
-                                 "PAD < K and the padded input at least K\n",
+                                 "PAD < K, the padded input at least K and PAD at least "
+                                 "what the last stride leaves over\n",
                          text.c_str());
             return 2;
         }
