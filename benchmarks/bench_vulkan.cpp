@@ -20,7 +20,12 @@
 //      moved at the copy's effective bandwidth from (c);
 //  (e) submission latency of a tiny program (ADD of one element), submit to
 //      completion; baseline: vkQueueSubmit of an empty command buffer +
-//      vkWaitForFences on the same device opened directly.
+//      vkWaitForFences on the same device opened directly;
+//  (f) FP32 CONV2D, each --conv shape (default: ResNet-50's stem and one
+//      3x3 layer per stage, and a 1x1 bottleneck, at --conv-batch), in
+//      GFLOP/s (2 M OC K flops, M = N*OH*OW, K = KH*KW*IC) on the implicit
+//      GEMM kernel; baseline: the same program with VACCEL_VULKAN_CONV=direct
+//      (the one-invocation-per-result kernel), from this run.
 // Inputs are random for MATMUL and zero (fresh memory) for ADD. Nothing is
 // asserted beyond every run completing: the figures are the result.
 // --tiles sets VACCEL_VULKAN_MATMUL_TILES
@@ -30,7 +35,9 @@
 // off cooperative matrices. --coop-tiles BM,BN,BK,WM,WN (repeatable) measures
 // (b) again with VACCEL_VULKAN_COOPMAT_TILES set to each value in turn, one
 // line each, to sweep the cooperative-matrix tilings in one run; a tiling
-// the device refuses ends the run with the refusal.
+// the device refuses ends the run with the refusal. --conv takes
+// "N,H,W,IC,OC,K,STRIDE,PAD" (a K x K kernel, PAD before and at most PAD
+// after), repeatable; --no-conv leaves (f) out.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -42,6 +49,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -59,11 +67,69 @@ using namespace vaccel::backend;
 using tosa::DType;
 using namespace vaccel::bench;
 
+// One CONV2D of (f): NHWC input, K x K kernel, the same stride on both
+// axes, PAD before (top, left) and after less what the last stride leaves
+// over (TOSA wants the padded extent a whole number of strides: ResNet's
+// 224x224 stem, 7x7 at stride 2, is padded [3, 2, 3, 2]).
+struct ConvShape {
+    std::int64_t n, h, w, ic, oc, k, stride, pad;
+    std::int64_t pad_after(std::int64_t extent) const
+    {
+        return pad - (extent + 2 * pad - k) % stride;
+    }
+    std::int64_t oh() const { return (h + pad + pad_after(h) - k) / stride + 1; }
+    std::int64_t ow() const { return (w + pad + pad_after(w) - k) / stride + 1; }
+    double flop() const
+    {
+        return 2.0 * static_cast<double>(n * oh() * ow()) * static_cast<double>(oc) *
+               static_cast<double>(k * k * ic);
+    }
+};
+
+std::optional<ConvShape> parse_conv(const std::string& text)
+{
+    std::int64_t v[8];
+    char tail = 0;
+    if (std::sscanf(text.c_str(), "%ld,%ld,%ld,%ld,%ld,%ld,%ld,%ld%c", &v[0], &v[1], &v[2], &v[3],
+                    &v[4], &v[5], &v[6], &v[7], &tail) != 8)
+        return std::nullopt;
+    const ConvShape c{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+    if (c.n < 1 || c.h < 1 || c.w < 1 || c.ic < 1 || c.oc < 1 || c.k < 1 || c.stride < 1 ||
+        c.pad < 0 || c.pad >= c.k || c.h + 2 * c.pad < c.k || c.w + 2 * c.pad < c.k ||
+        c.pad_after(c.h) < 0 || c.pad_after(c.w) < 0)
+        return std::nullopt;
+    return c;
+}
+
+// x, w, b in, y out; zero points serialized zeros.
+tosa::Graph conv_graph(const ConvShape& c)
+{
+    tosa::GraphBuilder g;
+    const auto x = g.tensor("x", {c.n, c.h, c.w, c.ic}, DType::fp32);
+    const auto w = g.tensor("w", {c.oc, c.k, c.k, c.ic}, DType::fp32);
+    const auto b = g.tensor("b", {c.oc}, DType::fp32);
+    const auto zero = [&g](const char* name) {
+        const auto t = g.tensor(name, {1}, DType::fp32, std::vector<std::uint8_t>(4, 0));
+        g.op(tosa::Op::const_, {}, {t});
+        return t;
+    };
+    const auto y = g.tensor("y", {c.n, c.oh(), c.ow(), c.oc}, DType::fp32);
+    const auto p = static_cast<std::int32_t>(c.pad), s = static_cast<std::int32_t>(c.stride);
+    const auto bottom = static_cast<std::int32_t>(c.pad_after(c.h));
+    const auto right = static_cast<std::int32_t>(c.pad_after(c.w));
+    g.op(tosa::Op::conv2d, {x, w, b, zero("x_zp"), zero("w_zp")}, {y},
+         tosa::conv_attr({p, bottom, p, right}, {s, s}, {1, 1}));
+    for (auto t : {x, w, b}) g.input(t);
+    g.output(y);
+    return g.finish();
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
-    CLI::App app{"The Vulkan backend's MATMUL, ADD, GEMV and latency beside same-run baselines"};
+    CLI::App app{"The Vulkan backend's MATMUL, ADD, GEMV, latency and CONV2D beside same-run "
+                 "baselines"};
     std::string device = "vulkan:0";
     std::int64_t n = 4096, gemv_c = 4096, gemv_w = 4096;
     std::uint64_t add_bytes = 1ull << 30;
@@ -71,6 +137,9 @@ int main(int argc, char** argv)
     double anchor_fp32 = 0, anchor_fp16 = 0;
     std::string tiles, rows;
     std::vector<std::string> coop_tiles;
+    std::vector<std::string> convs;
+    std::int64_t conv_batch = 8;
+    bool no_conv = false;
     app.add_option("--device", device, "vulkan:N, in the backend's serving order (GPUs first)")
         ->capture_default_str();
     app.add_option("--matmul", n, "N of the N^3 MATMULs")->capture_default_str()->check(CLI::Range(1, 65536));
@@ -90,6 +159,12 @@ int main(int argc, char** argv)
     app.add_option("--coop-tiles", coop_tiles,
                    "VACCEL_VULKAN_COOPMAT_TILES to measure (b) with, after the device's "
                    "choice: BM,BN,BK,WM,WN, repeatable");
+    app.add_option("--conv", convs,
+                   "a CONV2D for (f): N,H,W,IC,OC,K,STRIDE,PAD (K x K kernel), repeatable; "
+                   "default ResNet-50 layers at --conv-batch");
+    app.add_option("--conv-batch", conv_batch, "N of the default (f) shapes")
+        ->capture_default_str()->check(CLI::Range(1, 1024));
+    app.add_flag("--no-conv", no_conv, "leave (f) out");
     CLI11_PARSE(app, argc, argv);
     set_program_name("bench_vulkan");
     if (!tiles.empty()) setenv("VACCEL_VULKAN_MATMUL_TILES", tiles.c_str(), 1);
@@ -196,5 +271,45 @@ int main(int argc, char** argv)
     std::printf("(e) submit + completion latency, ADD of one element through the backend: %.1f "
                 "us | baseline: empty vkQueueSubmit + vkWaitForFences %.1f us, ratio %.2fx\n",
                 noop_s * 1e6, empty_s * 1e6, noop_s / empty_s);
+    std::fflush(stdout);
+
+    // (f)
+    if (no_conv) return 0;
+    std::vector<ConvShape> shapes;
+    if (convs.empty()) {
+        const std::int64_t b = conv_batch;
+        shapes = {{b, 224, 224, 3, 64, 7, 2, 3},  {b, 56, 56, 64, 64, 3, 1, 1},
+                  {b, 56, 56, 256, 64, 1, 1, 0},  {b, 28, 28, 128, 128, 3, 1, 1},
+                  {b, 14, 14, 256, 256, 3, 1, 1}, {b, 7, 7, 512, 512, 3, 1, 1}};
+    }
+    for (const std::string& text : convs) {
+        auto c = parse_conv(text);
+        if (!c) {
+            std::fprintf(stderr, "bench_vulkan: --conv %s: give N,H,W,IC,OC,K,STRIDE,PAD with "
+                                 "PAD < K, the padded input at least K and PAD at least "
+                                 "what the last stride leaves over\n",
+                         text.c_str());
+            return 2;
+        }
+        shapes.push_back(*c);
+    }
+    const char* conv_env = std::getenv("VACCEL_VULKAN_CONV");
+    const std::string conv_saved = conv_env ? conv_env : "";
+    for (const ConvShape& c : shapes) {
+        const tosa::Graph graph = conv_graph(c);
+        unsetenv("VACCEL_VULKAN_CONV");
+        const double gemm_s = median_seconds(backend, graph, runs, true);
+        setenv("VACCEL_VULKAN_CONV", "direct", 1);
+        const double direct_s = median_seconds(backend, graph, runs, true);
+        const double gemm_gf = c.flop() / gemm_s / 1e9, direct_gf = c.flop() / direct_s / 1e9;
+        std::printf("(f) CONV2D FP32 %ldx%ldx%ldx%ld -> %ld, %ldx%ld stride %ld pad %ld: %.1f "
+                    "GFLOP/s (%.3f ms) implicit GEMM | baseline: direct kernel %.1f GFLOP/s "
+                    "(%.3f ms), ratio %.2fx\n",
+                    c.n, c.h, c.w, c.ic, c.oc, c.k, c.k, c.stride, c.pad, gemm_gf, gemm_s * 1e3,
+                    direct_gf, direct_s * 1e3, gemm_gf / direct_gf);
+        std::fflush(stdout);
+    }
+    if (conv_env) setenv("VACCEL_VULKAN_CONV", conv_saved.c_str(), 1);
+    else unsetenv("VACCEL_VULKAN_CONV");
     return 0;
 }

@@ -1,6 +1,8 @@
 // kernels.cpp - the compiled kernels, included as the arrays glslc wrote.
 #include "kernels.hpp"
 
+#include "lowering_conv.hpp"
+
 namespace vaccel::backend::vulkan {
 namespace {
 
@@ -47,12 +49,17 @@ const std::uint32_t matmul_rows_spirv[] =
 const std::uint32_t matmul_coop_spirv[] =
 #include "matmul_coop.spv.inc"
     ;
+const std::uint32_t conv2d_gemm_spirv[] =
+#include "conv2d_gemm.spv.inc"
+    ;
 
 }  // namespace
 
-std::span<const std::uint32_t> kernel_spirv(KernelId kernel)
+std::span<const std::uint32_t> kernel_spirv(std::uint32_t id)
 {
-    switch (kernel) {
+    if (id == static_cast<std::uint32_t>(VulkanKernelId::conv2d_gemm)) return conv2d_gemm_spirv;
+    if (id >= kernel_count) return {};
+    switch (static_cast<KernelId>(id)) {
     case KernelId::elementwise: return elementwise_spirv;
     case KernelId::reduce: return reduce_spirv;
     case KernelId::max_pool2d: return max_pool2d_spirv;

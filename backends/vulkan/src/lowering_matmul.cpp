@@ -8,6 +8,7 @@
 #include <initializer_list>
 
 #include "lowering.hpp"
+#include "lowering_conv.hpp"
 #include "vaccel/gpu/lowering_operands.hpp"
 
 namespace vaccel::backend::vulkan {
@@ -194,8 +195,15 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
 Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
                                                  const MatmulChoice& matmul)
 {
-    return gpu::lower(view, [&matmul](const tosa::OperatorView& v) {
-        return lower_matmul(v, matmul);
+    const auto mm = [&matmul](const tosa::OperatorView& v) { return lower_matmul(v, matmul); };
+    if (view.op->op != tosa::Op::conv2d) return gpu::lower(view, mm);
+    // VACCEL_VULKAN_CONV is checked for every CONV2D, so a bad value is
+    // refused whatever the device's tiles.
+    auto gemm = conv_gemm_enabled(view);
+    if (!gemm) return fail(gemm.error());
+    if (!*gemm || !matmul.conv) return gpu::lower(view, mm);
+    return gpu::lower(view, mm, [&matmul](const tosa::OperatorView& v, const gpu::ConvGemm& g) {
+        return lower_conv_gemm(v, g, *matmul.conv);
     });
 }
 

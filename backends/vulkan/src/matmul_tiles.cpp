@@ -56,6 +56,13 @@ Error coop_refusal(std::string_view text, std::string_view why)
 // The direct path has no k steps to prefetch and no tiles to load as vec4.
 constexpr MatmulTiles cpu_tiles{32, 32, 8, 4, 4, false, false, false};
 
+// CONV2D on a CPU device: 256 rows x 4 columns a block, 4 x 4 per
+// invocation, so the 64 invocations share their 4 weight rows (uniform
+// loads) and read 4 pixels each; vec4 loads allowed (the lowering takes
+// them when IC and the bases are multiples of 4). BK only sizes the unused
+// shared arrays.
+constexpr MatmulTiles cpu_conv_tiles{256, 4, 4, 4, 4, false, false, true};
+
 // The streaming kernel: 8 column invocations (with vec4 loads a subgroup of
 // 32 reads 4 rows of B, 128 contiguous bytes each) and as many K-slices as
 // the invocation budget allows, so that a 4096-wide GEMV still runs 128
@@ -142,6 +149,26 @@ std::string_view rows_misfit(const MatmulRows& r, const MatmulLimits& limits)
     return {};
 }
 
+std::uint32_t conv_shared_bytes(const MatmulTiles& t)
+{
+    return t.stages * (t.bk * ((t.bm + 3) / 4 + 1) + t.bk * ((t.bn + 3) / 4 + 1)) * 16;
+}
+
+namespace {
+
+// Why `t` cannot run conv2d_gemm.comp on the device, empty when it can: the
+// MATMUL's limits with the padded B tile, and the shared arrays declared
+// even by the direct path within the limit.
+std::string_view conv_tiles_misfit(const MatmulTiles& t, const MatmulLimits& limits)
+{
+    if (auto why = tiles_misfit(t, limits); !why.empty()) return why;
+    if (conv_shared_bytes(t) > limits.max_shared_bytes)
+        return "CONV2D's two tiles (both padded) exceed the device's shared memory";
+    return {};
+}
+
+}  // namespace
+
 std::string_view tiles_misfit(const MatmulTiles& t, const MatmulLimits& limits)
 {
     if (t.bm == 0 || t.bn == 0 || t.bk == 0 || t.rm == 0 || t.rn == 0)
@@ -193,8 +220,28 @@ Result<MatmulChoice> choose_matmul(const MatmulLimits& limits,
                                 limits.subgroup_size, limits.max_shared_bytes,
                                 limits.max_invocations)));
     }
+    // CONV2D: the override's tiles (refused when they do not fit its
+    // padded tiles), a CPU device's own, else the MATMUL's when they fit.
+    if (override_text) {
+        if (auto why = conv_tiles_misfit(choice.tiles, limits); !why.empty())
+            return fail(override_refusal(*override_text, why));
+        choice.conv = choice.tiles;
+    } else if (limits.cpu_device && conv_tiles_misfit(cpu_conv_tiles, limits).empty()) {
+        choice.conv = cpu_conv_tiles;
+    } else if (conv_tiles_misfit(choice.tiles, limits).empty()) {
+        choice.conv = choice.tiles;
+    } else {
+        for (const MatmulTiles& t : candidates)
+            if (conv_tiles_misfit(t, limits).empty()) {
+                choice.conv = t;
+                break;
+            }
+    }
     // A slot bound at a multiple of 4 or 8 bytes would misalign vec4 loads.
-    if (limits.storage_offset_alignment % 16 != 0) choice.tiles.vec4 = false;
+    if (limits.storage_offset_alignment % 16 != 0) {
+        choice.tiles.vec4 = false;
+        if (choice.conv) choice.conv->vec4 = false;
+    }
     // The streaming kernel: the most slices (a power of two) that fit.
     const std::uint32_t wanted = limits.cpu_device ? rows_invocations_cpu : rows_invocations_gpu;
     for (std::uint32_t slices = wanted / rows_threads; slices >= 1; slices /= 2) {

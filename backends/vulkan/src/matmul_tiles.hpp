@@ -41,7 +41,15 @@
 //    "THREADS,SLICES" the streaming kernel's shape, and
 //    VACCEL_VULKAN_COOPMAT_TILES="BM,BN,BK,WM,WN" the cooperative-matrix
 //    kernel's; an override that does not fit is refused, never silently
-//    replaced.
+//    replaced;
+//  - CONV2D as an implicit GEMM (kernels/vulkan/conv2d_gemm.comp,
+//    lowering_conv.hpp) runs the tiled kernel's tiles: the MATMUL's (the
+//    override included, so one override tunes both) when its padded tiles
+//    fit (conv_shared_bytes), else the first candidate whose do; a CPU
+//    device takes 256 x 4 blocks of 4 x 4 read straight from the buffers,
+//    one column of invocations, so every invocation of a workgroup reads
+//    the same weights (one load for all of them on lavapipe) and the
+//    input's rows differ, with vec4 loads where the channels allow.
 #pragma once
 
 #include <cstdint>
@@ -159,8 +167,15 @@ Result<std::vector<CoopTiles>> choose_coop_tiles(const CoopMatrixShape& shape,
                                                  std::optional<std::string_view> override_text =
                                                      std::nullopt);
 
+// conv2d_gemm.comp's shared memory per stage: both tiles k-major, each row
+// of whole vec4s plus one vec4 of padding (its B tile is stored transposed
+// too, as W's rows are contiguous along K).
+std::uint32_t conv_shared_bytes(const MatmulTiles& tiles);
+
 struct MatmulChoice {
     MatmulTiles tiles;
+    // CONV2D's implicit GEMM; absent: CONV2D keeps the direct kernel.
+    std::optional<MatmulTiles> conv;
     // FP16 x FP16 -> FP32 on cooperative matrices when the device offers
     // them (VK_NV_cooperative_matrix), for shapes one of `coop_tiles`
     // divides (the first that does).

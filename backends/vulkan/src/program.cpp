@@ -53,7 +53,7 @@ Result<VkPipeline> make_pipeline(ProgramState& program, const tosa::KernelSpec& 
 {
     DeviceCore& core = *program.owner->device;
     // One module per kernel per device (pipeline_cache.hpp), kept with the device.
-    auto module = core.pipelines->module(kernel_spirv(static_cast<KernelId>(spec.kernel)));
+    auto module = core.pipelines->module(kernel_spirv(spec.kernel));
     if (!module) return fail(module.error());
     std::vector<std::uint32_t> words;
     words.push_back(program.plan.buffer_count());
@@ -195,13 +195,14 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
                                              context->device->physical.storage_16bit}),
                                          *target); !admitted)
         return fail(admitted.error());
-    // The MATMUL kernels' shapes; a device (or override) none fits refuses
-    // programs with a MATMUL only.
+    // The MATMUL kernels' shapes (and CONV2D's GEMM tiles); a device (or
+    // override) none fits refuses programs with a MATMUL or a CONV2D only.
     const auto matmul = device_matmul_choice(context->device->physical);
     auto plan = tosa::plan_block(
         *graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
         [&](const tosa::OperatorView& view) -> Result<std::vector<tosa::DispatchRequest>> {
-            if (view.op->op == tosa::Op::matmul && !matmul) return fail(matmul.error());
+            if ((view.op->op == tosa::Op::matmul || view.op->op == tosa::Op::conv2d) && !matmul)
+                return fail(matmul.error());
             return lower(view, matmul.value_or(MatmulChoice{}));
         });
     if (!plan) return fail(plan.error());

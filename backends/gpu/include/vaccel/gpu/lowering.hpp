@@ -42,9 +42,15 @@ enum class KernelId : std::uint32_t {
     elementwise_narrow = 9, reduce_narrow = 10, max_pool2d_narrow = 11,
     matmul_rows = 12,  // Vulkan lowering_matmul.hpp: H <= 4 with subgroup arithmetic
     matmul_coop = 13,  // Vulkan lowering_matmul.hpp: FP16 on cooperative matrices
-    // 14..: the CUDA MATMUL kernels (backends/cuda/src/lowering_matmul.hpp).
+    // 14..: each backend's own kernels, numbered per backend (a backend's
+    // lowering never gives the other its ids): on CUDA the MATMUL kernels
+    // 14..26 (backends/cuda/src/lowering_matmul.hpp) and the CONV2D GEMM
+    // 27, 28 (backends/cuda/src/lowering_conv.hpp); on Vulkan the CONV2D
+    // GEMM 14 (backends/vulkan/src/lowering_conv.hpp, VulkanKernelId).
 };
-// The kernels the Vulkan backend builds pipelines for (ids 0..13).
+// The shared kernel ids, 0..13 (the Vulkan backend builds pipelines for
+// these and its own, backends/vulkan/src/lowering_conv.hpp's
+// vulkan_kernel_count).
 inline constexpr std::uint32_t kernel_count = 14;
 
 // The elementwise kernel's operation codes (elementwise.comp uses the same).
