@@ -2,8 +2,10 @@
 # run-network-gpu-benchmarks.sh MAKE_NETWORK VACCELCTL VACCELD [CASE...] -
 # real networks through vaccel beside the same networks in PyTorch eager, on
 # the same GPU, in one run (docs/PERFORMANCE.md). A CASE is
-# NAME:BATCH:DTYPE (NAME as make-network takes it, DTYPE fp32 or fp16); the
-# default list is the one docs/PERFORMANCE.md records.
+# NAME:BATCH:DTYPE[:OPTIONS] (NAME as make-network takes it, DTYPE fp32 or
+# fp16, OPTIONS more make-network options, comma separated); the default
+# list is the one docs/PERFORMANCE.md records (BERT-base FP32 at 2 layers:
+# 12 layers of FP32 weights pass the 256 MiB a TOSA file may have).
 #
 # For each case: make-network writes the network with its seeded weights
 # (docs/networks.md); networks_torch.py builds the same network in PyTorch
@@ -34,8 +36,8 @@ runs=${RUNS:-20}
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
 	cases=(resnet18:1:fp32 resnet50:1:fp32 resnet50:8:fp32 resnet50:32:fp32 mobilenetv2:1:fp32
-		bert:1:fp32 bert:8:fp32 gpt2-block:1:fp32
-		resnet50:1:fp16 resnet50:8:fp16 bert:1:fp16 gpt2-block:1:fp16)
+		bert:1:fp32:--layers,2 bert:8:fp32:--layers,2 gpt2-block:1:fp32
+		resnet50:1:fp16 resnet50:8:fp16 bert:1:fp16:--layers,2 bert:1:fp16 gpt2-block:1:fp16)
 fi
 
 scratch=$(mktemp -d /tmp/vaccel-netbench-XXXXXX)
@@ -50,12 +52,13 @@ for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.1; done
 
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || echo 'no nvidia-smi'), $runs runs each, medians"
 
-# The median ms of `vaccelctl run` (its --json), or its refusal's first line.
+# The median ms of `vaccelctl run -d DEVICE` (its --json), or its refusal's
+# first line.
 vaccel_ms() {
-	local dir=$1 out=$2 json
-	shift 2
+	local dir=$1 out=$2 device=$3 json
 	mkdir -p "$out"
-	if json=$("$@" run -n "$runs" --json -i "$dir/$(input_of "$dir")" -o "$out" "$dir/model.tosa" 2>"$out.err"); then
+	if json=$("$vaccelctl" run -d "$device" -n "$runs" --json -i "$dir/$(input_of "$dir")" -o "$out" \
+		"$dir/model.tosa" 2>"$out.err"); then
 		python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["timing"]["median_ns"] / 1e6))' <<<"$json"
 	else
 		echo "refused: $(grep -v '^vaccelctl: transport' "$out.err" | head -n 1)"
@@ -108,9 +111,10 @@ EOF
 
 printf '%-22s %-34s %10s %10s %8s %9s\n' network path "vaccel ms" "torch ms" ratio "max diff"
 for c in "${cases[@]}"; do
-	IFS=: read -r name batch dtype <<<"$c"
+	IFS=: read -r name batch dtype options <<<"$c"
 	dir=$scratch/$name-b$batch-$dtype
-	"$make_network" "$name" "$dir" --batch "$batch" --dtype "$dtype" >/dev/null
+	# shellcheck disable=SC2086
+	"$make_network" "$name" "$dir" --batch "$batch" --dtype "$dtype" ${options//,/ } >/dev/null
 	torch=$(torch_time "$dir" "$dir/torch.npy")
 	torch_ms=$(sed -n 's/^torch median \([0-9.]*\) ms.*/\1/p' <<<"$torch")
 	[ -n "$torch_ms" ] || { echo "$c: no torch timing in: $torch" >&2; exit 1; }
@@ -124,14 +128,14 @@ for c in "${cases[@]}"; do
 				"$(python3 -c "print($torch_ms / $ms)")" "$(difference "$out/$output.npy" "$dir/torch.npy")"
 		fi
 	}
-	ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/cuda" "$vaccelctl" -d cuda:0)
+	ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/cuda" cuda:0)
 	line "cuda:0 embedded" "$ms" "$dir/cuda"
 	ms=$(VACCEL_TRANSPORT=embedded VACCEL_CUDA_CONV=direct VACCEL_CUDA_GRAPHS=0 \
-		vaccel_ms "$dir" "$dir/cuda-before" "$vaccelctl" -d cuda:0)
+		vaccel_ms "$dir" "$dir/cuda-before" cuda:0)
 	line "cuda:0 embedded, direct, no graphs" "$ms" "$dir/cuda-before"
-	ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/vulkan" "$vaccelctl" -d vulkan:0)
+	ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/vulkan" vulkan:0)
 	line "vulkan:0 embedded" "$ms" "$dir/vulkan"
-	ms=$(VACCEL_TRANSPORT=socket VACCEL_SOCKET=$socket vaccel_ms "$dir" "$dir/socket" "$vaccelctl" -d cuda:0)
+	ms=$(VACCEL_TRANSPORT=socket VACCEL_SOCKET=$socket vaccel_ms "$dir" "$dir/socket" cuda:0)
 	line "cuda:0 through vacceld" "$ms" "$dir/socket"
 	rm -rf "$dir"
 done
