@@ -21,6 +21,7 @@
 
 #include "vaccel/npy/npy.hpp"
 #include "vaccel/tosa/builder.hpp"
+#include "splitmix64.hpp"
 
 namespace {
 
@@ -30,27 +31,7 @@ using vaccel::tosa::Op;
 constexpr int rows = 4, in_features = 16, hidden = 32, out_features = 8;
 constexpr std::uint64_t seed = 0x7661636365'6c2d31ull;  // "vaccel-1"
 
-// splitmix64 (Steele, Lea, Flood 2014): one 64-bit state, one output per step.
-class SplitMix64 {
-public:
-    explicit SplitMix64(std::uint64_t state) : state_(state) {}
-    std::uint64_t next()
-    {
-        std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    // Uniform in [-scale, scale), exactly representable as float.
-    float uniform(float scale)
-    {
-        double unit = static_cast<double>(next() >> 40) / static_cast<double>(1ull << 24);
-        return static_cast<float>((2.0 * unit - 1.0) * scale);
-    }
-
-private:
-    std::uint64_t state_;
-};
+using vaccel::examples::SplitMix64;  // splitmix64.hpp
 
 std::vector<float> draw(SplitMix64& rng, std::size_t count, float scale)
 {

@@ -45,6 +45,7 @@
 
 #include "vaccel/npy/npy.hpp"
 #include "vaccel/tosa/builder.hpp"
+#include "../splitmix64.hpp"
 
 namespace {
 
@@ -56,33 +57,7 @@ using Shape = std::vector<std::int64_t>;
 
 constexpr std::uint64_t default_seed = 0x7661636365'6c2d6eull;  // "vaccel-n"
 
-// splitmix64 (Steele, Lea, Flood 2014), as in make_example_mlp.cpp.
-class SplitMix64 {
-public:
-    explicit SplitMix64(std::uint64_t state) : state_(state) {}
-    std::uint64_t next()
-    {
-        std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
-    // Uniform in [-scale, scale), exactly representable as float.
-    float uniform(float scale)
-    {
-        double unit = static_cast<double>(next() >> 40) / static_cast<double>(1ull << 24);
-        return static_cast<float>((2.0 * unit - 1.0) * scale);
-    }
-    // Uniform in [lo, hi).
-    float between(float lo, float hi)
-    {
-        double unit = static_cast<double>(next() >> 40) / static_cast<double>(1ull << 24);
-        return static_cast<float>(lo + unit * (hi - lo));
-    }
-
-private:
-    std::uint64_t state_;
-};
+using vaccel::examples::SplitMix64;  // splitmix64.hpp
 
 std::int64_t elements(const Shape& shape)
 {

@@ -173,6 +173,14 @@ void runs_replay_the_graph_of_their_buffers(void**)
     unsetenv("VACCEL_CUDA_GRAPHS");
 }
 
+// Elements of a tensor of `shape`.
+std::size_t count(const std::vector<std::int64_t>& shape)
+{
+    std::size_t n = 1;
+    for (auto d : shape) n *= static_cast<std::size_t>(d);
+    return n;
+}
+
 // Values in [-1, 1) from a 32-bit LCG.
 std::vector<float> uniform(std::size_t count, std::uint32_t seed)
 {
@@ -191,11 +199,6 @@ void check_conv(const Conv& c, std::uint32_t seed)
 {
     Rig gpu = cuda_rig();
     auto p = gpu.must_load(conv_graph(c));
-    const auto count = [](const std::vector<std::int64_t>& s) {
-        std::size_t n = 1;
-        for (auto d : s) n *= static_cast<std::size_t>(d);
-        return n;
-    };
     const auto x = uniform(count(c.input), seed), w = uniform(count(c.weight), seed + 1),
                b = uniform(static_cast<std::size_t>(c.bias_extent()), seed + 2);
     const auto got = gpu.run(*p, {x, w, b})[0];
@@ -223,11 +226,6 @@ void check_conv_fp16(Conv c, std::uint32_t seed)
     c.dtype = DType::fp16;
     Rig gpu = cuda_rig();
     auto p = gpu.must_load(conv_graph(c));
-    const auto count = [](const std::vector<std::int64_t>& s) {
-        std::size_t n = 1;
-        for (auto d : s) n *= static_cast<std::size_t>(d);
-        return n;
-    };
     const auto x = eighths(count(c.input), seed), w = eighths(count(c.weight), seed + 1),
                b = eighths(static_cast<std::size_t>(c.bias_extent()), seed + 2);
     std::vector<std::vector<std::uint16_t>> halves(3);
