@@ -748,6 +748,16 @@ int main(int argc, char** argv)
     const auto output_tensor = net.b.block().tensors[built.output];
 
     auto model = vaccel::tosa::serialize(net.b.finish());
+    if (model.size() > vaccel::tosa::max_artifact_bytes) {
+        fmt::print(stderr,
+                   "make-network: refused: the {} {} program would be {} MiB, more than the {} MiB a "
+                   "TOSA file may hold in this build (vaccel::tosa::max_artifact_bytes), so no device "
+                   "could load it; ask for --dtype fp16 (half the bytes) or fewer --layers or a "
+                   "smaller --hidden\n",
+                   o.name, o.dtype == DType::fp16 ? "fp16" : "fp32", model.size() >> 20,
+                   vaccel::tosa::max_artifact_bytes >> 20);
+        return 1;
+    }
     // The file must read back as TOSA 1.0 before anyone runs it.
     auto parsed = vaccel::tosa::parse(std::as_bytes(std::span(model)));
     if (!parsed) {
