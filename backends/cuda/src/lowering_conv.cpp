@@ -1,12 +1,8 @@
 // lowering_conv.cpp - CONV2D as an implicit GEMM on CUDA (lowering_conv.hpp).
 #include "lowering_conv.hpp"
 
-#include <fmt/format.h>
-
 #include <array>
-#include <cstdlib>
 #include <span>
-#include <string_view>
 
 namespace vaccel::backend::cuda {
 namespace {
@@ -31,16 +27,7 @@ std::span<const ConvKernel> conv_kernels() { return kernels; }
 
 Result<bool> conv_gemm_enabled(const tosa::OperatorView& view)
 {
-    const char* value = std::getenv("VACCEL_CUDA_CONV");
-    const std::string_view v = value != nullptr ? value : "";
-    if (v.empty() || v == "gemm") return true;
-    if (v == "direct") return false;
-    return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0,
-                          static_cast<std::uint64_t>(view.op->op))
-                    .with_note(fmt::format("operator {} of the block: VACCEL_CUDA_CONV=\"{}\" "
-                                           "names no CONV2D kernel choice; valid: gemm "
-                                           "(the default), direct",
-                                           view.op_index, v)));
+    return gpu::conv_gemm_chosen(view, "VACCEL_CUDA_CONV");
 }
 
 std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,

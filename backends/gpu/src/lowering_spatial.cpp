@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "vaccel/gpu/lowering.hpp"
 #include "vaccel/gpu/lowering_operands.hpp"
@@ -475,6 +477,20 @@ tosa::OperatorCapability capability(Op op, tosa::OperatorConstraint constraint,
 }
 
 }  // namespace
+
+Result<bool> conv_gemm_chosen(const tosa::OperatorView& view, const char* variable)
+{
+    const char* value = std::getenv(variable);
+    const std::string_view v = value != nullptr ? value : "";
+    if (v.empty() || v == "gemm") return true;
+    if (v == "direct") return false;
+    return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0,
+                          static_cast<std::uint64_t>(view.op->op))
+                    .with_note(fmt::format("operator {} of the block: {}=\"{}\" names no "
+                                           "CONV2D kernel choice; valid: gemm (the default), "
+                                           "direct",
+                                           view.op_index, variable, v)));
+}
 
 std::optional<Result<Requests>> lower_spatial(const tosa::OperatorView& view,
                                               const ConvGemmLowerer& conv_gemm)

@@ -71,6 +71,13 @@ struct ConvGemm {
 using ConvGemmLowerer =
     std::function<std::optional<tosa::KernelSpec>(const tosa::OperatorView&, const ConvGemm&)>;
 
+// Whether the backend's environment variable `variable` (VACCEL_CUDA_CONV,
+// VACCEL_VULKAN_CONV) leaves CONV2D to its GEMM kernels: unset, empty or
+// "gemm" yes, "direct" no (the direct kernel, the benchmarks' baseline);
+// any other value InvalidArgument (VACCEL_D_BAD_VALUE, arg1 = the Op),
+// naming the valid ones.
+Result<bool> conv_gemm_chosen(const tosa::OperatorView& view, const char* variable);
+
 // The dispatches of `view` when its operator is one of this file's, else
 // nullopt (lower() goes on to its own refusal). `conv_gemm`, when set, is
 // asked for CONV2D first.
