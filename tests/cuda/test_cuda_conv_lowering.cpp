@@ -21,8 +21,8 @@ namespace {
 
 using namespace vaccel;
 using vaccel::backend::cuda::ConvKernelId;
-using cuda_test::Conv;
-using cuda_test::conv_graph;
+using conv_test::Conv;
+using conv_test::conv_graph;
 using tosa::DType;
 using tosa::Op;
 using Words = std::vector<std::uint32_t>;

@@ -18,6 +18,10 @@
 namespace {
 
 using namespace cuda_test;
+using conv_test::Conv;
+using conv_test::ConvReference;
+using conv_test::conv_graph;
+using conv_test::conv_reference;
 
 const DeviceRig device = [] { return cuda_rig(); };
 

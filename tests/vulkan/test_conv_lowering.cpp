@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "../cuda/conv_graphs.hpp"
+#include "conv_graphs.hpp"
 #include "kernels.hpp"
 #include "lowering.hpp"
 #include "lowering_conv.hpp"
@@ -22,8 +22,8 @@
 namespace {
 
 using namespace vaccel;
-using cuda_test::Conv;
-using cuda_test::conv_graph;
+using conv_test::Conv;
+using conv_test::conv_graph;
 using vaccel::backend::vulkan::choose_matmul;
 using vaccel::backend::vulkan::conv_shared_bytes;
 using vaccel::backend::vulkan::MatmulChoice;

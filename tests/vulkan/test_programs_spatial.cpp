@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "../cuda/conv_graphs.hpp"
+#include "conv_graphs.hpp"
 #include "lowering.hpp"
 #include "lowering_conv.hpp"
 #include "program.hpp"
@@ -158,7 +158,7 @@ std::vector<float> eighths(std::size_t count, std::uint32_t seed)
 // kernel with `vec4` loads or not and `shared` or not; its result within
 // 1e-5 of the CPU's and within the dot bound of float64, or with `exact`
 // (inputs in eighths) equal to it.
-void check_gemm(const cuda_test::Conv& c, std::uint32_t seed, bool vec4, bool shared,
+void check_gemm(const conv_test::Conv& c, std::uint32_t seed, bool vec4, bool shared,
                 bool exact, const char* what)
 {
     const auto values_of = [exact](std::size_t count, std::uint32_t s) {
@@ -170,18 +170,18 @@ void check_gemm(const cuda_test::Conv& c, std::uint32_t seed, bool vec4, bool sh
     const std::vector<Bytes> inputs{raw(x), raw(w), raw(b)};
     const std::vector<std::span<const std::byte>> spans(inputs.begin(), inputs.end());
     Rig cpu(1);
-    auto p1 = cpu.must_load(cuda_test::conv_graph(c));
+    auto p1 = cpu.must_load(conv_test::conv_graph(c));
     const auto want = cpu.run_raw(*p1, spans);
     cpu.finish(p1);
     Rig gpu = vulkan_rig();
-    auto p2 = gpu.must_load(cuda_test::conv_graph(c));
+    auto p2 = gpu.must_load(conv_test::conv_graph(c));
     const tosa::KernelSpec& k = planned_kernel(*p2);
     if (k.kernel != gemm_kernel) fail_msg("%s: kernel %u, not the GEMM kernel", what, k.kernel);
     assert_int_equal(k.spec[shared_word], shared ? 1 : 0);
     assert_int_equal(k.spec[vec4_word], vec4 ? 1 : 0);
     const auto got = gpu.run_raw(*p2, spans);
     gpu.finish(p2);
-    const auto ref = cuda_test::conv_reference(c, x, w, b);
+    const auto ref = conv_test::conv_reference(c, x, w, b);
     const auto values = floats(got[0]);
     if (exact) {
         for (std::size_t i = 0; i < values.size(); ++i)
@@ -206,7 +206,7 @@ void check_gemm(const cuda_test::Conv& c, std::uint32_t seed, bool vec4, bool sh
 // another (the CPU's blocked GEMM) exceeds 1e-5 of small results, while the
 // dot bound would hide a missing tap.
 struct GemmCase {
-    cuda_test::Conv conv;
+    conv_test::Conv conv;
     bool vec4;
     const char* what;
     bool exact = false;
@@ -319,11 +319,11 @@ void conv2d_gemm_reads_arena_operands(void**)
 // result); any other value but gemm refuses the load.
 void vaccel_vulkan_conv_chooses_the_kernel(void**)
 {
-    const cuda_test::Conv c{{1, 8, 8, 4}, {8, 3, 3, 4}, {1, 1, 1, 1}, {1, 1}, {1, 1}};
+    const conv_test::Conv c{{1, 8, 8, 4}, {8, 3, 3, 4}, {1, 1, 1, 1}, {1, 1}, {1, 1}};
     setenv("VACCEL_VULKAN_CONV", "direct", 1);
     {
         Rig gpu = vulkan_rig();
-        auto p = gpu.must_load(cuda_test::conv_graph(c));
+        auto p = gpu.must_load(conv_test::conv_graph(c));
         assert_int_equal(planned_kernel(*p).kernel,
                          static_cast<std::uint32_t>(vaccel::backend::vulkan::KernelId::conv2d));
         gpu.finish(p);
@@ -331,14 +331,14 @@ void vaccel_vulkan_conv_chooses_the_kernel(void**)
     setenv("VACCEL_VULKAN_CONV", "fast", 1);
     {
         Rig gpu = vulkan_rig();
-        assert_refused(gpu.load(cuda_test::conv_graph(c)), Errc::invalid_argument,
+        assert_refused(gpu.load(conv_test::conv_graph(c)), Errc::invalid_argument,
                        VACCEL_D_BAD_VALUE, 0, static_cast<std::uint64_t>(Op::conv2d));
         gpu.finish();
     }
     setenv("VACCEL_VULKAN_CONV", "gemm", 1);
     {
         Rig gpu = vulkan_rig();
-        auto p = gpu.must_load(cuda_test::conv_graph(c));
+        auto p = gpu.must_load(conv_test::conv_graph(c));
         assert_int_equal(planned_kernel(*p).kernel, gemm_kernel);
         gpu.finish(p);
     }

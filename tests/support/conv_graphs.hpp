@@ -1,5 +1,5 @@
 // conv_graphs.hpp - CONV2D / DEPTHWISE_CONV2D graphs of one operator for the
-// CUDA tests, and a float64 reference of CONV2D (NHWC, TOSA's weight
+// GPU backends' tests (CUDA and Vulkan), and a float64 reference of CONV2D (NHWC, TOSA's weight
 // layout [OC,KH,KW,IC], zero padding, bias per channel or [1]).
 #pragma once
 
@@ -9,7 +9,7 @@
 #include "vaccel/tosa/builder.hpp"
 #include "vaccel/tosa/graph.hpp"
 
-namespace cuda_test {
+namespace conv_test {
 
 struct Conv {
     std::vector<std::int64_t> input, weight;  // [N,H,W,C], [OC,KH,KW,C] (depthwise [KH,KW,C,M])
@@ -96,4 +96,4 @@ inline ConvReference conv_reference(const Conv& c, const std::vector<float>& x,
     return r;
 }
 
-}  // namespace cuda_test
+}  // namespace conv_test
