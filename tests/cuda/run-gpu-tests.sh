@@ -16,6 +16,8 @@ passed=() failed=()
 for test in "$dir"/test_cuda_*; do
 	name=$(basename "$test")
 	[ -x "$test" ] && [ -f "$test" ] || continue
+	# Runs one named case a call, without a GPU; ctest runs every case (cuda.hostile.*).
+	[ "$name" != test_cuda_hostile_host ] || continue
 	start=$(date +%s%N)
 	if "$test" >"/tmp/$name.log" 2>&1; then
 		passed+=("$name")
