@@ -5,12 +5,13 @@
 #   make test    deps + build + every test (unit, ABI, end to end, Python) + fuzzing + the VM
 #                test + containers + the Debian packages installed and checked
 #   make vm-test the kernel module and the whole system under qemu (tests/vm/run-vm-test.sh)
-#   make test-gpu the Vulkan device tests on this machine's GPU (not lavapipe) and the
-#                CUDA device tests (skipped by `make test` without a CUDA GPU)
+#   make test-gpu the Vulkan device tests on this machine's GPU (not lavapipe), the
+#                CUDA device tests (skipped by `make test` without a CUDA GPU) and the
+#                networks of tests/networks on both
 #   make fuzz    the fuzz targets, each for its own time (FUZZ_SECONDS=N: N each)
 #   make bench   deps + build + benchmarks
-#   make demo    deps + vacceld, vaccelctl and the example model only, then the daemon
-#                serving the example model to two clients
+#   make demo    deps + vacceld, vaccelctl and make-network only, then the daemon
+#                serving ResNet-18 to two clients (CPU and a Vulkan device)
 #   make container-test  vaccel in podman containers through CDI (tests/containers; root)
 #   make install vacceld, vaccelctl, libvaccel and the system files (PREFIX, DESTDIR;
 #                docs/install.md)
@@ -107,6 +108,7 @@ test-gpu: deps
 	$(MAKE) build
 	tests/vulkan/run-gpu-tests.sh $(BUILD)/tests/vulkan $(BUILD)/tools/vaccelctl/vaccelctl
 	if [ "$(CUDA_GPU_TESTS)" = 1 ]; then tests/cuda/run-gpu-tests.sh $(BUILD)/tests/cuda; fi
+	tests/networks/run-gpu-tests.sh $(BUILD) vulkan:0 $$( [ "$(CUDA_GPU_TESTS)" = 1 ] && echo cuda:0 )
 
 # Builds the module and the static programs, boots the cloud kernel under
 # qemu (TCG) and runs every step inside; fails on any missing step.
@@ -140,9 +142,9 @@ bench: deps
 	$(BUILD)/benchmarks/bench_fairness
 	$(BUILD)/benchmarks/bench_cpu_ops benchmarks/numpy_baseline.py
 
-# Only what the demo runs: the daemon, vaccelctl and the example model
-# (not the tests), with ninja's [step/steps] lines as it goes.
-DEMO_TARGETS := vacceld vaccelctl example-mlp
+# Only what the demo runs: the daemon, vaccelctl and make-network (not the
+# tests), with ninja's [step/steps] lines as it goes.
+DEMO_TARGETS := vacceld vaccelctl make-network
 demo: deps configure
 	@echo "demo: building $(DEMO_TARGETS) ($$(ninja -C $(BUILD) -n $(DEMO_TARGETS) | grep -c '^\[') steps to go)"
 	cmake --build $(BUILD) --target $(DEMO_TARGETS)

@@ -1,31 +1,37 @@
 #!/usr/bin/env bash
 # run-network-gpu-benchmarks.sh MAKE_NETWORK VACCELCTL VACCELD [CASE...] -
 # real networks through vaccel beside the same networks in PyTorch eager, on
-# the same GPU, in one run (docs/PERFORMANCE.md). A CASE is
+# the same machine, in one run (docs/PERFORMANCE.md). A CASE is
 # NAME:BATCH:DTYPE[:OPTIONS] (NAME as make-network takes it, DTYPE fp32 or
 # fp16, OPTIONS more make-network options, comma separated); the default
-# list is the one docs/PERFORMANCE.md records (BERT-base FP32 at 2 layers:
-# 12 layers of FP32 weights pass the 256 MiB a TOSA file may have).
+# list is every network of docs/networks.md at the batches it names, in
+# FP32 and FP16.
 #
 # For each case: make-network writes the network with its seeded weights
 # (docs/networks.md); networks_torch.py builds the same network in PyTorch
 # from those weights and torch_time below times its forward pass (TF32 off
-# for FP32); then
-# `vaccelctl run -n RUNS` times vaccel_run of the model:
-#  - embedded on cuda:0, as vaccel runs it (CONV2D as implicit GEMM, one
-#    CUDA graph per run), and again with VACCEL_CUDA_CONV=direct
-#    VACCEL_CUDA_GRAPHS=0, the kernels and launches of before, as the
-#    same-run baseline of what those two changed;
-#  - embedded on vulkan:0;
-#  - through one vacceld over its socket, on cuda:0 (the cost of sharing).
+# for FP32); then `vaccelctl run -n RUNS` times vaccel_run of the model on
+# each path PATHS lists (comma separated, default cuda,before,vulkan,socket):
+#  - cuda: embedded on cuda:0, as vaccel runs it (CONV2D as implicit GEMM,
+#    one CUDA graph per run);
+#  - before: the same with VACCEL_CUDA_CONV=direct VACCEL_CUDA_GRAPHS=0, the
+#    kernels and launches of before, the same-run baseline of what those
+#    two changed;
+#  - vulkan: embedded on vulkan:0;
+#  - socket: through one vacceld over its socket, on cuda:0 (the cost of
+#    sharing);
+#  - cpu: embedded on the CPU backend, against PyTorch on the CPU with as
+#    many threads as the backend's (the machine's hardware threads);
+#  - profile: cuda:0 with VACCEL_CUDA_PROFILE=1 (docs/operators.md), which
+#    prints the kernel time of a run and its largest kernels and operators.
 # Each line prints the median of RUNS, torch's median beside it, the ratio
 # torch ms / vaccel ms (above 1: vaccel is faster), and the largest
 # difference from torch's output, as max |vaccel - torch| / (1 + |torch|).
 # A device that refuses the network prints its refusal in place of a time.
 # Timings are medians of whole vaccel_run round trips with the bindings
 # made once (vaccelctl's), against torch.cuda.Event around one forward
-# pass with the input already on the GPU.
-# Environment: RUNS (20).
+# pass with the input already on the GPU (on the CPU: a monotonic clock).
+# Environment: RUNS (20), PATHS.
 set -euo pipefail
 make_network=${1:?usage: run-network-gpu-benchmarks.sh MAKE_NETWORK VACCELCTL VACCELD [CASE...]}
 vaccelctl=${2:?usage: run-network-gpu-benchmarks.sh MAKE_NETWORK VACCELCTL VACCELD [CASE...]}
@@ -33,11 +39,13 @@ vacceld=${3:?usage: run-network-gpu-benchmarks.sh MAKE_NETWORK VACCELCTL VACCELD
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${RUNS:-20}
+paths=",${PATHS:-cuda,before,vulkan,socket},"
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
-	cases=(resnet18:1:fp32 resnet50:1:fp32 resnet50:8:fp32 resnet50:32:fp32 mobilenetv2:1:fp32
-		bert:1:fp32:--layers,2 bert:8:fp32:--layers,2 gpt2-block:1:fp32
-		resnet50:1:fp16 resnet50:8:fp16 bert:1:fp16:--layers,2 bert:1:fp16 gpt2-block:1:fp16)
+	for dtype in fp32 fp16; do
+		cases+=(resnet18:1:$dtype resnet50:1:$dtype resnet50:8:$dtype resnet50:32:$dtype
+			mobilenetv2:1:$dtype bert:1:$dtype bert:8:$dtype gpt2-block:1:$dtype)
+	done
 fi
 
 scratch=$(mktemp -d /tmp/vaccel-netbench-XXXXXX)
@@ -64,28 +72,40 @@ vaccel_ms() {
 		echo "refused: $(grep -v '^vaccelctl: transport' "$out.err" | head -n 1)"
 	fi
 }
-# PyTorch eager on cuda (networks_torch.py's modules, TF32 off, cuDNN's
-# defaults), 3 untimed forward passes, then the median of RUNS, each timed
-# by CUDA events around one forward pass; writes the output to $2.
+# PyTorch eager on DEVICE $3 (networks_torch.py's modules, TF32 off,
+# cuDNN's defaults; on the CPU with one thread per hardware thread), 3
+# untimed forward passes, then the median of RUNS, each timed by CUDA
+# events (a monotonic clock on the CPU) around one forward pass; writes the
+# output to $2.
 torch_time() {
-	python3 - "$here" "$1" "$2" "$runs" <<'EOF'
+	python3 - "$here" "$1" "$2" "$runs" "$3" <<'EOF'
+import os
 import statistics
 import sys
+import time
 import numpy as np
 import torch
 sys.path.insert(0, sys.argv[1])
 import networks_torch
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
+device = sys.argv[5]
+if device == "cpu":
+    torch.set_num_threads(os.cpu_count())
 module, x, desc = networks_torch.build(sys.argv[2])
 dtype = torch.float16 if desc["dtype"] == "fp16" else torch.float32
-module = module.to("cuda", dtype)
-x = x.to("cuda", dtype)
+module = module.to(device, dtype)
+x = x.to(device, dtype)
 times = []
 with torch.no_grad():
     for _ in range(3):
         out = module(x)
     for _ in range(int(sys.argv[4])):
+        if device == "cpu":
+            start = time.monotonic()
+            out = module(x)
+            times.append((time.monotonic() - start) * 1e3)
+            continue
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         out = module(x)
@@ -93,7 +113,8 @@ with torch.no_grad():
         end.synchronize()
         times.append(start.elapsed_time(end))
 np.save(sys.argv[3], out.float().cpu().numpy())
-print("torch median %.3f ms (torch %s)" % (statistics.median(times), torch.__version__))
+print("torch median %.3f ms (torch %s, %s, %d threads)" % (
+    statistics.median(times), torch.__version__, device, torch.get_num_threads()))
 EOF
 }
 input_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["inputs"][0]["file"])' "$1/network.json"; }
@@ -110,32 +131,61 @@ EOF
 }
 
 printf '%-22s %-34s %10s %10s %8s %9s\n' network path "vaccel ms" "torch ms" ratio "max diff"
+want() { [[ $paths == *",$1,"* ]]; }
 for c in "${cases[@]}"; do
 	IFS=: read -r name batch dtype options <<<"$c"
 	dir=$scratch/$name-b$batch-$dtype
 	# shellcheck disable=SC2086
-	"$make_network" "$name" "$dir" --batch "$batch" --dtype "$dtype" ${options//,/ } >/dev/null
-	torch=$(torch_time "$dir" "$dir/torch.npy")
-	torch_ms=$(sed -n 's/^torch median \([0-9.]*\) ms.*/\1/p' <<<"$torch")
-	[ -n "$torch_ms" ] || { echo "$c: no torch timing in: $torch" >&2; exit 1; }
+	if ! made=$("$make_network" "$name" "$dir" --batch "$batch" --dtype "$dtype" ${options//,/ } 2>&1); then
+		printf '%-22s %s\n' "$c" "make-network refused: $(tail -n 1 <<<"$made")"
+		continue
+	fi
 	output=$(output_of "$dir")
+	# One line: the path's median beside torch's ($4, on the same device).
 	line() {
-		local label=$1 ms=$2 out=$3
+		local label=$1 ms=$2 out=$3 torch_ms=$4 reference=$5
 		if [[ $ms == refused* ]]; then
 			printf '%-22s %-34s %s\n' "$c" "$label" "$ms"
 		else
 			printf '%-22s %-34s %10s %10s %7.2fx %9s\n' "$c" "$label" "$ms" "$torch_ms" \
-				"$(python3 -c "print($torch_ms / $ms)")" "$(difference "$out/$output.npy" "$dir/torch.npy")"
+				"$(python3 -c "print($torch_ms / $ms)")" "$(difference "$out/$output.npy" "$reference")"
 		fi
 	}
-	ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/cuda" cuda:0)
-	line "cuda:0 embedded" "$ms" "$dir/cuda"
-	ms=$(VACCEL_TRANSPORT=embedded VACCEL_CUDA_CONV=direct VACCEL_CUDA_GRAPHS=0 \
-		vaccel_ms "$dir" "$dir/cuda-before" cuda:0)
-	line "cuda:0 embedded, direct, no graphs" "$ms" "$dir/cuda-before"
-	ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/vulkan" vulkan:0)
-	line "vulkan:0 embedded" "$ms" "$dir/vulkan"
-	ms=$(VACCEL_TRANSPORT=socket VACCEL_SOCKET=$socket vaccel_ms "$dir" "$dir/socket" cuda:0)
-	line "cuda:0 through vacceld" "$ms" "$dir/socket"
+	torch_ms_on() {
+		local t
+		t=$(torch_time "$dir" "$dir/torch-$1.npy" "$1")
+		sed -n 's/^torch median \([0-9.]*\) ms.*/\1/p' <<<"$t" | grep . || { echo "$c: no torch timing in: $t" >&2; exit 1; }
+	}
+	if want cuda || want before || want vulkan || want socket; then
+		torch_ms=$(torch_ms_on cuda)
+		if want cuda; then
+			ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/cuda" cuda:0)
+			line "cuda:0 embedded" "$ms" "$dir/cuda" "$torch_ms" "$dir/torch-cuda.npy"
+		fi
+		if want before; then
+			ms=$(VACCEL_TRANSPORT=embedded VACCEL_CUDA_CONV=direct VACCEL_CUDA_GRAPHS=0 \
+				vaccel_ms "$dir" "$dir/cuda-before" cuda:0)
+			line "cuda:0 embedded, direct, no graphs" "$ms" "$dir/cuda-before" "$torch_ms" "$dir/torch-cuda.npy"
+		fi
+		if want vulkan; then
+			ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/vulkan" vulkan:0)
+			line "vulkan:0 embedded" "$ms" "$dir/vulkan" "$torch_ms" "$dir/torch-cuda.npy"
+		fi
+		if want socket; then
+			ms=$(VACCEL_TRANSPORT=socket VACCEL_SOCKET=$socket vaccel_ms "$dir" "$dir/socket" cuda:0)
+			line "cuda:0 through vacceld" "$ms" "$dir/socket" "$torch_ms" "$dir/torch-cuda.npy"
+		fi
+	fi
+	if want cpu; then
+		torch_ms=$(torch_ms_on cpu)
+		ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/cpu" cpu)
+		line "cpu embedded (torch on the cpu)" "$ms" "$dir/cpu" "$torch_ms" "$dir/torch-cpu.npy"
+	fi
+	if want profile; then
+		VACCEL_TRANSPORT=embedded VACCEL_CUDA_PROFILE=1 vaccel_ms "$dir" "$dir/profile" cuda:0 >/dev/null
+		echo "$c: kernel profile of cuda:0 (VACCEL_CUDA_PROFILE=1)"
+		awk '/vaccel CUDA profile/ {p = 1} p' "$dir/profile.err" |
+			awk '/by operator/ {b = 1} b || n++ < 22' | sed 's/^/    /'
+	fi
 	rm -rf "$dir"
 done

@@ -20,11 +20,24 @@
 // is loaded and stored on its own.
 // The sum over K is in FMA steps in tile order, not the CPU device's order:
 // results differ from it by rounding only (the GPU tests' tolerance).
+//
+// Split K (the _s2, _s4 and _s8 kernels, 64 x 64 tiles): a tile with too
+// few blocks to fill the device (batch 1 layers of 7 x 7 or 14 x 14 pixels)
+// is computed by a cluster of SPLIT blocks (__cluster_dims__, blocks
+// tile * SPLIT + rank), block `rank` summing the rank-th of SPLIT equal runs
+// of K steps. Each block leaves its partial tile in its shared memory; after
+// a cluster barrier, block `rank` adds the SPLIT partials of its BM / SPLIT
+// rows from every block's shared memory (distributed shared memory), in rank
+// order, then the bias, and stores them; a second barrier keeps every block
+// resident until the others have read it. No scratch memory and no
+// atomics: the order of every sum is fixed by the shape, so runs agree bit
+// for bit.
 // Spec words:
 //   0 N  1 IH  2 IW  3 IC  4 OH  5 OW  6 OC  7 KH  8 KW  9 SY  10 SX
 //   11 DY  12 DX  13 PT  14 PL  15 BIAS_PER_CHANNEL  16 OUT_BUF 17 OUT_BASE
 //   18 IN_BUF 19 IN_BASE 20 W_BUF 21 W_BASE 22 B_BUF 23 B_BASE  24 VEC
-//   25 tiles along M  26 tiles along OC
+//   25 tiles along M  26 tiles along OC  27 SPLIT (the kernel's own)
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 
 #include "dispatch.h"
@@ -87,15 +100,20 @@ __device__ __forceinline__ float patch_element(const Geometry& g, const T* in, u
     return Io<T>::get(in + ((static_cast<unsigned long long>(n) * g.ih + iy) * g.iw + ix) * g.ic + c);
 }
 
-template <typename T, int BM, int BN, int TM, int TN, bool VEC>
+template <typename T, int BM, int BN, int TM, int TN, bool VEC, int SPLIT>
 __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
 {
     static_assert(BM * bk / 4 <= threads && BN * bk / 4 <= threads, "one float4 per loader");
     static_assert((BM / TM) * (BN / TN) == threads, "a sub-tile per thread");
     constexpr int qm = TM / 4, qn = TN / 4;  // quarters per thread
     constexpr int a_row = BM + 4, b_row = BN + 4;
-    __shared__ __align__(16) float sa[2][bk][a_row];
-    __shared__ __align__(16) float sb[2][bk][b_row];
+    // One shared array: the double-buffered operand steps, and (split K)
+    // the partial tile over them once the last step has been read.
+    constexpr int step_floats = 2 * bk * (a_row + b_row);
+    constexpr int smem_floats = SPLIT > 1 && BM * BN > step_floats ? BM * BN : step_floats;
+    __shared__ __align__(16) float smem[smem_floats];
+    auto sa = reinterpret_cast<float (*)[bk][a_row]>(smem);
+    auto sb = reinterpret_cast<float (*)[bk][b_row]>(smem + 2 * bk * a_row);
 
     Geometry g;
     const unsigned n_count = d.spec[0];
@@ -106,8 +124,13 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
     g.k = static_cast<unsigned long long>(d.spec[7]) * g.kw * g.ic;
     const bool bias_per_channel = d.spec[15] != 0u;
     const unsigned tiles_n = d.spec[26];
-    const unsigned long long m0 = static_cast<unsigned long long>(blockIdx.x / tiles_n) * BM;
-    const unsigned long long n0 = static_cast<unsigned long long>(blockIdx.x % tiles_n) * BN;
+    const unsigned tile = blockIdx.x / SPLIT, rank = blockIdx.x % SPLIT;
+    const unsigned long long m0 = static_cast<unsigned long long>(tile / tiles_n) * BM;
+    const unsigned long long n0 = static_cast<unsigned long long>(tile % tiles_n) * BN;
+    // This block's K range [k_begin, k_end): whole steps, the last range to K.
+    const unsigned long long steps = (g.k + bk - 1) / bk;
+    const unsigned long long k_begin = steps * rank / SPLIT * bk;
+    const unsigned long long k_end = rank + 1 == SPLIT ? g.k : steps * (rank + 1) / SPLIT * bk;
 
     const T* in = reinterpret_cast<const T*>(d.buffer[d.spec[18]]) + d.spec[19];
     const T* weight = reinterpret_cast<const T*>(d.buffer[d.spec[20]]) + d.spec[21];
@@ -129,12 +152,13 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
     const T* image = in + static_cast<unsigned long long>(n) * g.ih * g.iw * g.ic;
     const T* w_row = weight + (b_ok ? bn_row * g.k : 0ull);
     // VEC: the loader's tap (c, kx, ky) of k = k0 + lk, advanced a step at a time.
-    unsigned c = lk, kx = 0, ky = 0;
+    unsigned c = 0, kx = 0, ky = 0;
     if constexpr (VEC) {
-        while (c >= g.ic) {
-            c -= g.ic;
-            if (++kx == g.kw) kx = 0, ++ky;
-        }
+        const unsigned long long first = k_begin + lk;
+        const unsigned tap = static_cast<unsigned>(first / g.ic);
+        c = static_cast<unsigned>(first % g.ic);
+        kx = tap % g.kw;
+        ky = tap / g.kw;
     }
 
     const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -142,7 +166,7 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
         if (!a_ok) return zero;
         const unsigned long long k = k0 + lk;
         if constexpr (VEC) {
-            if (k >= g.k) return zero;
+            if (k >= k_end) return zero;
             const int iy = iy0 + static_cast<int>(ky * g.dy), ix = ix0 + static_cast<int>(kx * g.dx);
             if (iy < 0 || iy >= static_cast<int>(g.ih) || ix < 0 || ix >= static_cast<int>(g.iw))
                 return zero;
@@ -151,7 +175,7 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
             float v[4];
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-                v[e] = k + e < g.k ? patch_element(g, in, n, iy0, ix0, k + e) : 0.0f;
+                v[e] = k + e < k_end ? patch_element(g, in, n, iy0, ix0, k + e) : 0.0f;
             return make_float4(v[0], v[1], v[2], v[3]);
         }
     };
@@ -159,11 +183,11 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
         if (!b_ok) return zero;
         const unsigned long long k = k0 + lk;
         if constexpr (VEC) {
-            return k < g.k ? Io<T>::get4(w_row + k) : zero;
+            return k < k_end ? Io<T>::get4(w_row + k) : zero;
         } else {
             float v[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) v[e] = k + e < g.k ? Io<T>::get(w_row + k + e) : 0.0f;
+            for (int e = 0; e < 4; ++e) v[e] = k + e < k_end ? Io<T>::get(w_row + k + e) : 0.0f;
             return make_float4(v[0], v[1], v[2], v[3]);
         }
     };
@@ -198,12 +222,12 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-    store(0, load_a(0), load_b(0));
+    store(0, load_a(k_begin), load_b(k_begin));
     __syncthreads();
 
     int buf = 0;
-    for (unsigned long long k0 = 0; k0 < g.k; k0 += bk) {
-        const bool more = k0 + bk < g.k;
+    for (unsigned long long k0 = k_begin; k0 < k_end; k0 += bk) {
+        const bool more = k0 + bk < k_end;
         float4 na = zero, nb = zero;
         if (more) {
             advance();
@@ -232,27 +256,55 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
         buf ^= 1;
     }
 
+    if constexpr (SPLIT > 1) {
+        // The partial tile (the loop's last barrier is behind every read of
+        // the steps), then this block's rows of the sum of all SPLIT.
+        auto partial = reinterpret_cast<float (*)[BN]>(smem);
 #pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const unsigned long long row = m0 + (i / 4) * (BM / qm) + ty * 4 + i % 4;
-        if (row >= g.m) continue;
-        T* po = out + row * g.oc;
+        for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int q = 0; q < qn; ++q) {
-            const unsigned long long col = n0 + q * (BN / qn) + tx * 4;
-            if constexpr (VEC) {
-                if (col >= g.oc) continue;
-                const float b0 = Io<T>::get(bias);
-                const float4 b = bias_per_channel ? Io<T>::get4(bias + col)
-                                                  : make_float4(b0, b0, b0, b0);
-                Io<T>::put4(po + col, make_float4(acc[i][q * 4] + b.x, acc[i][q * 4 + 1] + b.y,
-                                                  acc[i][q * 4 + 2] + b.z, acc[i][q * 4 + 3] + b.w));
-            } else {
+            for (int j = 0; j < TN; ++j)
+                partial[(i / 4) * (BM / qm) + ty * 4 + i % 4][(j / 4) * (BN / qn) + tx * 4 + j % 4] =
+                    acc[i][j];
+        namespace cg = cooperative_groups;
+        cg::cluster_group cluster = cg::this_cluster();
+        cluster.sync();
+        constexpr int rows = BM / SPLIT;
+        for (int e = tid; e < rows * BN; e += threads) {
+            const int r = static_cast<int>(rank) * rows + e / BN, col = e % BN;
+            float sum = 0.0f;
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (col + e < g.oc)
-                        Io<T>::put(po + col + e,
-                                   acc[i][q * 4 + e] + Io<T>::get(bias + (bias_per_channel ? col + e : 0)));
+            for (int q = 0; q < SPLIT; ++q)
+                sum += cluster.map_shared_rank(&partial[0][0], q)[r * BN + col];
+            const unsigned long long row = m0 + r, oc = n0 + col;
+            if (row < g.m && oc < g.oc)
+                Io<T>::put(out + row * g.oc + oc,
+                           sum + Io<T>::get(bias + (bias_per_channel ? oc : 0)));
+        }
+        cluster.sync();
+    } else {
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const unsigned long long row = m0 + (i / 4) * (BM / qm) + ty * 4 + i % 4;
+            if (row >= g.m) continue;
+            T* po = out + row * g.oc;
+#pragma unroll
+            for (int q = 0; q < qn; ++q) {
+                const unsigned long long col = n0 + q * (BN / qn) + tx * 4;
+                if constexpr (VEC) {
+                    if (col >= g.oc) continue;
+                    const float b0 = Io<T>::get(bias);
+                    const float4 b = bias_per_channel ? Io<T>::get4(bias + col)
+                                                      : make_float4(b0, b0, b0, b0);
+                    Io<T>::put4(po + col, make_float4(acc[i][q * 4] + b.x, acc[i][q * 4 + 1] + b.y,
+                                                      acc[i][q * 4 + 2] + b.z, acc[i][q * 4 + 3] + b.w));
+                } else {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        if (col + e < g.oc)
+                            Io<T>::put(po + col + e,
+                                       acc[i][q * 4 + e] + Io<T>::get(bias + (bias_per_channel ? col + e : 0)));
+                }
             }
         }
     }
@@ -261,15 +313,29 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
 }  // namespace
 
 // 128 x 128 tiles, 8 x 8 results a thread: large M and OC; 64 x 64 tiles,
-// 4 x 4 results a thread: more blocks for small layers.
+// 4 x 4 results a thread: more blocks for small layers; and those split
+// over K by clusters of 2, 4 or 8 blocks.
 #define VACCEL_CONV_GEMM(name, T, launch_min, BM, TM)                                        \
     extern "C" __global__ void __launch_bounds__(threads, launch_min)                          \
         name(struct vaccel_cuda_dispatch d)                                                    \
     {                                                                                          \
-        if (d.spec[24] != 0u) run<T, BM, BM, TM, TM, true>(d);                                 \
-        else run<T, BM, BM, TM, TM, false>(d);                                                 \
+        if (d.spec[24] != 0u) run<T, BM, BM, TM, TM, true, 1>(d);                              \
+        else run<T, BM, BM, TM, TM, false, 1>(d);                                              \
+    }
+#define VACCEL_CONV_GEMM_SPLIT(name, T, SPLIT)                                               \
+    extern "C" __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(threads, 1)     \
+        name(struct vaccel_cuda_dispatch d)                                                    \
+    {                                                                                          \
+        if (d.spec[24] != 0u) run<T, 64, 64, 4, 4, true, SPLIT>(d);                            \
+        else run<T, 64, 64, 4, 4, false, SPLIT>(d);                                            \
     }
 VACCEL_CONV_GEMM(vaccel_conv2d_gemm_f32_t128, float, 2, 128, 8)
 VACCEL_CONV_GEMM(vaccel_conv2d_gemm_f32_t64, float, 1, 64, 4)
 VACCEL_CONV_GEMM(vaccel_conv2d_gemm_f16_t128, __half, 2, 128, 8)
 VACCEL_CONV_GEMM(vaccel_conv2d_gemm_f16_t64, __half, 1, 64, 4)
+VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f32_t64_s2, float, 2)
+VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f32_t64_s4, float, 4)
+VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f32_t64_s8, float, 8)
+VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f16_t64_s2, __half, 2)
+VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f16_t64_s4, __half, 4)
+VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f16_t64_s8, __half, 8)

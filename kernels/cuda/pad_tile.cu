@@ -7,7 +7,7 @@
 // Spec words (backends/gpu/src/lowering_spatial.cpp, pad_tile):
 //   0 TILE  1 BYTES (1: BOOL bytes, else words)  2..7 D0..D5 (result)
 //   8..13 I0..I5 (input)  14..19 B0..B5 (BEFORE, signed)
-//   20 FILL (word bits, or the byte)  21 OUT_BUF  22 OUT_BASE  23 IN_BUF  24 IN_BASE
+//   20 FILL (the element's bits)  21 OUT_BUF  22 OUT_BASE  23 IN_BUF  24 IN_BASE
 #include "common.cuh"
 
 namespace {
@@ -29,9 +29,11 @@ __device__ __forceinline__ bool source(const Dispatch& d, unsigned k, unsigned c
     }
 }
 
-template <bool TILE, bool BYTES>
+template <bool TILE, unsigned BYTES>
 __device__ __forceinline__ void run(const Dispatch& d)
 {
+    // A dtype of that width: the bits move unchanged whatever the dtype.
+    constexpr unsigned DT = BYTES == 4u ? DT_FP32 : BYTES == 2u ? DT_FP16 : DT_INT8;
     unsigned char* __restrict__ out = buffer(d, 21);
     const unsigned out_base = d.spec[22];
     const unsigned char* __restrict__ in = buffer(d, 23);
@@ -57,23 +59,26 @@ __device__ __forceinline__ void run(const Dispatch& d)
 #pragma unroll
             for (unsigned k = 1; k < 6u; ++k) from = from * d.spec[8 + k] + s[k];
             from += in_base;
-            value = BYTES ? in[from] : reinterpret_cast<const unsigned*>(in)[from];
+            value = load_bits(in, from, DT);
         }
-        if constexpr (BYTES) out[out_base + i] = static_cast<unsigned char>(value);
-        else reinterpret_cast<unsigned*>(out)[out_base + i] = value;
+        store_bits(out, out_base + i, DT, value);
     }
+}
+
+template <unsigned BYTES>
+__device__ __forceinline__ void run_width(const Dispatch& d)
+{
+    if (d.spec[0] != 0u) run<true, BYTES>(d);
+    else run<false, BYTES>(d);
 }
 
 }  // namespace
 
 VACCEL_KERNEL(vaccel_pad_tile)
 {
-    const bool tile = d.spec[0] != 0u, bytes = d.spec[1] != 0u;
-    if (tile) {
-        if (bytes) run<true, true>(d);
-        else run<true, false>(d);
-    } else {
-        if (bytes) run<false, true>(d);
-        else run<false, false>(d);
+    switch (dtype_bytes(d.spec[1])) {
+    case 4u: run_width<4u>(d); break;
+    case 2u: run_width<2u>(d); break;
+    default: run_width<1u>(d); break;
     }
 }

@@ -1,5 +1,6 @@
 #version 450
-// avg_pool2d.comp - TOSA AVG_POOL2D on NHWC FP32: one invocation per result
+// avg_pool2d.comp - TOSA AVG_POOL2D on NHWC FP32, FP16 or BF16 (DT; FP32
+// sums, the result rounded once on store): one invocation per result
 // element. Sums the window's input elements in (ky, kx) order and divides
 // once by their count: padding is neither summed nor counted (as on the CPU
 // device; every window holds an input element because pads are below the
@@ -22,6 +23,7 @@ layout(constant_id = 13) const uint OUT_BUF = 0;
 layout(constant_id = 14) const uint OUT_BASE = 0;
 layout(constant_id = 15) const uint IN_BUF = 0;
 layout(constant_id = 16) const uint IN_BASE = 0;
+layout(constant_id = 17) const uint DT = DT_FP32;
 
 void main()
 {
@@ -33,9 +35,12 @@ void main()
         int x0 = max(left, 0), x1 = min(left + int(KW), int(IW));
         precise float acc = 0.0;
         for (int y = y0; y < y1; ++y)
-            for (int x = x0; x < x1; ++x)
-                acc += LOAD_F(IN_BUF, IN_BASE + ((n * IH + uint(y)) * IW + uint(x)) * C + c);
+            for (int x = x0; x < x1; ++x) {
+                float v;
+                LOAD_FLOAT(v, IN_BUF, IN_BASE + ((n * IH + uint(y)) * IW + uint(x)) * C + c, DT)
+                acc += v;
+            }
         precise float result = acc / float((y1 - y0) * (x1 - x0));
-        STORE_F(OUT_BUF, OUT_BASE + i, result);
+        STORE_FLOAT(OUT_BUF, OUT_BASE + i, DT, result)
     }
 }

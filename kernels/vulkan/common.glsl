@@ -45,6 +45,16 @@ layout(local_size_x = 64) in;
         atomicOr(bufs[B].w[(i) >> 2], ((v) & 0xffu) << shift_);                     \
     }
 
+// The same for a 16-bit element (two to a word), for kernels without the
+// 16-bit view (the spatial kernels run FP16 on every device this way).
+#define LOAD_HALF(B, i) ((bufs[B].w[(i) >> 1] >> (((i) & 1u) * 16u)) & 0xffffu)
+#define STORE_HALF(B, i, v)                                                         \
+    {                                                                               \
+        uint shift_ = ((i) & 1u) * 16u;                                             \
+        atomicAnd(bufs[B].w[(i) >> 1], ~(0xffffu << shift_));                       \
+        atomicOr(bufs[B].w[(i) >> 1], ((v) & 0xffffu) << shift_);                   \
+    }
+
 // Element dtypes, as the lowering (backends/gpu/src/lowering_storage.cpp)
 // numbers them in specialization constants.
 const uint DT_FP32 = 0u, DT_INT32 = 1u, DT_BOOL = 2u, DT_FP16 = 3u, DT_BF16 = 4u;
@@ -74,11 +84,22 @@ bool dtype_is_float(uint dt) { return dt == DT_FP32 || (dt >= DT_FP16 && dt <= D
 #else
 #define LOAD_BITS(dst, B, i, DT)                                                    \
     if (dtype_bytes(DT) == 4u) dst = bufs[B].w[i];                                  \
+    else if (dtype_bytes(DT) == 2u) dst = LOAD_HALF(B, i);                          \
     else dst = LOAD_BYTE(B, i);
 #define STORE_BITS(B, i, DT, v)                                                     \
     if (dtype_bytes(DT) == 4u) bufs[B].w[i] = (v);                                  \
+    else if (dtype_bytes(DT) == 2u) STORE_HALF(B, i, (v))                           \
     else STORE_BYTE(B, i, (v))
 #endif
+// A float element of dtype DT (FP32 or narrower) as FP32 (exact), and an
+// FP32 value rounded once to DT and stored.
+#define LOAD_FLOAT(dst, B, i, DT)                                                   \
+    {                                                                               \
+        uint bits_ = 0u;                                                            \
+        LOAD_BITS(bits_, B, i, DT)                                                  \
+        dst = widen(DT, bits_);                                                     \
+    }
+#define STORE_FLOAT(B, i, DT, v) STORE_BITS(B, i, DT, narrow(DT, v))
 
 // ----- narrow float encodings (docs/adr/0011-narrow-floats-on-the-cpu.md) ----
 // Widening is exact; narrowing rounds to nearest, ties to even, once, in

@@ -1,6 +1,7 @@
 #version 450
-// conv2d.comp - TOSA CONV2D and DEPTHWISE_CONV2D on NHWC FP32: one
-// invocation per result element. The sum starts at zero and takes the taps
+// conv2d.comp - TOSA CONV2D and DEPTHWISE_CONV2D on NHWC FP32, FP16 or BF16
+// (every operand of dtype DT; narrow elements widened to FP32 on load, the
+// result rounded once on store): one invocation per result element. The sum starts at zero and takes the taps
 // in (ky, kx, ic) order, skipping those that fall on padding, then adds the
 // bias once (out = acc + bias, as TOSA 1.0 writes it). `precise` keeps each
 // product and sum its own rounding step (no fused multiply-add), as on the
@@ -33,6 +34,7 @@ layout(constant_id = 23) const uint W_BUF = 0;
 layout(constant_id = 24) const uint W_BASE = 0;
 layout(constant_id = 25) const uint B_BUF = 0;
 layout(constant_id = 26) const uint B_BASE = 0;
+layout(constant_id = 27) const uint DT = DT_FP32;
 
 void main()
 {
@@ -49,19 +51,26 @@ void main()
                 if (DEPTHWISE != 0u) {
                     // weight (ky, kx, c, j) for output channel oc = c * M + j
                     // is at (ky * KW + kx) * OC + oc.
-                    precise float p = LOAD_F(IN_BUF, pixel + oc / M) *
-                                      LOAD_F(W_BUF, W_BASE + (ky * KW + kx) * OC + oc);
+                    float x, w;
+                    LOAD_FLOAT(x, IN_BUF, pixel + oc / M, DT)
+                    LOAD_FLOAT(w, W_BUF, W_BASE + (ky * KW + kx) * OC + oc, DT)
+                    precise float p = x * w;
                     acc += p;
                 } else {
                     uint taps = W_BASE + ((oc * KH + ky) * KW + kx) * IC;
                     for (uint c = 0u; c < IC; ++c) {
-                        precise float p = LOAD_F(IN_BUF, pixel + c) * LOAD_F(W_BUF, taps + c);
+                        float x, w;
+                        LOAD_FLOAT(x, IN_BUF, pixel + c, DT)
+                        LOAD_FLOAT(w, W_BUF, taps + c, DT)
+                        precise float p = x * w;
                         acc += p;
                     }
                 }
             }
         }
-        precise float result = acc + LOAD_F(B_BUF, B_BASE + (BIAS_PER_CHANNEL != 0u ? oc : 0u));
-        STORE_F(OUT_BUF, OUT_BASE + i, result);
+        float bias;
+        LOAD_FLOAT(bias, B_BUF, B_BASE + (BIAS_PER_CHANNEL != 0u ? oc : 0u), DT)
+        precise float result = acc + bias;
+        STORE_FLOAT(OUT_BUF, OUT_BASE + i, DT, result)
     }
 }

@@ -64,16 +64,6 @@ const uint CLAMP = 24, SELECT = 25;
 const uint LOGICAL_AND = 26, LOGICAL_OR = 27, LOGICAL_XOR = 28, LOGICAL_NOT = 29;
 const uint COPY16 = 30, CAST = 31;
 
-// A float operand's element as FP32 (exact), and an FP32 result rounded
-// into the result's dtype.
-#define LOAD_FLOAT(dst, B, i, DT)                                                \
-    {                                                                            \
-        uint bits_ = 0u;                                                         \
-        LOAD_BITS(bits_, B, i, DT)                                               \
-        dst = widen(DT, bits_);                                                  \
-    }
-#define STORE_FLOAT(B, i, DT, v) STORE_BITS(B, i, DT, narrow(DT, v))
-
 // CAST's integer side: BOOL is 0 or 1, INT8 and INT16 sign-extended.
 int integer_of(uint dt, uint bits)
 {

@@ -3,12 +3,12 @@
 // element, whose source coordinate along each of 6 dimensions (leading ones
 // of size 1) is, for PAD and SLICE, c - BEFORE[d] (outside [0, IN[d]) the
 // element is FILL; SLICE's BEFORE is minus its start, so every source lies
-// inside), and for TILE, c mod IN[d]. Elements are 32-bit words or BOOL
-// bytes, moved bit for bit.
+// inside), and for TILE, c mod IN[d]. Elements of 4, 2 or 1 bytes (dtype
+// DT) are moved bit for bit.
 #include "common.glsl"
 
 layout(constant_id = 1) const uint TILE = 0;   // 1: TILE, else PAD or SLICE
-layout(constant_id = 2) const uint BYTES = 0;  // 1: BOOL bytes, else 32-bit words
+layout(constant_id = 2) const uint DT = DT_FP32;  // common.glsl's DT_*
 layout(constant_id = 3) const uint D0 = 1;
 layout(constant_id = 4) const uint D1 = 1;
 layout(constant_id = 5) const uint D2 = 1;
@@ -27,7 +27,7 @@ layout(constant_id = 17) const int B2 = 0;
 layout(constant_id = 18) const int B3 = 0;
 layout(constant_id = 19) const int B4 = 0;
 layout(constant_id = 20) const int B5 = 0;
-layout(constant_id = 21) const uint FILL = 0;  // PAD's pad_const: word bits, or the byte
+layout(constant_id = 21) const uint FILL = 0;  // PAD's pad_const: the element's bits
 layout(constant_id = 22) const uint OUT_BUF = 0;
 layout(constant_id = 23) const uint OUT_BASE = 0;
 layout(constant_id = 24) const uint IN_BUF = 0;
@@ -66,12 +66,8 @@ void main()
         uint value = FILL;
         if (inside) {
             uint from = IN_BASE + ((((s0 * I1 + s1) * I2 + s2) * I3 + s3) * I4 + s4) * I5 + s5;
-            value = BYTES != 0u ? LOAD_BYTE(IN_BUF, from) : bufs[IN_BUF].w[from];
+            LOAD_BITS(value, IN_BUF, from, DT)
         }
-        if (BYTES != 0u) {
-            STORE_BYTE(OUT_BUF, OUT_BASE + i, value);
-        } else {
-            bufs[OUT_BUF].w[OUT_BASE + i] = value;
-        }
+        STORE_BITS(OUT_BUF, OUT_BASE + i, DT, value)
     }
 }

@@ -1,8 +1,9 @@
 // test_cuda_conv_lowering.cpp - CONV2D on CUDA as an implicit GEMM
 // (backends/cuda/src/lowering_conv.hpp): which convolutions take the GEMM
 // kernels, with which tile, float4 path, spec words and work, and which
-// stay on the shared direct kernel (FP16, DEPTHWISE_CONV2D). Pure: no
-// device; the results are checked on the device by cuda.programs.
+// stay on the shared direct kernel (DEPTHWISE_CONV2D; FP16 without a GEMM
+// lowerer). Pure: no device; the results are checked on the device by
+// cuda.programs.
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
@@ -54,9 +55,12 @@ std::uint32_t id(ConvKernelId k) { return static_cast<std::uint32_t>(k); }
 void the_kernels_follow_the_matmul_ids(void**)
 {
     const auto table = backend::cuda::conv_kernels();
-    assert_int_equal(table.size(), 4);
-    const char* names[] = {"vaccel_conv2d_gemm_f32_t128", "vaccel_conv2d_gemm_f32_t64",
-                           "vaccel_conv2d_gemm_f16_t128", "vaccel_conv2d_gemm_f16_t64"};
+    assert_int_equal(table.size(), 10);
+    const char* names[] = {"vaccel_conv2d_gemm_f32_t128",   "vaccel_conv2d_gemm_f32_t64",
+                           "vaccel_conv2d_gemm_f16_t128",   "vaccel_conv2d_gemm_f16_t64",
+                           "vaccel_conv2d_gemm_f32_t64_s2", "vaccel_conv2d_gemm_f32_t64_s4",
+                           "vaccel_conv2d_gemm_f32_t64_s8", "vaccel_conv2d_gemm_f16_t64_s2",
+                           "vaccel_conv2d_gemm_f16_t64_s4", "vaccel_conv2d_gemm_f16_t64_s8"};
     for (std::size_t i = 0; i < table.size(); ++i) {
         assert_int_equal(table[i].id, 27 + i);
         assert_string_equal(table[i].function, names[i]);
@@ -75,22 +79,52 @@ void a_large_layer_takes_the_128_tiles_with_float4(void**)
     assert_int_equal(big.kernel, id(ConvKernelId::gemm_f32_t128));
     // Slots: x 0, w 1, b 2, y 3; every base 0.
     const Words want{32, 56, 56, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1,
-                     3, 0, 0, 0, 1, 0, 2, 0, 1, 784, 1};
+                     3, 0, 0, 0, 1, 0, 2, 0, 1, 784, 1, 1};
     assert_true(big.spec == want);
     assert_int_equal(big.work, std::uint64_t{784} * 1 * 256);
 }
 
-// Batch 1, 7 x 7 pixels, 512 channels: 64 x 64 tiles (1 x 8).
+// Batch 1, 7 x 7 pixels, 512 channels: 64 x 64 tiles (1 x 8), too few for
+// 132 SMs, each split over K by a cluster of 8 (576 K steps, 72 a block).
 void a_small_layer_takes_the_64_tiles(void**)
 {
     const auto k = planned({{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}});
-    assert_int_equal(k.kernel, id(ConvKernelId::gemm_f32_t64));
+    assert_int_equal(k.kernel, id(ConvKernelId::gemm_f32_t64_s8));
+    assert_int_equal(k.spec.size(), 28);
     assert_int_equal(k.spec[25], 1);
     assert_int_equal(k.spec[26], 8);
-    assert_int_equal(k.work, 8 * 256);
+    assert_int_equal(k.spec[27], 8);
+    assert_int_equal(k.work, 8 * 8 * 256);
     // With more SMs than tiles of 128 the rule is the same on a smaller device.
     const auto few = planned({{4, 28, 28, 128}, {128, 1, 1, 128}, {0, 0, 0, 0}, {1, 1}, {1, 1}}, 8);
     assert_int_equal(few.kernel, id(ConvKernelId::gemm_f32_t128));
+}
+
+// Split K: the largest cluster of 8, 4 or 2 with at most two blocks a
+// multiprocessor and at least 8 K steps a block; none when 2 fails that.
+void split_k_fills_the_device_with_small_layers(void**)
+{
+    // 56 x 56 x 64, 3x3 at batch 1: 49 tiles; 8 would be 392 blocks > 264.
+    const auto layer1 = planned({{1, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}});
+    assert_int_equal(layer1.kernel, id(ConvKernelId::gemm_f32_t64_s4));
+    assert_int_equal(layer1.spec[27], 4);
+    assert_int_equal(layer1.work, 49 * 4 * 256);
+    // 14 x 14 x 256 -> 256, 3x3: 4 x 4 tiles, 288 K steps: 8.
+    const auto layer3 = planned({{1, 14, 14, 256}, {256, 3, 3, 256}, {1, 1, 1, 1}, {1, 1}, {1, 1}});
+    assert_int_equal(layer3.kernel, id(ConvKernelId::gemm_f32_t64_s8));
+    // A 1x1 convolution of 64 channels: 8 K steps, below 2 x 8: no split.
+    const auto narrow = planned({{1, 14, 14, 64}, {256, 1, 1, 64}, {0, 0, 0, 0}, {1, 1}, {1, 1}});
+    assert_int_equal(narrow.kernel, id(ConvKernelId::gemm_f32_t64));
+    assert_int_equal(narrow.spec[27], 1);
+    // 24 K steps: 2 (4 would leave 6 a block).
+    const auto k24 = planned({{1, 7, 7, 192}, {64, 1, 1, 192}, {0, 0, 0, 0}, {1, 1}, {1, 1}});
+    assert_int_equal(k24.kernel, id(ConvKernelId::gemm_f32_t64_s2));
+    // FP16 takes the FP16 split kernels; tiles enough for the device: none.
+    const auto half = planned({{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0,
+                               DType::fp16});
+    assert_int_equal(half.kernel, id(ConvKernelId::gemm_f16_t64_s8));
+    const auto full = planned({{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 4);
+    assert_int_equal(full.kernel, id(ConvKernelId::gemm_f32_t64));
 }
 
 // IC = 3 (a network's first layer), OC not a multiple of 4, or bias [1]
@@ -113,9 +147,8 @@ void ragged_channels_take_the_element_path(void**)
 
 // FP16 CONV2D takes the FP16 GEMM kernels (either acc_type); without a
 // GEMM lowerer (the shared lowering alone, as on a backend that has none)
-// it is refused by dtype, naming the operator; DEPTHWISE_CONV2D keeps the
-// direct kernel.
-void fp16_takes_the_fp16_kernels_or_is_refused(void**)
+// it runs on the direct kernel, whose last word is the dtype (DT_FP16 = 3).
+void fp16_takes_the_fp16_kernels_or_the_direct_one(void**)
 {
     const Conv big{{32, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0, DType::fp16};
     assert_int_equal(planned(big).kernel, id(ConvKernelId::gemm_f16_t128));
@@ -132,10 +165,12 @@ void fp16_takes_the_fp16_kernels_or_is_refused(void**)
                                       return backend::cuda::lower_matmul(v, 90);
                                   });
                               });
-    assert_false(p.has_value());
-    assert_int_equal(static_cast<int>(p.error().code), static_cast<int>(Errc::unsupported));
-    assert_int_equal(p.error().detail, VACCEL_D_TOSA_DTYPE);
-    assert_int_equal(p.error().arg0, static_cast<std::uint64_t>(DType::fp16));
+    if (!p) fail_msg("unexpected refusal: %s", p.error().note.c_str());
+    assert_int_equal(p->dispatches.size(), 1);
+    const auto& direct = p->dispatches[0].kernel;
+    assert_int_equal(direct.kernel, static_cast<std::uint32_t>(backend::gpu::KernelId::conv2d));
+    assert_int_equal(direct.spec.size(), 27);
+    assert_int_equal(direct.spec[26], 3);
 }
 
 void depthwise_stays_on_the_direct_kernel(void**)
@@ -180,8 +215,9 @@ int main()
         cmocka_unit_test(the_kernels_follow_the_matmul_ids),
         cmocka_unit_test(a_large_layer_takes_the_128_tiles_with_float4),
         cmocka_unit_test(a_small_layer_takes_the_64_tiles),
+        cmocka_unit_test(split_k_fills_the_device_with_small_layers),
         cmocka_unit_test(ragged_channels_take_the_element_path),
-        cmocka_unit_test(fp16_takes_the_fp16_kernels_or_is_refused),
+        cmocka_unit_test(fp16_takes_the_fp16_kernels_or_the_direct_one),
         cmocka_unit_test(depthwise_stays_on_the_direct_kernel),
         cmocka_unit_test(the_environment_chooses_or_is_refused),
     };

@@ -266,6 +266,14 @@ void conv2d_matches_float64_on_every_gemm_kernel(void**)
         {{2, 17, 15, 6}, {10, 3, 3, 6}, {1, 1, 2, 1}, {2, 1}, {1, 2}},
         {{1, 16, 16, 8}, {16, 3, 3, 8}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1},
         {{3, 12, 12, 16}, {24, 5, 5, 16}, {2, 1, 2, 1}, {2, 2}, {1, 1}},
+        // Split over K (test_cuda_conv_lowering.cpp says which): 8 (the deep
+        // layer above), 4 and 2 on the float4 path; 8 on the element path
+        // with K ranges that start inside a pixel's channels and a ragged
+        // second tile along M; 8 with a bias of [1].
+        {{1, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+        {{1, 7, 7, 192}, {64, 1, 1, 192}, {0, 0, 0, 0}, {1, 1}, {1, 1}},
+        {{1, 9, 9, 130}, {20, 3, 3, 130}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+        {{1, 7, 7, 64}, {32, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1},
     };
     std::uint32_t seed = 700;
     for (const Conv& c : cases) check_conv(c, seed += 3);

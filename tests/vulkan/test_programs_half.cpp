@@ -537,6 +537,99 @@ void a_narrow_chain_through_the_arena_matches_the_cpu(void**)
     compare(got[0], want[0], DType::fp16, Match::exact, "FP16 chain");
 }
 
+// ----- the spatial operators on narrow floats ---------------------------------
+// The spatial kernels have no 16-bit views: they load 16-bit elements from
+// words and store them with atomics on the word (common.glsl's STORE_HALF),
+// so neighbouring results of one word come from different invocations.
+
+void pad_slice_and_tile_move_narrow_elements_exactly(void**)
+{
+    for (DType d : narrow_floats) {
+        // x [3, 5] (odd: results start mid-word): PAD [1,0],[2,1] with a
+        // constant; SLICE start [1,1] size [2,3]; TILE [2,1].
+        const std::uint32_t fill_bits = bits_for(d, 20, 30)[19];
+        const auto make = [&] {
+            tosa::GraphBuilder g;
+            const auto x = g.tensor("x", {3, 5}, d);
+            const auto padded = g.tensor("padded", {4, 8}, d);
+            const auto sliced = g.tensor("sliced", {2, 3}, d);
+            const auto tiled = g.tensor("tiled", {6, 5}, d);
+            std::vector<std::uint8_t> fill(width(d));
+            std::memcpy(fill.data(), &fill_bits, fill.size());
+            const auto value = g.tensor("pad_const", {1}, d, fill);
+            g.op(Op::const_, {}, {value});
+            g.op(Op::pad, {x, shape_const(g, "padding", {1, 0, 2, 1}), value}, {padded});
+            g.op(Op::slice, {x, shape_const(g, "start", {1, 1}), shape_const(g, "size", {2, 3})},
+                 {sliced});
+            g.op(Op::tile, {x, shape_const(g, "multiples", {2, 1})}, {tiled});
+            g.input(x);
+            for (auto o : {padded, sliced, tiled}) g.output(o);
+            return g.finish();
+        };
+        const auto x = bits_for(d, 15, 31);
+        auto [want, got] = both(make, {pack(d, x)});
+        for (std::size_t k = 0; k < got.size(); ++k)
+            compare(got[k], want[k], d, Match::exact, "PAD/SLICE/TILE " + name_of(d));
+        // Independently of the CPU.
+        for (std::size_t r = 0; r < 4; ++r)
+            for (std::size_t c = 0; c < 8; ++c) {
+                const bool inside = r >= 1 && c >= 2 && c < 7;
+                assert_int_equal(element(got[0], d, r * 8 + c),
+                                 inside ? x[(r - 1) * 5 + (c - 2)] : fill_bits);
+            }
+        for (std::size_t r = 0; r < 2; ++r)
+            for (std::size_t c = 0; c < 3; ++c)
+                assert_int_equal(element(got[1], d, r * 3 + c), x[(r + 1) * 5 + c + 1]);
+        for (std::size_t i = 0; i < 30; ++i) assert_int_equal(element(got[2], d, i), x[i % 15]);
+    }
+}
+
+void narrow_convolutions_and_average_pools_match_the_cpu(void**)
+{
+    // FP32 sums on both (the CPU's in another order): the narrow result may
+    // differ by one unit where the FP32 sums straddle a rounding boundary.
+    for (DType d : half_types) {
+        for (Op op : {Op::conv2d, Op::depthwise_conv2d}) {
+            const bool depthwise = op == Op::depthwise_conv2d;
+            // x [1,6,7,3]; 3x3, stride 1, pad 1; CONV2D 5 outputs, DEPTHWISE M = 2.
+            const std::vector<std::int64_t> weight =
+                depthwise ? std::vector<std::int64_t>{3, 3, 3, 2} : std::vector<std::int64_t>{5, 3, 3, 3};
+            const std::int64_t oc = depthwise ? 6 : 5;
+            const auto make = [&] {
+                tosa::GraphBuilder g;
+                const auto x = g.tensor("x", {1, 6, 7, 3}, d);
+                const auto w = g.tensor("w", weight, d);
+                const auto b = g.tensor("b", {oc}, d);
+                const auto y = g.tensor("y", {1, 6, 7, oc}, d);
+                const auto zx = zero_of(g, "x_zp", d), zw = zero_of(g, "w_zp", d);
+                g.op(op, {x, w, b, zx, zw}, {y},
+                     tosa::conv_attr({1, 1, 1, 1}, {1, 1}, {1, 1}, DType::fp32));
+                for (auto t : {x, w, b}) g.input(t);
+                g.output(y);
+                return g.finish();
+            };
+            auto [want, got] = both(make, {pack(d, moderate_bits(d, 126, 32)),
+                                           pack(d, moderate_bits(d, depthwise ? 54 : 135, 33)),
+                                           pack(d, moderate_bits(d, static_cast<std::size_t>(oc), 34))});
+            compare(got[0], want[0], d, Match::one_unit, name_of(op) + " " + name_of(d));
+        }
+        // AVG_POOL2D 3x3, stride 2, pad 1 (windows of 4, 6 and 9): 7x7 -> 4x4.
+        const auto make_pool = [&] {
+            tosa::GraphBuilder g;
+            const auto x = g.tensor("x", {1, 7, 7, 3}, d);
+            const auto out = g.tensor("out", {1, 4, 4, 3}, d);
+            const auto z = zero_of(g, "zp", d);
+            g.op(Op::avg_pool2d, {x, z, z}, {out},
+                 tosa::pool_attr({3, 3}, {2, 2}, {1, 1, 1, 1}, DType::fp32));
+            g.input(x);
+            g.output(out);
+            return g.finish();
+        };
+        auto [want, got] = both(make_pool, {pack(d, moderate_bits(d, 147, 35))});
+        compare(got[0], want[0], d, Match::one_unit, "AVG_POOL2D " + name_of(d));
+    }
+}
+
 // ----- CAST ---------------------------------------------------------------------
 
 constexpr DType stored[] = {DType::fp32, DType::fp16, DType::bf16, DType::fp8e4m3, DType::fp8e5m2,
@@ -805,10 +898,17 @@ void contiguous_32_bit_operands_take_the_dense_elementwise_path(void**)
 void the_descriptor_lists_the_narrow_dtypes_only_with_narrow_storage(void**)
 {
     // Without 8- and 16-bit storage: the FP32 tier and the spatial
-    // operators (test_programs_spatial.cpp) exactly, no FP16, no CAST.
+    // operators (test_programs_spatial.cpp) exactly, no BF16, no CAST.
     const auto plain = vk::vulkan_descriptor(vk::StorageFeatures{});
     assert_true(plain == vk::vulkan_descriptor());
-    assert_null(plain.dtype(DType::bf16));  // FP16 is there, for MATMUL alone
+    assert_null(plain.dtype(DType::bf16));
+    // FP16 is there, for MATMUL and the spatial operators (neither needs
+    // 16-bit storage), not for ADD.
+    using V = std::vector<DType>;
+    assert_true(plain.operator_capability(Op::conv2d)->dtypes == (V{DType::fp32, DType::fp16}));
+    assert_true(plain.operator_capability(Op::slice)->dtypes ==
+                (V{DType::boolean, DType::int32, DType::fp32, DType::fp16}));
+    assert_true(plain.operator_capability(Op::add)->dtypes.empty());
     assert_false(plain.supports_operator(Op::cast));
     assert_true(vk::vulkan_descriptor(vk::StorageFeatures{true, false}) == vk::vulkan_descriptor());
     // With both (lavapipe has them): the narrow dtypes in every role, CAST.
@@ -827,7 +927,6 @@ void the_descriptor_lists_the_narrow_dtypes_only_with_narrow_storage(void**)
     // BOOL 1, INT8 3, INT16 4, INT32 5, FP32 7, FP16 8, BF16 9, FP8E4M3 11,
     // FP8E5M2 12), as the tables of docs/operators.md list them.
     const auto dtypes = [&](Op op) { return d.operator_capability(op)->dtypes; };
-    using V = std::vector<DType>;
     assert_true(dtypes(Op::add) == (V{DType::fp32, DType::fp16, DType::bf16}));
     assert_true(dtypes(Op::mul) == (V{DType::int8, DType::fp32, DType::fp16, DType::bf16}));
     assert_true(dtypes(Op::greater) == (V{DType::boolean, DType::fp32, DType::fp16, DType::bf16}));
@@ -840,6 +939,9 @@ void the_descriptor_lists_the_narrow_dtypes_only_with_narrow_storage(void**)
                                        DType::fp32, DType::fp16, DType::bf16, DType::fp8e4m3,
                                        DType::fp8e5m2}));
     assert_true(dtypes(Op::logical_not) == (V{DType::boolean}));
+    assert_true(dtypes(Op::depthwise_conv2d) == (V{DType::fp32, DType::fp16, DType::bf16}));
+    assert_true(dtypes(Op::pad) == (V{DType::boolean, DType::int32, DType::fp32, DType::fp16,
+                                      DType::bf16, DType::fp8e4m3, DType::fp8e5m2}));
     assert_int_equal(d.target.profiles, VACCEL_TOSA_PRO_FP | VACCEL_TOSA_PRO_INT);
     assert_int_equal(d.target.extensions, VACCEL_TOSA_EXT_BF16 | VACCEL_TOSA_EXT_FP8E4M3 |
                                               VACCEL_TOSA_EXT_FP8E5M2 | VACCEL_TOSA_EXT_INT16);
@@ -892,6 +994,8 @@ int main()
         cmocka_unit_test(copies_move_every_narrow_pattern_exactly),
         cmocka_unit_test(bytes_beside_a_narrow_result_are_untouched),
         cmocka_unit_test(a_narrow_chain_through_the_arena_matches_the_cpu),
+        cmocka_unit_test(pad_slice_and_tile_move_narrow_elements_exactly),
+        cmocka_unit_test(narrow_convolutions_and_average_pools_match_the_cpu),
         cmocka_unit_test(every_cast_pair_the_cpu_runs_matches_it_exactly),
         cmocka_unit_test(hand_derived_casts),
         cmocka_unit_test(fp32_keeps_the_plain_kernels_and_narrow_dtypes_take_the_narrow_ones),

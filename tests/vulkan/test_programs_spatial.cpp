@@ -687,11 +687,14 @@ void the_descriptor_lists_exactly_the_spatial_kernels(void**)
     using C = tosa::OperatorConstraint;
     const auto zero_points = tosa::constraint_bit(C::zero_zero_points);
     const auto constants = tosa::constraint_bit(C::constant_parameters);
-    const std::vector<DType> copies{DType::boolean, DType::int32, DType::fp32};
+    // lavapipe has 8- and 16-bit storage: BF16 and the FP8 copies too.
+    const std::vector<DType> floats{DType::fp32, DType::fp16, DType::bf16};
+    const std::vector<DType> copies{DType::boolean, DType::int32,   DType::fp32,   DType::fp16,
+                                    DType::bf16,    DType::fp8e4m3, DType::fp8e5m2};
     const std::vector<tosa::OperatorCapability> want{
-        {Op::conv2d, zero_points, {DType::fp32}},
-        {Op::depthwise_conv2d, zero_points, {DType::fp32}},
-        {Op::avg_pool2d, zero_points, {DType::fp32}},
+        {Op::conv2d, zero_points, floats},
+        {Op::depthwise_conv2d, zero_points, floats},
+        {Op::avg_pool2d, zero_points, floats},
         {Op::resize, constants, {DType::fp32}},
         {Op::gather, 0, {DType::int32, DType::fp32}},
         {Op::pad, constants, copies},

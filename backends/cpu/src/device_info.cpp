@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "descriptor.hpp"
+#include "vaccel/tosa/graph.hpp"
 
 namespace vaccel::backend::cpu {
 
@@ -79,7 +80,7 @@ vaccel_device_info describe_cpu(unsigned threads, unsigned instance)
     info.limits.max_events = 1024;
     info.limits.max_bindings = VACCEL_MAX_BINDINGS;
     info.limits.max_buffer_bytes = std::min<std::uint64_t>(std::uint64_t{4} << 30, info.memory_bytes);
-    info.limits.max_artifact_bytes = std::uint64_t{256} << 20;
+    info.limits.max_artifact_bytes = tosa::max_artifact_bytes;
     info.limits.max_memory_bytes = info.memory_bytes;
     info.limits.max_gates = 256;
     info.formats = VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA) | VACCEL_FORMAT_BIT(VACCEL_FORMAT_CPU_BUILTIN);

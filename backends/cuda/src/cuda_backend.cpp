@@ -755,6 +755,23 @@ CUresult run_recorded(const Driver& cu, ProgramState& program,
     return cu.cuGraphLaunch(exec, stream);
 }
 
+// Waits for a profiled run's end (its last event) and adds each kernel's
+// time; a run whose events cannot be read is left out of the profile.
+void add_profiled_run(const Driver& cu, ProgramProfile& profile)
+{
+    if (cu.cuEventSynchronize(profile.events.back()) != CUDA_SUCCESS) return;
+    std::vector<double> ms(profile.total_ms.size());
+    for (std::size_t i = 0; i < ms.size(); ++i) {
+        float elapsed = 0.0f;
+        if (cu.cuEventElapsedTime(&elapsed, profile.events[i], profile.events[i + 1]) !=
+            CUDA_SUCCESS)
+            return;
+        ms[i] = elapsed;
+    }
+    for (std::size_t i = 0; i < ms.size(); ++i) profile.total_ms[i] += ms[i];
+    ++profile.runs;
+}
+
 }  // namespace
 
 Status CudaBackend::enqueue(SubmissionState& s)
@@ -797,11 +814,15 @@ Status CudaBackend::enqueue(SubmissionState& s)
         if (CUresult r = cu.cuStreamWaitEvent(stream, program.last_run, 0); r != CUDA_SUCCESS)
             return fail(refused(r, "ordering the run after the program's previous one"));
         // Every planned kernel onto the stream; how many went is `launched`.
+        // A profiled run marks each kernel's start and the run's end.
+        ProgramProfile* const profile = program.profile.get();
         auto launch_all = [&](std::size_t& launched) -> CUresult {
             vaccel_cuda_dispatch d{};
             std::copy(s.buffers.begin(), s.buffers.end(), d.buffer);
             void* params[] = {&d};
-            for (const PlannedLaunch& l : program.launches) {
+            for (std::size_t i = 0; i < program.launches.size(); ++i) {
+                const PlannedLaunch& l = program.launches[i];
+                if (profile != nullptr) cu.cuEventRecord(profile->events[i], stream);
                 if (l.kernel.work == 0) continue;  // an empty result: nothing to compute
                 std::fill(std::begin(d.spec), std::end(d.spec), 0u);
                 std::copy(l.kernel.spec.begin(), l.kernel.spec.end(), d.spec);
@@ -812,6 +833,7 @@ Status CudaBackend::enqueue(SubmissionState& s)
                     return r;
                 ++launched;
             }
+            if (profile != nullptr) cu.cuEventRecord(profile->events.back(), stream);
             return CUDA_SUCCESS;
         };
         if (program.use_graphs) {
@@ -821,12 +843,16 @@ Status CudaBackend::enqueue(SubmissionState& s)
                 return fail(refused(r, "launching the program's recorded run"));
             any = true;
         } else {
+            std::unique_lock<std::mutex> profiling;
+            if (profile != nullptr) profiling = std::unique_lock(profile->mutex);
             std::size_t launched = 0;
-            if (CUresult r = launch_all(launched); r != CUDA_SUCCESS) {
+            const CUresult r = launch_all(launched);
+            if (r != CUDA_SUCCESS) {
                 if (launched == 0) return fail(refused(r, "launching the program's first kernel"));
                 s.partial = refused(r, "launching one of the program's kernels");
             }
             any = any || launched != 0;
+            if (profile != nullptr && r == CUDA_SUCCESS) add_profiled_run(cu, *profile);
         }
         cu.cuEventRecord(program.last_run, stream);
     }

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "program.hpp"
+#include "vaccel/tosa/graph.hpp"
 
 namespace vaccel::backend::cuda {
 namespace {
@@ -110,7 +111,7 @@ Result<std::pair<DeviceFacts, vaccel_device_info>> describe_device(const Driver&
     info.limits.max_events = 1024;
     info.limits.max_bindings = VACCEL_MAX_BINDINGS;
     info.limits.max_buffer_bytes = total;
-    info.limits.max_artifact_bytes = std::uint64_t{256} << 20;
+    info.limits.max_artifact_bytes = tosa::max_artifact_bytes;
     info.limits.max_memory_bytes = total;
     info.limits.max_gates = 256;
     info.formats = VACCEL_FORMAT_BIT(VACCEL_FORMAT_TOSA) | VACCEL_FORMAT_BIT(VACCEL_FORMAT_CUDA_PTX) |

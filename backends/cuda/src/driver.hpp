@@ -35,6 +35,7 @@ namespace vaccel::backend::cuda {
     X(cuFuncSetAttribute) X(cuFuncGetParamInfo) X(cuLaunchKernel) X(cuLaunchHostFunc)     \
     X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamWaitEvent) X(cuStreamSynchronize)      \
     X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)                   \
+    X(cuEventSynchronize) X(cuEventElapsedTime)                                            \
     X(cuLinkCreate) X(cuLinkAddData) X(cuLinkComplete) X(cuLinkDestroy)                  \
     X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags)           \
     X(cuGraphDestroy)                                                                      \

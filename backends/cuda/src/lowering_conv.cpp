@@ -12,12 +12,20 @@ constexpr std::uint32_t block_threads = 256;
 constexpr std::uint32_t id_of(ConvKernelId id) { return static_cast<std::uint32_t>(id); }
 
 // In id order.
-constexpr std::array<ConvKernel, 4> kernels{{
+constexpr std::array<ConvKernel, 10> kernels{{
     {id_of(ConvKernelId::gemm_f32_t128), "vaccel_conv2d_gemm_f32_t128", block_threads, "conv2d_gemm"},
     {id_of(ConvKernelId::gemm_f32_t64), "vaccel_conv2d_gemm_f32_t64", block_threads, "conv2d_gemm"},
     {id_of(ConvKernelId::gemm_f16_t128), "vaccel_conv2d_gemm_f16_t128", block_threads, "conv2d_gemm"},
     {id_of(ConvKernelId::gemm_f16_t64), "vaccel_conv2d_gemm_f16_t64", block_threads, "conv2d_gemm"},
+    {id_of(ConvKernelId::gemm_f32_t64_s2), "vaccel_conv2d_gemm_f32_t64_s2", block_threads, "conv2d_gemm"},
+    {id_of(ConvKernelId::gemm_f32_t64_s4), "vaccel_conv2d_gemm_f32_t64_s4", block_threads, "conv2d_gemm"},
+    {id_of(ConvKernelId::gemm_f32_t64_s8), "vaccel_conv2d_gemm_f32_t64_s8", block_threads, "conv2d_gemm"},
+    {id_of(ConvKernelId::gemm_f16_t64_s2), "vaccel_conv2d_gemm_f16_t64_s2", block_threads, "conv2d_gemm"},
+    {id_of(ConvKernelId::gemm_f16_t64_s4), "vaccel_conv2d_gemm_f16_t64_s4", block_threads, "conv2d_gemm"},
+    {id_of(ConvKernelId::gemm_f16_t64_s8), "vaccel_conv2d_gemm_f16_t64_s8", block_threads, "conv2d_gemm"},
 }};
+
+constexpr std::uint32_t k_step = 8;  // conv2d_gemm.cu's bk
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
@@ -48,6 +56,21 @@ std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
         id = half ? ConvKernelId::gemm_f16_t64 : ConvKernelId::gemm_f32_t64;
     }
     const std::uint64_t tiles_m = ceil_div(g.rows(), tile), tiles_n = ceil_div(g.oc, tile);
+    // Split K over a cluster: the largest of 8, 4, 2 that keeps two blocks
+    // a multiprocessor at most and 8 K steps a block at least.
+    std::uint32_t split = 1;
+    const std::uint64_t tiles = tiles_m * tiles_n, steps = ceil_div(g.depth(), k_step);
+    if (tile == 64 && tiles < sms)
+        for (std::uint32_t s : {8u, 4u, 2u})
+            if (tiles * s <= 2 * sms && steps >= 8u * s) {
+                split = s;
+                break;
+            }
+    if (split > 1) {
+        const std::uint32_t log2 = split == 2 ? 0 : (split == 4 ? 1 : 2);
+        id = static_cast<ConvKernelId>(
+            id_of(half ? ConvKernelId::gemm_f16_t64_s2 : ConvKernelId::gemm_f32_t64_s2) + log2);
+    }
     tosa::KernelSpec spec;
     spec.kernel = static_cast<std::uint32_t>(id);
     spec.spec = {g.n, g.ih, g.iw, g.ic, g.oh, g.ow, g.oc, g.kh, g.kw,
@@ -56,8 +79,8 @@ std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
                  g.out.buffer, g.out.base, g.in.buffer, g.in.base,
                  g.weight.buffer, g.weight.base, g.bias.buffer, g.bias.base,
                  vec ? 1u : 0u,
-                 static_cast<std::uint32_t>(tiles_m), static_cast<std::uint32_t>(tiles_n)};
-    spec.work = tiles_m * tiles_n * block_threads;
+                 static_cast<std::uint32_t>(tiles_m), static_cast<std::uint32_t>(tiles_n), split};
+    spec.work = tiles * split * block_threads;
     return spec;
 }
 

@@ -12,9 +12,13 @@
 //    are multiples of 4 elements;
 //  - the tile: 128 x 128 when that still gives every multiprocessor two
 //    blocks, else 64 x 64 (batch 1 layers of 7 x 7 or 14 x 14 pixels);
-//  - the grid: work is tiles_m * tiles_n * 256 (one block per tile, the
-//    tiles of one row of M adjacent), the kernels' spec words as
-//    conv2d_gemm.cu lists them;
+//  - split K: 64 x 64 tiles fewer than the multiprocessors are each
+//    computed by a cluster of SPLIT blocks (2, 4 or 8), the largest with
+//    at most two blocks per multiprocessor and at least 8 K steps (64
+//    taps) per block; none when even 2 would pass those;
+//  - the grid: work is tiles_m * tiles_n * SPLIT * 256 (one block, or one
+//    cluster, per tile, the tiles of one row of M adjacent), the kernels'
+//    spec words as conv2d_gemm.cu lists them;
 //  - VACCEL_CUDA_CONV=direct keeps every CONV2D on the direct kernel (the
 //    baseline the benchmarks measure the GEMM kernels against); unset,
 //    empty or "gemm" is the default; any other value is refused at load.
@@ -34,6 +38,9 @@ enum class ConvKernelId : std::uint32_t {
     gemm_f32_t64 = 28,   // vaccel_conv2d_gemm_f32_t64
     gemm_f16_t128 = 29,  // vaccel_conv2d_gemm_f16_t128: FP16 storage, FP32 sums
     gemm_f16_t64 = 30,   // vaccel_conv2d_gemm_f16_t64
+    // 64 x 64 tiles split over K by a cluster of 2, 4 or 8 blocks.
+    gemm_f32_t64_s2 = 31, gemm_f32_t64_s4 = 32, gemm_f32_t64_s8 = 33,
+    gemm_f16_t64_s2 = 34, gemm_f16_t64_s4 = 35, gemm_f16_t64_s8 = 36,
 };
 
 struct ConvKernel {

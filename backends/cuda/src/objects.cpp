@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <ctime>
 
 namespace vaccel::backend::cuda {
@@ -114,6 +115,11 @@ ProgramState::~ProgramState()
     const auto scope = owner->enter();
     if (last_run != nullptr) cu.cuEventDestroy(last_run);
     for (const RecordedRun& r : recorded) cu.cuGraphExecDestroy(r.exec);
+    if (profile) {
+        if (const std::string report = profile_report(*profile, launches); !report.empty())
+            std::fputs(report.c_str(), stderr);
+        for (CUevent e : profile->events) cu.cuEventDestroy(e);
+    }
     if (arena != 0) {
         cu.cuMemFree(arena);
         owner->memory_bytes -= arena_bytes;

@@ -19,9 +19,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "driver.hpp"
+#include "profile.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/backend/cuda.hpp"
 #include "vaccel/tosa/plan.hpp"
@@ -162,6 +164,11 @@ struct PlannedLaunch {
     std::uint32_t block = 1;
     std::uint32_t shared_bytes = 0;
     tosa::KernelSpec kernel;
+    // What it runs, for the profile: the operator and the kernel's entry
+    // name (static storage: kernels.cpp's table).
+    std::uint32_t op_index = 0;
+    tosa::Op op = tosa::Op::unknown;
+    std::string_view function_name;
 };
 
 struct ProgramState {
@@ -190,6 +197,9 @@ struct ProgramState {
     bool use_graphs = true;  // VACCEL_CUDA_GRAPHS at load (program.hpp)
     std::mutex graphs_mutex;
     std::vector<RecordedRun> recorded;
+    // VACCEL_CUDA_PROFILE (profile.hpp): set at load when profiled (then
+    // use_graphs is false); reported and its events destroyed with the program.
+    std::unique_ptr<ProgramProfile> profile;
     // PTX and cubin: the module, its functions by entry name.
     CUmodule module = nullptr;
     std::mutex functions_mutex;

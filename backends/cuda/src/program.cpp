@@ -92,7 +92,8 @@ Status resolve_launches(ProgramState& program, const tosa::ProgramPlan& plan)
         auto function = context_kernel(*program.owner, *shape);
         if (!function) return fail(function.error());
         program.launches.push_back(PlannedLaunch{*function, grid_for(*shape, d.kernel.work),
-                                                 shape->block, shape->dynamic_shared, d.kernel});
+                                                 shape->block, shape->dynamic_shared, d.kernel,
+                                                 d.op_index, d.op, shape->function});
     }
     return {};
 }
@@ -151,11 +152,9 @@ Result<std::vector<std::byte>> compile_ptx(ContextState& context, std::span<cons
 
 tosa::CapabilityDescriptor cuda_descriptor()
 {
-    tosa::CapabilityDescriptor descriptor = gpu::gpu_descriptor(gpu::StorageFeatures{true, true});
-    // FP16 CONV2D on the implicit-GEMM kernels (lowering_conv.hpp).
-    for (tosa::OperatorCapability& c : descriptor.operators)
-        if (c.op == tosa::Op::conv2d) c.dtypes = {tosa::DType::fp32, tosa::DType::fp16};  // ascending
-    return descriptor;
+    // Every element is addressable at its own width on CUDA: the narrow
+    // dtypes need no feature.
+    return gpu::gpu_descriptor(gpu::StorageFeatures{true, true});
 }
 
 namespace {
@@ -181,6 +180,8 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
 {
     auto graphs = graphs_enabled();
     if (!graphs) return fail(graphs.error());
+    auto profiled = profile_enabled();
+    if (!profiled) return fail(profiled.error());
     auto target = tosa::target_from_uapi(desc.target);
     if (!target) return fail(target.error());
     auto graph = tosa::parse(desc.payload);
@@ -205,7 +206,7 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     auto scope = context->enter();
     if (!scope) return fail(scope.error());
     auto program = std::make_shared<ProgramState>(std::move(context));
-    program->use_graphs = *graphs;
+    program->use_graphs = *graphs && !*profiled;
     const tosa::Block& block = graph->regions[0].blocks[0];
     for (const tosa::SlotPlan& slot : plan->slots)
         program->slots.push_back(SlotInfo{
@@ -220,6 +221,19 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
         r != CUDA_SUCCESS) {
         program->last_run = nullptr;
         return fail(program->owner->device->error(r, "creating the program's event"));
+    }
+    if (*profiled) {
+        auto profile = std::make_unique<ProgramProfile>();
+        profile->total_ms.assign(program->launches.size(), 0.0);
+        for (std::size_t i = 0; i <= program->launches.size(); ++i) {
+            CUevent e = nullptr;
+            if (CUresult r = cu.cuEventCreate(&e, CU_EVENT_DEFAULT); r != CUDA_SUCCESS) {
+                for (CUevent made : profile->events) cu.cuEventDestroy(made);
+                return fail(program->owner->device->error(r, "creating the profile's events"));
+            }
+            profile->events.push_back(e);
+        }
+        program->profile = std::move(profile);
     }
     program->counted = true;
     program->owner->device->counters.programs.fetch_add(1);

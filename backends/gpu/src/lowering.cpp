@@ -530,7 +530,9 @@ Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
 
 tosa::CapabilityDescriptor gpu_descriptor(StorageFeatures features)
 {
-    return with_storage(gpu_descriptor(), features);
+    tosa::CapabilityDescriptor descriptor = with_storage(gpu_descriptor(), features);
+    if (features.narrow()) add_narrow_spatial_dtypes(descriptor);
+    return descriptor;
 }
 
 tosa::CapabilityDescriptor gpu_descriptor()

@@ -98,14 +98,24 @@ Status expect_output(const tosa::OperatorView& view, const std::vector<std::int6
     return {};
 }
 
-Status expect_fp32_accumulator(const tosa::OperatorView& view)
+// acc_type as TOSA 1.0 allows it for `data` (the CPU device's rules): FP32
+// for FP32 data (CONV2D with FP32 data runs whatever it says, as on the
+// CPU device), FP16 or FP32 for FP16, FP32 for BF16. The kernels always
+// accumulate in FP32, which FP16 accumulation allows.
+Status expect_accumulator(const tosa::OperatorView& view, DType data)
 {
-    if (view.op->attributes.acc_type != DType::fp32)
-        return fail(bad_attribute(view, fmt::format("acc_type is {}; TOSA 1.0 allows only FP32 "
-                                                    "for FP32 data",
-                                                    tosa::dtype_name(view.op->attributes.acc_type))));
-    return {};
+    const DType acc = view.op->attributes.acc_type;
+    if (data == DType::fp32 && view.op->op == Op::conv2d) return {};
+    if (acc == DType::fp32 || (acc == DType::fp16 && data == DType::fp16)) return {};
+    return fail(bad_attribute(view, fmt::format("acc_type is {}; TOSA 1.0 allows {} for {} data",
+                                                tosa::dtype_name(acc),
+                                                data == DType::fp16 ? "FP16 or FP32"
+                                                                    : "only FP32",
+                                                tosa::dtype_name(data))));
 }
+
+// The kernels' DT_* code of an element dtype the lowering already checked.
+std::uint32_t dt_code(DType dtype) { return kernel_dtype(dtype).value_or(0); }
 
 tosa::DispatchRequest request(KernelId kernel, std::vector<std::uint32_t> spec,
                               std::uint64_t work, std::vector<std::uint32_t> reads,
@@ -128,17 +138,11 @@ Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowere
         return fail(bad_attribute(view, "the zero points must be serialized constants"));
     const std::uint32_t in = view.inputs[0], w = view.inputs[1], b = view.inputs[2];
     const std::uint32_t out = view.outputs[0];
-    // FP16 CONV2D only where the backend's GEMM kernel runs it (refused
-    // below when it declines); everything else is FP32.
+    // Input, weight, bias and result share one float dtype (lowering_storage.hpp).
     const DType dtype = tensor(view, in).dtype;
-    const bool half = dtype == DType::fp16 && !depthwise && conv_gemm;
-    if (auto ok = expect_dtype(view, {in, w, b, out}, half ? DType::fp16 : DType::fp32); !ok)
-        return fail(ok.error());
-    if (half && view.op->attributes.acc_type != DType::fp16 &&
-        view.op->attributes.acc_type != DType::fp32)
-        return fail(bad_attribute(view, fmt::format("acc_type is {}; TOSA 1.0 allows FP16 or "
-                                                    "FP32 for FP16 data",
-                                                    tosa::dtype_name(view.op->attributes.acc_type))));
+    if (!arithmetic_dtype(dtype)) return fail(dtype_refusal(view, dtype));
+    if (auto ok = expect_dtype(view, {w, b, out}, dtype); !ok) return fail(ok.error());
+    if (auto ok = expect_accumulator(view, dtype); !ok) return fail(ok.error());
     const auto& input = tensor(view, in).shape;
     const auto& weight = tensor(view, w).shape;
     const auto& bias = tensor(view, b).shape;
@@ -161,9 +165,6 @@ Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowere
         std::ranges::any_of(a.stride, [](std::int32_t v) { return v < 1; }) ||
         std::ranges::any_of(a.dilation, [](std::int32_t v) { return v < 1; }))
         return fail(bad_attribute(view, "pad must be >= 0, stride and dilation >= 1"));
-    // FP32 CONV2D runs whatever acc_type says (as on the CPU device).
-    if (depthwise)
-        if (auto ok = expect_fp32_accumulator(view); !ok) return fail(ok.error());
     auto oh = strided_extent(view, "height",
                              input[1] - 1 + a.pad[0] + a.pad[1] - (kh - 1) * a.dilation[0],
                              a.stride[0]);
@@ -191,7 +192,6 @@ Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowere
         g.dtype = tensor(view, in).dtype;
         if (auto k = conv_gemm(view, g))
             return Requests{tosa::DispatchRequest{std::move(*k), {in, w, b}, {out}}};
-        if (half) return fail(dtype_refusal(view, dtype));  // the direct kernel is FP32 only
     }
     const std::int64_t multiplier = depthwise ? std::max<std::int64_t>(weight[3], 1) : 1;
     std::vector<std::uint32_t> spec{
@@ -199,7 +199,8 @@ Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowere
         u32(*oh), u32(*ow), u32(oc), u32(kh), u32(kw),
         u32(a.stride[0]), u32(a.stride[1]), u32(a.dilation[0]), u32(a.dilation[1]),
         u32(a.pad[0]), u32(a.pad[2]), u32(multiplier), bias[0] == oc ? 1u : 0u,
-        po->buffer, po->base, pi->buffer, pi->base, pw->buffer, pw->base, pb->buffer, pb->base};
+        po->buffer, po->base, pi->buffer, pi->base, pw->buffer, pw->base, pb->buffer, pb->base,
+        dt_code(dtype)};
     const auto work = static_cast<std::uint64_t>(input[0] * *oh * *ow * oc);
     return Requests{request(KernelId::conv2d, std::move(spec), work, {in, w, b}, out)};
 }
@@ -209,7 +210,9 @@ Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowere
 Result<Requests> lower_avg_pool(const tosa::OperatorView& view)
 {
     const std::uint32_t in = view.inputs[0], out = view.outputs[0];
-    if (auto ok = expect_dtype(view, {in, out}, DType::fp32); !ok) return fail(ok.error());
+    const DType dtype = tensor(view, in).dtype;
+    if (!arithmetic_dtype(dtype)) return fail(dtype_refusal(view, dtype));
+    if (auto ok = expect_dtype(view, {out}, dtype); !ok) return fail(ok.error());
     const auto& input = tensor(view, in).shape;
     const auto& a = view.op->attributes;
     if (input.size() != 4)
@@ -231,7 +234,7 @@ Result<Requests> lower_avg_pool(const tosa::OperatorView& view)
         return fail(bad_attribute(view, fmt::format("pad [{}] must be below the kernel [{}]",
                                                     fmt::join(a.pad, ","),
                                                     fmt::join(a.kernel, ","))));
-    if (auto ok = expect_fp32_accumulator(view); !ok) return fail(ok.error());
+    if (auto ok = expect_accumulator(view, dtype); !ok) return fail(ok.error());
     auto oh = strided_extent(view, "height", input[1] + a.pad[0] + a.pad[1] - a.kernel[0],
                              a.stride[0]);
     if (!oh) return fail(oh.error());
@@ -247,7 +250,8 @@ Result<Requests> lower_avg_pool(const tosa::OperatorView& view)
     std::vector<std::uint32_t> spec{
         u32(input[0]), u32(input[1]), u32(input[2]), u32(input[3]), u32(*oh), u32(*ow),
         u32(a.kernel[0]), u32(a.kernel[1]), u32(a.stride[0]), u32(a.stride[1]),
-        u32(a.pad[0]), u32(a.pad[2]), dst->buffer, dst->base, src->buffer, src->base};
+        u32(a.pad[0]), u32(a.pad[2]), dst->buffer, dst->base, src->buffer, src->base,
+        dt_code(dtype)};
     const auto work = static_cast<std::uint64_t>(input[0] * *oh * *ow * input[3]);
     return Requests{request(KernelId::avg_pool2d, std::move(spec), work, {in}, out)};
 }
@@ -387,8 +391,7 @@ Result<Requests> pad_tile(const tosa::OperatorView& view, bool tile,
         shift[lead + d] = tile ? 0u : static_cast<std::uint32_t>(static_cast<std::int32_t>(before[d]));
         work *= static_cast<std::uint64_t>(result[d]);
     }
-    const bool bytes = tensor(view, out).dtype == DType::boolean;
-    std::vector<std::uint32_t> spec{tile ? 1u : 0u, bytes ? 1u : 0u};
+    std::vector<std::uint32_t> spec{tile ? 1u : 0u, dt_code(tensor(view, out).dtype)};
     spec.insert(spec.end(), dims.begin(), dims.end());
     spec.insert(spec.end(), in_dims.begin(), in_dims.end());
     spec.insert(spec.end(), shift.begin(), shift.end());
@@ -396,12 +399,11 @@ Result<Requests> pad_tile(const tosa::OperatorView& view, bool tile,
     return Requests{request(KernelId::pad_tile, std::move(spec), work, {in}, out)};
 }
 
-// The copies' dtypes: FP32, INT32, BOOL, the same in and out.
+// The copies' dtypes (lowering_storage.hpp's copy_dtype), the same in and out.
 Status expect_copy_dtype(const tosa::OperatorView& view)
 {
     const DType dtype = tensor(view, view.outputs[0]).dtype;
-    if (dtype != DType::fp32 && dtype != DType::int32 && dtype != DType::boolean)
-        return fail(dtype_refusal(view, dtype));
+    if (!copy_dtype(dtype)) return fail(dtype_refusal(view, dtype));
     return expect_dtype(view, {view.inputs[0]}, dtype);
 }
 
@@ -511,12 +513,15 @@ std::optional<Result<Requests>> lower_spatial(const tosa::OperatorView& view,
 void add_spatial_operators(tosa::CapabilityDescriptor& descriptor)
 {
     using C = tosa::OperatorConstraint;
-    // dtypes ascending (DType order): BOOL, INT32, FP32.
-    const std::vector<DType> copies{DType::boolean, DType::int32, DType::fp32};
+    // dtypes ascending (DType order). FP16 needs no storage feature here:
+    // these kernels load 16-bit elements from words and store them with
+    // atomics where the device has no 16-bit views (as MATMUL reads FP16).
+    const std::vector<DType> floats{DType::fp32, DType::fp16};
+    const std::vector<DType> copies{DType::boolean, DType::int32, DType::fp32, DType::fp16};
     for (auto&& c : {
-             capability(Op::conv2d, C::zero_zero_points, {DType::fp32}),
-             capability(Op::depthwise_conv2d, C::zero_zero_points, {DType::fp32}),
-             capability(Op::avg_pool2d, C::zero_zero_points, {DType::fp32}),
+             capability(Op::conv2d, C::zero_zero_points, floats),
+             capability(Op::depthwise_conv2d, C::zero_zero_points, floats),
+             capability(Op::avg_pool2d, C::zero_zero_points, floats),
              capability(Op::resize, C::constant_parameters, {DType::fp32}),
              // Values and result FP32 or INT32, indices INT32.
              tosa::OperatorCapability{Op::gather, 0, {DType::int32, DType::fp32}},
@@ -530,6 +535,24 @@ void add_spatial_operators(tosa::CapabilityDescriptor& descriptor)
     // operators with run-time conditions are not in the descriptor, or (MUL
     // on INT32) refused at load for their dtype.
     descriptor.graph.runtime_conditions = tosa::RuntimeConditionSupport::advisory_only;
+}
+
+void add_narrow_spatial_dtypes(tosa::CapabilityDescriptor& descriptor)
+{
+    for (tosa::OperatorCapability& c : descriptor.operators) {
+        switch (c.op) {
+        case Op::conv2d:
+        case Op::depthwise_conv2d:
+        case Op::avg_pool2d: c.dtypes = {DType::fp32, DType::fp16, DType::bf16}; break;
+        case Op::pad:
+        case Op::slice:
+        case Op::tile:
+            c.dtypes = {DType::boolean, DType::int32, DType::fp32, DType::fp16, DType::bf16,
+                        DType::fp8e4m3, DType::fp8e5m2};
+            break;
+        default: break;
+        }
+    }
 }
 
 }  // namespace vaccel::backend::gpu

@@ -185,7 +185,7 @@ tosa::CapabilityDescriptor with_storage(tosa::CapabilityDescriptor fp32, Storage
     std::ranges::sort(fp32.operators, {}, &tosa::OperatorCapability::op);
     // Each operator states its dtypes, so the descriptor says which
     // operators run the narrow ones (admission itself reads only the roles).
-    // The spatial operators already list theirs (FP32 and copies only).
+    // The spatial operators list theirs (add_narrow_spatial_dtypes()).
     for (tosa::OperatorCapability& c : fp32.operators)
         if (c.dtypes.empty()) c.dtypes = operator_dtypes(c.op);
     // As the CPU derives its target (ADR 0014): the integer-only CASTs (BOOL

@@ -9,6 +9,7 @@
 #include "lowering.hpp"
 #include "staging.hpp"
 #include "vaccel/tosa/capability.hpp"
+#include "vaccel/tosa/graph.hpp"
 
 namespace vaccel::backend::vulkan {
 
@@ -85,7 +86,7 @@ vaccel_device_info describe_device(const PhysicalRecord& record, const MemoryPla
                                                         largest) /
                                     word_bytes * word_bytes,
                                 word_bytes);
-    info.limits.max_artifact_bytes = std::uint64_t{256} << 20;
+    info.limits.max_artifact_bytes = tosa::max_artifact_bytes;
     info.limits.max_memory_bytes = largest;
     info.limits.max_gates = 256;  // as the CPU device; each is one timeline semaphore
     // SPIR-V compute modules are launched (launch.hpp).

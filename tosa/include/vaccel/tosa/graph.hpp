@@ -151,8 +151,12 @@ Result<Graph> parse(std::span<const std::byte> bytes);
 // out of bounds here.
 std::vector<std::uint8_t> serialize(const Graph& graph);
 
-// The largest artifact parse() reads (the flatbuffer itself, 256 MiB).
-inline constexpr std::size_t max_artifact_bytes = std::size_t{256} << 20;
+// The largest artifact parse() reads (the flatbuffer itself, 1 GiB): the
+// largest payload one request carries to the daemon (VACCEL_SRV_PAYLOAD_MAX
+// of uapi/vaccel_server.h), half of what a flatbuffer can address (2 GiB).
+// Every device's limit is this one (DeviceLimits::max_artifact_bytes); an
+// FP32 BERT-base encoder (12 layers) is a 324 MiB program.
+inline constexpr std::size_t max_artifact_bytes = std::size_t{1} << 30;
 // The most elements one tensor may hold (2^40).
 inline constexpr std::uint64_t max_tensor_elements = std::uint64_t{1} << 40;
 

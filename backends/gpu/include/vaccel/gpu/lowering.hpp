@@ -45,7 +45,7 @@ enum class KernelId : std::uint32_t {
     // 14..: each backend's own kernels, numbered per backend (a backend's
     // lowering never gives the other its ids): on CUDA the MATMUL kernels
     // 14..26 (backends/cuda/src/lowering_matmul.hpp) and the CONV2D GEMM
-    // 27, 28 (backends/cuda/src/lowering_conv.hpp); on Vulkan the CONV2D
+    // 27..36 (backends/cuda/src/lowering_conv.hpp); on Vulkan the CONV2D
     // GEMM 14 (backends/vulkan/src/lowering_conv.hpp, VulkanKernelId).
 };
 // The shared kernel ids, 0..13 (the Vulkan backend builds pipelines for

@@ -12,10 +12,13 @@
 //    second spec layout to keep in step; PAD is one dispatch (the fill and
 //    the copy decided per element), so it needs no fill-then-copy ordering;
 //    TILE wants a modulo per dimension, which no stride expresses;
-//  - dtypes: the arithmetic runs on FP32; GATHER copies FP32 and INT32 (what
-//    the CPU device admits among the GPU storage dtypes); PAD, SLICE and
-//    TILE copy FP32, INT32 and BOOL; anything else is the dtype refusal of
-//    lowering.hpp;
+//  - dtypes: CONV2D, DEPTHWISE_CONV2D and AVG_POOL2D run on FP32, FP16 and
+//    BF16 (every operand one dtype; widened to FP32 on load, FP32 sums,
+//    rounded once on store, as on the CPU device), acc_type as TOSA 1.0
+//    allows it; RESIZE on FP32; GATHER copies FP32 and INT32 (what the CPU
+//    device admits among the GPU storage dtypes); PAD, SLICE and TILE copy
+//    every copy dtype of lowering_storage.hpp bit for bit; anything else is
+//    the dtype refusal of lowering.hpp;
 //  - attributes and shapes are checked here with the CPU device's rules
 //    (analyze() leaves the convolutions, pools, GATHER and RESIZE
 //    unchecked): InvalidArgument, VACCEL_D_TOSA_GRAPH, arg0 =
@@ -27,10 +30,8 @@
 //    asked for it first; a backend that has none, or declines this one,
 //    gets the direct conv2d kernel. The check is here, once, for every
 //    backend; only the kernel choice is the backend's (as MATMUL's is).
-//    FP16 CONV2D (acc_type FP16 or FP32) is the GEMM kernel's alone: with
-//    a ConvGemmLowerer it is offered, and refused by dtype when declined;
-//    the descriptor of a backend that runs it lists it (the shared one
-//    does not);
+//    Every dtype is offered to the GEMM kernel; one it declines runs on
+//    the direct kernel;
 //  - GATHER's indices are a REQUIRE condition (the descriptor says
 //    advisory_only): an index outside [0, K) gives a row of zeros, never a
 //    read outside the values (the CPU device reports it instead).
@@ -86,7 +87,11 @@ std::optional<Result<std::vector<tosa::DispatchRequest>>> lower_spatial(
 
 // Adds this file's operators, with the dtypes their kernels run and the
 // constraints the lowering relies on, to the GPU descriptor, and makes
-// GATHER's index condition advisory.
+// GATHER's index condition advisory. The dtypes are those of a device
+// without 8- and 16-bit storage (FP32, FP16 and the 4-byte and BOOL copies);
+// add_narrow_spatial_dtypes() lists a device's with them (BF16, and FP8
+// copies), as with_storage() does for the other operators.
 void add_spatial_operators(tosa::CapabilityDescriptor& descriptor);
+void add_narrow_spatial_dtypes(tosa::CapabilityDescriptor& descriptor);
 
 }  // namespace vaccel::backend::gpu
