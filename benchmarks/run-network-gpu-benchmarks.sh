@@ -29,9 +29,9 @@
 # difference from torch's output, as max |vaccel - torch| / (1 + |torch|).
 # A device that refuses the network prints its refusal in place of a time.
 # Timings are medians of whole vaccel_run round trips with the bindings
-# made once (vaccelctl's), against torch.cuda.Event around one forward
+# made once (vaccelctl's), after WARMUP untimed ones, against torch.cuda.Event around one forward
 # pass with the input already on the GPU (on the CPU: a monotonic clock).
-# Environment: RUNS (20), PATHS.
+# Environment: RUNS (20), WARMUP (10), PATHS.
 set -euo pipefail
 make_network=${1:?usage: run-network-gpu-benchmarks.sh MAKE_NETWORK VACCELCTL VACCELD [CASE...]}
 vaccelctl=${2:?usage: run-network-gpu-benchmarks.sh MAKE_NETWORK VACCELCTL VACCELD [CASE...]}
@@ -39,6 +39,10 @@ vacceld=${3:?usage: run-network-gpu-benchmarks.sh MAKE_NETWORK VACCELCTL VACCELD
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${RUNS:-20}
+# Untimed runs first: a Vulkan device's clocks take a few hundred ms of work
+# to rise (a cold vulkan:0 ResNet-18 ran at a median of 13 to 21 ms, then
+# 4.0 ms warm), and torch gets its 3.
+warmup=${WARMUP:-10}
 paths=",${PATHS:-cuda,before,vulkan,socket},"
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
@@ -65,7 +69,7 @@ echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_versio
 vaccel_ms() {
 	local dir=$1 out=$2 device=$3 json
 	mkdir -p "$out"
-	if json=$("$vaccelctl" run -d "$device" -n "$runs" --json -i "$dir/$(input_of "$dir")" -o "$out" \
+	if json=$("$vaccelctl" run -d "$device" -n "$runs" --warmup "$warmup" --json -i "$dir/$(input_of "$dir")" -o "$out" \
 		"$dir/model.tosa" 2>"$out.err"); then
 		python3 -c 'import json,sys; print("%.3f" % (json.load(sys.stdin)["timing"]["median_ns"] / 1e6))' <<<"$json"
 	else

@@ -29,9 +29,18 @@
 // a cluster barrier, block `rank` adds the SPLIT partials of its BM / SPLIT
 // rows from every block's shared memory (distributed shared memory), in rank
 // order, then the bias, and stores them; a second barrier keeps every block
-// resident until the others have read it. No scratch memory and no
+// bias. No scratch memory and no
 // atomics: the order of every sum is fixed by the shape, so runs agree bit
 // for bit.
+//
+// MATMUL (the vaccel_matmul_f32_t64_s* kernels): FP32 MATMUL with few rows
+// (a transformer's [1, 128, 768] at batch 1), on the same 64 x 64 tiles and
+// split K, reading MATMUL's spec words (backends/cuda/src/lowering_matmul.hpp:
+// N H C W, out, A, B, mode, tiles along H and W; 13 SPLIT). A [H, C] is the
+// input of a 1 x 1 convolution of H pixels and C channels; B is [C, W]
+// row-major, so its step is loaded as 8 rows of 64 columns (float4 along
+// W); no bias; one batch per tiles_m * tiles_n tiles. Always the float4
+// path (C, W and the bases are multiples of 4: the lowering checks it).
 // Spec words:
 //   0 N  1 IH  2 IW  3 IC  4 OH  5 OW  6 OC  7 KH  8 KW  9 SY  10 SX
 //   11 DY  12 DX  13 PT  14 PL  15 BIAS_PER_CHANNEL  16 OUT_BUF 17 OUT_BASE
@@ -100,9 +109,10 @@ __device__ __forceinline__ float patch_element(const Geometry& g, const T* in, u
     return Io<T>::get(in + ((static_cast<unsigned long long>(n) * g.ih + iy) * g.iw + ix) * g.ic + c);
 }
 
-template <typename T, int BM, int BN, int TM, int TN, bool VEC, int SPLIT>
+template <typename T, int BM, int BN, int TM, int TN, bool VEC, int SPLIT, bool MATMUL = false>
 __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
 {
+    static_assert(!MATMUL || (VEC && BN * bk / 4 <= threads), "MATMUL: the float4 path");
     static_assert(BM * bk / 4 <= threads && BN * bk / 4 <= threads, "one float4 per loader");
     static_assert((BM / TM) * (BN / TN) == threads, "a sub-tile per thread");
     constexpr int qm = TM / 4, qn = TN / 4;  // quarters per thread
@@ -116,26 +126,45 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
     auto sb = reinterpret_cast<float (*)[bk][b_row]>(smem + 2 * bk * a_row);
 
     Geometry g;
-    const unsigned n_count = d.spec[0];
-    g.ih = d.spec[1], g.iw = d.spec[2], g.ic = d.spec[3], g.oh = d.spec[4], g.ow = d.spec[5];
-    g.oc = d.spec[6], g.kw = d.spec[8], g.sy = d.spec[9], g.sx = d.spec[10];
-    g.dy = d.spec[11], g.dx = d.spec[12], g.pt = d.spec[13], g.pl = d.spec[14];
-    g.m = static_cast<unsigned long long>(n_count) * g.oh * g.ow;
-    g.k = static_cast<unsigned long long>(d.spec[7]) * g.kw * g.ic;
-    const bool bias_per_channel = d.spec[15] != 0u;
-    const unsigned tiles_n = d.spec[26];
-    const unsigned tile = blockIdx.x / SPLIT, rank = blockIdx.x % SPLIT;
+    const T* in;
+    const T* weight;
+    const T* bias = nullptr;
+    T* out;
+    bool bias_per_channel = false;
+    unsigned tiles_n, tile = blockIdx.x / SPLIT;
+    const unsigned rank = blockIdx.x % SPLIT;
+    if constexpr (MATMUL) {
+        // H pixels of C channels through a 1 x 1 kernel; this tile's batch.
+        const unsigned long long h = d.spec[1], c = d.spec[2], w = d.spec[3];
+        g.ih = g.iw = g.oh = g.ow = g.kw = 1, g.ic = d.spec[2], g.oc = d.spec[3];
+        g.sy = g.sx = g.dy = g.dx = 1, g.pt = g.pl = 0;
+        g.m = h, g.k = c;
+        tiles_n = d.spec[12];
+        const unsigned per_batch = d.spec[11] * tiles_n, batch = tile / per_batch;
+        tile %= per_batch;
+        out = reinterpret_cast<T*>(d.buffer[d.spec[4]]) + d.spec[5] + batch * h * w;
+        in = reinterpret_cast<const T*>(d.buffer[d.spec[6]]) + d.spec[7] + batch * h * c;
+        weight = reinterpret_cast<const T*>(d.buffer[d.spec[8]]) + d.spec[9] + batch * c * w;
+    } else {
+        const unsigned n_count = d.spec[0];
+        g.ih = d.spec[1], g.iw = d.spec[2], g.ic = d.spec[3], g.oh = d.spec[4], g.ow = d.spec[5];
+        g.oc = d.spec[6], g.kw = d.spec[8], g.sy = d.spec[9], g.sx = d.spec[10];
+        g.dy = d.spec[11], g.dx = d.spec[12], g.pt = d.spec[13], g.pl = d.spec[14];
+        g.m = static_cast<unsigned long long>(n_count) * g.oh * g.ow;
+        g.k = static_cast<unsigned long long>(d.spec[7]) * g.kw * g.ic;
+        bias_per_channel = d.spec[15] != 0u;
+        tiles_n = d.spec[26];
+        in = reinterpret_cast<const T*>(d.buffer[d.spec[18]]) + d.spec[19];
+        weight = reinterpret_cast<const T*>(d.buffer[d.spec[20]]) + d.spec[21];
+        bias = reinterpret_cast<const T*>(d.buffer[d.spec[22]]) + d.spec[23];
+        out = reinterpret_cast<T*>(d.buffer[d.spec[16]]) + d.spec[17];
+    }
     const unsigned long long m0 = static_cast<unsigned long long>(tile / tiles_n) * BM;
     const unsigned long long n0 = static_cast<unsigned long long>(tile % tiles_n) * BN;
     // This block's K range [k_begin, k_end): whole steps, the last range to K.
     const unsigned long long steps = (g.k + bk - 1) / bk;
     const unsigned long long k_begin = steps * rank / SPLIT * bk;
     const unsigned long long k_end = rank + 1 == SPLIT ? g.k : steps * (rank + 1) / SPLIT * bk;
-
-    const T* in = reinterpret_cast<const T*>(d.buffer[d.spec[18]]) + d.spec[19];
-    const T* weight = reinterpret_cast<const T*>(d.buffer[d.spec[20]]) + d.spec[21];
-    const T* bias = reinterpret_cast<const T*>(d.buffer[d.spec[22]]) + d.spec[23];
-    T* out = reinterpret_cast<T*>(d.buffer[d.spec[16]]) + d.spec[17];
 
     const int tid = threadIdx.x;
     // Loader slots: row `lr` of the tile, taps lk..lk+3 of the step.
@@ -151,6 +180,9 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
     const int ix0 = static_cast<int>(ox * g.sx) - static_cast<int>(g.pl);
     const T* image = in + static_cast<unsigned long long>(n) * g.ih * g.iw * g.ic;
     const T* w_row = weight + (b_ok ? bn_row * g.k : 0ull);
+    // MATMUL's B loader: row bkr of the step, columns bc..bc+3 of the tile.
+    const int bkr = tid / (BN / 4), bc = (tid % (BN / 4)) * 4;
+    const bool b_kn_ok = tid < BN * bk / 4 && n0 + bc < g.oc;
     // VEC: the loader's tap (c, kx, ky) of k = k0 + lk, advanced a step at a time.
     unsigned c = 0, kx = 0, ky = 0;
     if constexpr (VEC) {
@@ -180,6 +212,10 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
         }
     };
     auto load_b = [&](unsigned long long k0) -> float4 {
+        if constexpr (MATMUL) {
+            const unsigned long long k = k0 + bkr;
+            return b_kn_ok && k < k_end ? Io<T>::get4(weight + k * g.oc + n0 + bc) : zero;
+        }
         if (!b_ok) return zero;
         const unsigned long long k = k0 + lk;
         if constexpr (VEC) {
@@ -207,7 +243,9 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
             sa[buf][lk + 2][lr] = va.z;
             sa[buf][lk + 3][lr] = va.w;
         }
-        if (b_loader) {
+        if constexpr (MATMUL) {
+            if (tid < BN * bk / 4) *reinterpret_cast<float4*>(&sb[buf][bkr][bc]) = vb;
+        } else if (b_loader) {
             sb[buf][lk + 0][lr] = vb.x;
             sb[buf][lk + 1][lr] = vb.y;
             sb[buf][lk + 2][lr] = vb.z;
@@ -277,9 +315,10 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
             for (int q = 0; q < SPLIT; ++q)
                 sum += cluster.map_shared_rank(&partial[0][0], q)[r * BN + col];
             const unsigned long long row = m0 + r, oc = n0 + col;
-            if (row < g.m && oc < g.oc)
-                Io<T>::put(out + row * g.oc + oc,
-                           sum + Io<T>::get(bias + (bias_per_channel ? oc : 0)));
+            if (row < g.m && oc < g.oc) {
+                if constexpr (!MATMUL) sum += Io<T>::get(bias + (bias_per_channel ? oc : 0));
+                Io<T>::put(out + row * g.oc + oc, sum);
+            }
         }
         cluster.sync();
     } else {
@@ -293,9 +332,11 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
                 const unsigned long long col = n0 + q * (BN / qn) + tx * 4;
                 if constexpr (VEC) {
                     if (col >= g.oc) continue;
-                    const float b0 = Io<T>::get(bias);
-                    const float4 b = bias_per_channel ? Io<T>::get4(bias + col)
-                                                      : make_float4(b0, b0, b0, b0);
+                    float4 b = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    if constexpr (!MATMUL) {
+                        const float b0 = Io<T>::get(bias);
+                        b = bias_per_channel ? Io<T>::get4(bias + col) : make_float4(b0, b0, b0, b0);
+                    }
                     Io<T>::put4(po + col, make_float4(acc[i][q * 4] + b.x, acc[i][q * 4 + 1] + b.y,
                                                       acc[i][q * 4 + 2] + b.z, acc[i][q * 4 + 3] + b.w));
                 } else {
@@ -339,3 +380,19 @@ VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f32_t64_s8, float, 8)
 VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f16_t64_s2, __half, 2)
 VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f16_t64_s4, __half, 4)
 VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f16_t64_s8, __half, 8)
+
+// FP32 MATMUL on 64 x 64 tiles, alone (s1) or split over K by a cluster.
+extern "C" __global__ void __launch_bounds__(threads, 1)
+    vaccel_matmul_f32_t64_s1(struct vaccel_cuda_dispatch d)
+{
+    run<float, 64, 64, 4, 4, true, 1, true>(d);
+}
+#define VACCEL_MATMUL_SPLIT(name, SPLIT)                                                     \
+    extern "C" __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(threads, 1)     \
+        name(struct vaccel_cuda_dispatch d)                                                    \
+    {                                                                                          \
+        run<float, 64, 64, 4, 4, true, SPLIT, true>(d);                                        \
+    }
+VACCEL_MATMUL_SPLIT(vaccel_matmul_f32_t64_s2, 2)
+VACCEL_MATMUL_SPLIT(vaccel_matmul_f32_t64_s4, 4)
+VACCEL_MATMUL_SPLIT(vaccel_matmul_f32_t64_s8, 8)

@@ -37,10 +37,10 @@ void main()
         for (int y = y0; y < y1; ++y)
             for (int x = x0; x < x1; ++x) {
                 float v;
-                LOAD_FLOAT(v, IN_BUF, IN_BASE + ((n * IH + uint(y)) * IW + uint(x)) * C + c, DT)
+                LOAD_FLOAT_ELEMENT(v, IN_BUF, IN_BASE + ((n * IH + uint(y)) * IW + uint(x)) * C + c, DT)
                 acc += v;
             }
         precise float result = acc / float((y1 - y0) * (x1 - x0));
-        STORE_FLOAT(OUT_BUF, OUT_BASE + i, DT, result)
+        STORE_FLOAT_ELEMENT(OUT_BUF, OUT_BASE + i, DT, result)
     }
 }

@@ -84,15 +84,26 @@ bool dtype_is_float(uint dt) { return dt == DT_FP32 || (dt >= DT_FP16 && dt <= D
 #else
 #define LOAD_BITS(dst, B, i, DT)                                                    \
     if (dtype_bytes(DT) == 4u) dst = bufs[B].w[i];                                  \
-    else if (dtype_bytes(DT) == 2u) dst = LOAD_HALF(B, i);                          \
     else dst = LOAD_BYTE(B, i);
 #define STORE_BITS(B, i, DT, v)                                                     \
     if (dtype_bytes(DT) == 4u) bufs[B].w[i] = (v);                                  \
-    else if (dtype_bytes(DT) == 2u) STORE_HALF(B, i, (v))                           \
     else STORE_BYTE(B, i, (v))
 #endif
+// The spatial kernels' loads and stores (no 16-bit views on any device):
+// as LOAD_BITS and STORE_BITS, with 16-bit elements read out of their word
+// and stored by STORE_HALF. Only those kernels use them, so the others'
+// code is unchanged by them.
+#define LOAD_ELEMENT(dst, B, i, DT)                                                 \
+    if (dtype_bytes(DT) == 4u) dst = bufs[B].w[i];                                  \
+    else if (dtype_bytes(DT) == 2u) dst = LOAD_HALF(B, i);                          \
+    else dst = LOAD_BYTE(B, i);
+#define STORE_ELEMENT(B, i, DT, v)                                                  \
+    if (dtype_bytes(DT) == 4u) bufs[B].w[i] = (v);                                  \
+    else if (dtype_bytes(DT) == 2u) STORE_HALF(B, i, (v))                           \
+    else STORE_BYTE(B, i, (v))
 // A float element of dtype DT (FP32 or narrower) as FP32 (exact), and an
-// FP32 value rounded once to DT and stored.
+// FP32 value rounded once to DT and stored; the _ELEMENT forms are the
+// spatial kernels'.
 #define LOAD_FLOAT(dst, B, i, DT)                                                   \
     {                                                                               \
         uint bits_ = 0u;                                                            \
@@ -100,6 +111,13 @@ bool dtype_is_float(uint dt) { return dt == DT_FP32 || (dt >= DT_FP16 && dt <= D
         dst = widen(DT, bits_);                                                     \
     }
 #define STORE_FLOAT(B, i, DT, v) STORE_BITS(B, i, DT, narrow(DT, v))
+#define LOAD_FLOAT_ELEMENT(dst, B, i, DT)                                           \
+    {                                                                               \
+        uint bits_ = 0u;                                                            \
+        LOAD_ELEMENT(bits_, B, i, DT)                                               \
+        dst = widen(DT, bits_);                                                     \
+    }
+#define STORE_FLOAT_ELEMENT(B, i, DT, v) STORE_ELEMENT(B, i, DT, narrow(DT, v))
 
 // ----- narrow float encodings (docs/adr/0011-narrow-floats-on-the-cpu.md) ----
 // Widening is exact; narrowing rounds to nearest, ties to even, once, in

@@ -52,16 +52,16 @@ void main()
                     // weight (ky, kx, c, j) for output channel oc = c * M + j
                     // is at (ky * KW + kx) * OC + oc.
                     float x, w;
-                    LOAD_FLOAT(x, IN_BUF, pixel + oc / M, DT)
-                    LOAD_FLOAT(w, W_BUF, W_BASE + (ky * KW + kx) * OC + oc, DT)
+                    LOAD_FLOAT_ELEMENT(x, IN_BUF, pixel + oc / M, DT)
+                    LOAD_FLOAT_ELEMENT(w, W_BUF, W_BASE + (ky * KW + kx) * OC + oc, DT)
                     precise float p = x * w;
                     acc += p;
                 } else {
                     uint taps = W_BASE + ((oc * KH + ky) * KW + kx) * IC;
                     for (uint c = 0u; c < IC; ++c) {
                         float x, w;
-                        LOAD_FLOAT(x, IN_BUF, pixel + c, DT)
-                        LOAD_FLOAT(w, W_BUF, taps + c, DT)
+                        LOAD_FLOAT_ELEMENT(x, IN_BUF, pixel + c, DT)
+                        LOAD_FLOAT_ELEMENT(w, W_BUF, taps + c, DT)
                         precise float p = x * w;
                         acc += p;
                     }
@@ -69,8 +69,8 @@ void main()
             }
         }
         float bias;
-        LOAD_FLOAT(bias, B_BUF, B_BASE + (BIAS_PER_CHANNEL != 0u ? oc : 0u), DT)
+        LOAD_FLOAT_ELEMENT(bias, B_BUF, B_BASE + (BIAS_PER_CHANNEL != 0u ? oc : 0u), DT)
         precise float result = acc + bias;
-        STORE_FLOAT(OUT_BUF, OUT_BASE + i, DT, result)
+        STORE_FLOAT_ELEMENT(OUT_BUF, OUT_BASE + i, DT, result)
     }
 }

@@ -66,8 +66,8 @@ void main()
         uint value = FILL;
         if (inside) {
             uint from = IN_BASE + ((((s0 * I1 + s1) * I2 + s2) * I3 + s3) * I4 + s4) * I5 + s5;
-            LOAD_BITS(value, IN_BUF, from, DT)
+            LOAD_ELEMENT(value, IN_BUF, from, DT)
         }
-        STORE_BITS(OUT_BUF, OUT_BASE + i, DT, value)
+        STORE_ELEMENT(OUT_BUF, OUT_BASE + i, DT, value)
     }
 }

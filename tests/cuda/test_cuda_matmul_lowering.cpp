@@ -50,22 +50,25 @@ tosa::Graph matmul_graph(DType in, DType out, std::int64_t n, std::int64_t h, st
     return g.finish();
 }
 
-// The plan of `graph` for a device of compute capability `cc` (0: unknown).
-Result<tosa::ProgramPlan> plan(const tosa::Graph& graph, std::uint32_t cc = 0)
+// The plan of `graph` for a device of compute capability `cc` (0: unknown)
+// with `sms` multiprocessors (0: unknown).
+Result<tosa::ProgramPlan> plan(const tosa::Graph& graph, std::uint32_t cc = 0,
+                               std::uint32_t sms = 0)
 {
     auto analysis = tosa::analyze(graph);
     if (!analysis) return std::unexpected(analysis.error());
     return tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
-                            [cc](const tosa::OperatorView& view) {
-                                return backend::gpu::lower(view, [cc](const tosa::OperatorView& v) {
-                                    return lower_matmul(v, cc);
-                                });
+                            [cc, sms](const tosa::OperatorView& view) {
+                                return backend::gpu::lower(
+                                    view, [cc, sms](const tosa::OperatorView& v) {
+                                        return lower_matmul(v, cc, sms);
+                                    });
                             });
 }
 
-tosa::KernelSpec planned(const tosa::Graph& graph)
+tosa::KernelSpec planned(const tosa::Graph& graph, std::uint32_t sms = 0)
 {
-    auto p = plan(graph);
+    auto p = plan(graph, 0, sms);
     if (!p) fail_msg("unexpected refusal: %s", p.error().note.c_str());
     assert_int_equal(p->dispatches.size(), 1);
     return p->dispatches[0].kernel;
@@ -76,8 +79,18 @@ std::uint32_t id(MatmulKernelId k) { return static_cast<std::uint32_t>(k); }
 void the_kernel_table_is_numbered_from_14(void**)
 {
     const auto table = matmul_kernels();
-    assert_int_equal(table.size(), 13);
-    for (std::size_t i = 0; i < table.size(); ++i) {
+    assert_int_equal(table.size(), 17);
+    // 14..26, then the 64 x 64 FP32 kernels 37..40 of conv2d_gemm.cu.
+    const char* t64[] = {"vaccel_matmul_f32_t64_s1", "vaccel_matmul_f32_t64_s2",
+                         "vaccel_matmul_f32_t64_s4", "vaccel_matmul_f32_t64_s8"};
+    for (std::size_t i = 13; i < table.size(); ++i) {
+        assert_int_equal(table[i].id, 37 + (i - 13));
+        assert_string_equal(table[i].function, t64[i - 13]);
+        assert_string_equal(table[i].module, "conv2d_gemm");
+        assert_int_equal(table[i].block_threads, 256);
+        assert_int_equal(table[i].dynamic_shared_bytes + table[i].only_cc, 0);
+    }
+    for (std::size_t i = 0; i < 13; ++i) {
         assert_int_equal(table[i].id, 14 + i);
         assert_int_equal(table[i].block_threads,
                          table[i].id == id(MatmulKernelId::f16_t128x128) ? 128 : 256);
@@ -199,6 +212,37 @@ struct VariantEnv {
     ~VariantEnv() { unsetenv("VACCEL_CUDA_MATMUL_F16"); }
 };
 
+// FP32 with few 128 x 128 tiles for the SMs: 64 x 64 tiles, split over K
+// as CONV2D's (lowering_conv.hpp's gemm_split); unknown SMs keep the 128s.
+void few_rows_take_the_64_tiles_split_over_k(void**)
+{
+    // BERT-base at batch 1: [1,128,768] x [1,768,768]: 2 x 12 tiles of 64,
+    // 96 K steps: 8; the words are MATMUL's and the split.
+    const auto proj = planned(matmul_graph(DType::fp32, DType::fp32, 1, 128, 768, 768), 132);
+    assert_int_equal(proj.kernel, id(MatmulKernelId::f32_t64_s8));
+    assert_true(proj.spec == (Words{1, 128, 768, 768, 2, 0, 0, 0, 1, 0, 0, 2, 12, 8}));
+    assert_int_equal(proj.work, 2ull * 12 * 8 * 256);
+    // [1,128,768] x [1,768,3072]: 96 tiles: 2 (4 would be 384 blocks > 264).
+    const auto ffn = planned(matmul_graph(DType::fp32, DType::fp32, 1, 128, 768, 3072), 132);
+    assert_int_equal(ffn.kernel, id(MatmulKernelId::f32_t64_s2));
+    // Attention scores, 12 heads: [12,128,64] x [12,64,128]: 8 K steps, not split.
+    const auto scores = planned(matmul_graph(DType::fp32, DType::fp32, 12, 128, 64, 128), 132);
+    assert_int_equal(scores.kernel, id(MatmulKernelId::f32_t64_s1));
+    assert_int_equal(scores.spec[11], 2);
+    assert_int_equal(scores.spec[12], 2);
+    assert_int_equal(scores.spec[13], 1);
+    assert_int_equal(scores.work, 12ull * 2 * 2 * 256);
+    // Enough 128 x 128 tiles, or the SMs unknown: the SIMT tiles, 13 words.
+    const auto big = planned(matmul_graph(DType::fp32, DType::fp32, 1, 2048, 768, 3072), 132);
+    assert_int_equal(big.kernel, id(MatmulKernelId::f32));
+    assert_int_equal(big.spec.size(), 13);
+    assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 1, 128, 768, 768)).kernel,
+                     id(MatmulKernelId::f32));
+    // FP16 and ragged FP32 keep their kernels.
+    assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 1, 128, 766, 768), 132).kernel,
+                     id(MatmulKernelId::general));
+}
+
 void the_f16_variant_is_chosen_by_environment(void**)
 {
     const auto variants = matmul_f16_variants();
@@ -208,7 +252,7 @@ void the_f16_variant_is_chosen_by_environment(void**)
     for (const auto& v : variants) {
         VariantEnv env(v.name);
         const std::uint32_t threads =
-            matmul_kernels()[static_cast<std::uint32_t>(v.id) - 14].block_threads;
+            matmul_kernels()[static_cast<std::uint32_t>(v.id) - 14].block_threads;  // 14..26 in order
         // 2 x 300 x 64 x 520: blocks along H and W by the variant's tile.
         auto k = planned(matmul_graph(DType::fp16, DType::fp16, 2, 300, 64, 520));
         assert_int_equal(k.kernel, static_cast<std::uint32_t>(v.id));
@@ -266,6 +310,7 @@ int main()
         cmocka_unit_test(the_kernel_table_is_numbered_from_14),
         cmocka_unit_test(each_shape_takes_its_kernel),
         cmocka_unit_test(other_dtypes_are_refused),
+        cmocka_unit_test(few_rows_take_the_64_tiles_split_over_k),
         cmocka_unit_test(the_f16_variant_is_chosen_by_environment),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

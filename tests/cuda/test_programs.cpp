@@ -92,7 +92,12 @@ void runs_of_one_program_on_two_queues_do_not_mix(void**)
 const Shape fp32_shapes[] = {
     {1, 1, 37, 1},    {1, 3, 300, 77},  {2, 4, 19, 45},   // streaming (H <= 4)
     {3, 7, 33, 29},   {1, 257, 129, 65},                  // general
-    {1, 128, 64, 128}, {2, 36, 20, 44}, {1, 300, 260, 132},  // FP32 tiles, ragged edges
+    // 128 x 128 SIMT tiles (at least one a multiprocessor), whole and ragged.
+    {1, 1536, 64, 1536}, {1, 1540, 36, 1500},
+    // Fewer: 64 x 64 tiles (test_cuda_matmul_lowering.cpp says which), not
+    // split (s1), split by 4, 8 (ragged along H and W), 2, and 8 over 3 batches.
+    {1, 128, 64, 128}, {2, 36, 20, 44}, {1, 300, 260, 132}, {1, 100, 768, 132},
+    {1, 128, 136, 768}, {3, 70, 520, 68},
 };
 
 void fp32_matmul_matches_on_every_kernel(void**)

@@ -8,7 +8,9 @@
 #     differs from the first;
 #  3. one run started (--variable) from run 1's final values gives exactly
 #     the second output and final values of the two-run load;
-#  4. an unknown variable name and a value of the wrong shape are refused.
+#  4. an unknown variable name and a value of the wrong shape are refused;
+#  5. --warmup runs really run, untimed: --warmup 1 --repeat 1 gives the
+#     two-run output, and its timing counts one run.
 source "$(dirname "$0")/lib.sh"
 ctl=$1 fixtures=$2
 dir=$fixtures/v1.0-lstm_stateful_13x21x3_f32
@@ -38,3 +40,8 @@ expect_refusal "the model has no variable of that name; its variables are 'lstm/
 "$PY" -c "import numpy as np, sys; np.save(sys.argv[1], np.zeros((2, 13), np.float32))" "$scratch/wrong.npy"
 expect_refusal "variable 'lstm/Variable' is float32 [13,2] but the file holds float32 [2,13]" \
 	"$ctl" run "$model" "${in[@]}" --output-dir "$scratch/x" --variable "lstm/Variable=$scratch/wrong.npy"
+
+json=$("$ctl" run "$model" "${in[@]}" --warmup 1 --repeat 1 --json --output-dir "$scratch/warm")
+compare "$scratch/warm/TosaOutput_0.npy" "$scratch/two/TosaOutput_0.npy" --exact
+[ "$("$PY" -c 'import json, sys; print(json.load(sys.stdin)["timing"]["repeat"])' <<<"$json")" = 1 ] ||
+	fail "--warmup 1 --repeat 1 timed other than one run: $json"

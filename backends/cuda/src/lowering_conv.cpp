@@ -33,6 +33,14 @@ std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / 
 
 std::span<const ConvKernel> conv_kernels() { return kernels; }
 
+std::uint32_t gemm_split(std::uint64_t tiles, std::uint64_t depth, std::uint64_t multiprocessors)
+{
+    const std::uint64_t steps = ceil_div(depth, k_step);
+    for (std::uint32_t s : {8u, 4u, 2u})
+        if (tiles * s <= 2 * multiprocessors && steps >= 8u * s) return s;
+    return 1;
+}
+
 Result<bool> conv_gemm_enabled(const tosa::OperatorView& view)
 {
     return gpu::conv_gemm_chosen(view, "VACCEL_CUDA_CONV");
@@ -56,16 +64,9 @@ std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
         id = half ? ConvKernelId::gemm_f16_t64 : ConvKernelId::gemm_f32_t64;
     }
     const std::uint64_t tiles_m = ceil_div(g.rows(), tile), tiles_n = ceil_div(g.oc, tile);
-    // Split K over a cluster: the largest of 8, 4, 2 that keeps two blocks
-    // a multiprocessor at most and 8 K steps a block at least.
-    std::uint32_t split = 1;
-    const std::uint64_t tiles = tiles_m * tiles_n, steps = ceil_div(g.depth(), k_step);
-    if (tile == 64 && tiles < sms)
-        for (std::uint32_t s : {8u, 4u, 2u})
-            if (tiles * s <= 2 * sms && steps >= 8u * s) {
-                split = s;
-                break;
-            }
+    // Split K over a cluster when the 64 x 64 tiles are fewer than the SMs.
+    const std::uint64_t tiles = tiles_m * tiles_n;
+    const std::uint32_t split = tile == 64 && tiles < sms ? gemm_split(tiles, g.depth(), sms) : 1;
     if (split > 1) {
         const std::uint32_t log2 = split == 2 ? 0 : (split == 4 ? 1 : 2);
         id = static_cast<ConvKernelId>(

@@ -43,6 +43,12 @@ enum class ConvKernelId : std::uint32_t {
     gemm_f16_t64_s2 = 34, gemm_f16_t64_s4 = 35, gemm_f16_t64_s8 = 36,
 };
 
+// The split over K of `tiles` 64 x 64 tiles with K = `depth`, on a device
+// of `multiprocessors` SMs: the largest of 8, 4, 2 with at most two blocks
+// per SM and at least 8 K steps (of 8) per block, else 1. CONV2D and
+// MATMUL's 64 x 64 kernels both split this way.
+std::uint32_t gemm_split(std::uint64_t tiles, std::uint64_t depth, std::uint64_t multiprocessors);
+
 struct ConvKernel {
     std::uint32_t id;
     const char* function;

@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <string>
 
+#include "lowering_conv.hpp"
 #include "vaccel/gpu/lowering_operands.hpp"
 
 namespace vaccel::backend::cuda {
@@ -25,12 +27,13 @@ struct Tile {
 constexpr Tile general_tile{16, 16};
 constexpr Tile rows_tile{4, 32};
 constexpr Tile f32_tile{128, 128};
+constexpr Tile t64_tile{64, 64};
 constexpr std::uint64_t max_rows = 4;
 
 constexpr std::uint32_t id_of(MatmulKernelId id) { return static_cast<std::uint32_t>(id); }
 
-// Numbered from 14 in id order (kernel() indexes it by id).
-constexpr std::array<MatmulKernel, 13> kernels{{
+// In id order: 14..26, then 37..40.
+constexpr std::array<MatmulKernel, 17> kernels{{
     {static_cast<std::uint32_t>(MatmulKernelId::general), "vaccel_matmul_general", 256, 0, "matmul"},
     {static_cast<std::uint32_t>(MatmulKernelId::rows), "vaccel_matmul_rows", 256, 0, "matmul"},
     {static_cast<std::uint32_t>(MatmulKernelId::f32), "vaccel_matmul_f32_simt", 256, 0, "matmul_f32"},
@@ -57,6 +60,10 @@ constexpr std::array<MatmulKernel, 13> kernels{{
      "matmul_f16_wgmma", 90},
     {id_of(MatmulKernelId::f16_wgmma128d), "vaccel_matmul_f16_wgmma128d", 256, 197632,
      "matmul_f16_wgmma", 90},
+    {id_of(MatmulKernelId::f32_t64_s1), "vaccel_matmul_f32_t64_s1", 256, 0, "conv2d_gemm"},
+    {id_of(MatmulKernelId::f32_t64_s2), "vaccel_matmul_f32_t64_s2", 256, 0, "conv2d_gemm"},
+    {id_of(MatmulKernelId::f32_t64_s4), "vaccel_matmul_f32_t64_s4", 256, 0, "conv2d_gemm"},
+    {id_of(MatmulKernelId::f32_t64_s8), "vaccel_matmul_f32_t64_s8", 256, 0, "conv2d_gemm"},
 }};
 
 constexpr std::array<MatmulF16Variant, 10> f16_variants{{
@@ -122,7 +129,9 @@ bool vectors_fit(std::uint32_t multiple, std::uint64_t c, std::uint64_t w,
 
 const MatmulKernel& kernel(MatmulKernelId id)
 {
-    return kernels[static_cast<std::uint32_t>(id) - static_cast<std::uint32_t>(MatmulKernelId::general)];
+    for (const MatmulKernel& k : kernels)
+        if (k.id == id_of(id)) return k;
+    return kernels[0];  // every id has its entry (the table is the enum's)
 }
 
 }  // namespace
@@ -132,7 +141,8 @@ std::span<const MatmulKernel> matmul_kernels() { return kernels; }
 std::span<const MatmulF16Variant> matmul_f16_variants() { return f16_variants; }
 
 Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view,
-                                                        std::uint32_t compute_capability)
+                                                        std::uint32_t compute_capability,
+                                                        std::uint32_t multiprocessors)
 {
     const std::uint32_t a = view.inputs[0], b = view.inputs[1], out = view.outputs[0];
     const DType in_dtype = view.block->tensors[a].dtype;
@@ -166,6 +176,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
 
     MatmulKernelId id = MatmulKernelId::general;
     Tile tile = general_tile;
+    std::uint32_t split = 0;  // the 64 x 64 kernels' word 13
     if (n * h * w == 0) {
         // Nothing to write: no blocks.
     } else if (h <= max_rows) {
@@ -174,6 +185,13 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
     } else if (mode == Mode::fp32 && vectors_fit(4, c, w, bases)) {
         id = MatmulKernelId::f32;
         tile = f32_tile;
+        const std::uint64_t big = n * ceil_div(h, f32_tile.rows) * ceil_div(w, f32_tile.cols);
+        if (multiprocessors != 0 && big < multiprocessors) {
+            tile = t64_tile;
+            split = gemm_split(n * ceil_div(h, 64) * ceil_div(w, 64), c, multiprocessors);
+            id = static_cast<MatmulKernelId>(id_of(MatmulKernelId::f32_t64_s1) +
+                                             (split == 1 ? 0 : split == 2 ? 1 : split == 4 ? 2 : 3));
+        }
     } else if (mode != Mode::fp32 && vectors_fit(8, c, w, bases)) {
         id = f16_variant->id;
         tile = {f16_variant->tile_rows, f16_variant->tile_cols};
@@ -190,7 +208,9 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
                  po->buffer, po->base, pa->buffer, pa->base, pb->buffer, pb->base,
                  static_cast<std::uint32_t>(mode),
                  static_cast<std::uint32_t>(tiles_h), static_cast<std::uint32_t>(tiles_w)};
-    spec.work = n * h * w == 0 ? 0 : n * tiles_h * tiles_w * kernel(id).block_threads;
+    if (split != 0) spec.spec.push_back(split);
+    spec.work = n * h * w == 0 ? 0
+                               : n * tiles_h * tiles_w * std::max(split, 1u) * kernel(id).block_threads;
     return std::vector{tosa::DispatchRequest{std::move(spec), {a, b}, {out}}};
 }
 

@@ -7,10 +7,16 @@
 //    (Unsupported, VACCEL_D_TOSA_DTYPE, arg0 = DType, arg1 = Op);
 //  - spec words: N H C W, out buffer and base, A buffer and base, B buffer
 //    and base, mode (0 FP32, 1 FP16 -> FP32, 2 FP16 -> FP16: the Vulkan
-//    kernels' first 11), then the blocks along H and along W of one batch;
+//    kernels' first 11), then the blocks along H and along W of one batch,
+//    and for the 64 x 64 kernels the split (1, 2, 4 or 8);
 //  - the kernel by shape: H <= 4 the streaming kernel (matmul_rows); FP32
 //    with C, W and the three bases multiples of 4 the SIMT tiles
-//    (matmul_f32); FP16 with C, W and the three bases multiples of 8 the
+//    (matmul_f32), or, on a device whose multiprocessor count is known and
+//    that those 128 x 128 tiles would leave with fewer blocks than
+//    multiprocessors (a transformer's 128 rows at batch 1), 64 x 64 tiles
+//    split over K by a cluster of 2, 4 or 8 blocks as CONV2D's are
+//    (kernels/cuda/conv2d_gemm.cu; lowering_conv.hpp says which split), or
+//    not split; FP16 with C, W and the three bases multiples of 8 the
 //    tensor-core tiles (matmul_f16); everything else, and an empty result,
 //    the general kernel;
 //  - the grid: work is blocks * block_threads, one block per output tile of
@@ -45,6 +51,9 @@ enum class MatmulKernelId : std::uint32_t {
     f16_wgmma = 24,        // 128 x 256 x 64, 4 stages
     f16_wgmma128 = 25,     // 128 x 128 x 64, 3 stages, 2 blocks an SM
     f16_wgmma128d = 26,    // 128 x 128 x 64, 6 stages
+    // FP32 on 64 x 64 tiles, after the CONV2D GEMM ids (lowering_conv.hpp),
+    // in conv2d_gemm.cu: alone, or split over K by a cluster of 2, 4, 8.
+    f32_t64_s1 = 37, f32_t64_s2 = 38, f32_t64_s4 = 39, f32_t64_s8 = 40,
 };
 
 struct MatmulKernel {
@@ -67,8 +76,10 @@ struct MatmulF16Variant {
 std::span<const MatmulF16Variant> matmul_f16_variants();
 
 // The `matmul` Lowerer of gpu::lower() for a device of `compute_capability`
-// (10 * major + minor; 0: unknown), which picks the default FP16 variant.
+// (10 * major + minor; 0: unknown), which picks the default FP16 variant,
+// with `multiprocessors` SMs (0: unknown, and no 64 x 64 tiles).
 Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view,
-                                                        std::uint32_t compute_capability = 0);
+                                                        std::uint32_t compute_capability = 0,
+                                                        std::uint32_t multiprocessors = 0);
 
 }  // namespace vaccel::backend::cuda

@@ -27,7 +27,9 @@ tosa::Lowerer lowerer_for(const DeviceFacts& facts)
     const auto cc = static_cast<std::uint32_t>(10 * facts.compute_major + facts.compute_minor);
     const auto sms = static_cast<std::uint32_t>(facts.multiprocessors > 0 ? facts.multiprocessors : 0);
     return [cc, sms](const tosa::OperatorView& view) -> Result<std::vector<tosa::DispatchRequest>> {
-        const auto matmul = [cc](const tosa::OperatorView& v) { return lower_matmul(v, cc); };
+        const auto matmul = [cc, sms](const tosa::OperatorView& v) {
+            return lower_matmul(v, cc, sms);
+        };
         if (view.op->op != tosa::Op::conv2d) return gpu::lower(view, matmul);
         auto gemm = conv_gemm_enabled(view);
         if (!gemm) return fail(gemm.error());

@@ -27,6 +27,7 @@ struct RunOptions {
     std::string output_dir = ".";
     std::string device = "auto";
     unsigned repeat = 1;
+    unsigned warmup = 0;  // untimed runs before the --repeat timed ones
     bool json = false;
     bool verbose = false;
 };

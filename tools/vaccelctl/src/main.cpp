@@ -78,6 +78,9 @@ int main(int argc, char** argv)
                         "auto (default), cpu, vulkan:N, cuda:N or an exact device name");
     run_cmd->add_option("-n,--repeat", run.repeat, "run N times; timing reports the median")
         ->check(CLI::Range(1u, 1000000u));
+    run_cmd->add_option("--warmup", run.warmup,
+                        "run N more times first, untimed (caches, clocks, lazily built state)")
+        ->check(CLI::Range(0u, 1000000u));
     run_cmd->add_flag("--json", run.json, "print a JSON document instead of the summary line");
 
     AdminOptions sessions;

@@ -5,7 +5,8 @@
 // device's default target), read the program's slots, check every input file
 // against its slot, allocate one buffer per slot (inputs: read access,
 // storage + transfer-dst; outputs: write access, storage + transfer-src),
-// write the inputs once, then vaccel_run --repeat times (each run timed),
+// write the inputs once, then vaccel_run --warmup times untimed and
+// --repeat times timed,
 // read every output and write it as .npy. Decides: inputs must match their
 // slot's dtype and shape exactly (no implicit reshape or cast); every run
 // must complete, and the outputs written are those of the last run. A model
@@ -281,11 +282,11 @@ Result<void> run_command(const RunOptions& options)
     }
 
     std::vector<std::uint64_t> samples;
-    for (unsigned run = 0; run < options.repeat; ++run) {
+    for (unsigned run = 0; run < options.warmup + options.repeat; ++run) {
         auto elapsed = run_once(*session, queue, program, bindings);
         if (!elapsed)
             return std::unexpected(elapsed.error());
-        samples.push_back(*elapsed);
+        if (run >= options.warmup) samples.push_back(*elapsed);
     }
 
     RunReport report;
