@@ -18,7 +18,7 @@
 #     top-5 classes of each;
 #  5. stops the daemon with SIGTERM and requires a clean exit (status 0).
 #
-# DEMO_REPEAT (default 5) runs each client that many times (the timing is
+# DEMO_REPEAT (default 3) runs each client that many times (the timing is
 # the median). Exits non-zero if an output is off the reference, or if the
 # daemon does not stop cleanly.
 set -euo pipefail
@@ -29,7 +29,7 @@ vacceld=$build/userspace/daemon/vacceld
 ctl=$build/tools/vaccelctl/vaccelctl
 make_network=$build/examples/make-network
 reference=$root/tests/networks/reference.py
-repeat=${DEMO_REPEAT:-5}
+repeat=${DEMO_REPEAT:-3}
 
 for file in "$vacceld" "$ctl" "$make_network" "$reference"; do
 	[ -e "$file" ] || { echo "run-demo: $file is missing: build first (make demo)" >&2; exit 1; }
@@ -133,8 +133,8 @@ for name, path in zip("ab", sys.argv[2:]):
         sys.exit(f"FAIL: client {name}: logits differ from the reference by {error:.3g} "
                  f"(|got - want| / (1 + |want|)), beyond {tolerance:g}")
     top = np.argsort(-got[0])[:5]
-    print(f"client {name}: top-5 classes {top.tolist()} "
-          f"(logits {np.round(got[0][top], 4).tolist()})")
+    logits = ", ".join(f"{v:.4f}" for v in got[0][top])
+    print(f"client {name}: top-5 classes {top.tolist()} (logits {logits})")
     print(f"OK: max |got - want| / (1 + |want|) = {error:.3g} (tolerance {tolerance:g})")
 PY
 echo
