@@ -101,22 +101,18 @@ bool dtype_is_float(uint dt) { return dt == DT_FP32 || (dt >= DT_FP16 && dt <= D
     if (dtype_bytes(DT) == 4u) bufs[B].w[i] = (v);                                  \
     else if (dtype_bytes(DT) == 2u) STORE_HALF(B, i, (v))                           \
     else STORE_BYTE(B, i, (v))
-// A float element of dtype DT (FP32 or narrower) as FP32 (exact), and an
-// FP32 value rounded once to DT and stored; the _ELEMENT forms are the
-// spatial kernels'.
-#define LOAD_FLOAT(dst, B, i, DT)                                                   \
+// A float element of dtype DT (FP32 or narrower) as FP32 (exact) through
+// LOAD (LOAD_BITS or LOAD_ELEMENT), and an FP32 value rounded once to DT and
+// stored; the _ELEMENT forms are the spatial kernels'.
+#define LOAD_FLOAT_WITH(LOAD, dst, B, i, DT)                                        \
     {                                                                               \
         uint bits_ = 0u;                                                            \
-        LOAD_BITS(bits_, B, i, DT)                                                  \
+        LOAD(bits_, B, i, DT)                                                       \
         dst = widen(DT, bits_);                                                     \
     }
+#define LOAD_FLOAT(dst, B, i, DT) LOAD_FLOAT_WITH(LOAD_BITS, dst, B, i, DT)
+#define LOAD_FLOAT_ELEMENT(dst, B, i, DT) LOAD_FLOAT_WITH(LOAD_ELEMENT, dst, B, i, DT)
 #define STORE_FLOAT(B, i, DT, v) STORE_BITS(B, i, DT, narrow(DT, v))
-#define LOAD_FLOAT_ELEMENT(dst, B, i, DT)                                           \
-    {                                                                               \
-        uint bits_ = 0u;                                                            \
-        LOAD_ELEMENT(bits_, B, i, DT)                                               \
-        dst = widen(DT, bits_);                                                     \
-    }
 #define STORE_FLOAT_ELEMENT(B, i, DT, v) STORE_ELEMENT(B, i, DT, narrow(DT, v))
 
 // ----- narrow float encodings (docs/adr/0011-narrow-floats-on-the-cpu.md) ----

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <string_view>
 
+#include "env_switch.hpp"
 #include "objects.hpp"
 #include "vaccel/tosa/graph.hpp"
 
@@ -16,15 +17,8 @@ namespace vaccel::backend::cuda {
 
 Result<bool> profile_enabled()
 {
-    const char* value = std::getenv("VACCEL_CUDA_PROFILE");
-    const std::string_view v = value != nullptr ? value : "";
-    if (v.empty() || v == "0") return false;
-    if (v == "1") return true;
-    return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
-                    .with_note(fmt::format("VACCEL_CUDA_PROFILE=\"{}\" is neither 1 (time each "
-                                           "kernel of every run and report at unload) nor 0 "
-                                           "(no profile, the default)",
-                                           v)));
+    return env_switch("VACCEL_CUDA_PROFILE", false,
+                      "time each kernel of every run and report at unload", "no profile");
 }
 
 std::string profile_report(const ProgramProfile& profile,

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "dispatch.h"
+#include "env_switch.hpp"
 #include "jit_cache.hpp"
 #include "kernels.hpp"
 #include "lowering_conv.hpp"
@@ -164,15 +165,8 @@ namespace {
 // VACCEL_CUDA_GRAPHS: whether runs are recorded as CUDA graphs.
 Result<bool> graphs_enabled()
 {
-    const char* value = std::getenv("VACCEL_CUDA_GRAPHS");
-    const std::string_view v = value != nullptr ? value : "";
-    if (v.empty() || v == "1") return true;
-    if (v == "0") return false;
-    return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
-                    .with_note(fmt::format("VACCEL_CUDA_GRAPHS=\"{}\" is neither 1 (record each "
-                                           "run as a CUDA graph, the default) nor 0 (launch "
-                                           "every kernel of every run)",
-                                           v)));
+    return env_switch("VACCEL_CUDA_GRAPHS", true, "record each run as a CUDA graph",
+                      "launch every kernel of every run");
 }
 
 }  // namespace
