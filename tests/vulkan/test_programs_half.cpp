@@ -630,6 +630,45 @@ void narrow_convolutions_and_average_pools_match_the_cpu(void**)
     }
 }
 
+// acc_type as TOSA 1.0 allows it: FP16 data may accumulate in FP16 (run in
+// FP32, which that allows), BF16 only in FP32; operands of one dtype.
+void narrow_accumulators_and_mixed_dtypes_are_checked(void**)
+{
+    const auto conv = [](Op op, DType data, DType weight_dtype, DType acc) {
+        tosa::GraphBuilder g;
+        const bool depthwise = op == Op::depthwise_conv2d;
+        const auto x = g.tensor("x", {1, 5, 5, 2}, data);
+        const auto w = g.tensor("w", depthwise ? std::vector<std::int64_t>{3, 3, 2, 1}
+                                               : std::vector<std::int64_t>{2, 3, 3, 2},
+                                weight_dtype);
+        const auto b = g.tensor("b", {2}, data);
+        const auto y = g.tensor("y", {1, 5, 5, 2}, data);
+        const auto zx = zero_of(g, "x_zp", data), zw = zero_of(g, "w_zp", weight_dtype);
+        g.op(op, {x, w, b, zx, zw}, {y}, tosa::conv_attr({1, 1, 1, 1}, {1, 1}, {1, 1}, acc));
+        for (auto t : {x, w, b}) g.input(t);
+        g.output(y);
+        return g.finish();
+    };
+    // FP16 DEPTHWISE_CONV2D with an FP16 accumulator runs as the CPU runs it.
+    auto [want, got] = both([&] { return conv(Op::depthwise_conv2d, DType::fp16, DType::fp16,
+                                              DType::fp16); },
+                            {pack(DType::fp16, moderate_bits(DType::fp16, 50, 40)),
+                             pack(DType::fp16, moderate_bits(DType::fp16, 18, 41)),
+                             pack(DType::fp16, moderate_bits(DType::fp16, 2, 42))});
+    compare(got[0], want[0], DType::fp16, Match::one_unit, "DEPTHWISE_CONV2D FP16, FP16 sums");
+    Rig gpu = vulkan_rig();
+    // BF16 with an FP16 accumulator: refused, naming what TOSA allows.
+    auto bf16 = gpu.load(conv(Op::conv2d, DType::bf16, DType::bf16, DType::fp16));
+    assert_refused(bf16, Errc::invalid_argument, VACCEL_D_TOSA_GRAPH, VACCEL_TOSA_BAD_ATTRIBUTE,
+                   Op::conv2d);
+    assert_non_null(std::strstr(bf16.error().note.c_str(),
+                                "acc_type is FP16; TOSA 1.0 allows only FP32 for BF16 data"));
+    // An FP32 weight under FP16 data: no kernel mixes them.
+    assert_refused(gpu.load(conv(Op::conv2d, DType::fp16, DType::fp32, DType::fp32)),
+                   Errc::unsupported, VACCEL_D_TOSA_DTYPE, DType::fp32, Op::conv2d);
+    gpu.finish();
+}
+
 // ----- CAST ---------------------------------------------------------------------
 
 constexpr DType stored[] = {DType::fp32, DType::fp16, DType::bf16, DType::fp8e4m3, DType::fp8e5m2,
@@ -996,6 +1035,7 @@ int main()
         cmocka_unit_test(a_narrow_chain_through_the_arena_matches_the_cpu),
         cmocka_unit_test(pad_slice_and_tile_move_narrow_elements_exactly),
         cmocka_unit_test(narrow_convolutions_and_average_pools_match_the_cpu),
+        cmocka_unit_test(narrow_accumulators_and_mixed_dtypes_are_checked),
         cmocka_unit_test(every_cast_pair_the_cpu_runs_matches_it_exactly),
         cmocka_unit_test(hand_derived_casts),
         cmocka_unit_test(fp32_keeps_the_plain_kernels_and_narrow_dtypes_take_the_narrow_ones),
