@@ -2,6 +2,7 @@
 #include "lowering_conv.hpp"
 
 #include <array>
+#include <bit>
 #include <span>
 
 namespace vaccel::backend::cuda {
@@ -67,11 +68,10 @@ std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
     // Split K over a cluster when the 64 x 64 tiles are fewer than the SMs.
     const std::uint64_t tiles = tiles_m * tiles_n;
     const std::uint32_t split = tile == 64 && tiles < sms ? gemm_split(tiles, g.depth(), sms) : 1;
-    if (split > 1) {
-        const std::uint32_t log2 = split == 2 ? 0 : (split == 4 ? 1 : 2);
+    if (split > 1)  // s2, s4, s8 in id order
         id = static_cast<ConvKernelId>(
-            id_of(half ? ConvKernelId::gemm_f16_t64_s2 : ConvKernelId::gemm_f32_t64_s2) + log2);
-    }
+            id_of(half ? ConvKernelId::gemm_f16_t64_s2 : ConvKernelId::gemm_f32_t64_s2) +
+            std::countr_zero(split) - 1);
     tosa::KernelSpec spec;
     spec.kernel = static_cast<std::uint32_t>(id);
     spec.spec = {g.n, g.ih, g.iw, g.ic, g.oh, g.ow, g.oc, g.kh, g.kw,

@@ -45,7 +45,8 @@ enum class ConvKernelId : std::uint32_t {
 
 // The split over K of `tiles` 64 x 64 tiles with K = `depth`, on a device
 // of `multiprocessors` SMs: the largest of 8, 4, 2 with at most two blocks
-// per SM and at least 8 K steps (of 8) per block, else 1. CONV2D and
+// per SM and at least 8 K steps (of 8) per block, else 1 (a power of two:
+// the kernel ids of each split follow in that order). CONV2D and
 // MATMUL's 64 x 64 kernels both split this way.
 std::uint32_t gemm_split(std::uint64_t tiles, std::uint64_t depth, std::uint64_t multiprocessors);
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -189,8 +190,9 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
         if (multiprocessors != 0 && big < multiprocessors) {
             tile = t64_tile;
             split = gemm_split(n * ceil_div(h, 64) * ceil_div(w, 64), c, multiprocessors);
+            // s1, s2, s4, s8 in id order
             id = static_cast<MatmulKernelId>(id_of(MatmulKernelId::f32_t64_s1) +
-                                             (split == 1 ? 0 : split == 2 ? 1 : split == 4 ? 2 : 3));
+                                             std::countr_zero(split));
         }
     } else if (mode != Mode::fp32 && vectors_fit(8, c, w, bases)) {
         id = f16_variant->id;
