@@ -3,7 +3,9 @@
 // Elementwise results must match bit for bit; MATMUL and REDUCE_SUM, whose
 // summation order is the kernel's business, within a small tolerance.
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <span>
 
 #include "cpu_test_support.hpp"
 
@@ -262,6 +264,126 @@ void reduce_sum_over_last_axis(void**)
     rig.finish(program);
 }
 
+// Reductions over a long axis, where the GPUs read one axis with a team of
+// threads (docs/adr/0017-shared-gpu-lowering.md): sums against a float64
+// loop, MAX/MIN/ARGMAX exactly, ARGMAX with ties (the first index wins) and
+// NaNs under both nan modes; one shape with the axis innermost, one with
+// elements after it.
+void long_axis_reductions(void**)
+{
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    struct Shape {
+        std::int64_t outer, axis, inner;
+    };
+    for (const Shape s : {Shape{5, 300, 1}, Shape{2, 100, 3}}) {
+        const std::vector<std::int64_t> in_shape{s.outer, s.axis, s.inner};
+        const std::vector<std::int64_t> out_shape{s.outer, 1, s.inner};
+        const auto results = static_cast<std::size_t>(s.outer * s.inner);
+        auto v = sample(static_cast<std::size_t>(s.outer * s.axis * s.inner), 12);
+        // Element k of the axis of result r.
+        auto elem = [&](std::size_t r, std::int64_t k) -> float& {
+            const auto o = static_cast<std::int64_t>(r) / s.inner;
+            const auto i = static_cast<std::int64_t>(r) % s.inner;
+            return v[static_cast<std::size_t>((o * s.axis + k) * s.inner + i)];
+        };
+        // Result 0: its largest value twice (indices 7 and 40); result 1: a
+        // NaN at index 9 and the largest value at 3; result 2: all NaN.
+        elem(0, 7) = elem(0, 40) = 50.0f;
+        elem(1, 9) = nan;
+        elem(1, 3) = 60.0f;
+        for (std::int64_t k = 0; k < s.axis; ++k) elem(2, k) = nan;
+        auto sum_of = [&](std::size_t r) {
+            double acc = 0;
+            for (std::int64_t k = 0; k < s.axis; ++k)
+                acc += elem(r, k);
+            return static_cast<float>(acc);
+        };
+        auto extreme = [&](std::size_t r, bool largest, bool ignore) {
+            float best = nan;
+            bool first = true;
+            for (std::int64_t k = 0; k < s.axis; ++k) {
+                const float x = elem(r, k);
+                if (std::isnan(x)) {
+                    if (!ignore) return nan;
+                    continue;
+                }
+                if (first || (largest ? x > best : x < best)) best = x;
+                first = false;
+            }
+            return best;
+        };
+        auto first_max = [&](std::size_t r, bool ignore) {
+            std::int32_t index = 0;
+            float best = 0;
+            bool have = false;
+            for (std::int64_t k = 0; k < s.axis; ++k) {
+                const float x = elem(r, k);
+                if (std::isnan(x)) {
+                    if (!ignore) return static_cast<std::int32_t>(k);
+                    continue;
+                }
+                if (!have || x > best) {
+                    best = x;
+                    index = static_cast<std::int32_t>(k);
+                }
+                have = true;
+            }
+            return index;
+        };
+        Rig rig;
+        auto sum = load_unary(rig, Op::reduce_sum, in_shape, out_shape, tosa::axis_attr(1));
+        auto sums = rig.run(*sum, {v})[0];
+        for (std::size_t r = 0; r < results; ++r) {
+            if (r == 1 || r == 2) {
+                assert_true(std::isnan(sums[r]));
+                continue;
+            }
+            const float want = sum_of(r);
+            if (std::fabs(sums[r] - want) > 1e-4f * (1.0f + std::fabs(want)))
+                fail_msg("sum %zu: got %.9g, want %.9g", r, static_cast<double>(sums[r]),
+                         static_cast<double>(want));
+        }
+        assert_ok(rig.backend->unload_program(sum));
+        for (const std::uint8_t mode : {std::uint8_t{1}, std::uint8_t{2}}) {
+            const bool ignore = mode == 2;
+            for (const Op op : {Op::reduce_max, Op::reduce_min}) {
+                tosa::Attributes attr = tosa::axis_attr(1);
+                attr.nan_mode = mode;
+                auto program = load_unary(rig, op, in_shape, out_shape, attr);
+                const auto got = rig.run(*program, {v})[0];
+                for (std::size_t r = 0; r < results; ++r) {
+                    const float want = extreme(r, op == Op::reduce_max, ignore);
+                    if (std::isnan(want) ? !std::isnan(got[r]) : got[r] != want)
+                        fail_msg("%s nan_mode %u, result %zu: got %.9g, want %.9g",
+                                 tosa::op_name(op).data(), mode, r,
+                                 static_cast<double>(got[r]), static_cast<double>(want));
+                }
+                assert_ok(rig.backend->unload_program(program));
+            }
+            tosa::GraphBuilder g;
+            const auto in = f32(g, "x", in_shape);
+            const auto out = g.tensor("out", {s.outer, s.inner}, DType::int32);
+            tosa::Attributes attr = tosa::axis_attr(1);
+            attr.nan_mode = mode;
+            g.op(Op::argmax, {in}, {out}, attr);
+            g.input(in);
+            g.output(out);
+            auto program = rig.must_load(g.finish());
+            const auto got = rig.run_raw(*program, {std::as_bytes(std::span(v))})[0];
+            std::vector<std::int32_t> indices(results);
+            std::memcpy(indices.data(), got.data(), got.size());
+            for (std::size_t r = 0; r < results; ++r)
+                if (indices[r] != first_max(r, ignore))
+                    fail_msg("ARGMAX nan_mode %u, result %zu: got %d, want %d", mode, r,
+                             indices[r], first_max(r, ignore));
+            // The tie resolves to the first index.
+            assert_int_equal(indices[0], 7);
+            assert_ok(rig.backend->unload_program(program));
+        }
+        rig.finish();
+    }
+}
+
 // matmul -> add (bias) -> sigmoid, plus an operator no output depends on.
 void chained_operators_run_in_dependency_order(void**)
 {
@@ -345,6 +467,7 @@ int main()
         cmocka_unit_test(tanh_matches_its_formula),
         cmocka_unit_test(reduce_sum_over_first_axis),
         cmocka_unit_test(reduce_sum_over_last_axis),
+        cmocka_unit_test(long_axis_reductions),
         cmocka_unit_test(chained_operators_run_in_dependency_order),
         cmocka_unit_test(intermediate_output_is_written_too),
     };

@@ -19,6 +19,12 @@ using tosa::DType;
 using tosa::Op;
 
 constexpr std::size_t rank6 = 6;
+// The reduce kernel's teams (reduce.comp, reduce.cu: TEAM): 32 invocations
+// per result when the axis is at least 64 long and there are at most 64 Ki
+// results (beyond that one thread per result fills the device already).
+constexpr std::uint32_t reduce_team_size = 32;
+constexpr std::uint64_t reduce_team_min_axis = 64;
+constexpr std::uint64_t reduce_team_max_results = 65536;
 // Element offsets and strides are 32-bit signed specialization constants.
 constexpr std::uint64_t max_kernel_elements = 0x7fffffff;
 
@@ -442,8 +448,14 @@ Result<std::vector<tosa::DispatchRequest>> lower_reduce(const tosa::OperatorView
                  static_cast<std::uint32_t>(inner),
                  dst->buffer, dst->base, src->buffer, src->base,
                  *kernel_dtype(source.dtype), *kernel_dtype(want), ignores_nan(view) ? 1u : 0u};
+    // A long axis over few results (a transformer's row reductions: 128
+    // rows of 768) leaves most of a GPU idle at one thread per result, each
+    // walking the axis alone; a team of 32 per result reads it together.
+    const auto length = static_cast<std::uint64_t>(source.shape[axis]);
+    const bool teams = length >= reduce_team_min_axis && outer * inner <= reduce_team_max_results;
+    spec.spec.push_back(teams ? reduce_team_size : 0u);
     // An empty axis has no first element to start from: nothing to read.
-    spec.work = source.shape[axis] == 0 ? 0 : outer * inner;
+    spec.work = length == 0 ? 0 : outer * inner * (teams ? reduce_team_size : 1u);
     return std::vector{request(std::move(spec), {in}, out)};
 }
 
