@@ -46,10 +46,13 @@
 //   11 DY  12 DX  13 PT  14 PL  15 BIAS_PER_CHANNEL  16 OUT_BUF 17 OUT_BASE
 //   18 IN_BUF 19 IN_BASE 20 W_BUF 21 W_BASE 22 B_BUF 23 B_BASE  24 VEC
 //   25 tiles along M  26 tiles along OC  27 SPLIT (the kernel's own)
+//   28..47 the epilogue (epilogue.cuh; CONV2D only): its stages applied to
+//          each result, at its NHWC index row * OC + oc, before the store
 #include <cooperative_groups.h>
 #include <cuda_fp16.h>
 
 #include "dispatch.h"
+#include "epilogue.cuh"
 
 namespace {
 
@@ -91,6 +94,20 @@ struct Io<__half> {
 };
 
 constexpr int bk = 8, threads = 256;
+constexpr unsigned epilogue_word = 28;
+
+// A CONV2D result (bias added) as the store leaves it: rounded to T, then
+// through the epilogue's stages when it has any.
+template <typename T, bool MATMUL>
+__device__ __forceinline__ float finished(const vaccel_cuda_dispatch& d, bool epilogue,
+                                          unsigned long long index, float v)
+{
+    if constexpr (MATMUL) return v;
+    if (!epilogue) return v;
+    constexpr unsigned dt = sizeof(T) == 4 ? vaccel_cuda::DT_FP32 : vaccel_cuda::DT_FP16;
+    return vaccel_cuda::epilogue_apply(d, epilogue_word, dt, static_cast<unsigned>(index),
+                                       vaccel_cuda::widen(dt, vaccel_cuda::narrow(dt, v)));
+}
 
 struct Geometry {
     unsigned ih, iw, ic, oh, ow, oc, kw, sy, sx, dy, dx, pt, pl;
@@ -131,6 +148,7 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
     const T* bias = nullptr;
     T* out;
     bool bias_per_channel = false;
+    const bool epilogue = !MATMUL && d.spec[epilogue_word] != 0u;
     unsigned tiles_n, tile = blockIdx.x / SPLIT;
     const unsigned rank = blockIdx.x % SPLIT;
     if constexpr (MATMUL) {
@@ -317,7 +335,8 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
             const unsigned long long row = m0 + r, oc = n0 + col;
             if (row < g.m && oc < g.oc) {
                 if constexpr (!MATMUL) sum += Io<T>::get(bias + (bias_per_channel ? oc : 0));
-                Io<T>::put(out + row * g.oc + oc, sum);
+                Io<T>::put(out + row * g.oc + oc,
+                           finished<T, MATMUL>(d, epilogue, row * g.oc + oc, sum));
             }
         }
         cluster.sync();
@@ -337,14 +356,20 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
                         const float b0 = Io<T>::get(bias);
                         b = bias_per_channel ? Io<T>::get4(bias + col) : make_float4(b0, b0, b0, b0);
                     }
-                    Io<T>::put4(po + col, make_float4(acc[i][q * 4] + b.x, acc[i][q * 4 + 1] + b.y,
-                                                      acc[i][q * 4 + 2] + b.z, acc[i][q * 4 + 3] + b.w));
+                    const unsigned long long at = row * g.oc + col;
+                    Io<T>::put4(po + col,
+                                make_float4(finished<T, MATMUL>(d, epilogue, at, acc[i][q * 4] + b.x),
+                                            finished<T, MATMUL>(d, epilogue, at + 1, acc[i][q * 4 + 1] + b.y),
+                                            finished<T, MATMUL>(d, epilogue, at + 2, acc[i][q * 4 + 2] + b.z),
+                                            finished<T, MATMUL>(d, epilogue, at + 3, acc[i][q * 4 + 3] + b.w)));
                 } else {
 #pragma unroll
                     for (int e = 0; e < 4; ++e)
                         if (col + e < g.oc)
                             Io<T>::put(po + col + e,
-                                       acc[i][q * 4 + e] + Io<T>::get(bias + (bias_per_channel ? col + e : 0)));
+                                       finished<T, MATMUL>(d, epilogue, row * g.oc + col + e,
+                                                           acc[i][q * 4 + e] +
+                                                               Io<T>::get(bias + (bias_per_channel ? col + e : 0))));
                 }
             }
         }

@@ -19,7 +19,7 @@
 #define VACCEL_KERNELS_CUDA_DISPATCH_H
 
 #define VACCEL_CUDA_MAX_BUFFERS 64
-#define VACCEL_CUDA_MAX_SPEC 64
+#define VACCEL_CUDA_MAX_SPEC 96
 
 struct vaccel_cuda_dispatch {
 	unsigned long long buffer[VACCEL_CUDA_MAX_BUFFERS];

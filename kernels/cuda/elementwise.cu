@@ -8,6 +8,8 @@
 //                      6 signed strides (0 broadcasts, negative reverses)
 //   39, 40 P0, P1 (CLAMP's bounds as FP32 bits)   41..44 DT0..DT3 (DT_*)
 //   45 NAN_IGNORE   46 DENSE (0 general, 1 dense scalar, 4 dense quads)
+//   47..66 the epilogue (epilogue.cuh): stages applied to each float
+//          arithmetic or copy result before its store
 // Operand k's element of coordinate c is BASE_k + sum(c[d] * STRIDE_k[d]).
 // Floats are widened to FP32 on load and narrowed on store; copies and
 // SELECT move element bits unchanged. DENSE 4 moves whole 16-byte quads
@@ -16,34 +18,22 @@
 // through the same per-element functions, so results are bit-identical.
 // The switch on OP picks a specialised loop, as Vulkan specialises.
 #include "common.cuh"
+#include "epilogue.cuh"
+#include "element_ops.cuh"
 #include "float_math.cuh"
 
 namespace {
 
 using namespace vaccel_cuda;
 
-// Operation codes: ElementOp in backends/gpu/include/vaccel/gpu/lowering.hpp.
-enum : unsigned {
-    COPY32 = 0, COPY8 = 1,
-    ADD = 2, SUB = 3, MUL = 4, MAXIMUM = 5, MINIMUM = 6, POW = 7,
-    EQUAL = 8, GREATER = 9, GREATER_EQUAL = 10,
-    ABS = 11, NEGATE = 12, EXP = 13, LOG = 14, RECIPROCAL = 15, RSQRT = 16,
-    CEIL = 17, FLOOR = 18, SIN = 19, COS = 20, SIGMOID = 21, TANH = 22, ERF = 23,
-    CLAMP = 24, SELECT = 25,
-    LOGICAL_AND = 26, LOGICAL_OR = 27, LOGICAL_XOR = 28, LOGICAL_NOT = 29,
-    COPY16 = 30, CAST = 31,
-};
-
 // Spec word positions.
 enum : unsigned {
     W_OP = 0, W_DIMS = 1, W_OPERANDS = 7, W_P0 = 39, W_P1 = 40, W_DT = 41,
-    W_NAN_IGNORE = 45, W_DENSE = 46,
+    W_NAN_IGNORE = 45, W_DENSE = 46, W_EPILOGUE = 47,
 };
 __device__ __forceinline__ unsigned buf_word(unsigned k) { return W_OPERANDS + 8u * k; }
 __device__ __forceinline__ unsigned base_word(unsigned k) { return W_OPERANDS + 8u * k + 1u; }
 
-__host__ __device__ constexpr bool is_binary(unsigned op) { return op >= ADD && op <= POW; }
-__host__ __device__ constexpr bool is_unary(unsigned op) { return op >= ABS && op <= CLAMP; }
 __host__ __device__ constexpr bool has_dense(unsigned op)
 {
     return op == COPY32 || op == CAST || is_binary(op) || is_unary(op);
@@ -84,65 +74,33 @@ __device__ __forceinline__ unsigned cast_bits(unsigned dt0, unsigned dt1, unsign
     return static_cast<unsigned>(v);  // integer to integer keeps the low bits
 }
 
-// erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7).
-__device__ __forceinline__ float erf_approx(float x)
-{
-    const float t = 1.0f / (1.0f + 0.3275911f * fabsf(x));
-    const float y = 1.0f - (((((1.061405429f * t - 1.453152027f) * t) + 1.421413741f) * t -
-                             0.284496736f) * t + 0.254829592f) * t * expf(-x * x);
-    const float sign = x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
-    return sign * y;
-}
-
 template <unsigned OP>
 __device__ __forceinline__ float binary(const Dispatch& d, float a, float b)
 {
-    if constexpr (OP == ADD) return a + b;
-    else if constexpr (OP == SUB) return a - b;
-    else if constexpr (OP == MUL) return a * b;
-    else if constexpr (OP == MAXIMUM)
-        return d.spec[W_NAN_IGNORE] != 0u ? max_ignoring_nan(a, b) : max_of(a, b);
-    else if constexpr (OP == MINIMUM)
-        return d.spec[W_NAN_IGNORE] != 0u ? min_ignoring_nan(a, b) : min_of(a, b);
-    else return c_pow(a, b);
+    return binary_op(OP, a, b, d.spec[W_NAN_IGNORE] != 0u);
 }
 
 template <unsigned OP>
 __device__ __forceinline__ float unary(const Dispatch& d, float a)
 {
-    if constexpr (OP == ABS) return fabsf(a);
-    else if constexpr (OP == NEGATE) return -a;
-    else if constexpr (OP == EXP) return expf(a);
-    else if constexpr (OP == LOG) return logf(a);
-    else if constexpr (OP == RECIPROCAL) return 1.0f / a;
-    else if constexpr (OP == RSQRT) return 1.0f / sqrtf(a);  // both correctly rounded
-    else if constexpr (OP == CEIL) return ceilf(a);
-    else if constexpr (OP == FLOOR) return floorf(a);
-    else if constexpr (OP == SIN) return precise_sin(a);
-    else if constexpr (OP == COS) return precise_cos(a);
-    else if constexpr (OP == SIGMOID) return 1.0f / (1.0f + expf(-a));
-    else if constexpr (OP == TANH) return tanhf(a);
-    else if constexpr (OP == ERF) return erf_approx(a);
-    else {
-        // CLAMP: NaN propagates, or with nan_mode IGNORE becomes the lower
-        // bound; a value equal to a bound (+0 and -0) stays.
-        const float lo = __uint_as_float(d.spec[W_P0]), hi = __uint_as_float(d.spec[W_P1]);
-        if (isnan(a)) return d.spec[W_NAN_IGNORE] != 0u ? lo : a;
-        const float v = a < lo ? lo : a;
-        return hi < v ? hi : v;
-    }
+    return unary_op(OP, a, __uint_as_float(d.spec[W_P0]), __uint_as_float(d.spec[W_P1]),
+                    d.spec[W_NAN_IGNORE] != 0u);
 }
 
 // One element of the dense path (32-bit operands), from and to element bits.
+// Element i of the result (dense), its epilogue applied.
 template <unsigned OP>
-__device__ __forceinline__ unsigned dense_bits(const Dispatch& d, unsigned x, unsigned y)
+__device__ __forceinline__ unsigned dense_bits(const Dispatch& d, unsigned x, unsigned y,
+                                               unsigned i)
 {
     const unsigned dt0 = d.spec[W_DT], dt1 = d.spec[W_DT + 1];
-    if constexpr (OP == COPY32) return x;
+    unsigned r;
+    if constexpr (OP == COPY32) r = x;
     else if constexpr (OP == CAST) return cast_bits(dt0, dt1, x);
     else if constexpr (is_binary(OP))
-        return narrow(dt0, binary<OP>(d, widen(dt1, x), widen(d.spec[W_DT + 2], y)));
-    else return narrow(dt0, unary<OP>(d, widen(dt1, x)));
+        r = narrow(dt0, binary<OP>(d, widen(dt1, x), widen(d.spec[W_DT + 2], y)));
+    else r = narrow(dt0, unary<OP>(d, widen(dt1, x)));
+    return epilogue_bits(d, W_EPILOGUE, dt0, i, r);
 }
 
 template <unsigned OP>
@@ -167,10 +125,10 @@ __device__ __forceinline__ void dense_run(const Dispatch& d, unsigned total)
             uint4 b = make_uint4(0u, 0u, 0u, 0u);
             if constexpr (two_inputs) b = y4[q];
             uint4 r;
-            r.x = dense_bits<OP>(d, a.x, b.x);
-            r.y = dense_bits<OP>(d, a.y, b.y);
-            r.z = dense_bits<OP>(d, a.z, b.z);
-            r.w = dense_bits<OP>(d, a.w, b.w);
+            r.x = dense_bits<OP>(d, a.x, b.x, 4u * q);
+            r.y = dense_bits<OP>(d, a.y, b.y, 4u * q + 1u);
+            r.z = dense_bits<OP>(d, a.z, b.z, 4u * q + 2u);
+            r.w = dense_bits<OP>(d, a.w, b.w, 4u * q + 3u);
             out4[q] = r;
         }
         first = quads * 4u;
@@ -178,7 +136,7 @@ __device__ __forceinline__ void dense_run(const Dispatch& d, unsigned total)
     for (unsigned i = first + first_index(); i < total; i += stride) {
         const unsigned a = x[i];
         const unsigned b = two_inputs ? y[i] : 0u;
-        out[i] = dense_bits<OP>(d, a, b);
+        out[i] = dense_bits<OP>(d, a, b, i);
     }
 }
 
@@ -219,14 +177,17 @@ __device__ __forceinline__ void general_run(const Dispatch& d, unsigned total)
         const unsigned o = offset(d, 0, c);
         const unsigned a = offset(d, 1, c);
         if constexpr (OP == COPY32 || OP == COPY8 || OP == COPY16) {
-            store_bits(out, o, dt0, load_bits(in1, a, dt1));
+            // A copy carries an epilogue only as the pass after a producer
+            // whose kernel has none (lowering_epilogue.hpp): a float result.
+            store_bits(out, o, dt0, epilogue_bits(d, W_EPILOGUE, dt0, i, load_bits(in1, a, dt1)));
         } else if constexpr (OP == CAST) {
             store_bits(out, o, dt0, cast_bits(dt0, dt1, load_bits(in1, a, dt1)));
         } else if constexpr (is_binary(OP)) {
             const unsigned char* __restrict__ in2 = buffer(d, buf_word(2));
             const float x = widen(dt1, load_bits(in1, a, dt1));
             const float y = widen(dt2, load_bits(in2, offset(d, 2, c), dt2));
-            store_bits(out, o, dt0, narrow(dt0, binary<OP>(d, x, y)));
+            store_bits(out, o, dt0,
+                       epilogue_bits(d, W_EPILOGUE, dt0, i, narrow(dt0, binary<OP>(d, x, y))));
         } else if constexpr (OP >= EQUAL && OP <= GREATER_EQUAL) {
             const unsigned char* __restrict__ in2 = buffer(d, buf_word(2));
             const float x = widen(dt1, load_bits(in1, a, dt1));
@@ -235,7 +196,8 @@ __device__ __forceinline__ void general_run(const Dispatch& d, unsigned total)
             out[o] = v ? 1u : 0u;
         } else if constexpr (is_unary(OP)) {
             const float x = widen(dt1, load_bits(in1, a, dt1));
-            store_bits(out, o, dt0, narrow(dt0, unary<OP>(d, x)));
+            store_bits(out, o, dt0,
+                       epilogue_bits(d, W_EPILOGUE, dt0, i, narrow(dt0, unary<OP>(d, x))));
         } else if constexpr (OP == SELECT) {
             const unsigned char* __restrict__ in2 = buffer(d, buf_word(2));
             const unsigned char* __restrict__ in3 = buffer(d, buf_word(3));

@@ -15,8 +15,14 @@
 // as uvec4 (16 bytes), the remainder one element at a time. Each element
 // goes through the same functions as the general path, so results are
 // bit-identical.
+//
+// Constants 48..67: the epilogue (epilogue.glsl), stages applied to each
+// float arithmetic or copy result before its store.
 #include "common.glsl"
 #include "float_math.glsl"
+#include "element_ops.glsl"
+#define EPILOGUE_ID 48
+#include "epilogue.glsl"
 
 layout(constant_id = 1) const uint OP = 0;
 layout(constant_id = 2) const uint D0 = 1;
@@ -53,16 +59,6 @@ layout(constant_id = 46) const uint NAN_IGNORE = 0;
 layout(constant_id = 47) const uint DENSE = 0;
 
 layout(set = 0, binding = 0, std430) buffer Quads { uvec4 v[]; } bufs4[BUFFER_COUNT];
-
-// Operation codes: the C++ lowering (backends/gpu/src/lowering.cpp) uses the same numbers.
-const uint COPY32 = 0, COPY8 = 1;
-const uint ADD = 2, SUB = 3, MUL = 4, MAXIMUM = 5, MINIMUM = 6, POW = 7;
-const uint EQUAL = 8, GREATER = 9, GREATER_EQUAL = 10;
-const uint ABS = 11, NEGATE = 12, EXP = 13, LOG = 14, RECIPROCAL = 15, RSQRT = 16;
-const uint CEIL = 17, FLOOR = 18, SIN = 19, COS = 20, SIGMOID = 21, TANH = 22, ERF = 23;
-const uint CLAMP = 24, SELECT = 25;
-const uint LOGICAL_AND = 26, LOGICAL_OR = 27, LOGICAL_XOR = 28, LOGICAL_NOT = 29;
-const uint COPY16 = 30, CAST = 31;
 
 // CAST's integer side: BOOL is 0 or 1, INT8 and INT16 sign-extended.
 int integer_of(uint dt, uint bits)
@@ -103,57 +99,22 @@ uint cast_bits(uint bits)
     uint(BASE##k + int(c0) * S##k##_0 + int(c1) * S##k##_1 + int(c2) * S##k##_2 +         \
          int(c3) * S##k##_3 + int(c4) * S##k##_4 + int(c5) * S##k##_5)
 
-// erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7).
-float erf_approx(float x)
-{
-    float t = 1.0 / (1.0 + 0.3275911 * abs(x));
-    float y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t +
-                     0.254829592) * t * exp(-x * x);
-    return sign(x) * y;
-}
-
-float binary(float a, float b)
-{
-    if (OP == ADD) return a + b;
-    if (OP == SUB) return a - b;
-    if (OP == MUL) return a * b;
-    // nan_mode PROPAGATE or IGNORE; GLSL's max/min leave NaN undefined.
-    if (OP == MAXIMUM) return NAN_IGNORE != 0u ? max_ignoring_nan(a, b) : max_of(a, b);
-    if (OP == MINIMUM) return NAN_IGNORE != 0u ? min_ignoring_nan(a, b) : min_of(a, b);
-    return c_pow(a, b);
-}
+float binary(float a, float b) { return binary_op(OP, a, b, NAN_IGNORE != 0u); }
 
 float unary(float a)
 {
-    if (OP == ABS) return abs(a);
-    if (OP == NEGATE) return -a;
-    if (OP == EXP) return exp(a);
-    if (OP == LOG) return log(a);
-    if (OP == RECIPROCAL) return 1.0 / a;
-    if (OP == RSQRT) return inversesqrt(a);
-    if (OP == CEIL) return ceil(a);
-    if (OP == FLOOR) return floor(a);
-    if (OP == SIN) return precise_sin(a);
-    if (OP == COS) return precise_cos(a);
-    if (OP == SIGMOID) return 1.0 / (1.0 + exp(-a));
-    if (OP == TANH) return tanh(a);
-    if (OP == ERF) return erf_approx(a);
-    // CLAMP: NaN propagates, or with nan_mode IGNORE becomes the lower
-    // bound; a value equal to a bound (+0 and -0) stays.
-    float lo = uintBitsToFloat(P0), hi = uintBitsToFloat(P1);
-    if (isnan(a)) return NAN_IGNORE != 0u ? lo : a;
-    float v = a < lo ? lo : a;
-    return hi < v ? hi : v;
+    return unary_op(OP, a, uintBitsToFloat(P0), uintBitsToFloat(P1), NAN_IGNORE != 0u);
 }
 
 // One element of the dense path (32-bit operands only: COPY32, CAST,
 // ADD..POW, ABS..CLAMP), from and to element bits.
-uint dense_bits(uint x, uint y)
+uint dense_bits(uint x, uint y, uint i)
 {
-    if (OP == COPY32) return x;
     if (OP == CAST) return cast_bits(x);
-    if (OP >= ADD && OP <= POW) return narrow(DT0, binary(widen(DT1, x), widen(DT2, y)));
-    return narrow(DT0, unary(widen(DT1, x)));
+    uint r = x;  // COPY32
+    if (OP >= ADD && OP <= POW) r = narrow(DT0, binary(widen(DT1, x), widen(DT2, y)));
+    else if (OP != COPY32) r = narrow(DT0, unary(widen(DT1, x)));
+    return epilogue_bits(DT0, i, r);
 }
 
 void dense_main()
@@ -168,7 +129,7 @@ void dense_main()
             uvec4 y = uvec4(0u);
             if (two_inputs) y = bufs4[BUF2].v[uint(BASE2) / 4u + q];
             uvec4 r;
-            [[unroll]] for (uint j = 0u; j < 4u; ++j) r[j] = dense_bits(x[j], y[j]);
+            [[unroll]] for (uint j = 0u; j < 4u; ++j) r[j] = dense_bits(x[j], y[j], 4u * q + j);
             bufs4[BUF0].v[uint(BASE0) / 4u + q] = r;
         }
         first = quads * 4u;
@@ -176,7 +137,7 @@ void dense_main()
     for (uint i = first + gl_GlobalInvocationID.x; i < total; i += GRID_STRIDE) {
         const uint x = bufs[BUF1].w[uint(BASE1) + i];
         const uint y = two_inputs ? bufs[BUF2].w[uint(BASE2) + i] : 0u;
-        bufs[BUF0].w[uint(BASE0) + i] = dense_bits(x, y);
+        bufs[BUF0].w[uint(BASE0) + i] = dense_bits(x, y, i);
     }
 }
 
@@ -198,9 +159,11 @@ void main()
         uint o = OFFSET(0, c0, c1, c2, c3, c4, c5);
         uint a = OFFSET(1, c0, c1, c2, c3, c4, c5);
         if (OP == COPY32 || OP == COPY8 || OP == COPY16) {
+            // A copy carries an epilogue only as the pass after a producer
+            // whose kernel has none (lowering_epilogue.hpp): a float result.
             uint v = 0u;
             LOAD_BITS(v, BUF1, a, DT1)
-            STORE_BITS(BUF0, o, DT0, v)
+            STORE_BITS(BUF0, o, DT0, epilogue_bits(DT0, i, v))
         } else if (OP == CAST) {
             uint v = 0u;
             LOAD_BITS(v, BUF1, a, DT1)
@@ -210,7 +173,7 @@ void main()
             float x = 0.0, y = 0.0;
             LOAD_FLOAT(x, BUF1, a, DT1)
             LOAD_FLOAT(y, BUF2, b, DT2)
-            STORE_FLOAT(BUF0, o, DT0, binary(x, y))
+            STORE_BITS(BUF0, o, DT0, epilogue_bits(DT0, i, narrow(DT0, binary(x, y))))
         } else if (OP >= EQUAL && OP <= GREATER_EQUAL) {
             uint b = OFFSET(2, c0, c1, c2, c3, c4, c5);
             float x = 0.0, y = 0.0;
@@ -221,7 +184,7 @@ void main()
         } else if (OP >= ABS && OP <= CLAMP) {
             float x = 0.0;
             LOAD_FLOAT(x, BUF1, a, DT1)
-            STORE_FLOAT(BUF0, o, DT0, unary(x))
+            STORE_BITS(BUF0, o, DT0, epilogue_bits(DT0, i, narrow(DT0, unary(x))))
         } else if (OP == SELECT) {
             uint b = OFFSET(2, c0, c1, c2, c3, c4, c5);
             uint c = OFFSET(3, c0, c1, c2, c3, c4, c5);

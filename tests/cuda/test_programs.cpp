@@ -12,6 +12,7 @@
 
 #include "../cpu/matmul_test_support.hpp"
 #include "conv_graphs.hpp"
+#include "epilogue_graphs.hpp"
 #include "cuda_test_support.hpp"
 #include "lowering_matmul.hpp"
 
@@ -288,6 +289,14 @@ void conv2d_matches_float64_on_every_gemm_kernel(void**)
 
 }  // namespace
 
+// Elementwise chains folded into their producers (epilogue_graphs.hpp):
+// every CONV2D GEMM kernel path applies them at its store, the elementwise
+// kernel after its own operation, other producers through the pass.
+void fused_chains_equal_unfused_ones(void**)
+{
+    epilogue_test::check_every_chain([] { return cuda_rig(); });
+}
+
 int main()
 {
     cuda_test::require_device();
@@ -299,6 +308,7 @@ int main()
         cmocka_unit_test(fp16_matmul_matches_exactly_on_every_variant),
         cmocka_unit_test(conv2d_matches_float64_on_every_gemm_kernel),
         cmocka_unit_test(runs_replay_the_graph_of_their_buffers),
+        cmocka_unit_test(fused_chains_equal_unfused_ones),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

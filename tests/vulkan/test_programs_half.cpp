@@ -837,11 +837,12 @@ void fp32_keeps_the_plain_kernels_and_narrow_dtypes_take_the_narrow_ones(void**)
     using K = vk::KernelId;
     const auto id = [](K k) { return static_cast<std::uint32_t>(k); };
     // Elementwise: constants 1..41, the four operand dtypes (42..45),
-    // common.glsl's codes FP32 0, BOOL 2, FP16 3, BF16 4, then nan_mode (46)
-    // and DENSE (47).
+    // common.glsl's codes FP32 0, BOOL 2, FP16 3, BF16 4, then nan_mode (46),
+    // DENSE (47) and the 20 words of an epilogue (48..67; none here).
     auto fp32 = planned_kernel(binary(Op::add, DType::fp32, 5, DType::fp32));
     assert_int_equal(fp32.kernel, id(K::elementwise));
-    assert_int_equal(fp32.spec.size(), 47);
+    assert_int_equal(fp32.spec.size(), 67);
+    assert_int_equal(fp32.spec[47], 0);
     for (std::size_t k = 41; k < 45; ++k) assert_int_equal(fp32.spec[k], 0);
     auto fp16 = planned_kernel(binary(Op::add, DType::fp16, 5, DType::fp16));
     assert_int_equal(fp16.kernel, id(K::elementwise_narrow));

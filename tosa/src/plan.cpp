@@ -167,7 +167,9 @@ public:
           located_(block_.tensors.size(), false),
           last_use_(block_.tensors.size(), 0),
           readers_(block_.tensors.size(), 0),
-          is_output_(block_.tensors.size(), false)
+          is_output_(block_.tensors.size(), false),
+          epilogue_(block_.operators.size()),
+          absorbed_(block_.operators.size(), false)
     {
         plan_.locations.resize(block_.tensors.size());
     }
@@ -194,6 +196,11 @@ private:
     Status lay_out_slots();
     void measure_lifetimes();
     void alias_outputs();
+    void find_epilogues();
+    std::vector<std::uint32_t> epilogue_chain(std::uint32_t producer,
+                                              const std::vector<std::uint32_t>& computed_at,
+                                              const std::vector<std::uint32_t>& reader);
+    Status locate_epilogue(std::uint32_t producer, std::vector<std::uint32_t>& extra_reads);
     bool compile_time(const Operator& op, std::size_t index) const;
     Result<Location> input_location(std::uint32_t tensor, std::uint32_t op_index);
     Result<Location> output_location(std::uint32_t tensor);
@@ -220,6 +227,9 @@ private:
     std::vector<std::uint32_t> readers_;   // how many live operators read it
     std::vector<bool> is_output_;
     std::uint32_t position_ = 0;           // index in the live, non-CONST order
+    // Per operator: the chain folded into it, and whether it is folded into another.
+    std::vector<std::vector<std::uint32_t>> epilogue_;
+    std::vector<bool> absorbed_;
 };
 
 Status Planner::refuse_unplannable() const
@@ -331,6 +341,114 @@ void Planner::alias_outputs()
     }
 }
 
+void Planner::find_epilogues()
+{
+    if (!options_.epilogue || options_.stage_outputs || options_.control_flow) return;
+    // Where each live operator's results are computed: its position, or
+    // for an operator folded into a chain, its producer's; and the one live
+    // reader of each tensor read exactly once.
+    std::vector<std::uint32_t> computed_at(block_.operators.size(), forever);
+    std::vector<std::uint32_t> reader(block_.tensors.size(), no_operator);
+    std::uint32_t at = 0;
+    for (std::uint32_t index : info_.live_order) {
+        const Operator& op = block_.operators[index];
+        if (is_data_op(op.op)) continue;
+        computed_at[index] = at++;
+        for (std::uint32_t tensor : op.inputs) reader[tensor] = index;
+    }
+    // In execution order, so a chain's operands may be the results of chains before it.
+    for (std::uint32_t index : info_.live_order) {
+        if (computed_at[index] == forever || absorbed_[index]) continue;
+        epilogue_[index] = epilogue_chain(index, computed_at, reader);
+        for (std::uint32_t e : epilogue_[index]) {
+            absorbed_[e] = true;
+            computed_at[e] = computed_at[index];
+        }
+    }
+}
+
+std::vector<std::uint32_t> Planner::epilogue_chain(std::uint32_t producer,
+                                                   const std::vector<std::uint32_t>& computed_at,
+                                                   const std::vector<std::uint32_t>& reader)
+{
+    std::vector<std::uint32_t> chain;
+    const Operator& p = block_.operators[producer];
+    if (is_view_op(p.op) || p.outputs.size() != 1 || info_.operators[producer].side_effect ||
+        !info_.operators[producer].implicit_inputs.empty())
+        return chain;
+    std::uint32_t result = p.outputs[0];
+    while (true) {
+        // The result feeds exactly one operator and nothing else sees it.
+        if (readers_[result] != 1 || is_output_[result] || located_[result] ||
+            info_.values[result].kind != ValueKind::computed)
+            break;
+        const std::uint32_t consumer = reader[result];
+        if (consumer == no_operator || computed_at[consumer] == forever) break;
+        const Operator& e = block_.operators[consumer];
+        if (is_view_op(e.op) || e.outputs.size() != 1 || info_.operators[consumer].side_effect ||
+            !info_.operators[consumer].implicit_inputs.empty())
+            break;
+        const std::uint32_t next = e.outputs[0];
+        const Tensor& from = block_.tensors[result];
+        const Tensor& to = block_.tensors[next];
+        if (from.dtype != to.dtype || from.shape != to.shape ||
+            info_.values[result].bytes != info_.values[next].bytes ||
+            info_.values[next].kind != ValueKind::computed)
+            break;
+        // Every other operand exists when the producer runs.
+        std::uint32_t input = 0;
+        bool ready = true;
+        for (std::uint32_t i = 0; i < e.inputs.size(); ++i) {
+            const std::uint32_t tensor = e.inputs[i];
+            if (tensor == result) {
+                input = i;
+                continue;
+            }
+            if (compile_time(e, i) || info_.values[tensor].kind != ValueKind::computed) continue;
+            // (A chain's inner results are read once, by the chain: an
+            // operand made by an absorbed operator is a chain's last result.)
+            const std::uint32_t made_by = info_.values[tensor].producer;
+            ready = ready && made_by != no_operator &&
+                    computed_at[made_by] < computed_at[producer];
+        }
+        if (!ready) break;
+        if (!options_.epilogue({&block_, producer, consumer, input, chain.size()})) break;
+        chain.push_back(consumer);
+        result = next;
+    }
+    return chain;
+}
+
+// The producer's chain shares its last result's bytes: that result's
+// location if it has one (a block output's slot), else one region placed
+// now and live until the last result's last reader. Collects the chain's
+// other operands, which the producer's dispatches then read.
+Status Planner::locate_epilogue(std::uint32_t producer, std::vector<std::uint32_t>& extra_reads)
+{
+    const std::vector<std::uint32_t>& chain = epilogue_[producer];
+    std::vector<std::uint32_t> results{block_.operators[producer].outputs[0]};
+    for (std::uint32_t e : chain) results.push_back(block_.operators[e].outputs[0]);
+    const std::uint32_t last = results.back();
+    if (!located_[last]) {
+        const std::uint32_t live_end =
+            readers_[last] == 0 && !is_output_[last] ? position_ : last_use_[last];
+        auto placed = place(last, std::max(live_end, position_), position_);
+        if (!placed) return fail(std::move(placed.error()));
+    }
+    for (std::uint32_t tensor : results) locate(tensor, plan_.locations[last]);
+    for (std::size_t k = 0; k < chain.size(); ++k) {
+        const Operator& e = block_.operators[chain[k]];
+        for (std::size_t i = 0; i < e.inputs.size(); ++i) {
+            const std::uint32_t tensor = e.inputs[i];
+            if (tensor == results[k] || compile_time(e, i)) continue;
+            if (auto location = input_location(tensor, chain[k]); !location)
+                return fail(std::move(location.error()));
+            extra_reads.push_back(tensor);
+        }
+    }
+    return {};
+}
+
 bool Planner::compile_time(const Operator& op, std::size_t index) const
 {
     const std::uint32_t tensor = op.inputs[index];
@@ -384,6 +502,7 @@ MemoryRange Planner::range(std::uint32_t tensor) const
 
 Status Planner::plan_operator(std::uint32_t op_index)
 {
+    if (absorbed_[op_index]) return {};  // computed by its producer's dispatches
     const Operator& op = block_.operators[op_index];
     OperatorView view;
     view.op_index = op_index;
@@ -428,6 +547,12 @@ Status Planner::plan_operator(std::uint32_t op_index)
             return {};  // aliased onto the output slot: the producer already wrote it
     }
 
+    std::vector<std::uint32_t> epilogue_reads;
+    if (!epilogue_[op_index].empty()) {
+        if (auto located = locate_epilogue(op_index, epilogue_reads); !located)
+            return located;
+        view.epilogue = epilogue_[op_index];
+    }
     for (std::uint32_t tensor : op.outputs)
         if (auto location = output_location(tensor); !location)
             return fail(std::move(location.error()));
@@ -437,6 +562,11 @@ Status Planner::plan_operator(std::uint32_t op_index)
     auto requests = lowerer_(view);
     if (!requests) return fail(std::move(requests.error()));
     for (DispatchRequest& request : *requests) {
+        // Whatever the lowering says, a dispatch of a chain reads its
+        // operands: ordering never depends on the backend remembering them.
+        for (std::uint32_t tensor : epilogue_reads)
+            if (std::ranges::find(request.reads, tensor) == request.reads.end())
+                request.reads.push_back(tensor);
         std::vector<MemoryRange> reads;
         std::vector<MemoryRange> writes;
         for (std::uint32_t tensor : request.reads) reads.push_back(range(tensor));
@@ -449,6 +579,7 @@ Status Planner::plan_operator(std::uint32_t op_index)
         dispatch.kernel = std::move(request.kernel);
         dispatch.reads = std::move(request.reads);
         dispatch.writes = std::move(request.writes);
+        dispatch.fused = epilogue_[op_index];
         plan_.dispatches.push_back(std::move(dispatch));
     }
     return {};
@@ -488,6 +619,7 @@ Result<ProgramPlan> Planner::run()
     if (auto slots = lay_out_slots(); !slots) return fail(slots.error());
     measure_lifetimes();
     alias_outputs();
+    find_epilogues();
     for (std::uint32_t index : info_.live_order) {
         if (is_data_op(block_.operators[index].op)) continue;
         if (auto planned = plan_operator(index); !planned) return fail(planned.error());

@@ -47,9 +47,9 @@ Result<bool> conv_gemm_enabled(const tosa::OperatorView& view)
     return gpu::conv_gemm_chosen(view, "VACCEL_CUDA_CONV");
 }
 
-std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
-                                                const gpu::ConvGemm& g,
-                                                std::uint32_t multiprocessors)
+std::optional<gpu::ConvGemmKernel> lower_conv_gemm(const tosa::OperatorView&,
+                                                   const gpu::ConvGemm& g,
+                                                   std::uint32_t multiprocessors)
 {
     const bool half = g.dtype == tosa::DType::fp16;
     if ((g.dtype != tosa::DType::fp32 && !half) || g.rows() == 0 || g.oc == 0 || g.depth() == 0)
@@ -81,8 +81,10 @@ std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
                  g.weight.buffer, g.weight.base, g.bias.buffer, g.bias.base,
                  vec ? 1u : 0u,
                  static_cast<std::uint32_t>(tiles_m), static_cast<std::uint32_t>(tiles_n), split};
+    // Words 28..: the epilogue every CONV2D GEMM kernel applies at its store.
+    gpu::epilogue_words(spec.spec, g.epilogue != nullptr ? *g.epilogue : gpu::Epilogue{});
     spec.work = tiles * split * block_threads;
-    return spec;
+    return gpu::ConvGemmKernel{std::move(spec), true};
 }
 
 }  // namespace vaccel::backend::cuda

@@ -19,6 +19,9 @@
 //  - the grid: work is tiles_m * tiles_n * SPLIT * 256 (one block, or one
 //    cluster, per tile, the tiles of one row of M adjacent), the kernels'
 //    spec words as conv2d_gemm.cu lists them;
+//  - every kernel applies the convolution's epilogue (a chain of
+//    elementwise operators, vaccel/gpu/lowering_epilogue.hpp) at its store:
+//    no pass after it;
 //  - VACCEL_CUDA_CONV=direct keeps every CONV2D on the direct kernel (the
 //    baseline the benchmarks measure the GEMM kernels against); unset,
 //    empty or "gemm" is the default; any other value is refused at load.
@@ -64,8 +67,8 @@ Result<bool> conv_gemm_enabled(const tosa::OperatorView& view);
 
 // The ConvGemmLowerer for a device with `multiprocessors` SMs (0: unknown,
 // taken as 132).
-std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView& view,
-                                                const gpu::ConvGemm& gemm,
-                                                std::uint32_t multiprocessors);
+std::optional<gpu::ConvGemmKernel> lower_conv_gemm(const tosa::OperatorView& view,
+                                                   const gpu::ConvGemm& gemm,
+                                                   std::uint32_t multiprocessors);
 
 }  // namespace vaccel::backend::cuda

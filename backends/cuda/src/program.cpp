@@ -186,7 +186,10 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     if (!analysis) return fail(analysis.error());
     if (auto admitted = tosa::admit(*graph, *analysis, cuda_descriptor(), *target); !admitted)
         return fail(admitted.error());
-    auto plan = tosa::plan_block(*graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
+    auto fusion = gpu::fusion_chosen();
+    if (!fusion) return fail(fusion.error());
+    auto plan = tosa::plan_block(*graph, *analysis, tosa::BlockRef{0, 0},
+                                 gpu::with_epilogues(tosa::PlanOptions{}, *fusion),
                                  lowerer_for(context->device->facts));
     if (!plan) return fail(plan.error());
     if (auto ok = within_memory_budget(plan->arena_bytes, desc.memory_budget); !ok)

@@ -1,5 +1,6 @@
 // lowering.cpp - TOSA operators to GPU kernel dispatches (lowering.hpp).
 #include "vaccel/gpu/lowering.hpp"
+#include "vaccel/gpu/lowering_epilogue.hpp"
 #include "vaccel/gpu/lowering_operands.hpp"
 #include "vaccel/gpu/lowering_spatial.hpp"
 
@@ -112,6 +113,7 @@ struct ElementSpec {
     float p0 = 0, p1 = 0;
     std::array<DType, 4> dtypes{DType::fp32, DType::fp32, DType::fp32, DType::fp32};
     bool nan_ignore = false;  // MAXIMUM, MINIMUM, CLAMP: nan_mode IGNORE
+    Epilogue epilogue;        // stages applied to each result before its store
 
     // elementwise.comp's DENSE: 4 or 1 when every operand the operator
     // reads or writes is 32-bit and laid out densely in `dims` (strides of
@@ -162,6 +164,7 @@ struct ElementSpec {
         spec.spec.push_back(nan_ignore ? 1 : 0);
         const std::uint32_t dense_path = dense();
         spec.spec.push_back(dense_path);
+        epilogue_words(spec.spec, epilogue);
         if (narrow) spec.kernel = static_cast<std::uint32_t>(KernelId::elementwise_narrow);
         // The dense path's quads: an invocation per 4 elements.
         spec.work = dense_path == 4 ? (work + 3) / 4 : work;
@@ -183,6 +186,8 @@ std::array<std::int64_t, rank6> broadcast_strides(const std::vector<std::int64_t
         if (shape[d] == 1) strides[d] = 0;
     return strides;
 }
+
+}  // namespace
 
 std::optional<ElementOp> element_op(Op op)
 {
@@ -219,6 +224,8 @@ std::optional<ElementOp> element_op(Op op)
     }
 }
 
+namespace {
+
 // The dtype each data operand must have: `data` (FP32, FP16 or BF16) for
 // arithmetic, BOOL for logic and SELECT's condition.
 DType operand_dtype(ElementOp op, std::size_t input, DType data)
@@ -240,8 +247,17 @@ tosa::DispatchRequest request(tosa::KernelSpec spec, std::vector<std::uint32_t> 
     return tosa::DispatchRequest{std::move(spec), std::move(reads), {write}};
 }
 
+// Float arithmetic computes its result in FP32 before the store, where
+// an epilogue's stages follow (`epilogue` applied: the caller adds no pass).
+bool takes_epilogue(ElementOp op)
+{
+    return (op >= ElementOp::add && op <= ElementOp::pow) ||
+           (op >= ElementOp::abs && op <= ElementOp::clamp);
+}
+
 Result<std::vector<tosa::DispatchRequest>> lower_elementwise(const tosa::OperatorView& view,
-                                                             ElementOp op)
+                                                             ElementOp op, const Epilogue& epilogue,
+                                                             bool& applied)
 {
     const std::uint32_t out = view.outputs[0];
     const tosa::Tensor& result = tensor(view, out);
@@ -285,6 +301,10 @@ Result<std::vector<tosa::DispatchRequest>> lower_elementwise(const tosa::Operato
                                                    tosa::dtype_name(data))));
         spec.p0 = *lo;
         spec.p1 = *hi;
+    }
+    if (takes_epilogue(op)) {
+        spec.epilogue = epilogue;
+        applied = true;
     }
     return std::vector{request(spec.kernel(), view.inputs, out)};
 }
@@ -511,12 +531,43 @@ Result<std::vector<tosa::DispatchRequest>> lower_max_pool(const tosa::OperatorVi
 
 }  // namespace
 
-Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
-                                                 const tosa::Lowerer& matmul,
-                                                 const ConvGemmLowerer& conv_gemm)
+std::optional<std::uint32_t> element_code(Op op)
+{
+    const auto e = element_op(op);
+    if (!e) return std::nullopt;
+    return static_cast<std::uint32_t>(*e);
+}
+
+Result<tosa::DispatchRequest> epilogue_pass(const tosa::OperatorView& view,
+                                            const Epilogue& epilogue)
+{
+    // The chain's result: where every result of the chain lives.
+    const std::uint32_t out = view.outputs[0];
+    const DType dtype = tensor(view, out).dtype;
+    auto op = copy_op(view, dtype);
+    if (!op) return fail(op.error());
+    auto where = operand(view, out);
+    if (!where) return fail(where.error());
+    ElementSpec spec;
+    spec.op = *op;
+    spec.dtypes = {dtype, dtype, DType::fp32, DType::fp32};
+    spec.dims[5] = static_cast<std::int64_t>(tensor(view, out).element_count());
+    spec.operands[0] = {*where, 0, {0, 0, 0, 0, 0, 1}};
+    spec.operands[1] = {*where, 0, {0, 0, 0, 0, 0, 1}};
+    spec.epilogue = epilogue;
+    // Reads and writes the result in place; the plan adds the stages' operands.
+    return request(spec.kernel(), {out}, out);
+}
+
+namespace {
+
+Result<std::vector<tosa::DispatchRequest>> lower_operator(const tosa::OperatorView& view,
+                                                          const tosa::Lowerer& matmul,
+                                                          const ConvGemmLowerer& conv_gemm,
+                                                          const Epilogue& epilogue, bool& applied)
 {
     const Op op = view.op->op;
-    if (auto element = element_op(op)) return lower_elementwise(view, *element);
+    if (auto element = element_op(op)) return lower_elementwise(view, *element, epilogue, applied);
     switch (op) {
     case Op::identity:
     case Op::reshape: return lower_copy(view);
@@ -533,11 +584,33 @@ Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
     case Op::max_pool2d: return lower_max_pool(view);
     default: break;
     }
-    if (auto spatial = lower_spatial(view, conv_gemm)) return std::move(*spatial);
+    if (auto spatial = lower_spatial(view, conv_gemm, epilogue, applied))
+        return std::move(*spatial);
     return fail(Error::of(Errc::unsupported, VACCEL_D_TOSA_OPERATOR, static_cast<std::uint64_t>(op))
                     .with_note(fmt::format("operator {} ({}) has no kernel on this device; run the "
                                            "program on the cpu device",
                                            view.op_index, static_cast<unsigned>(op))));
+}
+
+}  // namespace
+
+Result<std::vector<tosa::DispatchRequest>> lower(const tosa::OperatorView& view,
+                                                 const tosa::Lowerer& matmul,
+                                                 const ConvGemmLowerer& conv_gemm)
+{
+    Epilogue epilogue;
+    if (!view.epilogue.empty()) {
+        auto stages = epilogue_of(view);
+        if (!stages) return fail(stages.error());
+        epilogue = std::move(*stages);
+    }
+    bool applied = false;
+    auto requests = lower_operator(view, matmul, conv_gemm, epilogue, applied);
+    if (!requests || epilogue.empty() || applied) return requests;
+    auto pass = epilogue_pass(view, epilogue);
+    if (!pass) return fail(pass.error());
+    requests->push_back(std::move(*pass));
+    return requests;
 }
 
 tosa::CapabilityDescriptor gpu_descriptor(StorageFeatures features)

@@ -130,7 +130,8 @@ tosa::DispatchRequest request(KernelId kernel, std::vector<std::uint32_t> spec,
 
 // ----- CONV2D, DEPTHWISE_CONV2D -------------------------------------------------
 
-Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowerer& conv_gemm)
+Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowerer& conv_gemm,
+                            const Epilogue& epilogue, bool& applied)
 {
     const bool depthwise = view.op->op == Op::depthwise_conv2d;
     // The data operands: input, weight, bias (zero points are compile-time).
@@ -190,8 +191,11 @@ Result<Requests> lower_conv(const tosa::OperatorView& view, const ConvGemmLowere
         g.bias_per_channel = bias[0] == oc;
         g.out = *po, g.in = *pi, g.weight = *pw, g.bias = *pb;
         g.dtype = tensor(view, in).dtype;
-        if (auto k = conv_gemm(view, g))
-            return Requests{tosa::DispatchRequest{std::move(*k), {in, w, b}, {out}}};
+        g.epilogue = &epilogue;
+        if (auto k = conv_gemm(view, g)) {
+            applied = k->applies_epilogue;
+            return Requests{tosa::DispatchRequest{std::move(k->kernel), {in, w, b}, {out}}};
+        }
     }
     const std::int64_t multiplier = depthwise ? std::max<std::int64_t>(weight[3], 1) : 1;
     std::vector<std::uint32_t> spec{
@@ -495,11 +499,12 @@ Result<bool> conv_gemm_chosen(const tosa::OperatorView& view, const char* variab
 }
 
 std::optional<Result<Requests>> lower_spatial(const tosa::OperatorView& view,
-                                              const ConvGemmLowerer& conv_gemm)
+                                              const ConvGemmLowerer& conv_gemm,
+                                              const Epilogue& epilogue, bool& applied)
 {
     switch (view.op->op) {
     case Op::conv2d:
-    case Op::depthwise_conv2d: return lower_conv(view, conv_gemm);
+    case Op::depthwise_conv2d: return lower_conv(view, conv_gemm, epilogue, applied);
     case Op::avg_pool2d: return lower_avg_pool(view);
     case Op::resize: return lower_resize(view);
     case Op::gather: return lower_gather(view);

@@ -16,8 +16,9 @@ Result<bool> conv_gemm_enabled(const tosa::OperatorView& view)
     return gpu::conv_gemm_chosen(view, "VACCEL_VULKAN_CONV");
 }
 
-std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
-                                                const gpu::ConvGemm& g, const MatmulTiles& tiles)
+std::optional<gpu::ConvGemmKernel> lower_conv_gemm(const tosa::OperatorView&,
+                                                   const gpu::ConvGemm& g,
+                                                   const MatmulTiles& tiles)
 {
     if (g.dtype != tosa::DType::fp32 || g.rows() == 0 || g.oc == 0 || g.depth() == 0)
         return std::nullopt;
@@ -54,7 +55,8 @@ std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView&,
                  t.shared ? 1u : 0u, vec4 ? 1u : 0u,
                  t.shared && t.prefetch ? 1u : 0u, t.shared ? t.stages : 1u};
     spec.work = ceil_div(g.rows(), t.bm) * ceil_div(g.oc, t.bn) * work_per_group;
-    return spec;
+    // conv2d_gemm.comp has no epilogue: the shared lowering's pass follows.
+    return gpu::ConvGemmKernel{std::move(spec), false};
 }
 
 }  // namespace vaccel::backend::vulkan

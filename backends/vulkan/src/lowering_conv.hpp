@@ -50,7 +50,7 @@ inline constexpr std::uint32_t vulkan_kernel_count = gpu::kernel_count + 1;
 Result<bool> conv_gemm_enabled(const tosa::OperatorView& view);
 
 // The ConvGemmLowerer with the device's conv tiles.
-std::optional<tosa::KernelSpec> lower_conv_gemm(const tosa::OperatorView& view,
+std::optional<gpu::ConvGemmKernel> lower_conv_gemm(const tosa::OperatorView& view,
                                                 const gpu::ConvGemm& gemm,
                                                 const MatmulTiles& tiles);
 

@@ -198,8 +198,10 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     // The MATMUL kernels' shapes (and CONV2D's GEMM tiles); a device (or
     // override) none fits refuses programs with a MATMUL or a CONV2D only.
     const auto matmul = device_matmul_choice(context->device->physical);
+    auto fusion = gpu::fusion_chosen();
+    if (!fusion) return fail(fusion.error());
     auto plan = tosa::plan_block(
-        *graph, *analysis, tosa::BlockRef{0, 0}, tosa::PlanOptions{},
+        *graph, *analysis, tosa::BlockRef{0, 0}, gpu::with_epilogues(tosa::PlanOptions{}, *fusion),
         [&](const tosa::OperatorView& view) -> Result<std::vector<tosa::DispatchRequest>> {
             if ((view.op->op == tosa::Op::matmul || view.op->op == tosa::Op::conv2d) && !matmul)
                 return fail(matmul.error());

@@ -35,6 +35,15 @@
 //    or writes bytes written since then by a dispatch of another operator
 //    output (WAW; the segments of one CONCAT write disjoint parts of one
 //    tensor and need no order among themselves);
+//  - epilogues (PlanOptions::epilogue, for a backend whose kernels apply
+//    them): an operator P with one result T0 may absorb a chain E1..En of
+//    operators, each the only reader of the previous result T(k-1) (never a
+//    block output), of its shape and dtype, whose other operands exist
+//    before P runs (constants, block inputs, results of operators planned
+//    before P). T0..Tn then share Tn's bytes, P's dispatches read the
+//    chain's other operands too and write Tn, E1..En dispatch nothing, and
+//    Dispatch::fused names them; the backend's filter says which chains its
+//    kernels compute (it is asked one link at a time);
 //  - compile-time operands (shift, zero points, SHAPE operands, PAD's
 //    pad_const...; see compile_time_operand()) that are serialized constants
 //    are read at plan time by the backend and get no location.
@@ -203,9 +212,26 @@ struct OperatorView {
     std::vector<std::uint32_t> implicit_inputs;
     std::vector<std::uint32_t> outputs;
     const std::vector<Location>* locations = nullptr;  // per tensor
+    // Operators folded into this one (PlanOptions::epilogue), in order: the
+    // first reads this operator's result, each next one the previous one's,
+    // and the last one's result is what the dispatches write (every result
+    // of the chain has that location).
+    std::vector<std::uint32_t> epilogue;
 
     const Location& location(std::uint32_t tensor) const { return (*locations)[tensor]; }
 };
+
+// One link the planner offers to a backend's epilogue filter: operator
+// `consumer` of `block` reads the result of `producer` (directly, or through
+// the `stages` links accepted before it) as its input number `input`.
+struct EpilogueLink {
+    const Block* block = nullptr;
+    std::uint32_t producer = 0;
+    std::uint32_t consumer = 0;
+    std::uint32_t input = 0;
+    std::size_t stages = 0;
+};
+using EpilogueFilter = std::function<bool(const EpilogueLink&)>;
 
 // Turns one operator into dispatches (in order). Views, CONST and dead
 // operators never reach it. A refusal stops planning and is returned as is.
@@ -219,6 +245,7 @@ struct Dispatch {
     std::vector<std::uint32_t> reads;
     std::vector<std::uint32_t> writes;
     bool barrier_before = false;
+    std::vector<std::uint32_t> fused;  // the operators of its epilogue (OperatorView::epilogue)
 
     friend bool operator==(const Dispatch&, const Dispatch&) = default;
 };
@@ -255,6 +282,9 @@ struct PlanOptions {
     bool stage_outputs = false;
     // The backend runs COND_IF, WHILE_LOOP and variables (see above).
     bool control_flow = false;
+    // Fold elementwise chains into their producers (see above); empty: none.
+    // Not with stage_outputs or control_flow.
+    EpilogueFilter epilogue;
 };
 
 struct ProgramPlan {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/plan.hpp"
@@ -24,5 +25,8 @@ Error dtype_refusal(const tosa::OperatorView& view, tosa::DType dtype);
 // Tensor `index`'s buffer and element offset; refuses a tensor or arena
 // beyond the kernels' 32-bit offsets and a tensor with no location.
 Result<Operand> operand(const tosa::OperatorView& view, std::uint32_t index);
+// The elementwise kernel's code for `op` (lowering.hpp's ElementOp), as a
+// number; nullopt for an operator that kernel does not run.
+std::optional<std::uint32_t> element_code(tosa::Op op);
 
 }  // namespace vaccel::backend::gpu

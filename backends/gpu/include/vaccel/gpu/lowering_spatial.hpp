@@ -45,6 +45,7 @@
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/capability.hpp"
 #include "vaccel/tosa/plan.hpp"
+#include "vaccel/gpu/lowering_epilogue.hpp"
 #include "vaccel/gpu/lowering_operands.hpp"
 
 namespace vaccel::backend::gpu {
@@ -63,14 +64,23 @@ struct ConvGemm {
     bool bias_per_channel = true;  // bias [OC]; false: bias [1] for every channel
     Operand out, in, weight, bias;
     tosa::DType dtype = tosa::DType::fp32;  // of the input, weight and result
+    // The chain folded into the convolution (never null; maybe empty): a
+    // kernel that applies it says so (ConvGemmKernel), else the shared
+    // lowering follows it with lowering_epilogue.hpp's pass.
+    const Epilogue* epilogue = nullptr;
 
     std::uint64_t rows() const { return std::uint64_t{n} * oh * ow; }
     std::uint64_t depth() const { return std::uint64_t{kh} * kw * ic; }
 };
 // A backend's GEMM kernel for `gemm`: its KernelSpec (kernel, words, work),
-// or nullopt for the direct kernel. Reads and writes are lower_spatial()'s.
+// and whether it applies gemm.epilogue; nullopt for the direct kernel.
+// Reads and writes are lower_spatial()'s.
+struct ConvGemmKernel {
+    tosa::KernelSpec kernel;
+    bool applies_epilogue = false;
+};
 using ConvGemmLowerer =
-    std::function<std::optional<tosa::KernelSpec>(const tosa::OperatorView&, const ConvGemm&)>;
+    std::function<std::optional<ConvGemmKernel>(const tosa::OperatorView&, const ConvGemm&)>;
 
 // Whether the backend's environment variable `variable` (VACCEL_CUDA_CONV,
 // VACCEL_VULKAN_CONV) leaves CONV2D to its GEMM kernels: unset, empty or
@@ -81,9 +91,10 @@ Result<bool> conv_gemm_chosen(const tosa::OperatorView& view, const char* variab
 
 // The dispatches of `view` when its operator is one of this file's, else
 // nullopt (lower() goes on to its own refusal). `conv_gemm`, when set, is
-// asked for CONV2D first.
+// asked for CONV2D first; `applied` says whether its kernel took `epilogue`.
 std::optional<Result<std::vector<tosa::DispatchRequest>>> lower_spatial(
-    const tosa::OperatorView& view, const ConvGemmLowerer& conv_gemm = {});
+    const tosa::OperatorView& view, const ConvGemmLowerer& conv_gemm, const Epilogue& epilogue,
+    bool& applied);
 
 // Adds this file's operators, with the dtypes their kernels run and the
 // constraints the lowering relies on, to the GPU descriptor, and makes
