@@ -14,10 +14,12 @@
 # each path PATHS lists (comma separated, default cuda,before,vulkan,socket):
 #  - cuda: embedded on cuda:0, as vaccel runs it (CONV2D as implicit GEMM,
 #    one CUDA graph per run);
-#  - before: the same with VACCEL_CUDA_CONV=direct VACCEL_CUDA_GRAPHS=0, the
-#    kernels and launches of before, the same-run baseline of what those
-#    two changed;
-#  - vulkan: embedded on vulkan:0;
+#  - before: the same with VACCEL_CUDA_CONV=direct VACCEL_CUDA_GRAPHS=0
+#    VACCEL_GPU_FUSION=0, the kernels and launches of before, the same-run
+#    baseline of what those changed;
+#  - unfused: cuda:0 with VACCEL_GPU_FUSION=0 only (one dispatch per
+#    operator, no epilogues), the same-run baseline of fusion;
+#  - vulkan: embedded on vulkan:0; vulkan-unfused: the same without fusion;
 #  - socket: through one vacceld over its socket, on cuda:0 (the cost of
 #    sharing);
 #  - cpu: embedded on the CPU backend, against PyTorch on the CPU with as
@@ -160,7 +162,7 @@ for c in "${cases[@]}"; do
 		t=$(torch_time "$dir" "$dir/torch-$1.npy" "$1")
 		sed -n 's/^torch median \([0-9.]*\) ms.*/\1/p' <<<"$t" | grep . || { echo "$c: no torch timing in: $t" >&2; exit 1; }
 	}
-	if want cuda || want before || want vulkan || want socket; then
+	if want cuda || want before || want unfused || want vulkan || want vulkan-unfused || want socket; then
 		torch_ms=$(torch_ms_on cuda)
 		if want cuda; then
 			ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/cuda" cuda:0)
@@ -168,12 +170,20 @@ for c in "${cases[@]}"; do
 		fi
 		if want before; then
 			ms=$(VACCEL_TRANSPORT=embedded VACCEL_CUDA_CONV=direct VACCEL_CUDA_GRAPHS=0 \
-				vaccel_ms "$dir" "$dir/cuda-before" cuda:0)
+				VACCEL_GPU_FUSION=0 vaccel_ms "$dir" "$dir/cuda-before" cuda:0)
 			line "cuda:0 embedded, direct, no graphs" "$ms" "$dir/cuda-before" "$torch_ms" "$dir/torch-cuda.npy"
+		fi
+		if want unfused; then
+			ms=$(VACCEL_TRANSPORT=embedded VACCEL_GPU_FUSION=0 vaccel_ms "$dir" "$dir/cuda-unfused" cuda:0)
+			line "cuda:0 embedded, unfused" "$ms" "$dir/cuda-unfused" "$torch_ms" "$dir/torch-cuda.npy"
 		fi
 		if want vulkan; then
 			ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/vulkan" vulkan:0)
 			line "vulkan:0 embedded" "$ms" "$dir/vulkan" "$torch_ms" "$dir/torch-cuda.npy"
+		fi
+		if want vulkan-unfused; then
+			ms=$(VACCEL_TRANSPORT=embedded VACCEL_GPU_FUSION=0 vaccel_ms "$dir" "$dir/vulkan-unfused" vulkan:0)
+			line "vulkan:0 embedded, unfused" "$ms" "$dir/vulkan-unfused" "$torch_ms" "$dir/torch-cuda.npy"
 		fi
 		if want socket; then
 			ms=$(VACCEL_TRANSPORT=socket VACCEL_SOCKET=$socket vaccel_ms "$dir" "$dir/socket" cuda:0)

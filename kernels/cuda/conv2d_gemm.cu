@@ -99,14 +99,14 @@ constexpr unsigned epilogue_word = 28;
 // A CONV2D result (bias added) as the store leaves it: rounded to T, then
 // through the epilogue's stages when it has any.
 template <typename T, bool MATMUL>
-__device__ __forceinline__ float finished(const vaccel_cuda_dispatch& d, bool epilogue,
+__device__ __forceinline__ float finished(const vaccel_cuda::Epilogue& e,
                                           unsigned long long index, float v)
 {
     if constexpr (MATMUL) return v;
-    if (!epilogue) return v;
+    if (e.stages == 0u) return v;
     constexpr unsigned dt = sizeof(T) == 4 ? vaccel_cuda::DT_FP32 : vaccel_cuda::DT_FP16;
-    return vaccel_cuda::epilogue_apply(d, epilogue_word, dt, static_cast<unsigned>(index),
-                                       vaccel_cuda::widen(dt, vaccel_cuda::narrow(dt, v)));
+    return e.apply(dt, static_cast<unsigned>(index),
+                   vaccel_cuda::widen(dt, vaccel_cuda::narrow(dt, v)));
 }
 
 struct Geometry {
@@ -148,7 +148,8 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
     const T* bias = nullptr;
     T* out;
     bool bias_per_channel = false;
-    const bool epilogue = !MATMUL && d.spec[epilogue_word] != 0u;
+    vaccel_cuda::Epilogue epilogue{};
+    if constexpr (!MATMUL) epilogue = vaccel_cuda::Epilogue::of(d, epilogue_word);
     unsigned tiles_n, tile = blockIdx.x / SPLIT;
     const unsigned rank = blockIdx.x % SPLIT;
     if constexpr (MATMUL) {
@@ -336,7 +337,7 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
             if (row < g.m && oc < g.oc) {
                 if constexpr (!MATMUL) sum += Io<T>::get(bias + (bias_per_channel ? oc : 0));
                 Io<T>::put(out + row * g.oc + oc,
-                           finished<T, MATMUL>(d, epilogue, row * g.oc + oc, sum));
+                           finished<T, MATMUL>(epilogue, row * g.oc + oc, sum));
             }
         }
         cluster.sync();
@@ -358,16 +359,16 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
                     }
                     const unsigned long long at = row * g.oc + col;
                     Io<T>::put4(po + col,
-                                make_float4(finished<T, MATMUL>(d, epilogue, at, acc[i][q * 4] + b.x),
-                                            finished<T, MATMUL>(d, epilogue, at + 1, acc[i][q * 4 + 1] + b.y),
-                                            finished<T, MATMUL>(d, epilogue, at + 2, acc[i][q * 4 + 2] + b.z),
-                                            finished<T, MATMUL>(d, epilogue, at + 3, acc[i][q * 4 + 3] + b.w)));
+                                make_float4(finished<T, MATMUL>(epilogue, at, acc[i][q * 4] + b.x),
+                                            finished<T, MATMUL>(epilogue, at + 1, acc[i][q * 4 + 1] + b.y),
+                                            finished<T, MATMUL>(epilogue, at + 2, acc[i][q * 4 + 2] + b.z),
+                                            finished<T, MATMUL>(epilogue, at + 3, acc[i][q * 4 + 3] + b.w)));
                 } else {
 #pragma unroll
                     for (int e = 0; e < 4; ++e)
                         if (col + e < g.oc)
                             Io<T>::put(po + col + e,
-                                       finished<T, MATMUL>(d, epilogue, row * g.oc + col + e,
+                                       finished<T, MATMUL>(epilogue, row * g.oc + col + e,
                                                            acc[i][q * 4 + e] +
                                                                Io<T>::get(bias + (bias_per_channel ? col + e : 0))));
                 }
@@ -383,14 +384,14 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
 // over K by clusters of 2, 4 or 8 blocks.
 #define VACCEL_CONV_GEMM(name, T, launch_min, BM, TM)                                        \
     extern "C" __global__ void __launch_bounds__(threads, launch_min)                          \
-        name(struct vaccel_cuda_dispatch d)                                                    \
+        name(const __grid_constant__ struct vaccel_cuda_dispatch d)                                                    \
     {                                                                                          \
         if (d.spec[24] != 0u) run<T, BM, BM, TM, TM, true, 1>(d);                              \
         else run<T, BM, BM, TM, TM, false, 1>(d);                                              \
     }
 #define VACCEL_CONV_GEMM_SPLIT(name, T, SPLIT)                                               \
     extern "C" __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(threads, 1)     \
-        name(struct vaccel_cuda_dispatch d)                                                    \
+        name(const __grid_constant__ struct vaccel_cuda_dispatch d)                                                    \
     {                                                                                          \
         if (d.spec[24] != 0u) run<T, 64, 64, 4, 4, true, SPLIT>(d);                            \
         else run<T, 64, 64, 4, 4, false, SPLIT>(d);                                            \
@@ -408,13 +409,13 @@ VACCEL_CONV_GEMM_SPLIT(vaccel_conv2d_gemm_f16_t64_s8, __half, 8)
 
 // FP32 MATMUL on 64 x 64 tiles, alone (s1) or split over K by a cluster.
 extern "C" __global__ void __launch_bounds__(threads, 1)
-    vaccel_matmul_f32_t64_s1(struct vaccel_cuda_dispatch d)
+    vaccel_matmul_f32_t64_s1(const __grid_constant__ struct vaccel_cuda_dispatch d)
 {
     run<float, 64, 64, 4, 4, true, 1, true>(d);
 }
 #define VACCEL_MATMUL_SPLIT(name, SPLIT)                                                     \
     extern "C" __global__ void __cluster_dims__(SPLIT, 1, 1) __launch_bounds__(threads, 1)     \
-        name(struct vaccel_cuda_dispatch d)                                                    \
+        name(const __grid_constant__ struct vaccel_cuda_dispatch d)                                                    \
     {                                                                                          \
         run<float, 64, 64, 4, 4, true, SPLIT, true>(d);                                        \
     }

@@ -94,7 +94,7 @@ __device__ __forceinline__ unsigned dense_bits(const Dispatch& d, unsigned x, un
                                                unsigned i)
 {
     const unsigned dt0 = d.spec[W_DT], dt1 = d.spec[W_DT + 1];
-    unsigned r;
+    unsigned r = x;
     if constexpr (OP == COPY32) r = x;
     else if constexpr (OP == CAST) return cast_bits(dt0, dt1, x);
     else if constexpr (is_binary(OP))

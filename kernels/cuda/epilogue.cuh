@@ -13,37 +13,63 @@
 
 namespace vaccel_cuda {
 
-// `v`: the result element `index` (dense in the result), already rounded to `dt`.
-__device__ __forceinline__ float epilogue_apply(const Dispatch& d, unsigned w, unsigned dt,
-                                                unsigned index, float v)
-{
-    const unsigned stages = d.spec[w];
-    for (unsigned s = 0; s < stages; ++s) {
-        const unsigned k = w + 2u + 6u * s;
-        const unsigned op = d.spec[k], form = d.spec[k + 1];
-        const bool ignore_nan = (form & 32u) != 0u;
-        float r;
-        if (is_binary(op)) {
-            const unsigned mode = form & 3u;
-            const unsigned at = mode == 1u ? index : (mode == 2u ? index % d.spec[w + 1] : 0u);
-            const float x = widen(dt, load_bits(buffer(d, k + 2), d.spec[k + 3] + at, dt));
-            r = (form & 16u) != 0u ? binary_op(op, x, v, ignore_nan)
-                                   : binary_op(op, v, x, ignore_nan);
-        } else {
-            r = unary_op(op, v, __uint_as_float(d.spec[k + 4]), __uint_as_float(d.spec[k + 5]),
-                         ignore_nan);
+// The epilogue's words, read once into registers: a kernel applies it to
+// many results, and its stage loop then reads no parameter memory.
+struct Epilogue {
+    unsigned stages, row;
+    unsigned op[3], form[3], base[3];
+    const unsigned char* buf[3];
+    float p0[3], p1[3];
+
+    __device__ __forceinline__ static Epilogue of(const Dispatch& d, unsigned w)
+    {
+        Epilogue e;
+        e.stages = d.spec[w] < 3u ? d.spec[w] : 3u;
+        e.row = d.spec[w + 1];
+#pragma unroll
+        for (unsigned s = 0; s < 3u; ++s) {
+            const unsigned k = w + 2u + 6u * s;
+            e.op[s] = d.spec[k];
+            e.form[s] = d.spec[k + 1];
+            e.buf[s] = s < e.stages && is_binary(e.op[s]) ? buffer(d, k + 2) : nullptr;
+            e.base[s] = d.spec[k + 3];
+            e.p0[s] = __uint_as_float(d.spec[k + 4]);
+            e.p1[s] = __uint_as_float(d.spec[k + 5]);
         }
-        v = widen(dt, narrow(dt, r));
+        return e;
     }
-    return v;
-}
+
+    // `v`: the result element `index` (dense in the result), already rounded
+    // to `dt`. Not inlined, and its loop not unrolled: every operation's
+    // code is in it, and a kernel calls it from many places.
+    __device__ __noinline__ float apply(unsigned dt, unsigned index, float v) const
+    {
+#pragma unroll 1
+        for (unsigned s = 0; s < 3u; ++s) {
+            if (s >= stages) break;
+            const bool ignore_nan = (form[s] & 32u) != 0u;
+            float r;
+            if (is_binary(op[s])) {
+                const unsigned mode = form[s] & 3u;
+                const unsigned at = mode == 1u ? index : (mode == 2u ? index % row : 0u);
+                const float x = widen(dt, load_bits(buf[s], base[s] + at, dt));
+                r = (form[s] & 16u) != 0u ? binary_op(op[s], x, v, ignore_nan)
+                                          : binary_op(op[s], v, x, ignore_nan);
+            } else {
+                r = unary_op(op[s], v, p0[s], p1[s], ignore_nan);
+            }
+            v = widen(dt, narrow(dt, r));
+        }
+        return v;
+    }
+};
 
 // The stored bits of a result whose unfused bits are `bits`.
 __device__ __forceinline__ unsigned epilogue_bits(const Dispatch& d, unsigned w, unsigned dt,
                                                   unsigned index, unsigned bits)
 {
     if (d.spec[w] == 0u) return bits;
-    return narrow(dt, epilogue_apply(d, w, dt, index, widen(dt, bits)));
+    return narrow(dt, Epilogue::of(d, w).apply(dt, index, widen(dt, bits)));
 }
 
 }  // namespace vaccel_cuda
