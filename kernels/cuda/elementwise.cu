@@ -90,8 +90,8 @@ __device__ __forceinline__ float unary(const Dispatch& d, float a)
 // One element of the dense path (32-bit operands), from and to element bits.
 // Element i of the result (dense), its epilogue applied.
 template <unsigned OP>
-__device__ __forceinline__ unsigned dense_bits(const Dispatch& d, unsigned x, unsigned y,
-                                               unsigned i)
+__device__ __forceinline__ unsigned dense_bits(const Dispatch& d, const Epilogue& e, unsigned x,
+                                               unsigned y, unsigned i)
 {
     const unsigned dt0 = d.spec[W_DT], dt1 = d.spec[W_DT + 1];
     unsigned r = x;
@@ -100,12 +100,13 @@ __device__ __forceinline__ unsigned dense_bits(const Dispatch& d, unsigned x, un
     else if constexpr (is_binary(OP))
         r = narrow(dt0, binary<OP>(d, widen(dt1, x), widen(d.spec[W_DT + 2], y)));
     else r = narrow(dt0, unary<OP>(d, widen(dt1, x)));
-    return epilogue_bits(d, W_EPILOGUE, dt0, i, r);
+    return epilogue_bits(e, dt0, i, r);
 }
 
 template <unsigned OP>
 __device__ __forceinline__ void dense_run(const Dispatch& d, unsigned total)
 {
+    const Epilogue e = Epilogue::of(d, W_EPILOGUE);
     constexpr bool two_inputs = is_binary(OP);
     unsigned* __restrict__ out = out_words(d, buf_word(0)) + d.spec[base_word(0)];
     const unsigned* __restrict__ x = words(d, buf_word(1)) + d.spec[base_word(1)];
@@ -125,10 +126,10 @@ __device__ __forceinline__ void dense_run(const Dispatch& d, unsigned total)
             uint4 b = make_uint4(0u, 0u, 0u, 0u);
             if constexpr (two_inputs) b = y4[q];
             uint4 r;
-            r.x = dense_bits<OP>(d, a.x, b.x, 4u * q);
-            r.y = dense_bits<OP>(d, a.y, b.y, 4u * q + 1u);
-            r.z = dense_bits<OP>(d, a.z, b.z, 4u * q + 2u);
-            r.w = dense_bits<OP>(d, a.w, b.w, 4u * q + 3u);
+            r.x = dense_bits<OP>(d, e, a.x, b.x, 4u * q);
+            r.y = dense_bits<OP>(d, e, a.y, b.y, 4u * q + 1u);
+            r.z = dense_bits<OP>(d, e, a.z, b.z, 4u * q + 2u);
+            r.w = dense_bits<OP>(d, e, a.w, b.w, 4u * q + 3u);
             out4[q] = r;
         }
         first = quads * 4u;
@@ -136,7 +137,7 @@ __device__ __forceinline__ void dense_run(const Dispatch& d, unsigned total)
     for (unsigned i = first + first_index(); i < total; i += stride) {
         const unsigned a = x[i];
         const unsigned b = two_inputs ? y[i] : 0u;
-        out[i] = dense_bits<OP>(d, a, b, i);
+        out[i] = dense_bits<OP>(d, e, a, b, i);
     }
 }
 
@@ -158,6 +159,7 @@ __device__ __forceinline__ bool load_bool(const unsigned char* __restrict__ p, u
 template <unsigned OP>
 __device__ __forceinline__ void general_run(const Dispatch& d, unsigned total)
 {
+    const Epilogue e = Epilogue::of(d, W_EPILOGUE);
     unsigned char* __restrict__ out = buffer(d, buf_word(0));
     const unsigned char* __restrict__ in1 = buffer(d, buf_word(1));
     const unsigned dt0 = d.spec[W_DT], dt1 = d.spec[W_DT + 1];
@@ -179,7 +181,7 @@ __device__ __forceinline__ void general_run(const Dispatch& d, unsigned total)
         if constexpr (OP == COPY32 || OP == COPY8 || OP == COPY16) {
             // A copy carries an epilogue only as the pass after a producer
             // whose kernel has none (lowering_epilogue.hpp): a float result.
-            store_bits(out, o, dt0, epilogue_bits(d, W_EPILOGUE, dt0, i, load_bits(in1, a, dt1)));
+            store_bits(out, o, dt0, epilogue_bits(e, dt0, i, load_bits(in1, a, dt1)));
         } else if constexpr (OP == CAST) {
             store_bits(out, o, dt0, cast_bits(dt0, dt1, load_bits(in1, a, dt1)));
         } else if constexpr (is_binary(OP)) {
@@ -187,7 +189,7 @@ __device__ __forceinline__ void general_run(const Dispatch& d, unsigned total)
             const float x = widen(dt1, load_bits(in1, a, dt1));
             const float y = widen(dt2, load_bits(in2, offset(d, 2, c), dt2));
             store_bits(out, o, dt0,
-                       epilogue_bits(d, W_EPILOGUE, dt0, i, narrow(dt0, binary<OP>(d, x, y))));
+                       epilogue_bits(e, dt0, i, narrow(dt0, binary<OP>(d, x, y))));
         } else if constexpr (OP >= EQUAL && OP <= GREATER_EQUAL) {
             const unsigned char* __restrict__ in2 = buffer(d, buf_word(2));
             const float x = widen(dt1, load_bits(in1, a, dt1));
@@ -197,7 +199,7 @@ __device__ __forceinline__ void general_run(const Dispatch& d, unsigned total)
         } else if constexpr (is_unary(OP)) {
             const float x = widen(dt1, load_bits(in1, a, dt1));
             store_bits(out, o, dt0,
-                       epilogue_bits(d, W_EPILOGUE, dt0, i, narrow(dt0, unary<OP>(d, x))));
+                       epilogue_bits(e, dt0, i, narrow(dt0, unary<OP>(d, x))));
         } else if constexpr (OP == SELECT) {
             const unsigned char* __restrict__ in2 = buffer(d, buf_word(2));
             const unsigned char* __restrict__ in3 = buffer(d, buf_word(3));

@@ -65,11 +65,11 @@ struct Epilogue {
 };
 
 // The stored bits of a result whose unfused bits are `bits`.
-__device__ __forceinline__ unsigned epilogue_bits(const Dispatch& d, unsigned w, unsigned dt,
-                                                  unsigned index, unsigned bits)
+__device__ __forceinline__ unsigned epilogue_bits(const Epilogue& e, unsigned dt, unsigned index,
+                                                  unsigned bits)
 {
-    if (d.spec[w] == 0u) return bits;
-    return narrow(dt, Epilogue::of(d, w).apply(dt, index, widen(dt, bits)));
+    if (e.stages == 0u) return bits;
+    return narrow(dt, e.apply(dt, index, widen(dt, bits)));
 }
 
 }  // namespace vaccel_cuda

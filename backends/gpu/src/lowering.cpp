@@ -541,20 +541,39 @@ std::optional<std::uint32_t> element_code(Op op)
 Result<tosa::DispatchRequest> epilogue_pass(const tosa::OperatorView& view,
                                             const Epilogue& epilogue)
 {
-    // The chain's result: where every result of the chain lives.
+    // The chain's result: where every result of the chain lives. The first
+    // stage is the pass's own operation (the elementwise kernel's
+    // specialised loop, as its unfused dispatch would run), the rest its
+    // epilogue; the result is seen as [count / ROW, ROW] so a row operand
+    // is a stride.
     const std::uint32_t out = view.outputs[0];
     const DType dtype = tensor(view, out).dtype;
-    auto op = copy_op(view, dtype);
-    if (!op) return fail(op.error());
     auto where = operand(view, out);
     if (!where) return fail(where.error());
+    const EpilogueStage& first = epilogue.stages.front();
+    const auto count = static_cast<std::int64_t>(tensor(view, out).element_count());
+    const std::int64_t row = epilogue.row;
     ElementSpec spec;
-    spec.op = *op;
-    spec.dtypes = {dtype, dtype, DType::fp32, DType::fp32};
-    spec.dims[5] = static_cast<std::int64_t>(tensor(view, out).element_count());
-    spec.operands[0] = {*where, 0, {0, 0, 0, 0, 0, 1}};
-    spec.operands[1] = {*where, 0, {0, 0, 0, 0, 0, 1}};
-    spec.epilogue = epilogue;
+    spec.op = static_cast<ElementOp>(first.op);
+    spec.dtypes = {dtype, dtype, dtype, DType::fp32};
+    spec.dims[4] = count / row;
+    spec.dims[5] = row;
+    spec.nan_ignore = first.nan_ignore;
+    spec.p0 = first.p0;
+    spec.p1 = first.p1;
+    const ElementSpec::Access result{*where, 0, {0, 0, 0, 0, row, 1}};
+    spec.operands[0] = result;
+    if (first.form == EpilogueForm::none) {
+        spec.operands[1] = result;
+    } else {
+        ElementSpec::Access other{first.operand, 0, {0, 0, 0, 0, 0, 0}};
+        if (first.form == EpilogueForm::same) other.strides = result.strides;
+        if (first.form == EpilogueForm::row) other.strides[5] = 1;
+        spec.operands[1] = first.operand_first ? other : result;
+        spec.operands[2] = first.operand_first ? result : other;
+    }
+    spec.epilogue.row = epilogue.row;
+    spec.epilogue.stages.assign(epilogue.stages.begin() + 1, epilogue.stages.end());
     // Reads and writes the result in place; the plan adds the stages' operands.
     return request(spec.kernel(), {out}, out);
 }
