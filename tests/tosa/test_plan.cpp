@@ -221,6 +221,69 @@ void a_chain_packs_and_orders_its_dispatches(void**)
     }
 }
 
+// Epilogues (PlanOptions::epilogue): the filter is asked one link at a
+// time, with the link's position; its "no" ends the chain there. A chain's
+// results share one region placed when the producer runs (never a byte of
+// its input's), and a second chain may read the first one's last result.
+void epilogue_chains_ask_the_filter_link_by_link(void**)
+{
+    GraphBuilder g;
+    const auto x = g.tensor("x", {64}, DType::fp32);
+    const auto a = g.tensor("a", {64}, DType::fp32);
+    const auto b = g.tensor("b", {64}, DType::fp32);
+    const auto c = g.tensor("c", {64}, DType::fp32);
+    const auto d = g.tensor("d", {64}, DType::fp32);
+    const auto e = g.tensor("e", {64}, DType::fp32);
+    const auto y = g.tensor("y", {64}, DType::fp32);
+    g.op(Op::exp, {x}, {a});      // 0: producer of a chain
+    g.op(Op::log, {a}, {b});      // 1: link 0
+    g.op(Op::sigmoid, {b}, {c});  // 2: link 1, refused: a chain of its own
+    g.op(Op::tanh, {c}, {d});     // 3: folded into SIGMOID
+    g.op(Op::floor, {x}, {e});    // 4
+    g.op(Op::add, {e, d}, {y});   // 5: d, a chain's last result, is ready: folded into FLOOR
+    g.input(x);
+    g.output(y);
+    std::vector<std::pair<std::uint32_t, std::size_t>> asked;
+    PlanOptions options;
+    options.epilogue = [&](const EpilogueLink& link) {
+        asked.emplace_back(link.consumer, link.stages);
+        return link.consumer != 2;
+    };
+    const ProgramPlan plan = plan_ok(g.finish(), options);
+    const std::vector<std::pair<std::uint32_t, std::size_t>> want_asked{
+        {1, 0}, {2, 1}, {3, 0}, {5, 0}};
+    assert_true(asked == want_asked);
+    assert_int_equal(plan.dispatches.size(), 3);
+    assert_int_equal(plan.dispatches[0].op_index, 0);
+    assert_true(plan.dispatches[0].fused == std::vector<std::uint32_t>{1});
+    assert_int_equal(plan.dispatches[1].op_index, 2);
+    assert_true(plan.dispatches[1].fused == std::vector<std::uint32_t>{3});
+    assert_int_equal(plan.dispatches[2].op_index, 4);
+    assert_true(plan.dispatches[2].fused == std::vector<std::uint32_t>{5});
+    // a and b share bytes, c and d theirs; y is the output slot, e too.
+    assert_true(plan.locations[a] == plan.locations[b]);
+    assert_true(plan.locations[c] == plan.locations[d]);
+    assert_true(plan.locations[a].offset != plan.locations[c].offset);
+    assert_true(plan.locations[e] == plan.locations[y] && plan.locations[y].is_slot());
+    // FLOOR's dispatch reads d, which the SIGMOID chain wrote: a barrier.
+    assert_true(std::ranges::find(plan.dispatches[2].reads, d) != plan.dispatches[2].reads.end());
+    assert_true(plan.dispatches[2].barrier_before);
+    // Without a filter nothing folds.
+    assert_int_equal(plan_ok([&] {
+                         GraphBuilder h;
+                         const auto p = h.tensor("p", {4}, DType::fp32);
+                         const auto q = h.tensor("q", {4}, DType::fp32);
+                         const auto r = h.tensor("r", {4}, DType::fp32);
+                         h.op(Op::exp, {p}, {q});
+                         h.op(Op::log, {q}, {r});
+                         h.input(p);
+                         h.output(r);
+                         return h.finish();
+                     }())
+                         .dispatches.size(),
+                     2);
+}
+
 // EXP(x) and LOG(x) touch disjoint bytes: no barrier between them; ADD reads both.
 void independent_dispatches_share_an_epoch(void**)
 {
@@ -603,6 +666,7 @@ int main()
         cmocka_unit_test(independent_dispatches_share_an_epoch),
         cmocka_unit_test(views_extend_their_source_and_emit_nothing),
         cmocka_unit_test(outputs_alias_their_single_use_source),
+        cmocka_unit_test(epilogue_chains_ask_the_filter_link_by_link),
         cmocka_unit_test(a_source_read_twice_is_not_aliased),
         cmocka_unit_test(constants_are_uploaded_and_parameters_are_not),
         cmocka_unit_test(staged_outputs_live_in_the_arena),
