@@ -55,83 +55,74 @@ __device__ __forceinline__ Partial fold(Partial a, Partial b, bool ignore_nan)
 
 constexpr unsigned team_size = 32u;
 
+// The spec words, decoded once.
+struct Reduce {
+    unsigned axis, inner_count, total, in_base, out_base, in_dt, out_dt;
+    const unsigned char* __restrict__ in;
+    unsigned char* __restrict__ out;
+    bool ignore_nan;
+
+    __device__ __forceinline__ explicit Reduce(const Dispatch& d)
+        : axis(d.spec[2]), inner_count(d.spec[3]), total(d.spec[1] * d.spec[3]),
+          in_base(d.spec[7]), out_base(d.spec[5]), in_dt(d.spec[8]), out_dt(d.spec[9]),
+          in(buffer(d, 6)), out(buffer(d, 4)), ignore_nan(d.spec[10] != 0u)
+    {
+    }
+    // Element k of result i's axis, with its index.
+    __device__ __forceinline__ Partial element(unsigned i, unsigned k) const
+    {
+        const unsigned first = in_base + (i / inner_count) * axis * inner_count + i % inner_count;
+        return {widen(in_dt, load_bits(in, first + k * inner_count, in_dt)), k};
+    }
+    template <unsigned OP>
+    __device__ __forceinline__ void store(unsigned i, Partial p) const
+    {
+        if constexpr (OP == ARGMAX) reinterpret_cast<unsigned*>(out)[out_base + i] = p.i;
+        else store_bits(out, out_base + i, out_dt, narrow(out_dt, p.v));
+    }
+};
+
 // TEAM = 32: warp w of the grid reduces results w, w + warps, ...
 template <unsigned OP>
-__device__ __forceinline__ void run_teams(const Dispatch& d)
+__device__ __forceinline__ void run_teams(const Reduce& r)
 {
-    const unsigned outer_count = d.spec[1], axis = d.spec[2], inner_count = d.spec[3];
-    unsigned char* __restrict__ out = buffer(d, 4);
-    const unsigned out_base = d.spec[5];
-    const unsigned char* __restrict__ in = buffer(d, 6);
-    const unsigned in_base = d.spec[7], in_dt = d.spec[8], out_dt = d.spec[9];
-    const bool ignore_nan = d.spec[10] != 0u;
-    const unsigned total = outer_count * inner_count;
     const unsigned lane = threadIdx.x % team_size;
-    for (unsigned i = first_index() / team_size; i < total; i += grid_stride() / team_size) {
-        const unsigned outer = i / inner_count, inner = i % inner_count;
-        const unsigned first = in_base + outer * axis * inner_count + inner;
+    for (unsigned i = first_index() / team_size; i < r.total; i += grid_stride() / team_size) {
         // A lane with no element (an axis shorter than the team) has no
         // partial; the folds skip it.
         Partial p{0.0f, 0u};
         bool have = false;
-        for (unsigned k = lane; k < axis; k += team_size) {
-            const Partial v{widen(in_dt, load_bits(in, first + k * inner_count, in_dt)), k};
-            p = have ? fold<OP>(p, v, ignore_nan) : v;
+        for (unsigned k = lane; k < r.axis; k += team_size) {
+            const Partial v = r.element(i, k);
+            p = have ? fold<OP>(p, v, r.ignore_nan) : v;
             have = true;
         }
         for (unsigned step = team_size / 2; step != 0u; step /= 2) {
             const Partial o{__shfl_down_sync(0xffffffffu, p.v, step),
                             __shfl_down_sync(0xffffffffu, p.i, step)};
             const bool other = __shfl_down_sync(0xffffffffu, have ? 1u : 0u, step) != 0u;
-            if (other) p = have ? fold<OP>(p, o, ignore_nan) : o;
+            if (other) p = have ? fold<OP>(p, o, r.ignore_nan) : o;
             have = have || other;
         }
-        if (lane != 0u) continue;
-        if constexpr (OP == ARGMAX) reinterpret_cast<unsigned*>(out)[out_base + i] = p.i;
-        else store_bits(out, out_base + i, out_dt, narrow(out_dt, p.v));
+        if (lane == 0u) r.store<OP>(i, p);
     }
 }
 
+// TEAM = 0: one thread per result, folding its axis in index order (the
+// folds above: PROPAGATE keeps a NaN once met; IGNORE skips NaNs, all NaN
+// giving NaN and ARGMAX index 0; ARGMAX keeps the first largest).
 template <unsigned OP>
 __device__ __forceinline__ void run(const Dispatch& d)
 {
+    const Reduce r(d);
     if (d.spec[11] == team_size) {
-        run_teams<OP>(d);
+        run_teams<OP>(r);
         return;
     }
-    const unsigned outer_count = d.spec[1], axis = d.spec[2], inner_count = d.spec[3];
-    unsigned char* __restrict__ out = buffer(d, 4);
-    const unsigned out_base = d.spec[5];
-    const unsigned char* __restrict__ in = buffer(d, 6);
-    const unsigned in_base = d.spec[7], in_dt = d.spec[8], out_dt = d.spec[9];
-    const bool ignore_nan = d.spec[10] != 0u;
-    const unsigned total = outer_count * inner_count;
-    for (unsigned i = first_index(); i < total; i += grid_stride()) {
-        const unsigned outer = i / inner_count, inner = i % inner_count;
-        const unsigned first = in_base + outer * axis * inner_count + inner;
-        float acc = widen(in_dt, load_bits(in, first, in_dt));
-        unsigned best = 0u;
-        for (unsigned k = 1u; k < axis; ++k) {
-            const float v = widen(in_dt, load_bits(in, first + k * inner_count, in_dt));
-            if constexpr (OP == SUM) acc = acc + v;
-            else if constexpr (OP == PRODUCT) acc = acc * v;
-            // PROPAGATE: once acc is NaN it stays; IGNORE: NaNs are skipped
-            // (all NaN: NaN).
-            else if constexpr (OP == MAX)
-                acc = ignore_nan ? max_ignoring_nan(acc, v) : max_of(acc, v);
-            else if constexpr (OP == MIN)
-                acc = ignore_nan ? min_ignoring_nan(acc, v) : min_of(acc, v);
-            // ARGMAX: the first index of the largest value. PROPAGATE: the
-            // first NaN wins; IGNORE: NaNs are skipped (all NaN: index 0).
-            else if (ignore_nan) {
-                if (!isnan(v) && (isnan(acc) || v > acc)) { acc = v; best = k; }
-            } else if (!isnan(acc) && (isnan(v) || v > acc)) {
-                acc = v;
-                best = k;
-            }
-        }
-        if constexpr (OP == ARGMAX) reinterpret_cast<unsigned*>(out)[out_base + i] = best;
-        else store_bits(out, out_base + i, out_dt, narrow(out_dt, acc));
+    for (unsigned i = first_index(); i < r.total; i += grid_stride()) {
+        Partial p = r.element(i, 0u);
+        for (unsigned k = 1u; k < r.axis; ++k) p = fold<OP>(p, r.element(i, k), r.ignore_nan);
+        r.store<OP>(i, p);
     }
 }
 

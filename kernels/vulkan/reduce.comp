@@ -112,25 +112,15 @@ void main()
         run_teams();
         return;
     }
+    // One invocation per result, folding its axis in index order with
+    // fold(): PROPAGATE keeps a NaN once met; IGNORE skips NaNs, all NaN
+    // giving NaN and ARGMAX index 0; ARGMAX keeps the first largest.
     for (uint i = gl_GlobalInvocationID.x; i < OUTER * INNER; i += GRID_STRIDE) {
         uint outer = i / INNER, inner = i % INNER;
         uint first = IN_BASE + outer * AXIS * INNER + inner;
         float acc = load_input(first);
         uint best = 0u;
-        for (uint k = 1u; k < AXIS; ++k) {
-            float v = load_input(first + k * INNER);
-            if (OP == 0u) acc += v;
-            else if (OP == 3u) acc *= v;
-            // PROPAGATE: once acc is NaN it stays; IGNORE: NaNs are skipped
-            // (all NaN: NaN).
-            else if (OP == 1u) acc = NAN_IGNORE != 0u ? max_ignoring_nan(acc, v) : max_of(acc, v);
-            else if (OP == 2u) acc = NAN_IGNORE != 0u ? min_ignoring_nan(acc, v) : min_of(acc, v);
-            // ARGMAX: the first index of the largest value. PROPAGATE: the
-            // first NaN wins; IGNORE: NaNs are skipped (all NaN: index 0).
-            else if (NAN_IGNORE != 0u) {
-                if (!isnan(v) && (isnan(acc) || v > acc)) { acc = v; best = k; }
-            } else if (!isnan(acc) && (isnan(v) || v > acc)) { acc = v; best = k; }
-        }
+        for (uint k = 1u; k < AXIS; ++k) fold(acc, best, load_input(first + k * INNER), k);
         if (OP == 4u) bufs[OUT_BUF].w[OUT_BASE + i] = best;
         else {
             STORE_BITS(OUT_BUF, OUT_BASE + i, OUT_DT, narrow(OUT_DT, acc))
