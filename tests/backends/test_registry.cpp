@@ -109,6 +109,35 @@ void unknown_or_malformed_settings_are_refused(void**)
     assert_false(open_devices(cpus("17")).has_value());
 }
 
+// fp32_math: "fp32" or "tf32" on CUDA, anything else refused listing both;
+// Vulkan has no TF32 kernels, so "tf32" there is refused, not ignored.
+// Checked before any device is looked for: these hold on a machine without
+// a GPU as on one with.
+void fp32_math_is_checked_per_backend(void**)
+{
+    Selection selection;
+    selection.devices = {"cuda"};
+    selection.settings["cuda"].emplace("fp32_math", "fp16");
+    auto cuda = open_devices(selection);
+    assert_false(cuda.has_value());
+    assert_int_equal(cuda.error().code, Errc::invalid_argument);
+    assert_string_equal(cuda.error().note.c_str(),
+                        "[devices.cuda] fp32_math = \"fp16\" is not one of \"fp32\" (the "
+                        "default), \"tf32\"");
+    selection.devices = {"vulkan"};
+    selection.settings.clear();
+    selection.settings["vulkan"].emplace("fp32_math", "tf32");
+    auto vulkan = open_devices(selection);
+    assert_false(vulkan.has_value());
+    assert_int_equal(vulkan.error().code, Errc::unsupported);
+    assert_string_equal(vulkan.error().note.c_str(),
+                        "[devices.vulkan] fp32_math = \"tf32\": the Vulkan backend multiplies "
+                        "FP32 in FP32 only (it has no TF32 kernels); remove the key or set it "
+                        "to \"fp32\"");
+    selection.settings["vulkan"]["fp32_math"] = "ieee";
+    assert_int_equal(open_devices(selection).error().code, Errc::invalid_argument);
+}
+
 // An EventSink that ignores completions.
 struct Quiet final : EventSink {
     void completed(const EventStatus&) noexcept override {}
@@ -206,6 +235,7 @@ int main()
         cmocka_unit_test(a_missing_index_is_refused),
         cmocka_unit_test(unknown_backends_and_patterns_are_refused),
         cmocka_unit_test(unknown_or_malformed_settings_are_refused),
+        cmocka_unit_test(fp32_math_is_checked_per_backend),
         cmocka_unit_test(loss_is_injected_into_the_device_named_only),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

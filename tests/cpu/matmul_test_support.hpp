@@ -163,6 +163,35 @@ inline std::vector<float> eighths(std::size_t count, std::uint32_t seed)
     return v;
 }
 
+// FP32 MATMUL on multiples of 1/8 in [-2, 2]: exact in FP16 and TF32, and
+// every product and partial sum exact in FP32, so the device and the CPU
+// both give the float64 product exactly, whatever the order or the
+// operands' rounding (a device in TF32 included).
+inline void check_fp16_values_in_fp32(const DeviceRig& device, const Shape& s, std::uint32_t seed)
+{
+    const auto a = eighths(static_cast<std::size_t>(s.n * s.h * s.c), seed);
+    const auto b = eighths(static_cast<std::size_t>(s.n * s.c * s.w), seed + 1);
+    auto [want, got] = cpu_and_device(device, matmul_graph(DType::fp32, DType::fp32, s.n, s.h, s.c, s.w),
+                                      {raw(a.data(), a.size() * 4), raw(b.data(), b.size() * 4)});
+    const auto cpu = floats(want), gpu = floats(got);
+    assert_int_equal(gpu.size(), static_cast<std::size_t>(s.n * s.h * s.w));
+    for (std::int64_t n = 0; n < s.n; ++n)
+        for (std::int64_t y = 0; y < s.h; ++y)
+            for (std::int64_t x = 0; x < s.w; ++x) {
+                double exact = 0;
+                for (std::int64_t k = 0; k < s.c; ++k)
+                    exact += static_cast<double>(a[(n * s.h + y) * s.c + k]) *
+                             static_cast<double>(b[(n * s.c + k) * s.w + x]);
+                const std::size_t i = static_cast<std::size_t>((n * s.h + y) * s.w + x);
+                if (static_cast<double>(gpu[i]) != exact || static_cast<double>(cpu[i]) != exact)
+                    fail_msg("FP32 [%lld,%lld,%lld,%lld] of eighths, element %zu: device %.9g, "
+                             "cpu %.9g, exact %.9g",
+                             static_cast<long long>(s.n), static_cast<long long>(s.h),
+                             static_cast<long long>(s.c), static_cast<long long>(s.w), i,
+                             static_cast<double>(gpu[i]), static_cast<double>(cpu[i]), exact);
+            }
+}
+
 inline void check_fp16(const DeviceRig& device, const Shape& s, DType out, std::uint32_t seed)
 {
     const auto a = eighths(static_cast<std::size_t>(s.n * s.h * s.c), seed);

@@ -28,21 +28,25 @@ using tosa::DType;
 using tosa::Op;
 using Words = std::vector<std::uint32_t>;
 
-tosa::KernelSpec planned(const Conv& c, std::uint32_t sms = 132)
+// The plan of `c` on a device of `sms` multiprocessors: FP16 on the tensor
+// cores unless `fp16_mma` is false, FP32 products as `math` says.
+tosa::KernelSpec planned(const Conv& c, std::uint32_t sms = 132, bool fp16_mma = true,
+                         backend::Fp32Math math = backend::Fp32Math::fp32)
 {
     const tosa::Graph graph = conv_graph(c);
     auto analysis = tosa::analyze(graph);
     if (!analysis) fail_msg("analysis refused: %s", analysis.error().note.c_str());
     auto p = tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
-                              [sms](const tosa::OperatorView& view) {
+                              [=](const tosa::OperatorView& view) {
                                   return backend::gpu::lower(
                                       view,
                                       [](const tosa::OperatorView& v) {
                                           return backend::cuda::lower_matmul(v, 90);
                                       },
-                                      [sms](const tosa::OperatorView& v,
-                                            const backend::gpu::ConvGemm& g) {
-                                          return backend::cuda::lower_conv_gemm(v, g, sms);
+                                      [=](const tosa::OperatorView& v,
+                                          const backend::gpu::ConvGemm& g) {
+                                          return backend::cuda::lower_conv_gemm(v, g, sms, fp16_mma,
+                                                                                math);
                                       });
                               });
     if (!p) fail_msg("unexpected refusal: %s", p.error().note.c_str());
@@ -55,17 +59,24 @@ std::uint32_t id(ConvKernelId k) { return static_cast<std::uint32_t>(k); }
 void the_kernels_follow_the_matmul_ids(void**)
 {
     const auto table = backend::cuda::conv_kernels();
-    assert_int_equal(table.size(), 10);
-    const char* names[] = {"vaccel_conv2d_gemm_f32_t128",   "vaccel_conv2d_gemm_f32_t64",
-                           "vaccel_conv2d_gemm_f16_t128",   "vaccel_conv2d_gemm_f16_t64",
-                           "vaccel_conv2d_gemm_f32_t64_s2", "vaccel_conv2d_gemm_f32_t64_s4",
-                           "vaccel_conv2d_gemm_f32_t64_s8", "vaccel_conv2d_gemm_f16_t64_s2",
-                           "vaccel_conv2d_gemm_f16_t64_s4", "vaccel_conv2d_gemm_f16_t64_s8"};
+    assert_int_equal(table.size(), 20);
+    // 27..36 on the FP32 cores; 41..50 on the tensor cores, after MATMUL's
+    // 37..40.
+    const char* names[] = {"vaccel_conv2d_gemm_f32_t128",      "vaccel_conv2d_gemm_f32_t64",
+                           "vaccel_conv2d_gemm_f16_t128",      "vaccel_conv2d_gemm_f16_t64",
+                           "vaccel_conv2d_gemm_f32_t64_s2",    "vaccel_conv2d_gemm_f32_t64_s4",
+                           "vaccel_conv2d_gemm_f32_t64_s8",    "vaccel_conv2d_gemm_f16_t64_s2",
+                           "vaccel_conv2d_gemm_f16_t64_s4",    "vaccel_conv2d_gemm_f16_t64_s8",
+                           "vaccel_conv2d_gemm_f16mma_t128",   "vaccel_conv2d_gemm_f16mma_t64",
+                           "vaccel_conv2d_gemm_f16mma_t64_s2", "vaccel_conv2d_gemm_f16mma_t64_s4",
+                           "vaccel_conv2d_gemm_f16mma_t64_s8", "vaccel_conv2d_gemm_tf32_t128",
+                           "vaccel_conv2d_gemm_tf32_t64",      "vaccel_conv2d_gemm_tf32_t64_s2",
+                           "vaccel_conv2d_gemm_tf32_t64_s4",   "vaccel_conv2d_gemm_tf32_t64_s8"};
     for (std::size_t i = 0; i < table.size(); ++i) {
-        assert_int_equal(table[i].id, 27 + i);
+        assert_int_equal(table[i].id, i < 10 ? 27 + i : 41 + (i - 10));
         assert_string_equal(table[i].function, names[i]);
+        assert_string_equal(table[i].module, i < 10 ? "conv2d_gemm" : "conv2d_gemm_mma");
     }
-    for (const auto& k : table) assert_string_equal(k.module, "conv2d_gemm");
 }
 
 // A ResNet 3x3 layer of 64 channels: at batch 8 (M = 25088) 196 x 1 tiles
@@ -121,10 +132,12 @@ void split_k_fills_the_device_with_small_layers(void**)
     // 24 K steps: 2 (4 would leave 6 a block).
     const auto k24 = planned({{1, 7, 7, 192}, {64, 1, 1, 192}, {0, 0, 0, 0}, {1, 1}, {1, 1}});
     assert_int_equal(k24.kernel, id(ConvKernelId::gemm_f32_t64_s2));
-    // FP16 takes the FP16 split kernels; tiles enough for the device: none.
-    const auto half = planned({{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0,
-                               DType::fp16});
-    assert_int_equal(half.kernel, id(ConvKernelId::gemm_f16_t64_s8));
+    // FP16 takes the FP16 split kernels (tensor cores, or the FP32 cores);
+    // tiles enough for the device: none.
+    const Conv half_layer{{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0,
+                          DType::fp16};
+    assert_int_equal(planned(half_layer).kernel, id(ConvKernelId::mma_f16_t64_s8));
+    assert_int_equal(planned(half_layer, 132, false).kernel, id(ConvKernelId::gemm_f16_t64_s8));
     const auto full = planned({{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}}, 4);
     assert_int_equal(full.kernel, id(ConvKernelId::gemm_f32_t64));
 }
@@ -147,16 +160,20 @@ void ragged_channels_take_the_element_path(void**)
     assert_int_equal(one_bias.spec[24], 1);  // a single bias needs no float4 load
 }
 
-// FP16 CONV2D takes the FP16 GEMM kernels (either acc_type); without a
-// GEMM lowerer (the shared lowering alone, as on a backend that has none)
-// it runs on the direct kernel, whose last word is the dtype (DT_FP16 = 3).
+// FP16 CONV2D takes the FP16 GEMM kernels (either acc_type): the tensor
+// cores', or with VACCEL_CUDA_CONV_MMA=0 the FP32 cores' (the same words);
+// without a GEMM lowerer (the shared lowering alone, as on a backend that
+// has none) it runs on the direct kernel, whose last word is the dtype
+// (DT_FP16 = 3).
 void fp16_takes_the_fp16_kernels_or_the_direct_one(void**)
 {
     const Conv big{{32, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0, DType::fp16};
-    assert_int_equal(planned(big).kernel, id(ConvKernelId::gemm_f16_t128));
+    assert_int_equal(planned(big).kernel, id(ConvKernelId::mma_f16_t128));
+    assert_int_equal(planned(big, 132, false).kernel, id(ConvKernelId::gemm_f16_t128));
+    assert_true(planned(big).spec == planned(big, 132, false).spec);
     const Conv small{{1, 7, 7, 6}, {6, 3, 3, 6}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0, DType::fp16};
     const auto k = planned(small);
-    assert_int_equal(k.kernel, id(ConvKernelId::gemm_f16_t64));
+    assert_int_equal(k.kernel, id(ConvKernelId::mma_f16_t64));
     assert_int_equal(k.spec[24], 0);
     const tosa::Graph graph = conv_graph(small);
     auto analysis = tosa::analyze(graph);
@@ -173,6 +190,24 @@ void fp16_takes_the_fp16_kernels_or_the_direct_one(void**)
     assert_int_equal(direct.kernel, static_cast<std::uint32_t>(backend::gpu::KernelId::conv2d));
     assert_int_equal(direct.spec.size(), 27);
     assert_int_equal(direct.spec[26], 3);
+}
+
+// fp32_math = "tf32": FP32 CONV2D takes the TF32 kernels by the same tile
+// and split rule, with the same words; FP16 is not affected.
+void tf32_takes_the_tensor_core_kernels(void**)
+{
+    const auto tf32 = backend::Fp32Math::tf32;
+    const Conv large{{32, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}};
+    assert_int_equal(planned(large, 132, true, tf32).kernel, id(ConvKernelId::mma_tf32_t128));
+    assert_true(planned(large, 132, true, tf32).spec == planned(large).spec);
+    const Conv mid{{8, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}};
+    assert_int_equal(planned(mid, 132, true, tf32).kernel, id(ConvKernelId::mma_tf32_t64));
+    const Conv deep{{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}};
+    assert_int_equal(planned(deep, 132, true, tf32).kernel, id(ConvKernelId::mma_tf32_t64_s8));
+    const Conv layer1{{1, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}};
+    assert_int_equal(planned(layer1, 132, true, tf32).kernel, id(ConvKernelId::mma_tf32_t64_s4));
+    const Conv half{{32, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 0, DType::fp16};
+    assert_int_equal(planned(half, 132, true, tf32).kernel, id(ConvKernelId::mma_f16_t128));
 }
 
 void depthwise_stays_on_the_direct_kernel(void**)
@@ -207,6 +242,18 @@ void the_environment_chooses_or_is_refused(void**)
                         "operator 0 of the block: VACCEL_CUDA_CONV=\"implicit\" names no CONV2D "
                         "kernel choice; valid: gemm (the default), direct");
     unsetenv("VACCEL_CUDA_CONV");
+    // VACCEL_CUDA_CONV_MMA: 1 or unset the tensor cores for FP16, 0 the FP32 cores.
+    unsetenv("VACCEL_CUDA_CONV_MMA");
+    assert_true(*backend::cuda::conv_mma_enabled());
+    setenv("VACCEL_CUDA_CONV_MMA", "0", 1);
+    assert_false(*backend::cuda::conv_mma_enabled());
+    setenv("VACCEL_CUDA_CONV_MMA", "yes", 1);
+    auto refused = backend::cuda::conv_mma_enabled();
+    assert_false(refused.has_value());
+    assert_string_equal(refused.error().note.c_str(),
+                        "VACCEL_CUDA_CONV_MMA=\"yes\" is neither 1 (FP16 CONV2D on the tensor "
+                        "cores, the default) nor 0 (FP16 CONV2D on the FP32 cores)");
+    unsetenv("VACCEL_CUDA_CONV_MMA");
 }
 
 }  // namespace
@@ -220,6 +267,7 @@ int main()
         cmocka_unit_test(split_k_fills_the_device_with_small_layers),
         cmocka_unit_test(ragged_channels_take_the_element_path),
         cmocka_unit_test(fp16_takes_the_fp16_kernels_or_the_direct_one),
+        cmocka_unit_test(tf32_takes_the_tensor_core_kernels),
         cmocka_unit_test(depthwise_stays_on_the_direct_kernel),
         cmocka_unit_test(the_environment_chooses_or_is_refused),
     };

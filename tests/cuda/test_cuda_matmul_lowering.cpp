@@ -53,22 +53,24 @@ tosa::Graph matmul_graph(DType in, DType out, std::int64_t n, std::int64_t h, st
 // The plan of `graph` for a device of compute capability `cc` (0: unknown)
 // with `sms` multiprocessors (0: unknown).
 Result<tosa::ProgramPlan> plan(const tosa::Graph& graph, std::uint32_t cc = 0,
-                               std::uint32_t sms = 0)
+                               std::uint32_t sms = 0,
+                               backend::Fp32Math math = backend::Fp32Math::fp32)
 {
     auto analysis = tosa::analyze(graph);
     if (!analysis) return std::unexpected(analysis.error());
     return tosa::plan_block(graph, *analysis, tosa::BlockRef{0, 0}, {},
-                            [cc, sms](const tosa::OperatorView& view) {
+                            [cc, sms, math](const tosa::OperatorView& view) {
                                 return backend::gpu::lower(
-                                    view, [cc, sms](const tosa::OperatorView& v) {
-                                        return lower_matmul(v, cc, sms);
+                                    view, [cc, sms, math](const tosa::OperatorView& v) {
+                                        return lower_matmul(v, cc, sms, math);
                                     });
                             });
 }
 
-tosa::KernelSpec planned(const tosa::Graph& graph, std::uint32_t sms = 0)
+tosa::KernelSpec planned(const tosa::Graph& graph, std::uint32_t sms = 0,
+                         backend::Fp32Math math = backend::Fp32Math::fp32)
 {
-    auto p = plan(graph, 0, sms);
+    auto p = plan(graph, 0, sms, math);
     if (!p) fail_msg("unexpected refusal: %s", p.error().note.c_str());
     assert_int_equal(p->dispatches.size(), 1);
     return p->dispatches[0].kernel;
@@ -79,14 +81,18 @@ std::uint32_t id(MatmulKernelId k) { return static_cast<std::uint32_t>(k); }
 void the_kernel_table_is_numbered_from_14(void**)
 {
     const auto table = matmul_kernels();
-    assert_int_equal(table.size(), 17);
-    // 14..26, then the 64 x 64 FP32 kernels 37..40 of conv2d_gemm.cu.
+    assert_int_equal(table.size(), 22);
+    // 14..26, then the 64 x 64 FP32 kernels 37..40 of conv2d_gemm.cu, then
+    // the TF32 ones 51..55 of conv2d_gemm_mma.cu.
     const char* t64[] = {"vaccel_matmul_f32_t64_s1", "vaccel_matmul_f32_t64_s2",
-                         "vaccel_matmul_f32_t64_s4", "vaccel_matmul_f32_t64_s8"};
+                         "vaccel_matmul_f32_t64_s4", "vaccel_matmul_f32_t64_s8",
+                         "vaccel_matmul_tf32_t128",  "vaccel_matmul_tf32_t64_s1",
+                         "vaccel_matmul_tf32_t64_s2", "vaccel_matmul_tf32_t64_s4",
+                         "vaccel_matmul_tf32_t64_s8"};
     for (std::size_t i = 13; i < table.size(); ++i) {
-        assert_int_equal(table[i].id, 37 + (i - 13));
+        assert_int_equal(table[i].id, i < 17 ? 37 + (i - 13) : 51 + (i - 17));
         assert_string_equal(table[i].function, t64[i - 13]);
-        assert_string_equal(table[i].module, "conv2d_gemm");
+        assert_string_equal(table[i].module, i < 17 ? "conv2d_gemm" : "conv2d_gemm_mma");
         assert_int_equal(table[i].block_threads, 256);
         assert_int_equal(table[i].dynamic_shared_bytes + table[i].only_cc, 0);
     }
@@ -243,6 +249,30 @@ void few_rows_take_the_64_tiles_split_over_k(void**)
                      id(MatmulKernelId::general));
 }
 
+// fp32_math = "tf32": the FP32 shapes of the tiled kernels take the TF32
+// tensor-core kernels chosen by the same rule, with the same words; FP16,
+// few rows and ragged shapes are untouched.
+void tf32_takes_the_tensor_core_tiles_by_the_same_rule(void**)
+{
+    const auto tf32 = backend::Fp32Math::tf32;
+    const auto proj = planned(matmul_graph(DType::fp32, DType::fp32, 1, 128, 768, 768), 132, tf32);
+    assert_int_equal(proj.kernel, id(MatmulKernelId::tf32_t64_s8));
+    assert_true(proj.spec == (Words{1, 128, 768, 768, 2, 0, 0, 0, 1, 0, 0, 2, 12, 8}));
+    const auto scores = planned(matmul_graph(DType::fp32, DType::fp32, 12, 128, 64, 128), 132, tf32);
+    assert_int_equal(scores.kernel, id(MatmulKernelId::tf32_t64_s1));
+    const auto big = planned(matmul_graph(DType::fp32, DType::fp32, 1, 2048, 768, 3072), 132, tf32);
+    assert_int_equal(big.kernel, id(MatmulKernelId::tf32_t128));
+    assert_int_equal(big.spec.size(), 13);
+    assert_int_equal(big.work, 16ull * 24 * 256);
+    assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 1, 128, 766, 768), 132, tf32).kernel,
+                     id(MatmulKernelId::general));
+    assert_int_equal(planned(matmul_graph(DType::fp32, DType::fp32, 1, 4, 768, 768), 132, tf32).kernel,
+                     id(MatmulKernelId::rows));
+    assert_int_equal(planned(matmul_graph(DType::fp16, DType::fp32, 1, 2048, 768, 3072), 132, tf32)
+                         .kernel,
+                     planned(matmul_graph(DType::fp16, DType::fp32, 1, 2048, 768, 3072), 132).kernel);
+}
+
 void the_f16_variant_is_chosen_by_environment(void**)
 {
     const auto variants = matmul_f16_variants();
@@ -311,6 +341,7 @@ int main()
         cmocka_unit_test(each_shape_takes_its_kernel),
         cmocka_unit_test(other_dtypes_are_refused),
         cmocka_unit_test(few_rows_take_the_64_tiles_split_over_k),
+        cmocka_unit_test(tf32_takes_the_tensor_core_tiles_by_the_same_rule),
         cmocka_unit_test(the_f16_variant_is_chosen_by_environment),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -283,8 +283,91 @@ void conv2d_matches_float64_on_every_gemm_kernel(void**)
     };
     std::uint32_t seed = 700;
     for (const Conv& c : cases) check_conv(c, seed += 3);
-    // FP16: both tiles, both paths, acc_type FP32 (conv_graph's).
+    // FP16: both tiles, both paths, acc_type FP32 (conv_graph's), on the
+    // tensor cores (the default) and on the FP32 cores.
     for (const Conv& c : cases) check_conv_fp16(c, seed += 3);
+    setenv("VACCEL_CUDA_CONV_MMA", "0", 1);
+    for (const Conv& c : cases) check_conv_fp16(c, seed += 3);
+    unsetenv("VACCEL_CUDA_CONV_MMA");
+}
+
+// The CONV2D shapes of the kernel families (test_cuda_conv_lowering.cpp):
+// 128 x 128 tiles on both paths, 64 x 64 alone, split by 8, 4 and 2, the
+// element path with K ranges inside a pixel, a bias of [1].
+const Conv tf32_convs[] = {
+    {{1, 184, 184, 8}, {8, 3, 3, 8}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+    {{1, 184, 184, 3}, {8, 3, 3, 3}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+    {{2, 17, 15, 6}, {10, 3, 3, 6}, {1, 1, 2, 1}, {2, 1}, {1, 2}},
+    {{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+    {{1, 56, 56, 64}, {64, 3, 3, 64}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+    {{1, 7, 7, 192}, {64, 1, 1, 192}, {0, 0, 0, 0}, {1, 1}, {1, 1}},
+    {{1, 9, 9, 130}, {20, 3, 3, 130}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+    {{1, 16, 16, 8}, {16, 3, 3, 8}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1},
+};
+// MATMUL shapes of the TF32 kernels: 128 x 128 tiles, 64 x 64 alone (s1),
+// split by 8, 4 and 2, over batches.
+const Shape tf32_matmuls[] = {{1, 1536, 64, 1536}, {1, 128, 64, 128}, {1, 128, 768, 768},
+                              {1, 300, 260, 132},  {1, 128, 136, 768}, {3, 70, 520, 68}};
+
+// [devices.cuda] fp32_math = "tf32": FP32 CONV2D and MATMUL on the TF32
+// tensor cores. On multiples of 1/8 in [-2, 2] (exact in TF32, every
+// product and partial sum exact in FP32) every result equals the float64
+// one exactly, so each kernel's fragments, tiles and stores are right. On
+// values with full FP32 mantissas the results differ from the default
+// (FP32) device's, which shows the opt-in is what ran, and stay within
+// TF32's bound: each operand rounded by at most 2^-11 relative, so each
+// result within 2^-10 (plus the FP32 sums' rounding) of its terms'
+// magnitudes.
+void tf32_is_an_opt_in_exact_on_tf32_values(void**)
+{
+    CudaOptions tf32;
+    tf32.fp32_math = Fp32Math::tf32;
+    std::uint32_t seed = 900;
+    for (const Conv& c : tf32_convs) {
+        Rig gpu = cuda_rig(tf32);
+        auto p = gpu.must_load(conv_graph(c));
+        const auto x = eighths(count(c.input), seed), w = eighths(count(c.weight), seed + 1),
+                   b = eighths(static_cast<std::size_t>(c.bias_extent()), seed + 2);
+        seed += 3;
+        const auto got = gpu.run(*p, {x, w, b})[0];
+        const ConvReference want = conv_reference(c, x, w, b);
+        assert_int_equal(got.size(), want.value.size());
+        for (std::size_t i = 0; i < got.size(); ++i)
+            if (static_cast<double>(got[i]) != want.value[i])
+                fail_msg("TF32 conv [%lld,%lld,%lld,%lld] * OC %lld result %zu: %.9g, want %.9g",
+                         static_cast<long long>(c.input[0]), static_cast<long long>(c.input[1]),
+                         static_cast<long long>(c.input[2]), static_cast<long long>(c.input[3]),
+                         static_cast<long long>(c.weight[0]), i, static_cast<double>(got[i]),
+                         want.value[i]);
+        gpu.finish(p);
+    }
+    const DeviceRig tf32_device = [tf32] { return cuda_rig(tf32); };
+    for (const Shape& s : tf32_matmuls) check_fp16_values_in_fp32(tf32_device, s, seed += 2);
+
+    // Full mantissas: the 64 x 64 kernel split by 8 (K = 4608).
+    const Conv& deep = tf32_convs[3];
+    const auto x = uniform(count(deep.input), 77), w = uniform(count(deep.weight), 78),
+               b = uniform(static_cast<std::size_t>(deep.bias_extent()), 79);
+    std::vector<float> results[2];
+    for (int opted = 0; opted < 2; ++opted) {
+        Rig gpu = opted == 1 ? cuda_rig(tf32) : cuda_rig();
+        auto p = gpu.must_load(conv_graph(deep));
+        results[opted] = gpu.run(*p, {x, w, b})[0];
+        gpu.finish(p);
+    }
+    const ConvReference want = conv_reference(deep, x, w, b);
+    const double k = static_cast<double>(deep.kh() * deep.kw() * deep.input[3]);
+    const double bound = std::ldexp(1.0, -10) + 8.0 * std::sqrt(k + 1.0) * std::ldexp(1.0, -24);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < want.value.size(); ++i) {
+        differ += results[0][i] != results[1][i];
+        if (std::abs(results[1][i] - want.value[i]) > bound * want.magnitude[i])
+            fail_msg("TF32 conv result %zu: %.9g, want %.9g within %.3g", i,
+                     static_cast<double>(results[1][i]), want.value[i], bound * want.magnitude[i]);
+    }
+    if (differ * 2 < want.value.size())
+        fail_msg("fp32_math = tf32 changed only %zu of %zu results: the TF32 kernels did not run",
+                 differ, want.value.size());
 }
 
 }  // namespace
@@ -307,6 +390,7 @@ int main()
         cmocka_unit_test(fp16_matmul_matches_exactly_on_every_kernel),
         cmocka_unit_test(fp16_matmul_matches_exactly_on_every_variant),
         cmocka_unit_test(conv2d_matches_float64_on_every_gemm_kernel),
+        cmocka_unit_test(tf32_is_an_opt_in_exact_on_tf32_values),
         cmocka_unit_test(runs_replay_the_graph_of_their_buffers),
         cmocka_unit_test(fused_chains_equal_unfused_ones),
     };

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "host_protocol.hpp"
 #include "vaccel/backend/cuda.hpp"
@@ -280,7 +281,7 @@ void Host::serve(Op op, std::uint64_t id, Reader& r)
 int main(int argc, char** argv)
 {
     if (argc < 4) {
-        std::fprintf(stderr, "usage: vaccel-cuda-host SOCKET_FD WINDOW_FD UUID [STATE_DIR]\n"
+        std::fprintf(stderr, "usage: vaccel-cuda-host SOCKET_FD WINDOW_FD UUID [STATE_DIR [FP32_MATH]]\n"
                              "(started by vacceld, one per context of a CUDA device)\n");
         return 2;
     }
@@ -295,7 +296,8 @@ int main(int argc, char** argv)
 
     CudaOptions options;
     options.isolation = CudaIsolation::none;  // this process is the boundary
-    if (argc > 4) options.state_dir = argv[4];
+    if (argc > 4 && *argv[4] != '\0') options.state_dir = argv[4];
+    if (argc > 5 && std::string_view(argv[5]) == "tf32") options.fp32_math = Fp32Math::tf32;
     CudaDevices found = open_cuda_devices(options);
     Error why = Error::of(Errc::device_lost, VACCEL_D_DEVICE_STATE)
                     .with_note("the CUDA host found no device with UUID " + uuid + ": " +

@@ -558,7 +558,7 @@ struct Started {
     std::byte* window;
 };
 Result<Started> start_host(const std::filesystem::path& program, const std::string& uuid,
-                           const std::filesystem::path& state_dir)
+                           const std::filesystem::path& state_dir, Fp32Math fp32_math)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
@@ -581,8 +581,9 @@ Result<Started> start_host(const std::filesystem::path& program, const std::stri
         // then onto 3 and 4 (dup2 leaves the copies without CLOEXEC).
         const int s = fcntl(sv[1], F_DUPFD, 10), m = fcntl(memory, F_DUPFD, 10);
         if (s < 0 || m < 0 || dup2(s, 3) < 0 || dup2(m, 4) < 0) _exit(127);
-        const char* argv[] = {path.c_str(), "3", "4", uuid.c_str(),
-                              dir.empty() ? nullptr : dir.c_str(), nullptr};
+        // STATE_DIR may be empty (nothing kept); FP32_MATH as the config spells it.
+        const char* argv[] = {path.c_str(), "3", "4", uuid.c_str(), dir.c_str(),
+                              fp32_math == Fp32Math::tf32 ? "tf32" : "fp32", nullptr};
         execv(path.c_str(), const_cast<char* const*>(argv));
         _exit(127);
     }
@@ -620,7 +621,7 @@ public:
         if (used >= core_->info.limits.max_contexts)
             return fail(Error::limit_hit(VACCEL_LIMIT_CONTEXTS, core_->info.limits.max_contexts,
                                          used));
-        auto started = start_host(program_, uuid_, core_->options.state_dir);
+        auto started = start_host(program_, uuid_, core_->options.state_dir, core_->options.fp32_math);
         if (!started) return fail(started.error());
         auto host = std::make_shared<HostChannel>(started->fd, started->pid, started->window,
                                                   deadlines_);

@@ -8,6 +8,10 @@
 //    acc_type says (FP16 or FP32: TOSA's bound for an FP16 accumulator
 //    holds a fortiori) and rounded to FP16 once, with the bias; an empty
 //    result is left to the shared direct kernel, FP16 refused there;
+//  - the cores: FP16 on the tensor cores (mma.sync, FP32 accumulators;
+//    VACCEL_CUDA_CONV_MMA=0 keeps it on the FP32 cores, the baseline the
+//    benchmarks measure them against); FP32 on the FP32 cores, or in TF32
+//    on the tensor cores under fp32_math = "tf32" (Fp32Math);
 //  - VEC (the kernel's float4 path) when IC, OC and the four operand bases
 //    are multiples of 4 elements;
 //  - the tile: 128 x 128 when that still gives every multiprocessor two
@@ -30,6 +34,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "vaccel/backend/cuda.hpp"
 #include "vaccel/common/error.hpp"
 #include "vaccel/gpu/lowering_spatial.hpp"
 
@@ -44,6 +49,13 @@ enum class ConvKernelId : std::uint32_t {
     // 64 x 64 tiles split over K by a cluster of 2, 4 or 8 blocks.
     gemm_f32_t64_s2 = 31, gemm_f32_t64_s4 = 32, gemm_f32_t64_s8 = 33,
     gemm_f16_t64_s2 = 34, gemm_f16_t64_s4 = 35, gemm_f16_t64_s8 = 36,
+    // The tensor-core kernels (conv2d_gemm_mma.cu), after MATMUL's 37..40,
+    // each family in the order t128, t64, t64_s2, t64_s4, t64_s8: FP16, and
+    // TF32 for FP32 under [devices.cuda] fp32_math = "tf32".
+    mma_f16_t128 = 41, mma_f16_t64 = 42, mma_f16_t64_s2 = 43, mma_f16_t64_s4 = 44,
+    mma_f16_t64_s8 = 45,
+    mma_tf32_t128 = 46, mma_tf32_t64 = 47, mma_tf32_t64_s2 = 48, mma_tf32_t64_s4 = 49,
+    mma_tf32_t64_s8 = 50,
 };
 
 // The split over K of `tiles` 64 x 64 tiles with K = `depth`, on a device
@@ -65,10 +77,15 @@ std::span<const ConvKernel> conv_kernels();
 // InvalidArgument naming the valid values.
 Result<bool> conv_gemm_enabled(const tosa::OperatorView& view);
 
+// Whether FP16 CONV2D takes the tensor cores (VACCEL_CUDA_CONV_MMA), or
+// InvalidArgument naming the valid values.
+Result<bool> conv_mma_enabled();
+
 // The ConvGemmLowerer for a device with `multiprocessors` SMs (0: unknown,
-// taken as 132).
+// taken as 132); `fp16_mma`: conv_mma_enabled().
 std::optional<gpu::ConvGemmKernel> lower_conv_gemm(const tosa::OperatorView& view,
                                                    const gpu::ConvGemm& gemm,
-                                                   std::uint32_t multiprocessors);
+                                                   std::uint32_t multiprocessors, bool fp16_mma,
+                                                   Fp32Math fp32_math);
 
 }  // namespace vaccel::backend::cuda

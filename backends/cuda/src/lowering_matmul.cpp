@@ -33,8 +33,8 @@ constexpr std::uint64_t max_rows = 4;
 
 constexpr std::uint32_t id_of(MatmulKernelId id) { return static_cast<std::uint32_t>(id); }
 
-// In id order: 14..26, then 37..40.
-constexpr std::array<MatmulKernel, 17> kernels{{
+// In id order: 14..26, then 37..40, then 51..55.
+constexpr std::array<MatmulKernel, 22> kernels{{
     {static_cast<std::uint32_t>(MatmulKernelId::general), "vaccel_matmul_general", 256, 0, "matmul"},
     {static_cast<std::uint32_t>(MatmulKernelId::rows), "vaccel_matmul_rows", 256, 0, "matmul"},
     {static_cast<std::uint32_t>(MatmulKernelId::f32), "vaccel_matmul_f32_simt", 256, 0, "matmul_f32"},
@@ -65,6 +65,11 @@ constexpr std::array<MatmulKernel, 17> kernels{{
     {id_of(MatmulKernelId::f32_t64_s2), "vaccel_matmul_f32_t64_s2", 256, 0, "conv2d_gemm"},
     {id_of(MatmulKernelId::f32_t64_s4), "vaccel_matmul_f32_t64_s4", 256, 0, "conv2d_gemm"},
     {id_of(MatmulKernelId::f32_t64_s8), "vaccel_matmul_f32_t64_s8", 256, 0, "conv2d_gemm"},
+    {id_of(MatmulKernelId::tf32_t128), "vaccel_matmul_tf32_t128", 256, 0, "conv2d_gemm_mma"},
+    {id_of(MatmulKernelId::tf32_t64_s1), "vaccel_matmul_tf32_t64_s1", 256, 0, "conv2d_gemm_mma"},
+    {id_of(MatmulKernelId::tf32_t64_s2), "vaccel_matmul_tf32_t64_s2", 256, 0, "conv2d_gemm_mma"},
+    {id_of(MatmulKernelId::tf32_t64_s4), "vaccel_matmul_tf32_t64_s4", 256, 0, "conv2d_gemm_mma"},
+    {id_of(MatmulKernelId::tf32_t64_s8), "vaccel_matmul_tf32_t64_s8", 256, 0, "conv2d_gemm_mma"},
 }};
 
 constexpr std::array<MatmulF16Variant, 10> f16_variants{{
@@ -143,7 +148,8 @@ std::span<const MatmulF16Variant> matmul_f16_variants() { return f16_variants; }
 
 Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view,
                                                         std::uint32_t compute_capability,
-                                                        std::uint32_t multiprocessors)
+                                                        std::uint32_t multiprocessors,
+                                                        Fp32Math fp32_math)
 {
     const std::uint32_t a = view.inputs[0], b = view.inputs[1], out = view.outputs[0];
     const DType in_dtype = view.block->tensors[a].dtype;
@@ -184,15 +190,17 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
         id = MatmulKernelId::rows;
         tile = rows_tile;
     } else if (mode == Mode::fp32 && vectors_fit(4, c, w, bases)) {
-        id = MatmulKernelId::f32;
+        const bool tf32 = fp32_math == Fp32Math::tf32;
+        id = tf32 ? MatmulKernelId::tf32_t128 : MatmulKernelId::f32;
         tile = f32_tile;
         const std::uint64_t big = n * ceil_div(h, f32_tile.rows) * ceil_div(w, f32_tile.cols);
         if (multiprocessors != 0 && big < multiprocessors) {
             tile = t64_tile;
             split = gemm_split(n * ceil_div(h, 64) * ceil_div(w, 64), c, multiprocessors);
             // s1, s2, s4, s8 in id order
-            id = static_cast<MatmulKernelId>(id_of(MatmulKernelId::f32_t64_s1) +
-                                             std::countr_zero(split));
+            id = static_cast<MatmulKernelId>(
+                id_of(tf32 ? MatmulKernelId::tf32_t64_s1 : MatmulKernelId::f32_t64_s1) +
+                std::countr_zero(split));
         }
     } else if (mode != Mode::fp32 && vectors_fit(8, c, w, bases)) {
         id = f16_variant->id;

@@ -11,7 +11,8 @@
 //    and for the 64 x 64 kernels the split (1, 2, 4 or 8);
 //  - the kernel by shape: H <= 4 the streaming kernel (matmul_rows); FP32
 //    with C, W and the three bases multiples of 4 the SIMT tiles
-//    (matmul_f32), or, on a device whose multiprocessor count is known and
+//    (matmul_f32; under fp32_math = "tf32" the TF32 tensor-core tiles of
+//    conv2d_gemm_mma.cu, 128 x 128 or 64 x 64 chosen the same way), or, on a device whose multiprocessor count is known and
 //    that those 128 x 128 tiles would leave with fewer blocks than
 //    multiprocessors (a transformer's 128 rows at batch 1), 64 x 64 tiles
 //    split over K by a cluster of 2, 4 or 8 blocks as CONV2D's are
@@ -29,6 +30,7 @@
 #include <span>
 #include <vector>
 
+#include "vaccel/backend/cuda.hpp"
 #include "vaccel/common/error.hpp"
 #include "vaccel/tosa/plan.hpp"
 
@@ -54,6 +56,10 @@ enum class MatmulKernelId : std::uint32_t {
     // FP32 on 64 x 64 tiles, after the CONV2D GEMM ids (lowering_conv.hpp),
     // in conv2d_gemm.cu: alone, or split over K by a cluster of 2, 4, 8.
     f32_t64_s1 = 37, f32_t64_s2 = 38, f32_t64_s4 = 39, f32_t64_s8 = 40,
+    // FP32 in TF32 on the tensor cores (fp32_math = "tf32"), after the
+    // tensor-core CONV2D ids, in conv2d_gemm_mma.cu: 128 x 128 tiles, and
+    // 64 x 64 alone or split as f32_t64_s*.
+    tf32_t128 = 51, tf32_t64_s1 = 52, tf32_t64_s2 = 53, tf32_t64_s4 = 54, tf32_t64_s8 = 55,
 };
 
 struct MatmulKernel {
@@ -77,9 +83,11 @@ std::span<const MatmulF16Variant> matmul_f16_variants();
 
 // The `matmul` Lowerer of gpu::lower() for a device of `compute_capability`
 // (10 * major + minor; 0: unknown), which picks the default FP16 variant,
-// with `multiprocessors` SMs (0: unknown, and no 64 x 64 tiles).
+// with `multiprocessors` SMs (0: unknown, and no 64 x 64 tiles), its FP32
+// products as `fp32_math` says.
 Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView& view,
                                                         std::uint32_t compute_capability = 0,
-                                                        std::uint32_t multiprocessors = 0);
+                                                        std::uint32_t multiprocessors = 0,
+                                                        Fp32Math fp32_math = Fp32Math::fp32);
 
 }  // namespace vaccel::backend::cuda

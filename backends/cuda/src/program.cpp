@@ -22,22 +22,29 @@
 namespace vaccel::backend::cuda {
 namespace {
 
-// The shared lowering with this device's MATMUL and CONV2D GEMM kernels.
-tosa::Lowerer lowerer_for(const DeviceFacts& facts)
+// The shared lowering with this device's MATMUL and CONV2D GEMM kernels,
+// FP32 products as the device's options say.
+tosa::Lowerer lowerer_for(const DeviceCore& device)
 {
+    const DeviceFacts& facts = device.facts;
     const auto cc = static_cast<std::uint32_t>(10 * facts.compute_major + facts.compute_minor);
     const auto sms = static_cast<std::uint32_t>(facts.multiprocessors > 0 ? facts.multiprocessors : 0);
-    return [cc, sms](const tosa::OperatorView& view) -> Result<std::vector<tosa::DispatchRequest>> {
-        const auto matmul = [cc, sms](const tosa::OperatorView& v) {
-            return lower_matmul(v, cc, sms);
+    const Fp32Math math = device.options.fp32_math;
+    return [cc, sms, math](const tosa::OperatorView& view) -> Result<std::vector<tosa::DispatchRequest>> {
+        const auto matmul = [cc, sms, math](const tosa::OperatorView& v) {
+            return lower_matmul(v, cc, sms, math);
         };
         if (view.op->op != tosa::Op::conv2d) return gpu::lower(view, matmul);
         auto gemm = conv_gemm_enabled(view);
         if (!gemm) return fail(gemm.error());
         if (!*gemm) return gpu::lower(view, matmul);
-        return gpu::lower(view, matmul, [sms](const tosa::OperatorView& v, const gpu::ConvGemm& g) {
-            return lower_conv_gemm(v, g, sms);
-        });
+        auto mma = conv_mma_enabled();
+        if (!mma) return fail(mma.error());
+        return gpu::lower(view, matmul,
+                          [sms, math, fp16_mma = *mma](const tosa::OperatorView& v,
+                                                       const gpu::ConvGemm& g) {
+                              return lower_conv_gemm(v, g, sms, fp16_mma, math);
+                          });
     };
 }
 
@@ -190,7 +197,7 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     if (!fusion) return fail(fusion.error());
     auto plan = tosa::plan_block(*graph, *analysis, tosa::BlockRef{0, 0},
                                  gpu::with_epilogues(tosa::PlanOptions{}, *fusion),
-                                 lowerer_for(context->device->facts));
+                                 lowerer_for(*context->device));
     if (!plan) return fail(plan.error());
     if (auto ok = within_memory_budget(plan->arena_bytes, desc.memory_budget); !ok)
         return fail(ok.error());

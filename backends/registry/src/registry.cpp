@@ -62,17 +62,28 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
 // [devices.vulkan]: unified_memory (1 = on a single-heap device the Device
 // domain takes host-visible memory and transfers are mapped copies; 0 =
 // staged as on a discrete GPU); fault injection for tests, as the CPU's:
-// inject_loss_after (see VulkanOptions) on device inject_loss_device. Every Vulkan 1.3 device with
+// inject_loss_after (see VulkanOptions) on device inject_loss_device;
+// fp32_math, "fp32" only: the Vulkan kernels have no TF32 path (the
+// cooperative-matrix extension they use offers no TF32 component type), so
+// "tf32" is refused rather than ignored. Every Vulkan 1.3 device with
 // synchronization2, timeline semaphores and a compute queue is found; the
 // others are named in the log with the reason (docs/adr/0013-vulkan-backend.md).
 // Each device keeps its pipeline cache under <state_dir>/vulkan/.
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& settings,
                                                                const std::filesystem::path& state_dir)
 {
-    static constexpr std::array<std::string_view, 3> known{"unified_memory", "inject_loss_after",
+    static constexpr std::array<std::string_view, 4> known{"unified_memory", "fp32_math",
+                                                           "inject_loss_after",
                                                            "inject_loss_device"};
     if (auto ok = settings_known(settings, "vulkan", known); !ok)
         return fail(ok.error());
+    auto math = setting_choice(settings, "vulkan", "fp32_math", {"fp32", "tf32"});
+    if (!math) return fail(math.error());
+    if (*math != 0)
+        return fail(Error::of(Errc::unsupported, VACCEL_D_BAD_VALUE)
+                        .with_note("[devices.vulkan] fp32_math = \"tf32\": the Vulkan backend "
+                                   "multiplies FP32 in FP32 only (it has no TF32 kernels); "
+                                   "remove the key or set it to \"fp32\""));
     auto unified = setting_number(settings, "vulkan", "unified_memory", 1);
     if (!unified) return fail(unified.error());
     if (*unified > 1)
@@ -92,24 +103,28 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
 #endif
 
 #ifdef VACCEL_REGISTRY_HAS_CUDA
-// [devices.cuda]: fault injection for tests, as the CPU's: inject_loss_after
-// (see CudaOptions) on device inject_loss_device. Every device the CUDA
+// [devices.cuda]: fp32_math ("fp32", the default, or "tf32": the opt-in of
+// CudaOptions::fp32_math); fault injection for tests, as the CPU's:
+// inject_loss_after (see CudaOptions) on device inject_loss_device. Every device the CUDA
 // driver reports is found; without a driver there are none
 // (docs/adr/0018-cuda-backend.md). Compiled PTX is kept under
 // <state_dir>/cuda/.
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_cuda(const Settings& settings,
                                                              const std::filesystem::path& state_dir)
 {
-    static constexpr std::array<std::string_view, 2> known{"inject_loss_after",
+    static constexpr std::array<std::string_view, 3> known{"fp32_math", "inject_loss_after",
                                                            "inject_loss_device"};
     if (auto ok = settings_known(settings, "cuda", known); !ok)
         return fail(ok.error());
+    auto math = setting_choice(settings, "cuda", "fp32_math", {"fp32", "tf32"});
+    if (!math) return fail(math.error());
     auto loss = setting_number(settings, "cuda", "inject_loss_after", UINT64_MAX);
     if (!loss) return fail(loss.error());
     auto lossy = setting_number(settings, "cuda", "inject_loss_device", 0);
     if (!lossy) return fail(lossy.error());
     CudaOptions options;
     options.state_dir = state_dir;
+    options.fp32_math = *math == 1 ? Fp32Math::tf32 : Fp32Math::fp32;
     options.inject_loss_after = *loss;
     options.inject_loss_device = static_cast<std::uint32_t>(*lossy);
     return std::move(open_cuda_devices(options).devices);
@@ -200,6 +215,25 @@ Result<std::uint64_t> setting_number(const Settings& settings, std::string_view 
                                                "number",
                                                backend, key, text)));
     return value;
+}
+
+Result<std::size_t> setting_choice(const Settings& settings, std::string_view backend,
+                                   std::string_view key,
+                                   std::initializer_list<std::string_view> choices)
+{
+    auto it = settings.find(key);
+    if (it == settings.end()) return 0;
+    std::size_t index = 0;
+    std::string valid;
+    for (std::string_view choice : choices) {
+        if (it->second == choice) return index;
+        valid += fmt::format("{}\"{}\"{}", valid.empty() ? "" : ", ", choice,
+                             index == 0 ? " (the default)" : "");
+        ++index;
+    }
+    return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+                    .with_note(fmt::format("[devices.{}] {} = \"{}\" is not one of {}", backend,
+                                           key, it->second, valid)));
 }
 
 Status settings_known(const Settings& settings, std::string_view backend,

@@ -29,6 +29,18 @@ enum class CudaIsolation {
     none,
 };
 
+// How FP32 operands are multiplied ([devices.cuda] fp32_math).
+enum class Fp32Math {
+    // "fp32", the default: TOSA's FP32 rules, FP32 products on the FP32
+    // cores.
+    fp32,
+    // "tf32": FP32 CONV2D and MATMUL multiply on the tensor cores with their
+    // operands rounded to TF32 (10 mantissa bits), summed in FP32. Faster,
+    // and outside TOSA's FP32 precision rules: an opt-in, off in every
+    // conformance test (docs/adr/0028-tf32-opt-in.md).
+    tf32,
+};
+
 struct CudaOptions {
     CudaIsolation isolation = CudaIsolation::process;
     // The host program (process isolation). Empty: $VACCEL_CUDA_HOST, else
@@ -40,6 +52,7 @@ struct CudaOptions {
     // device is kept in <state_dir>/cuda/, so a program loads once per
     // driver and device. Empty: nothing is kept across restarts.
     std::filesystem::path state_dir;
+    Fp32Math fp32_math = Fp32Math::fp32;
     // Fault injection, for tests ([devices.cuda] inject_loss_after and
     // inject_loss_device): device cuda:<inject_loss_device> is lost while
     // accepting the submission that comes after this many (accepted

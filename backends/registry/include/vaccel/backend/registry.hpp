@@ -21,6 +21,7 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <span>
@@ -63,6 +64,11 @@ Result<std::vector<std::unique_ptr<Backend>>> open_devices(const Selection& sele
 // not a number = InvalidArgument naming backend and key).
 Result<std::uint64_t> setting_number(const Settings& settings, std::string_view backend,
                                      std::string_view key, std::uint64_t fallback);
+// A setting that is one of `choices`, as its index (absent = 0, the first
+// being the default; anything else = InvalidArgument listing them).
+Result<std::size_t> setting_choice(const Settings& settings, std::string_view backend,
+                                   std::string_view key,
+                                   std::initializer_list<std::string_view> choices);
 // InvalidArgument when `settings` has a key outside `known`.
 Status settings_known(const Settings& settings, std::string_view backend,
                       std::span<const std::string_view> known);
