@@ -19,6 +19,11 @@
 #    baseline of what those changed;
 #  - unfused: cuda:0 with VACCEL_GPU_FUSION=0 only (one dispatch per
 #    operator, no epilogues), the same-run baseline of fusion;
+#  - conv-fma: cuda:0 with VACCEL_CUDA_CONV_MMA=0 (FP16 CONV2D on the FP32
+#    cores), the same-run baseline of the tensor-core CONV2D kernels;
+#  - tf32: through a second vacceld whose [devices.cuda] fp32_math = "tf32"
+#    (docs/adr/0028-tensor-core-convolutions-and-tf32.md), against torch
+#    with TF32 allowed; for FP32 cases only (FP16 does not change);
 #  - vulkan: embedded on vulkan:0; vulkan-unfused: the same without fusion;
 #  - socket: through one vacceld over its socket, on cuda:0 (the cost of
 #    sharing);
@@ -63,6 +68,17 @@ daemon=$!
 trap 'kill $daemon 2>/dev/null; wait $daemon 2>/dev/null; rm -rf "$scratch"' EXIT
 for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.1; done
 [ -S "$socket" ] || { cat "$scratch/vacceld.log"; echo "vacceld did not start" >&2; exit 1; }
+tf32_socket=$scratch/run/vacceld-tf32.sock
+if [[ $paths == *",tf32,"* ]]; then
+	printf '[daemon]\ndevices = ["cuda:0"]\nstate_dir = "%s"\n[devices.cuda]\nfp32_math = "tf32"\n' \
+		"$scratch/state-tf32" >"$scratch/vacceld-tf32.toml"
+	"$vacceld" --socket "$tf32_socket" --config "$scratch/vacceld-tf32.toml" --no-kernel \
+		>"$scratch/vacceld-tf32.log" 2>&1 &
+	tf32_daemon=$!
+	trap 'kill $daemon $tf32_daemon 2>/dev/null; wait $daemon $tf32_daemon 2>/dev/null; rm -rf "$scratch"' EXIT
+	for _ in $(seq 100); do [ -S "$tf32_socket" ] && break; sleep 0.1; done
+	[ -S "$tf32_socket" ] || { cat "$scratch/vacceld-tf32.log"; echo "the tf32 vacceld did not start" >&2; exit 1; }
+fi
 
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || echo 'no nvidia-smi'), $runs runs each, medians"
 
@@ -78,13 +94,14 @@ vaccel_ms() {
 		echo "refused: $(grep -v '^vaccelctl: transport' "$out.err" | head -n 1)"
 	fi
 }
-# PyTorch eager on DEVICE $3 (networks_torch.py's modules, TF32 off,
+# PyTorch eager on DEVICE $3 (networks_torch.py's modules, TF32 off unless
+# $4 is "tf32",
 # cuDNN's defaults; on the CPU with one thread per hardware thread), 3
 # untimed forward passes, then the median of RUNS, each timed by CUDA
 # events (a monotonic clock on the CPU) around one forward pass; writes the
 # output to $2.
 torch_time() {
-	python3 - "$here" "$1" "$2" "$runs" "$3" <<'EOF'
+	python3 - "$here" "$1" "$2" "$runs" "$3" "${4:-fp32}" <<'EOF'
 import os
 import statistics
 import sys
@@ -93,8 +110,8 @@ import numpy as np
 import torch
 sys.path.insert(0, sys.argv[1])
 import networks_torch
-torch.backends.cuda.matmul.allow_tf32 = False
-torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = sys.argv[6] == "tf32"
+torch.backends.cudnn.allow_tf32 = sys.argv[6] == "tf32"
 device = sys.argv[5]
 if device == "cpu":
     torch.set_num_threads(os.cpu_count())
@@ -159,10 +176,10 @@ for c in "${cases[@]}"; do
 	}
 	torch_ms_on() {
 		local t
-		t=$(torch_time "$dir" "$dir/torch-$1.npy" "$1")
+		t=$(torch_time "$dir" "$dir/torch-$1${2:+-$2}.npy" "$1" "${2:-}")
 		sed -n 's/^torch median \([0-9.]*\) ms.*/\1/p' <<<"$t" | grep . || { echo "$c: no torch timing in: $t" >&2; exit 1; }
 	}
-	if want cuda || want before || want unfused || want vulkan || want vulkan-unfused || want socket; then
+	if want cuda || want before || want unfused || want conv-fma || want vulkan || want vulkan-unfused || want socket; then
 		torch_ms=$(torch_ms_on cuda)
 		if want cuda; then
 			ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/cuda" cuda:0)
@@ -177,6 +194,10 @@ for c in "${cases[@]}"; do
 			ms=$(VACCEL_TRANSPORT=embedded VACCEL_GPU_FUSION=0 vaccel_ms "$dir" "$dir/cuda-unfused" cuda:0)
 			line "cuda:0 embedded, unfused" "$ms" "$dir/cuda-unfused" "$torch_ms" "$dir/torch-cuda.npy"
 		fi
+		if want conv-fma; then
+			ms=$(VACCEL_TRANSPORT=embedded VACCEL_CUDA_CONV_MMA=0 vaccel_ms "$dir" "$dir/cuda-fma" cuda:0)
+			line "cuda:0 embedded, CONV2D FMA" "$ms" "$dir/cuda-fma" "$torch_ms" "$dir/torch-cuda.npy"
+		fi
 		if want vulkan; then
 			ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/vulkan" vulkan:0)
 			line "vulkan:0 embedded" "$ms" "$dir/vulkan" "$torch_ms" "$dir/torch-cuda.npy"
@@ -189,6 +210,11 @@ for c in "${cases[@]}"; do
 			ms=$(VACCEL_TRANSPORT=socket VACCEL_SOCKET=$socket vaccel_ms "$dir" "$dir/socket" cuda:0)
 			line "cuda:0 through vacceld" "$ms" "$dir/socket" "$torch_ms" "$dir/torch-cuda.npy"
 		fi
+	fi
+	if want tf32 && [ "$dtype" = fp32 ]; then
+		torch_ms=$(torch_ms_on cuda tf32)
+		ms=$(VACCEL_TRANSPORT=socket VACCEL_SOCKET=$tf32_socket vaccel_ms "$dir" "$dir/tf32" cuda:0)
+		line "cuda:0 vacceld tf32 (torch tf32)" "$ms" "$dir/tf32" "$torch_ms" "$dir/torch-cuda-tf32.npy"
 	fi
 	if want cpu; then
 		torch_ms=$(torch_ms_on cpu)
