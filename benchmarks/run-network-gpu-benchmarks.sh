@@ -19,8 +19,8 @@
 #    baseline of what those changed;
 #  - unfused: cuda:0 with VACCEL_GPU_FUSION=0 only (one dispatch per
 #    operator, no epilogues), the same-run baseline of fusion;
-#  - conv-fma: cuda:0 with VACCEL_CUDA_CONV_MMA=0 (FP16 CONV2D on the FP32
-#    cores), the same-run baseline of the tensor-core CONV2D kernels;
+#  - conv-mma: cuda:0 with VACCEL_CUDA_CONV_MMA=1 (FP16 CONV2D on the
+#    tensor cores), against cuda (the FP32 cores) in the same run;
 #  - tf32: through a second vacceld whose [devices.cuda] fp32_math = "tf32"
 #    (docs/adr/0028-tensor-core-convolutions-and-tf32.md), against torch
 #    with TF32 allowed; for FP32 cases only (FP16 does not change);
@@ -179,7 +179,7 @@ for c in "${cases[@]}"; do
 		t=$(torch_time "$dir" "$dir/torch-$1${2:+-$2}.npy" "$1" "${2:-}")
 		sed -n 's/^torch median \([0-9.]*\) ms.*/\1/p' <<<"$t" | grep . || { echo "$c: no torch timing in: $t" >&2; exit 1; }
 	}
-	if want cuda || want before || want unfused || want conv-fma || want vulkan || want vulkan-unfused || want socket; then
+	if want cuda || want before || want unfused || want conv-mma || want vulkan || want vulkan-unfused || want socket; then
 		torch_ms=$(torch_ms_on cuda)
 		if want cuda; then
 			ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/cuda" cuda:0)
@@ -194,9 +194,9 @@ for c in "${cases[@]}"; do
 			ms=$(VACCEL_TRANSPORT=embedded VACCEL_GPU_FUSION=0 vaccel_ms "$dir" "$dir/cuda-unfused" cuda:0)
 			line "cuda:0 embedded, unfused" "$ms" "$dir/cuda-unfused" "$torch_ms" "$dir/torch-cuda.npy"
 		fi
-		if want conv-fma; then
-			ms=$(VACCEL_TRANSPORT=embedded VACCEL_CUDA_CONV_MMA=0 vaccel_ms "$dir" "$dir/cuda-fma" cuda:0)
-			line "cuda:0 embedded, CONV2D FMA" "$ms" "$dir/cuda-fma" "$torch_ms" "$dir/torch-cuda.npy"
+		if want conv-mma; then
+			ms=$(VACCEL_TRANSPORT=embedded VACCEL_CUDA_CONV_MMA=1 vaccel_ms "$dir" "$dir/cuda-mma" cuda:0)
+			line "cuda:0 embedded, CONV2D tensor cores" "$ms" "$dir/cuda-mma" "$torch_ms" "$dir/torch-cuda.npy"
 		fi
 		if want vulkan; then
 			ms=$(VACCEL_TRANSPORT=embedded vaccel_ms "$dir" "$dir/vulkan" vulkan:0)

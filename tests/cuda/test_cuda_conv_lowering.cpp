@@ -242,8 +242,10 @@ void the_environment_chooses_or_is_refused(void**)
                         "operator 0 of the block: VACCEL_CUDA_CONV=\"implicit\" names no CONV2D "
                         "kernel choice; valid: gemm (the default), direct");
     unsetenv("VACCEL_CUDA_CONV");
-    // VACCEL_CUDA_CONV_MMA: 1 or unset the tensor cores for FP16, 0 the FP32 cores.
+    // VACCEL_CUDA_CONV_MMA: 1 the tensor cores for FP16, 0 or unset the FP32 cores.
     unsetenv("VACCEL_CUDA_CONV_MMA");
+    assert_false(*backend::cuda::conv_mma_enabled());
+    setenv("VACCEL_CUDA_CONV_MMA", "1", 1);
     assert_true(*backend::cuda::conv_mma_enabled());
     setenv("VACCEL_CUDA_CONV_MMA", "0", 1);
     assert_false(*backend::cuda::conv_mma_enabled());
@@ -252,7 +254,7 @@ void the_environment_chooses_or_is_refused(void**)
     assert_false(refused.has_value());
     assert_string_equal(refused.error().note.c_str(),
                         "VACCEL_CUDA_CONV_MMA=\"yes\" is neither 1 (FP16 CONV2D on the tensor "
-                        "cores, the default) nor 0 (FP16 CONV2D on the FP32 cores)");
+                        "cores) nor 0 (FP16 CONV2D on the FP32 cores, the default)");
     unsetenv("VACCEL_CUDA_CONV_MMA");
 }
 

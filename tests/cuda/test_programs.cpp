@@ -284,9 +284,9 @@ void conv2d_matches_float64_on_every_gemm_kernel(void**)
     std::uint32_t seed = 700;
     for (const Conv& c : cases) check_conv(c, seed += 3);
     // FP16: both tiles, both paths, acc_type FP32 (conv_graph's), on the
-    // tensor cores (the default) and on the FP32 cores.
+    // FP32 cores (the default) and on the tensor cores.
     for (const Conv& c : cases) check_conv_fp16(c, seed += 3);
-    setenv("VACCEL_CUDA_CONV_MMA", "0", 1);
+    setenv("VACCEL_CUDA_CONV_MMA", "1", 1);
     for (const Conv& c : cases) check_conv_fp16(c, seed += 3);
     unsetenv("VACCEL_CUDA_CONV_MMA");
 }
