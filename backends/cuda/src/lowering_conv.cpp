@@ -74,8 +74,8 @@ Result<bool> conv_gemm_enabled(const tosa::OperatorView& view)
 
 Result<bool> conv_mma_enabled()
 {
-    // Off by default until the tensor-core kernels have been run on a
-    // device (docs/adr/0028-tensor-core-convolutions-and-tf32.md).
+    // Off by default: slower than the FP32 cores on small layers
+    // (docs/adr/0028-tensor-core-convolutions-and-tf32.md).
     return env_switch("VACCEL_CUDA_CONV_MMA", false, "FP16 CONV2D on the tensor cores",
                       "FP16 CONV2D on the FP32 cores");
 }

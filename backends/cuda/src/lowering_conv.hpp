@@ -9,8 +9,8 @@
 //    holds a fortiori) and rounded to FP16 once, with the bias; an empty
 //    result is left to the shared direct kernel, FP16 refused there;
 //  - the cores: FP16 on the FP32 cores, or with VACCEL_CUDA_CONV_MMA=1 on
-//    the tensor cores (mma.sync, FP32 accumulators; not yet the default:
-//    ADR 0028); FP32 on the FP32 cores, or in TF32 on the tensor cores
+//    the tensor cores (mma.sync, FP32 accumulators; not the default: slower
+//    on small layers, ADR 0028); FP32 on the FP32 cores, or in TF32 on the tensor cores
 //    under fp32_math = "tf32" (Fp32Math);
 //  - VEC (the kernel's float4 path) when IC, OC and the four operand bases
 //    are multiples of 4 elements;
