@@ -537,3 +537,37 @@ __device__ __forceinline__ void run(const vaccel_cuda_dispatch& d)
 }
 
 }  // namespace vaccel_conv_gemm
+
+// The kernel entry points, one shape each for conv2d_gemm.cu (MMA false)
+// and conv2d_gemm_mma.cu (MMA true): CONV2D on BM x BM tiles of TM x TM
+// results a thread (spec word 24 picks the float4 path), CONV2D on 64 x 64
+// tiles split over K by a cluster of SPLIT blocks, and MATMUL's float4 path
+// on either.
+#define VACCEL_CONV_GEMM(name, T, launch_min, BM, TM, MMA)                                   \
+    extern "C" __global__ void __launch_bounds__(vaccel_conv_gemm::threads, launch_min)        \
+        name(const __grid_constant__ struct vaccel_cuda_dispatch d)                            \
+    {                                                                                          \
+        if (d.spec[24] != 0u) vaccel_conv_gemm::run<T, BM, BM, TM, TM, true, 1, false, MMA>(d); \
+        else vaccel_conv_gemm::run<T, BM, BM, TM, TM, false, 1, false, MMA>(d);                \
+    }
+#define VACCEL_CONV_GEMM_SPLIT(name, T, SPLIT, MMA)                                          \
+    extern "C" __global__ void __cluster_dims__(SPLIT, 1, 1)                                   \
+        __launch_bounds__(vaccel_conv_gemm::threads, 1)                                        \
+        name(const __grid_constant__ struct vaccel_cuda_dispatch d)                            \
+    {                                                                                          \
+        if (d.spec[24] != 0u) vaccel_conv_gemm::run<T, 64, 64, 4, 4, true, SPLIT, false, MMA>(d); \
+        else vaccel_conv_gemm::run<T, 64, 64, 4, 4, false, SPLIT, false, MMA>(d);              \
+    }
+#define VACCEL_MATMUL_GEMM(name, launch_min, BM, TM, MMA)                                    \
+    extern "C" __global__ void __launch_bounds__(vaccel_conv_gemm::threads, launch_min)        \
+        name(const __grid_constant__ struct vaccel_cuda_dispatch d)                            \
+    {                                                                                          \
+        vaccel_conv_gemm::run<float, BM, BM, TM, TM, true, 1, true, MMA>(d);                   \
+    }
+#define VACCEL_MATMUL_GEMM_SPLIT(name, SPLIT, MMA)                                           \
+    extern "C" __global__ void __cluster_dims__(SPLIT, 1, 1)                                   \
+        __launch_bounds__(vaccel_conv_gemm::threads, 1)                                        \
+        name(const __grid_constant__ struct vaccel_cuda_dispatch d)                            \
+    {                                                                                          \
+        vaccel_conv_gemm::run<float, 64, 64, 4, 4, true, SPLIT, true, MMA>(d);                 \
+    }

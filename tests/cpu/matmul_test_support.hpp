@@ -163,6 +163,18 @@ inline std::vector<float> eighths(std::size_t count, std::uint32_t seed)
     return v;
 }
 
+// Element (n, y, x) of a [N,H,C] x [N,C,W] product, summed in float64
+// (exact for the multiples of 1/8 below).
+inline double exact_dot(const std::vector<float>& a, const std::vector<float>& b, const Shape& s,
+                        std::int64_t n, std::int64_t y, std::int64_t x)
+{
+    double sum = 0;
+    for (std::int64_t k = 0; k < s.c; ++k)
+        sum += static_cast<double>(a[(n * s.h + y) * s.c + k]) *
+               static_cast<double>(b[(n * s.c + k) * s.w + x]);
+    return sum;
+}
+
 // FP32 MATMUL on multiples of 1/8 in [-2, 2]: exact in FP16 and TF32, and
 // every product and partial sum exact in FP32, so the device and the CPU
 // both give the float64 product exactly, whatever the order or the
@@ -178,10 +190,7 @@ inline void check_fp16_values_in_fp32(const DeviceRig& device, const Shape& s, s
     for (std::int64_t n = 0; n < s.n; ++n)
         for (std::int64_t y = 0; y < s.h; ++y)
             for (std::int64_t x = 0; x < s.w; ++x) {
-                double exact = 0;
-                for (std::int64_t k = 0; k < s.c; ++k)
-                    exact += static_cast<double>(a[(n * s.h + y) * s.c + k]) *
-                             static_cast<double>(b[(n * s.c + k) * s.w + x]);
+                const double exact = exact_dot(a, b, s, n, y, x);
                 const std::size_t i = static_cast<std::size_t>((n * s.h + y) * s.w + x);
                 if (static_cast<double>(gpu[i]) != exact || static_cast<double>(cpu[i]) != exact)
                     fail_msg("FP32 [%lld,%lld,%lld,%lld] of eighths, element %zu: device %.9g, "
@@ -206,10 +215,7 @@ inline void check_fp16(const DeviceRig& device, const Shape& s, DType out, std::
     for (std::int64_t n = 0; n < s.n; ++n)
         for (std::int64_t y = 0; y < s.h; ++y)
             for (std::int64_t x = 0; x < s.w; ++x) {
-                double exact = 0;
-                for (std::int64_t k = 0; k < s.c; ++k)
-                    exact += static_cast<double>(a[(n * s.h + y) * s.c + k]) *
-                             static_cast<double>(b[(n * s.c + k) * s.w + x]);
+                const double exact = exact_dot(a, b, s, n, y, x);
                 const std::size_t i = static_cast<std::size_t>((n * s.h + y) * s.w + x);
                 float g = 0, c = 0;
                 if (out == DType::fp32) {
