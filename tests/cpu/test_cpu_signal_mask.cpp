@@ -1,5 +1,5 @@
 // test_cpu_signal_mask.cpp - every thread the CPU backend brings (its
-// workers, the BLAS's pool) keeps the signal mask of the thread that opened
+// workers, the BLAS's pool, the kernels' helpers of parallel.hpp) keeps the signal mask of the thread that opened
 // it, so a process that blocks SIGTERM everywhere and reads it from a
 // signalfd (vacceld) is never killed by it. OpenBLAS starts its pool when
 // it is loaded, before main() can block anything: the backend restarts it

@@ -13,6 +13,7 @@
 
 #include "gemm.hpp"
 #include "kernels.hpp"
+#include "parallel.hpp"
 
 namespace vaccel::backend::cpu {
 
@@ -65,7 +66,12 @@ void conv2d(const float* in, const float* weight, const float* bias, float* out,
                                   g.pad_top == 0 && g.pad_left == 0 && g.oh == g.ih &&
                                   g.ow == g.iw;
     if (patches_are_rows) {
-        fill_bias(bias, g, out, pixels);
+        parallel_for(static_cast<std::uint64_t>(pixels),
+                     std::max<std::uint64_t>(1, elementwise_grain / static_cast<std::uint64_t>(g.oc)),
+                     [&](std::uint64_t begin, std::uint64_t end) {
+                         fill_bias(bias, g, out + static_cast<std::int64_t>(begin) * g.oc,
+                                   static_cast<std::int64_t>(end - begin));
+                     });
         gemm(pixels, g.oc, k, in, k, weight, k, true, out, g.oc, true);
         return;
     }
@@ -80,10 +86,18 @@ void conv2d(const float* in, const float* weight, const float* bias, float* out,
         scratch.resize(static_cast<std::size_t>(rows_max * k));
     for (std::int64_t first = 0; first < pixels; first += block_rows) {
         const std::int64_t rows = std::min(block_rows, pixels - first);
-        for (std::int64_t row = 0; row < rows; ++row)
-            gather_patch(in, g, first + row, scratch.data() + row * k);
         float* block_out = out + first * g.oc;
-        fill_bias(bias, g, block_out, rows);
+        // The gather and the bias over the kernels' threads (parallel.hpp):
+        // each row its own patch and output pixel.
+        float* patches = scratch.data();
+        parallel_for(static_cast<std::uint64_t>(rows),
+                     std::max<std::uint64_t>(1, elementwise_grain / static_cast<std::uint64_t>(k + g.oc)),
+                     [&](std::uint64_t begin, std::uint64_t end) {
+                         for (auto row = static_cast<std::int64_t>(begin); row < static_cast<std::int64_t>(end); ++row)
+                             gather_patch(in, g, first + row, patches + row * k);
+                         fill_bias(bias, g, block_out + static_cast<std::int64_t>(begin) * g.oc,
+                                   static_cast<std::int64_t>(end - begin));
+                     });
         gemm(rows, g.oc, k, scratch.data(), k, weight, k, true, block_out, g.oc, true);
     }
 }

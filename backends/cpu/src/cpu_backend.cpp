@@ -19,6 +19,7 @@
 #include "descriptor.hpp"
 #include "device_info.hpp"
 #include "gemm.hpp"
+#include "parallel.hpp"
 #include "objects.hpp"
 #include "scheduler.hpp"
 #include "submission.hpp"
@@ -655,6 +656,7 @@ std::unique_ptr<Backend> open_cpu_backend(const CpuOptions& options)
     unsigned threads = options.threads;
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     cpu::size_blas_threads(threads);
+    cpu::size_parallel_threads(threads);
     return std::make_unique<cpu::CpuBackend>(options, threads);
 }
 

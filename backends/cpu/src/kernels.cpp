@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "gemm.hpp"
+#include "parallel.hpp"
 #include "vaccel.h"
 
 namespace vaccel::backend::cpu {
@@ -22,19 +23,48 @@ std::uint64_t element_count(Shape shape)
 
 namespace {
 
+// out = f(a, b) under TOSA broadcast, row by row (kernel_shapes.hpp): the
+// four loops of a row are one each for whether a and b step along it, so
+// the compiler vectorizes them; each element is still f of its own two
+// operands, whatever the split.
 template <class In, class T, class F>
 void broadcast_apply(const In* a, Shape a_shape, const In* b, Shape b_shape, T* out,
                      Shape out_shape, F f)
 {
     if (std::ranges::equal(a_shape, out_shape) && std::ranges::equal(b_shape, out_shape)) {
-        const std::uint64_t count = element_count(out_shape);
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = f(a[i], b[i]);
+        parallel_for(element_count(out_shape), elementwise_grain,
+                     [&](std::uint64_t begin, std::uint64_t end) {
+                         for (std::uint64_t i = begin; i < end; ++i) out[i] = f(a[i], b[i]);
+                     });
         return;
     }
-    broadcast_walk<2>({a_shape, b_shape}, out_shape,
-                      [&](std::uint64_t i, const std::array<std::int64_t, 2>& at) {
-                          out[i] = f(a[at[0]], b[at[1]]);
+    broadcast_rows<2>({a_shape, b_shape}, out_shape, elementwise_grain,
+                      [&](std::uint64_t o, const std::array<std::int64_t, 2>& at,
+                          const std::array<std::int64_t, 2>& step, std::int64_t length) {
+                          const In* x = a + at[0];
+                          const In* y = b + at[1];
+                          T* z = out + o;
+                          if (step[0] != 0 && step[1] != 0) {
+                              for (std::int64_t j = 0; j < length; ++j) z[j] = f(x[j], y[j]);
+                          } else if (step[0] != 0) {
+                              const In v = y[0];
+                              for (std::int64_t j = 0; j < length; ++j) z[j] = f(x[j], v);
+                          } else if (step[1] != 0) {
+                              const In v = x[0];
+                              for (std::int64_t j = 0; j < length; ++j) z[j] = f(v, y[j]);
+                          } else {
+                              std::fill_n(z, length, f(x[0], y[0]));
+                          }
                       });
+}
+
+// Applies f to every element of [0, count) over the kernels' threads.
+template <class F>
+void each_element(std::uint64_t count, F f)
+{
+    parallel_for(count, elementwise_grain, [&](std::uint64_t begin, std::uint64_t end) {
+        for (std::uint64_t i = begin; i < end; ++i) f(i);
+    });
 }
 
 // TOSA 1.0 apply_max_s / apply_min_s for floats. Equal operands (only +0 and
@@ -88,50 +118,43 @@ void walk(Shape shape, F f)
     }
 }
 
+// Output rows (its last dimension) over the kernels' threads: output
+// dimension d steps the input by the stride of input dimension perms[d].
 template <class T>
 void transpose_of(const T* in, Shape in_shape, std::span<const std::int32_t> perms, T* out)
 {
-    const std::size_t rank = in_shape.size();
-    ShapeIndex in_strides{};
-    std::int64_t stride = 1;
-    for (std::size_t i = rank; i-- > 0;) {
-        in_strides[i] = stride;
-        stride *= in_shape[i];
-    }
-    // Walking the output in order: output dimension d steps the input by
-    // the stride of input dimension perms[d].
+    const ShapeIndex in_strides = row_major_strides(in_shape);
+    std::array<ShapeIndex, 1> steps{};
     ShapeIndex out_dims{};
-    ShapeIndex steps{};
-    for (std::size_t d = 0; d < rank; ++d) {
+    for (std::size_t d = 0; d < in_shape.size(); ++d) {
         out_dims[d] = in_shape[static_cast<std::size_t>(perms[d])];
-        steps[d] = in_strides[static_cast<std::size_t>(perms[d])];
+        steps[0][d] = in_strides[static_cast<std::size_t>(perms[d])];
     }
-    const std::uint64_t count = element_count(in_shape);
-    ShapeIndex index{};
-    std::int64_t at = 0;
-    for (std::uint64_t i = 0; i < count; ++i) {
-        out[i] = in[at];
-        for (std::size_t d = rank; d-- > 0;) {
-            if (++index[d] < out_dims[d]) {
-                at += steps[d];
-                break;
-            }
-            at -= steps[d] * (out_dims[d] - 1);
-            index[d] = 0;
-        }
-    }
+    strided_rows<1>(steps, {0}, Shape(out_dims.data(), in_shape.size()), elementwise_grain,
+                    [&](std::uint64_t o, const std::array<std::int64_t, 1>& at,
+                        const std::array<std::int64_t, 1>& step, std::int64_t length) {
+                        const T* from = in + at[0];
+                        T* to = out + o;
+                        if (step[0] == 1) {
+                            std::copy_n(from, length, to);
+                        } else {
+                            for (std::int64_t j = 0; j < length; ++j) to[j] = from[j * step[0]];
+                        }
+                    });
 }
 
 template <class T>
 void slice_of(const T* in, Shape in_shape, std::span<const std::int64_t> start, T* out,
               Shape out_shape)
 {
-    const ShapeIndex strides = row_major_strides(in_shape);
-    walk(out_shape, [&](std::uint64_t i, const ShapeIndex& index) {
-        std::int64_t at = 0;
-        for (std::size_t d = 0; d < out_shape.size(); ++d) at += (start[d] + index[d]) * strides[d];
-        out[i] = in[at];
-    });
+    const std::array<ShapeIndex, 1> strides{row_major_strides(in_shape)};
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < in_shape.size(); ++d) base += start[d] * strides[0][d];
+    strided_rows<1>(strides, {base}, out_shape, elementwise_grain,
+                    [&](std::uint64_t o, const std::array<std::int64_t, 1>& at,
+                        const std::array<std::int64_t, 1>&, std::int64_t length) {
+                        std::copy_n(in + at[0], length, out + o);
+                    });
 }
 
 template <class T>
@@ -289,60 +312,36 @@ void select(const std::uint8_t* condition, Shape c_shape, const float* a, Shape 
 
 void unary(Unary op, const float* in, float* out, std::uint64_t count)
 {
+    const auto apply = [&](auto f) { each_element(count, [&](std::uint64_t i) { out[i] = f(in[i]); }); };
     switch (op) {
-    case Unary::sigmoid:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
-        break;
-    case Unary::tanh:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::tanh(in[i]);
-        break;
-    case Unary::abs:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::fabs(in[i]);
-        break;
-    case Unary::negate:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = -in[i];
-        break;
-    case Unary::exp:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::exp(in[i]);
-        break;
-    case Unary::log:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::log(in[i]);
-        break;
-    case Unary::reciprocal:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = 1.0f / in[i];
-        break;
-    case Unary::rsqrt:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = 1.0f / std::sqrt(in[i]);
-        break;
-    case Unary::ceil:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::ceil(in[i]);
-        break;
-    case Unary::floor:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::floor(in[i]);
-        break;
-    case Unary::sin:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::sin(in[i]);
-        break;
-    case Unary::cos:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::cos(in[i]);
-        break;
-    case Unary::erf:
-        for (std::uint64_t i = 0; i < count; ++i) out[i] = std::erf(in[i]);
-        break;
+    case Unary::sigmoid: apply([](float x) { return 1.0f / (1.0f + std::exp(-x)); }); break;
+    case Unary::tanh: apply([](float x) { return std::tanh(x); }); break;
+    case Unary::abs: apply([](float x) { return std::fabs(x); }); break;
+    case Unary::negate: apply([](float x) { return -x; }); break;
+    case Unary::exp: apply([](float x) { return std::exp(x); }); break;
+    case Unary::log: apply([](float x) { return std::log(x); }); break;
+    case Unary::reciprocal: apply([](float x) { return 1.0f / x; }); break;
+    case Unary::rsqrt: apply([](float x) { return 1.0f / std::sqrt(x); }); break;
+    case Unary::ceil: apply([](float x) { return std::ceil(x); }); break;
+    case Unary::floor: apply([](float x) { return std::floor(x); }); break;
+    case Unary::sin: apply([](float x) { return std::sin(x); }); break;
+    case Unary::cos: apply([](float x) { return std::cos(x); }); break;
+    case Unary::erf: apply([](float x) { return std::erf(x); }); break;
     }
 }
 
+// Branch-free, so that it vectorizes: a NaN fails both comparisons and
+// passes through as it is (PROPAGATE), or becomes min (IGNORE); -0 and +0
+// compare equal and pass through, as in std::min(std::max(v, min), max).
 void clamp(const float* in, float* out, std::uint64_t count, float min, float max,
            bool nan_propagate)
 {
-    for (std::uint64_t i = 0; i < count; ++i) {
+    each_element(count, [&](std::uint64_t i) {
         const float value = in[i];
-        if (std::isnan(value)) {
-            out[i] = nan_propagate ? value : min;
-            continue;
-        }
-        out[i] = std::min(std::max(value, min), max);
-    }
+        float clamped = value < min ? min : value;
+        clamped = max < clamped ? max : clamped;
+        out[i] = !nan_propagate && value != value ? min : clamped;
+    });
 }
 
 void matmul(const float* a, const float* b, float* out, std::int64_t n, std::int64_t h,
@@ -354,21 +353,51 @@ void matmul(const float* a, const float* b, float* out, std::int64_t n, std::int
 }
 
 
+namespace {
+
+// Calls line(o, i0, i1) for the outputs [o * inner + i0, o * inner + i1)
+// of a reduction over the middle of outer x length x inner, split over the
+// kernels' threads; each output is reduced whole by one thread.
+template <class Line>
+void each_reduction(const AxisSplit& s, Line line)
+{
+    const auto inner = static_cast<std::uint64_t>(s.inner);
+    const std::uint64_t outputs = static_cast<std::uint64_t>(s.outer) * inner;
+    const auto per_output = static_cast<std::uint64_t>(std::max<std::int64_t>(1, s.length));
+    parallel_for(outputs, std::max<std::uint64_t>(1, elementwise_grain / per_output),
+                 [&](std::uint64_t begin, std::uint64_t end) {
+                     while (begin < end) {
+                         const std::uint64_t o = begin / inner, i0 = begin % inner;
+                         const std::uint64_t i1 = std::min(inner, i0 + (end - begin));
+                         line(static_cast<std::int64_t>(o), static_cast<std::int64_t>(i0),
+                              static_cast<std::int64_t>(i1));
+                         begin += i1 - i0;
+                     }
+                 });
+}
+
+}  // namespace
+
+// Each output is 0 + x_0 + x_1 + ... in index order; the loops run across
+// the inner outputs for each k, so they read rows and vectorize.
 void reduce_sum(const float* in, Shape in_shape, std::int32_t axis, float* out)
 {
-    std::int64_t outer = 1;
-    std::int64_t inner = 1;
-    const auto a = static_cast<std::size_t>(axis);
-    for (std::size_t i = 0; i < a; ++i) outer *= in_shape[i];
-    for (std::size_t i = a + 1; i < in_shape.size(); ++i) inner *= in_shape[i];
-    const std::int64_t length = in_shape[a];
-    for (std::int64_t o = 0; o < outer; ++o) {
-        for (std::int64_t i = 0; i < inner; ++i) {
+    const AxisSplit s = split_at(in_shape, axis);
+    each_reduction(s, [&](std::int64_t o, std::int64_t i0, std::int64_t i1) {
+        float* sums = out + o * s.inner;
+        const float* block = in + o * s.length * s.inner;
+        if (s.inner == 1) {
             float sum = 0.0f;
-            for (std::int64_t k = 0; k < length; ++k) sum += in[(o * length + k) * inner + i];
-            out[o * inner + i] = sum;
+            for (std::int64_t k = 0; k < s.length; ++k) sum += block[k];
+            sums[0] = sum;
+            return;
         }
-    }
+        std::fill(sums + i0, sums + i1, 0.0f);
+        for (std::int64_t k = 0; k < s.length; ++k) {
+            const float* row = block + k * s.inner;
+            for (std::int64_t i = i0; i < i1; ++i) sums[i] += row[i];
+        }
+    });
 }
 
 void reduce(Reduce op, const float* in, Shape in_shape, std::int32_t axis, float* out,
@@ -379,8 +408,8 @@ void reduce(Reduce op, const float* in, Shape in_shape, std::int32_t axis, float
         return;
     }
     const AxisSplit s = split_at(in_shape, axis);
-    for (std::int64_t o = 0; o < s.outer; ++o) {
-        for (std::int64_t i = 0; i < s.inner; ++i) {
+    each_reduction(s, [&](std::int64_t o, std::int64_t i0, std::int64_t i1) {
+        for (std::int64_t i = i0; i < i1; ++i) {
             const float* line = in + o * s.length * s.inner + i;
             // An empty axis gives the operation's identity (TOSA's initial value).
             float acc = op == Reduce::product ? 1.0f
@@ -397,7 +426,7 @@ void reduce(Reduce op, const float* in, Shape in_shape, std::int32_t axis, float
             }
             out[o * s.inner + i] = acc;
         }
-    }
+    });
 }
 
 void argmax(const float* in, Shape in_shape, std::int32_t axis, std::int32_t* out,

@@ -1,6 +1,7 @@
 // kernels_spatial.cpp - pooling and the convolutions beyond CONV2D (see
 // kernels_spatial.hpp for the numerics).
 #include "kernels_spatial.hpp"
+#include "parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -28,21 +29,34 @@ Window window(const Pool2dGeometry& g, std::int64_t oy, std::int64_t ox)
 // For every output pixel: start(pixel), then add(pixel, input pixel) for
 // each input pixel of its window in (y, x) order, then finish(pixel, count).
 // Channels are innermost, so every call walks contiguous memory.
+// For every output pixel: start(pixel), then add(pixel, input pixel) for
+// each input pixel of its window in (y, x) order, then finish(pixel, count).
+// Channels are innermost, so every call walks contiguous memory. Output
+// pixels are split over the kernels' threads (parallel.hpp); each is
+// computed whole by one of them, in the same order.
 template <class T, class Start, class Add, class Finish>
 void each_window(const T* in, T* out, const Pool2dGeometry& g, Start start, Add add,
                  Finish finish)
 {
-    for (std::int64_t n = 0; n < g.n; ++n)
-        for (std::int64_t oy = 0; oy < g.oh; ++oy)
-            for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                const Window w = window(g, oy, ox);
-                T* pixel = out + ((n * g.oh + oy) * g.ow + ox) * g.c;
-                start(pixel);
-                for (std::int64_t y = w.y0; y < w.y1; ++y)
-                    for (std::int64_t x = w.x0; x < w.x1; ++x)
-                        add(pixel, in + ((n * g.ih + y) * g.iw + x) * g.c);
-                finish(pixel, (w.y1 - w.y0) * (w.x1 - w.x0));
-            }
+    const auto pixels = static_cast<std::uint64_t>(g.n * g.oh * g.ow);
+    const std::uint64_t work = static_cast<std::uint64_t>(std::max<std::int64_t>(
+        1, g.c * g.kernel_y * g.kernel_x));
+    parallel_for(pixels, std::max<std::uint64_t>(1, elementwise_grain / work),
+                 [&](std::uint64_t begin, std::uint64_t end) {
+                     for (std::uint64_t p = begin; p < end; ++p) {
+                         const auto ox = static_cast<std::int64_t>(p % static_cast<std::uint64_t>(g.ow));
+                         const auto rest = static_cast<std::int64_t>(p / static_cast<std::uint64_t>(g.ow));
+                         const std::int64_t oy = rest % g.oh;
+                         const std::int64_t n = rest / g.oh;
+                         const Window w = window(g, oy, ox);
+                         T* pixel = out + static_cast<std::int64_t>(p) * g.c;
+                         start(pixel);
+                         for (std::int64_t y = w.y0; y < w.y1; ++y)
+                             for (std::int64_t x = w.x0; x < w.x1; ++x)
+                                 add(pixel, in + ((n * g.ih + y) * g.iw + x) * g.c);
+                         finish(pixel, (w.y1 - w.y0) * (w.x1 - w.x0));
+                     }
+                 });
 }
 
 // TOSA's maximum of the running value and one more: see kernels_spatial.hpp.
@@ -104,29 +118,41 @@ void depthwise_conv2d(const float* in, const float* weight, const float* bias, f
 {
     // The channel multiplier (no input channels: no output channels either).
     const std::int64_t m = g.ic == 0 ? 1 : g.oc / g.ic;
-    for (std::int64_t n = 0; n < g.n; ++n)
-        for (std::int64_t oy = 0; oy < g.oh; ++oy)
-            for (std::int64_t ox = 0; ox < g.ow; ++ox) {
-                // The output pixel accumulates all its channels at once, tap by tap.
-                float* pixel = out + ((n * g.oh + oy) * g.ow + ox) * g.oc;
-                std::fill(pixel, pixel + g.oc, 0.0f);
-                for (std::int64_t ky = 0; ky < g.kh; ++ky) {
-                    const std::int64_t iy = oy * g.stride_y - g.pad_top + ky * g.dilation_y;
-                    if (iy < 0 || iy >= g.ih) continue;
-                    for (std::int64_t kx = 0; kx < g.kw; ++kx) {
-                        const std::int64_t ix = ox * g.stride_x - g.pad_left + kx * g.dilation_x;
-                        if (ix < 0 || ix >= g.iw) continue;
-                        const float* source = in + ((n * g.ih + iy) * g.iw + ix) * g.ic;
-                        // weight [kh, kw, ic, m]: element (ky, kx, c, j) is at
-                        // ((ky * kw + kx) * ic + c) * m + j = (ky * kw + kx) * oc + o
-                        // for output channel o = c * m + j.
-                        const float* taps = weight + (ky * g.kw + kx) * g.oc;
-                        for (std::int64_t o = 0; o < g.oc; ++o) pixel[o] += source[o / m] * taps[o];
+    const auto pixels = static_cast<std::uint64_t>(g.n * g.oh * g.ow);
+    const auto work = static_cast<std::uint64_t>(std::max<std::int64_t>(1, g.oc * g.kh * g.kw));
+    // Output pixels over the kernels' threads, each whole on one of them.
+    parallel_for(pixels, std::max<std::uint64_t>(1, elementwise_grain / work),
+                 [&](std::uint64_t begin, std::uint64_t end) {
+        for (std::uint64_t p = begin; p < end; ++p) {
+            const auto ox = static_cast<std::int64_t>(p % static_cast<std::uint64_t>(g.ow));
+            const auto rest = static_cast<std::int64_t>(p / static_cast<std::uint64_t>(g.ow));
+            const std::int64_t oy = rest % g.oh;
+            const std::int64_t n = rest / g.oh;
+            // The output pixel accumulates all its channels at once, tap by tap.
+            float* pixel = out + static_cast<std::int64_t>(p) * g.oc;
+            std::fill(pixel, pixel + g.oc, 0.0f);
+            for (std::int64_t ky = 0; ky < g.kh; ++ky) {
+                const std::int64_t iy = oy * g.stride_y - g.pad_top + ky * g.dilation_y;
+                if (iy < 0 || iy >= g.ih) continue;
+                for (std::int64_t kx = 0; kx < g.kw; ++kx) {
+                    const std::int64_t ix = ox * g.stride_x - g.pad_left + kx * g.dilation_x;
+                    if (ix < 0 || ix >= g.iw) continue;
+                    const float* source = in + ((n * g.ih + iy) * g.iw + ix) * g.ic;
+                    // weight [kh, kw, ic, m]: element (ky, kx, c, j) is at
+                    // ((ky * kw + kx) * ic + c) * m + j = (ky * kw + kx) * oc + o
+                    // for output channel o = c * m + j.
+                    const float* taps = weight + (ky * g.kw + kx) * g.oc;
+                    if (m == 1) {  // the common multiplier, without the division
+                        for (std::int64_t o = 0; o < g.oc; ++o) pixel[o] += source[o] * taps[o];
+                    } else {
+                        for (std::int64_t o = 0; o < g.oc; ++o)
+                            pixel[o] += source[o / m] * taps[o];
                     }
                 }
-                for (std::int64_t o = 0; o < g.oc; ++o)
-                    pixel[o] += bias[g.bias_per_channel ? o : 0];
             }
+            for (std::int64_t o = 0; o < g.oc; ++o) pixel[o] += bias[g.bias_per_channel ? o : 0];
+        }
+    });
 }
 
 void transpose_conv2d(const float* in, const float* weight, const float* bias, float* out,
