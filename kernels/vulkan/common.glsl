@@ -27,8 +27,11 @@ layout(set = 0, binding = 0, std430) buffer Bytes { uint8_t b[]; } bufs8[BUFFER_
 #endif
 
 // 64 invocations per workgroup; the grid is capped at 65535 groups and each
-// invocation strides over the work (grid-stride loop).
+// invocation strides over the work (grid-stride loop). A kernel that sizes
+// its own workgroups (conv2d_gemm.comp) defines OWN_WORKGROUP_SIZE.
+#ifndef OWN_WORKGROUP_SIZE
 layout(local_size_x = 64) in;
+#endif
 
 #define GRID_STRIDE (gl_NumWorkGroups.x * 64u)
 

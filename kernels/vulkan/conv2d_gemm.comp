@@ -27,13 +27,17 @@
 // weight loads are the same address in every invocation of the workgroup.
 // The sum over K is in FMA steps in tile order, not the CPU device's order:
 // results differ from it by rounding only (docs/operators.md's dot bound).
-// The bias is added once at the end (out = acc + bias). Rows past M and
-// columns past OC read as zero (or are clamped to a real weight row) and are
-// never written.
-#extension GL_EXT_control_flow_attributes : enable
-
-layout(constant_id = 0) const uint BUFFER_COUNT = 1;
-layout(set = 0, binding = 0, std430) buffer Words { uint w[]; } bufs[BUFFER_COUNT];
+// The bias is added once at the end (out = acc + bias), then the epilogue
+// (constants 35..54, epilogue.glsl: the elementwise chain the shared
+// lowering folded into this CONV2D, each stage rounded as its own kernel
+// would) before the one store. Rows past M and columns past OC read as zero
+// (or are clamped to a real weight row) and are never written.
+#define OWN_WORKGROUP_SIZE
+#include "common.glsl"
+#include "float_math.glsl"
+#include "element_ops.glsl"
+#define EPILOGUE_ID 35
+#include "epilogue.glsl"
 // The same binding seen as vec4 (aliased view, as matmul_tiled.comp does);
 // read only through VEC4.
 layout(set = 0, binding = 0, std430) readonly buffer Quads { vec4 q[]; } quads[BUFFER_COUNT];
@@ -344,7 +348,8 @@ void main()
                 if (r < M && col < OC) {
                     const float bias =
                         uintBitsToFloat(bufs[B_BUF].w[B_BASE + (BIAS_PER_CHANNEL != 0u ? col : 0u)]);
-                    bufs[OUT_BUF].w[OUT_BASE + r * OC + col] = floatBitsToUint(acc[i][j] + bias);
+                    bufs[OUT_BUF].w[OUT_BASE + r * OC + col] =
+                        epilogue_bits(DT_FP32, r * OC + col, floatBitsToUint(acc[i][j] + bias));
                 }
             }
         }

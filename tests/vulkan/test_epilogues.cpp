@@ -132,7 +132,7 @@ void fused_chains_equal_unfused_ones_on_the_device(void**)
 void a_fused_plan_dispatches_less(void**)
 {
     // The device's own plan, as loaded: fewer dispatches with fusion.
-    auto dispatches = [](const char* fusion) {
+    auto dispatches = [](const char* fusion, bool conv_tiles = true) {
         setenv("VACCEL_GPU_FUSION", fusion, 1);
         const auto graph = conv_residual_relu();
         auto analysis = tosa::analyze(graph);
@@ -141,17 +141,21 @@ void a_fused_plan_dispatches_less(void**)
         assert_ok(fused);
         auto plan = tosa::plan_block(
             graph, *analysis, tosa::BlockRef{0, 0}, backend::gpu::with_epilogues({}, *fused),
-            [](const tosa::OperatorView& view) {
-                return backend::vulkan::lower(view, backend::vulkan::MatmulChoice{});
+            [conv_tiles](const tosa::OperatorView& view) {
+                backend::vulkan::MatmulChoice choice;
+                if (conv_tiles) choice.conv = backend::vulkan::MatmulTiles{64, 64, 16, 4, 4};
+                return backend::vulkan::lower(view, choice);
             });
         assert_ok(plan);
         unsetenv("VACCEL_GPU_FUSION");
         return plan->dispatches.size();
     };
-    // Unfused: CONV2D, ADD, CLAMP. Fused: CONV2D and one pass (the Vulkan
-    // conv kernels have no epilogue of their own).
+    // Unfused: CONV2D, ADD, CLAMP. Fused: the CONV2D GEMM kernel alone,
+    // which applies the ADD and the CLAMP at its store; on a device without
+    // conv tiles, the direct kernel (no epilogue of its own) and one pass.
     assert_int_equal(dispatches("0"), 3);
-    assert_int_equal(dispatches("1"), 2);
+    assert_int_equal(dispatches("1"), 1);
+    assert_int_equal(dispatches("1", false), 2);
     setenv("VACCEL_GPU_FUSION", "yes", 1);
     auto refused = backend::gpu::fusion_chosen();
     unsetenv("VACCEL_GPU_FUSION");

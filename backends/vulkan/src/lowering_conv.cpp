@@ -1,6 +1,8 @@
 // lowering_conv.cpp - CONV2D as an implicit GEMM on Vulkan (lowering_conv.hpp).
 #include "lowering_conv.hpp"
 
+#include "vaccel/gpu/lowering_epilogue.hpp"
+
 namespace vaccel::backend::vulkan {
 namespace {
 
@@ -54,9 +56,11 @@ std::optional<gpu::ConvGemmKernel> lower_conv_gemm(const tosa::OperatorView&,
                  t.bm, t.bn, t.bk, t.rm, t.rn, t.invocations(),
                  t.shared ? 1u : 0u, vec4 ? 1u : 0u,
                  t.shared && t.prefetch ? 1u : 0u, t.shared ? t.stages : 1u};
+    // Words 34..53 (constants 35..54): the epilogue conv2d_gemm.comp
+    // applies at its store.
+    gpu::epilogue_words(spec.spec, g.epilogue != nullptr ? *g.epilogue : gpu::Epilogue{});
     spec.work = ceil_div(g.rows(), t.bm) * ceil_div(g.oc, t.bn) * work_per_group;
-    // conv2d_gemm.comp has no epilogue: the shared lowering's pass follows.
-    return gpu::ConvGemmKernel{std::move(spec), false};
+    return gpu::ConvGemmKernel{std::move(spec), true};
 }
 
 }  // namespace vaccel::backend::vulkan
