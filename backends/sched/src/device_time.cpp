@@ -1,0 +1,185 @@
+// device_time.cpp - deficit round-robin over measured device time, latency
+// before batch, share caps (device_time.hpp).
+#include "vaccel/sched/device_time.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace vaccel::sched {
+namespace {
+
+constexpr std::uint32_t clamp_weight(std::uint32_t w) { return std::clamp(w, 1u, 1000u); }
+constexpr std::uint32_t clamp_share(std::uint32_t s) { return std::clamp(s, 1u, 1000u); }
+
+}  // namespace
+
+DeviceTime::Flow& DeviceTime::flow_of(FlowId id) { return flows_[id]; }
+
+void DeviceTime::set_policy(FlowId id, FlowPolicy policy)
+{
+    policy.weight = clamp_weight(policy.weight);
+    policy.share_permille = clamp_share(policy.share_permille);
+    Flow& flow = flow_of(id);
+    const bool moves = flow.in_ring && flow.policy.priority != policy.priority;
+    if (moves) {
+        (flow.policy.priority == Priority::latency ? latency_ring_ : batch_ring_)
+            .erase(flow.position);
+        flow.in_ring = false;
+    }
+    flow.policy = policy;
+    if (moves) enter_ring(id, flow);
+}
+
+void DeviceTime::enter_ring(FlowId id, Flow& flow)
+{
+    std::list<FlowId>& ring = flow.policy.priority == Priority::latency ? latency_ring_ : batch_ring_;
+    flow.position = ring.insert(ring.end(), id);
+    flow.in_ring = true;
+    flow.credited = false;
+}
+
+void DeviceTime::leave_ring_if_idle(Flow& flow)
+{
+    if (!flow.in_ring || flow.ready != 0 || flow.in_flight != 0) return;
+    (flow.policy.priority == Priority::latency ? latency_ring_ : batch_ring_).erase(flow.position);
+    flow.in_ring = false;
+    flow.credited = false;
+    // Unused credit is not banked while idle; a debt stays until paid, so
+    // going idle for a moment never wipes out what a flow overdrew.
+    flow.deficit_ns = std::min<std::int64_t>(flow.deficit_ns, 0);
+}
+
+void DeviceTime::ready(FlowId id, std::uint32_t count)
+{
+    if (count == 0) return;
+    Flow& flow = flow_of(id);
+    flow.ready += count;
+    if (!flow.in_ring) enter_ring(id, flow);
+}
+
+void DeviceTime::withdraw(FlowId id, std::uint32_t count)
+{
+    auto found = flows_.find(id);
+    if (found == flows_.end()) return;
+    Flow& flow = found->second;
+    flow.ready -= std::min(count, flow.ready);
+    leave_ring_if_idle(flow);
+}
+
+void DeviceTime::forget(FlowId id)
+{
+    auto found = flows_.find(id);
+    if (found == flows_.end() || found->second.ready != 0 || found->second.in_flight != 0) return;
+    flows_.erase(found);
+}
+
+void DeviceTime::expire(Flow& flow, Clock::time_point now)
+{
+    while (!flow.recent.empty() && flow.recent.front().at + options_.share_window <= now) {
+        flow.recent_total -= flow.recent.front().used;
+        flow.recent.pop_front();
+    }
+}
+
+std::optional<DeviceTime::Clock::time_point> DeviceTime::cap_hold(Flow& flow,
+                                                                  Clock::time_point now)
+{
+    if (flow.policy.share_permille >= 1000) return std::nullopt;
+    expire(flow, now);
+    const Duration allowed = options_.share_window * flow.policy.share_permille / 1000;
+    if (flow.recent_total < allowed) return std::nullopt;
+    // Held until enough of the oldest charges leave the window.
+    Duration left = flow.recent_total;
+    for (const Charge& c : flow.recent) {
+        left -= c.used;
+        if (left < allowed) return c.at + options_.share_window;
+    }
+    return now + options_.share_window;  // not reached: the loop empties `left`
+}
+
+std::optional<FlowId> DeviceTime::pick(std::list<FlowId>& ring, Clock::time_point now,
+                                       std::optional<Clock::time_point>& held)
+{
+    for (int round = 0; round < 2 && !ring.empty(); ++round) {
+        const std::size_t members = ring.size();
+        for (std::size_t i = 0; i < members; ++i) {
+            const FlowId id = ring.front();
+            Flow& flow = flows_.at(id);
+            std::optional<Clock::time_point> hold;
+            if (flow.ready != 0) hold = cap_hold(flow, now);
+            if (flow.ready != 0 && !hold) {
+                if (!flow.credited) {
+                    flow.deficit_ns += static_cast<std::int64_t>(flow.policy.weight) *
+                                       options_.quantum_per_weight.count();
+                    flow.credited = true;
+                }
+                if (flow.deficit_ns > 0) return id;  // the visit goes on
+            }
+            if (hold) held = held ? std::min(*held, *hold) : *hold;
+            // The visit ends: to the tail, credited again next time.
+            flow.credited = false;
+            ring.splice(ring.end(), ring, ring.begin());
+        }
+        // A whole pass credited every servable flow once and none came
+        // out positive (debts larger than a quantum): give every servable
+        // flow, at once, the visits the nearest to positive still needs
+        // but one; the next pass's credit makes that one positive.
+        std::int64_t visits = std::numeric_limits<std::int64_t>::max();
+        for (FlowId id : ring) {
+            Flow& flow = flows_.at(id);
+            if (flow.ready == 0 || cap_hold(flow, now)) continue;
+            const std::int64_t quantum =
+                static_cast<std::int64_t>(flow.policy.weight) * options_.quantum_per_weight.count();
+            visits = std::min(visits, (-flow.deficit_ns) / quantum + 1);
+        }
+        if (visits == std::numeric_limits<std::int64_t>::max()) return std::nullopt;
+        for (FlowId id : ring) {
+            Flow& flow = flows_.at(id);
+            if (flow.ready == 0 || cap_hold(flow, now)) continue;
+            flow.deficit_ns += (visits - 1) * static_cast<std::int64_t>(flow.policy.weight) *
+                               options_.quantum_per_weight.count();
+        }
+    }
+    return std::nullopt;
+}
+
+DeviceTime::Choice DeviceTime::next(Clock::time_point now)
+{
+    Choice choice;
+    std::optional<FlowId> id = pick(latency_ring_, now, choice.held);
+    if (!id) id = pick(batch_ring_, now, choice.held);
+    if (!id) return choice;
+    Flow& flow = flows_.at(*id);
+    --flow.ready;
+    ++flow.in_flight;
+    choice.flow = id;
+    choice.held.reset();
+    return choice;
+}
+
+void DeviceTime::charge(FlowId id, Duration used, Clock::time_point now)
+{
+    auto found = flows_.find(id);
+    if (found == flows_.end()) return;
+    Flow& flow = found->second;
+    if (flow.in_flight != 0) --flow.in_flight;
+    used = std::max(used, Duration{0});
+    flow.deficit_ns -= used.count();
+    flow.charged += used;
+    flow.recent.push_back({now, used});
+    flow.recent_total += used;
+    expire(flow, now);
+    leave_ring_if_idle(flow);
+}
+
+std::optional<DeviceTime::Account> DeviceTime::account(FlowId id, Clock::time_point now)
+{
+    auto found = flows_.find(id);
+    if (found == flows_.end()) return std::nullopt;
+    Flow& flow = found->second;
+    expire(flow, now);
+    return Account{flow.policy, flow.ready, flow.in_flight, flow.deficit_ns, flow.charged,
+                   flow.recent_total};
+}
+
+}  // namespace vaccel::sched

@@ -1,0 +1,240 @@
+// test_device_time.cpp - the device-time scheduler (backends/sched,
+// device_time.hpp) driven as a device's dispatcher would, on a simulated
+// device whose clock the test moves: every assertion is on what the
+// scheduler chose and charged, never on wall time.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "vaccel/sched/device_time.hpp"
+
+#include "cmocka.hpp"
+
+using namespace std::chrono_literals;
+using vaccel::sched::DeviceTime;
+using vaccel::sched::FlowId;
+using vaccel::sched::FlowPolicy;
+using vaccel::sched::Priority;
+
+namespace {
+
+using Clock = DeviceTime::Clock;
+
+// A device that runs one item at a time: each flow's items take `cost`
+// each; flows listed in `backlogged` always have `depth` items ready.
+struct Simulation {
+    DeviceTime scheduler;
+    Clock::time_point now{};
+    std::map<FlowId, std::chrono::nanoseconds> cost;
+    std::map<FlowId, std::chrono::nanoseconds> served;
+    std::vector<FlowId> order;  // flows in the order their items started
+    std::chrono::nanoseconds idle{0};
+
+    void add(FlowId id, FlowPolicy policy, std::chrono::nanoseconds item, std::uint32_t depth)
+    {
+        scheduler.set_policy(id, policy);
+        cost[id] = item;
+        scheduler.ready(id, depth);
+    }
+
+    // Runs until `until`, refilling backlogged flows so each keeps `depth`
+    // ready items.
+    void run(Clock::time_point until, bool refill = true)
+    {
+        while (now < until) {
+            const DeviceTime::Choice choice = scheduler.next(now);
+            if (!choice.flow) {
+                if (!choice.held) return;  // nothing ready at all
+                idle += std::min(*choice.held, until) - now;
+                now = std::min(*choice.held, until);
+                continue;
+            }
+            const FlowId id = *choice.flow;
+            order.push_back(id);
+            now += cost[id];
+            served[id] += cost[id];
+            scheduler.charge(id, cost[id], now);
+            if (refill) scheduler.ready(id);
+        }
+    }
+};
+
+double ratio(std::chrono::nanoseconds a, std::chrono::nanoseconds b)
+{
+    return static_cast<double>(a.count()) / static_cast<double>(b.count());
+}
+
+void weights_share_measured_time_not_items(void**)
+{
+    // Weight 100 with 250 us items against weight 300 with 60 us items:
+    // time, not the number of items, goes 1:3.
+    Simulation sim;
+    sim.add(1, {100, Priority::batch, 1000}, 250us, 4);
+    sim.add(2, {300, Priority::batch, 1000}, 60us, 4);
+    sim.run(Clock::time_point{} + 2s);
+    const double r = ratio(sim.served[2], sim.served[1]);
+    print_message("weights 100:300 served %.3f ms : %.3f ms (ratio %.3f)\n",
+                  sim.served[1].count() / 1e6, sim.served[2].count() / 1e6, r);
+    assert_true(r > 3.0 * 0.9 && r < 3.0 * 1.1);
+    // The account says the same.
+    const auto one = sim.scheduler.account(1, sim.now);
+    assert_true(one.has_value());
+    assert_int_equal(one->charged.count(), sim.served[1].count());
+    assert_int_equal(one->policy.weight, 100);
+}
+
+void equal_weights_alternate_by_time(void**)
+{
+    Simulation sim;
+    sim.add(1, {}, 1ms, 2);
+    sim.add(2, {}, 100us, 2);
+    sim.run(Clock::time_point{} + 1s);
+    const double r = ratio(sim.served[1], sim.served[2]);
+    assert_true(r > 0.9 && r < 1.1);
+}
+
+void a_latency_flow_goes_before_queued_batch_work(void**)
+{
+    Simulation sim;
+    sim.add(1, {100, Priority::batch, 1000}, 250us, 8);
+    sim.add(2, {900, Priority::batch, 1000}, 250us, 8);
+    sim.run(Clock::time_point{} + 10ms);
+    // A latency tenant of the lowest weight submits one item: it is the
+    // very next to start, ahead of 16 queued batch items.
+    sim.add(3, {1, Priority::latency, 1000}, 40us, 1);
+    const DeviceTime::Choice next = sim.scheduler.next(sim.now);
+    assert_true(next.flow.has_value());
+    assert_int_equal(*next.flow, 3);
+    sim.scheduler.charge(3, 40us, sim.now + 40us);
+    // It left with its work: batch flows go on.
+    const DeviceTime::Choice after = sim.scheduler.next(sim.now + 40us);
+    assert_true(after.flow.has_value());
+    assert_true(*after.flow == 1 || *after.flow == 2);
+    const auto latency = sim.scheduler.account(3, sim.now + 40us);
+    assert_int_equal(latency->in_flight, 0);
+    assert_int_equal(latency->ready, 0);
+}
+
+void latency_flows_share_by_weight_among_themselves(void**)
+{
+    Simulation sim;
+    sim.add(1, {100, Priority::latency, 1000}, 100us, 4);
+    sim.add(2, {200, Priority::latency, 1000}, 100us, 4);
+    sim.add(3, {1000, Priority::batch, 1000}, 100us, 4);
+    sim.run(Clock::time_point{} + 600ms);
+    const double r = ratio(sim.served[2], sim.served[1]);
+    assert_true(r > 2.0 * 0.9 && r < 2.0 * 1.1);
+    // Flooding latency flows leave batch nothing (the operator's grant).
+    assert_int_equal(sim.served[3].count(), 0);
+}
+
+void a_share_cap_holds_even_on_an_idle_device(void**)
+{
+    Simulation sim;
+    sim.add(1, {100, Priority::batch, 300}, 250us, 4);
+    sim.run(Clock::time_point{} + 10s);
+    const double share = ratio(sim.served[1], sim.now - Clock::time_point{});
+    print_message("capped at 30%%: served %.1f%% of 10 s, idle %.1f%%\n", 100 * share,
+                  100 * ratio(sim.idle, sim.now - Clock::time_point{}));
+    assert_true(share > 0.25 && share < 0.35);
+    // In every 1 s window after the first, the charged time is within one
+    // item of the cap.
+    const auto account = sim.scheduler.account(1, sim.now);
+    assert_true(account->charged_in_window <= 300ms + 250us);
+    assert_true(account->charged_in_window >= 300ms - 250us);
+    // Held: next() names when the hold lapses.
+    const DeviceTime::Choice held = sim.scheduler.next(sim.now);
+    if (!held.flow) {
+        assert_true(held.held.has_value());
+        assert_true(*held.held > sim.now);
+    }
+}
+
+void a_capped_flow_leaves_the_rest_to_others(void**)
+{
+    Simulation sim;
+    sim.add(1, {1000, Priority::batch, 300}, 250us, 4);
+    sim.add(2, {1, Priority::batch, 1000}, 250us, 4);
+    sim.run(Clock::time_point{} + 5s);
+    const double share = ratio(sim.served[1], sim.now - Clock::time_point{});
+    assert_true(share > 0.25 && share < 0.35);
+    assert_int_equal(sim.idle.count(), 0);  // the uncapped flow fills the device
+}
+
+void debts_are_paid_and_idle_credit_is_not_banked(void**)
+{
+    // A flow whose one item overdraws its quantum a hundredfold waits its
+    // debt out against a flow of equal weight, even across going idle.
+    Simulation sim;
+    sim.add(1, {}, 100ms, 1);
+    sim.add(2, {}, 1ms, 1);
+    sim.run(Clock::time_point{} + 101ms, false);
+    assert_int_equal(sim.served[1].count(), std::chrono::nanoseconds(100ms).count());
+    // Both idle now; flow 1 still owes about 99 ms.
+    const auto owed = sim.scheduler.account(1, sim.now);
+    assert_true(owed->deficit_ns < -90'000'000);
+    sim.served.clear();
+    sim.scheduler.ready(1, 4);
+    sim.scheduler.ready(2, 4);
+    sim.run(sim.now + 100ms);
+    // Flow 2 had the device while flow 1 paid back.
+    assert_true(sim.served[2] >= 90ms);
+    // A long-idle flow with positive credit does not keep it.
+    DeviceTime fresh;
+    fresh.set_policy(7, {});
+    fresh.ready(7);
+    const auto choice = fresh.next(Clock::time_point{});
+    assert_int_equal(*choice.flow, 7);
+    fresh.charge(7, 1us, Clock::time_point{} + 1us);  // credited 1 ms, used 1 us
+    assert_int_equal(fresh.account(7, Clock::time_point{} + 1s)->deficit_ns, 0);
+}
+
+void policies_are_clamped_and_flows_forgotten_only_when_idle(void**)
+{
+    DeviceTime s;
+    s.set_policy(1, {0, Priority::batch, 0});
+    auto a = s.account(1, Clock::time_point{});
+    assert_int_equal(a->policy.weight, 1);
+    assert_int_equal(a->policy.share_permille, 1);
+    s.set_policy(1, {5000, Priority::batch, 5000});
+    a = s.account(1, Clock::time_point{});
+    assert_int_equal(a->policy.weight, 1000);
+    assert_int_equal(a->policy.share_permille, 1000);
+    s.ready(1, 2);
+    s.forget(1);
+    assert_true(s.account(1, Clock::time_point{}).has_value());
+    s.withdraw(1, 2);
+    s.forget(1);
+    assert_false(s.account(1, Clock::time_point{}).has_value());
+    // Nothing ready: no flow and no hold.
+    const auto none = s.next(Clock::time_point{});
+    assert_false(none.flow.has_value());
+    assert_false(none.held.has_value());
+    // A priority change while queued moves the flow to the other ring.
+    s.set_policy(2, {});
+    s.set_policy(3, {});
+    s.ready(2);
+    s.ready(3);
+    s.set_policy(3, {100, Priority::latency, 1000});
+    assert_int_equal(*s.next(Clock::time_point{}).flow, 3);
+}
+
+}  // namespace
+
+int main()
+{
+    const CMUnitTest tests[] = {
+        cmocka_unit_test(weights_share_measured_time_not_items),
+        cmocka_unit_test(equal_weights_alternate_by_time),
+        cmocka_unit_test(a_latency_flow_goes_before_queued_batch_work),
+        cmocka_unit_test(latency_flows_share_by_weight_among_themselves),
+        cmocka_unit_test(a_share_cap_holds_even_on_an_idle_device),
+        cmocka_unit_test(a_capped_flow_leaves_the_rest_to_others),
+        cmocka_unit_test(debts_are_paid_and_idle_credit_is_not_banked),
+        cmocka_unit_test(policies_are_clamped_and_flows_forgotten_only_when_idle),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
