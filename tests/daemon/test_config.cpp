@@ -189,6 +189,46 @@ void weight_out_of_range_is_refused(void**)
     assert_refused_at("\n[[rule]]\ndefault = true\nweight = 1001\n", 4, "rule.weight");
 }
 
+void priority_and_device_share_are_read_and_checked(void**)
+{
+    const Config c = parsed("[[rule]]\nuid = 7\npriority = \"latency\"\n"
+                            "device_share = \"12.5%\"\n\n[[rule]]\ngid = 9\n"
+                            "priority = \"batch\"\ndevice_share = \"100%\"\n");
+    const Rule* latency = c.policy.find(Selector::uid(7));
+    assert_non_null(latency);
+    assert_true(*latency->limits.priority == TenantPriority::latency);
+    assert_int_equal(*latency->limits.device_share, 125);
+    const Rule* batch = c.policy.find(Selector::gid(9));
+    assert_true(*batch->limits.priority == TenantPriority::batch);
+    assert_int_equal(*batch->limits.device_share, 1000);
+    // Written back as read.
+    const std::string text = write_config(c);
+    assert_true(text.find("priority = \"latency\"\ndevice_share = \"12.5%\"\n") !=
+                std::string::npos);
+    auto again = parse_config(text, "again.toml");
+    assert_true(again.has_value() && *again == c);
+    // Refusals name the file, line, key and the valid forms.
+    assert_refused_at("[[rule]]\nuid = 1\npriority = \"fast\"\n", 3, "rule.priority");
+    assert_refused_at("[[rule]]\nuid = 1\n\npriority = 1\n", 4, "rule.priority");
+    auto fast = parse_config("[[rule]]\nuid = 1\npriority = \"fast\"\n", "bad.toml");
+    assert_string_equal(fast.error().message().c_str(),
+                        "bad.toml:3: key 'rule.priority': \"fast\" is not a priority; use "
+                        "\"latency\" (served before batch work whenever it waits) or \"batch\" "
+                        "(shares by weight, the default)");
+    for (const char* bad : {"\"0%\"", "\"100.1%\"", "\"130%\"", "\"30\"", "\"3.25%\"",
+                            "\"-5%\"", "\"%\"", "30", "\"x%\""})
+        assert_refused_at((std::string("[[rule]]\nuid = 1\ndevice_share = ") + bad + "\n").c_str(),
+                          3, "rule.device_share");
+    auto share = parse_config("[[rule]]\nuid = 1\ndevice_share = \"130%\"\n", "bad.toml");
+    assert_string_equal(share.error().message().c_str(),
+                        "bad.toml:3: key 'rule.device_share': \"130%\" is not a share; write a "
+                        "percentage in quotes from \"0.1%\" to \"100%\" (at most one "
+                        "decimal), e.g. \"30%\"");
+    // The tenant's, not one context's.
+    assert_refused_at("[[rule]]\nuid = 1\n[rule.context]\ndevice_share = \"5%\"\n", 4,
+                      "rule.context.device_share");
+}
+
 void negative_or_quoted_count_is_refused(void**)
 {
     assert_refused_at("[[rule]]\ngid = 4\ncontexts = -1\n", 3, "rule.contexts");
@@ -323,6 +363,7 @@ int main()
         cmocka_unit_test(backend_table_values_must_be_plain),
         cmocka_unit_test(bad_size_names_line_and_key),
         cmocka_unit_test(weight_out_of_range_is_refused),
+        cmocka_unit_test(priority_and_device_share_are_read_and_checked),
         cmocka_unit_test(negative_or_quoted_count_is_refused),
         cmocka_unit_test(unknown_rule_key_is_refused),
         cmocka_unit_test(unknown_table_is_refused),

@@ -80,6 +80,8 @@ Config rich_config()
     all.queues = 2;
     all.events = 4294967295u;
     all.weight = 1000;
+    all.priority = TenantPriority::latency;
+    all.device_share = 333;
     assert_true(c.policy.set(Selector::fallback(), all).has_value());
     RuleLimits odd;
     odd.memory_bytes = 12345;  // no unit fits

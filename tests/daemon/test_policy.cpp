@@ -180,6 +180,41 @@ void set_refuses_weight_out_of_range_and_changes_nothing(void**)
     assert_true(p == before);
 }
 
+void schedule_names_weight_priority_and_share(void**)
+{
+    Policy policy;
+    RuleLimits latency;
+    latency.weight = 20;
+    latency.priority = TenantPriority::latency;
+    latency.device_share = 300;
+    assert_true(policy.set(Selector::uid(1000), latency).has_value());
+    const Schedule s = policy.schedule(Client{1000, 100, "/x"});
+    assert_int_equal(s.weight, 20);
+    assert_true(s.priority == TenantPriority::latency);
+    assert_int_equal(s.share_permille, 300);
+    // No rule: weight 100, batch, no cap.
+    assert_true(policy.schedule(Client{5, 5, "/y"}) == Schedule{});
+    // A share out of range changes nothing.
+    RuleLimits bad;
+    bad.device_share = 1001;
+    auto refused = policy.set(Selector::uid(1000), bad);
+    assert_false(refused.has_value());
+    assert_string_equal(refused.error().key.c_str(), "device_share");
+    assert_int_equal(policy.schedule(Client{1000, 100, "/x"}).share_permille, 300);
+    // The text forms.
+    assert_int_equal(*share_of("30%"), 300);
+    assert_int_equal(*share_of("0.1%"), 1);
+    assert_int_equal(*share_of("100%"), 1000);
+    assert_false(share_of("0.0%").has_value());
+    assert_false(share_of("30.%").has_value());
+    assert_false(share_of("30.55%").has_value());
+    assert_false(share_of("10000%").has_value());
+    assert_string_equal(share_text(300).c_str(), "30%");
+    assert_string_equal(share_text(125).c_str(), "12.5%");
+    assert_true(priority_of("latency") == TenantPriority::latency);
+    assert_false(priority_of("Latency").has_value());
+}
+
 void set_refuses_malformed_cgroup_prefix(void**)
 {
     Policy p;
@@ -246,6 +281,7 @@ int main()
         cmocka_unit_test(zero_in_a_rule_allows_none),
         cmocka_unit_test(set_merges_changes_into_existing_rule),
         cmocka_unit_test(set_refuses_weight_out_of_range_and_changes_nothing),
+        cmocka_unit_test(schedule_names_weight_priority_and_share),
         cmocka_unit_test(set_refuses_malformed_cgroup_prefix),
         cmocka_unit_test(reset_removes_rule_and_reports_absence),
         cmocka_unit_test(parse_size_reads_units_as_powers_of_1024),

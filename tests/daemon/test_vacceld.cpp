@@ -269,7 +269,7 @@ void limits_set_persists_and_a_new_context_obeys_it(void**)
     DaemonProcess daemon;
     WireClient admin(daemon.socket());
     Received r = admin.admin(VACCEL_ADMIN_LIMITS_SET,
-                             R"({"selector":{"default":true},"limits":{"contexts":1,"memory_bytes":4096,"weight":300}})");
+                             R"({"selector":{"default":true},"limits":{"contexts":1,"memory_bytes":4096,"weight":300,"priority":"latency","device_share":"30%"}})");
     assert_status(r, VACCEL_OK, VACCEL_D_NONE, 0);
     const json rule = json::parse(r.text());
     assert_int_equal(rule["rule"]["contexts"].get<int>(), 1);
@@ -284,6 +284,18 @@ void limits_set_persists_and_a_new_context_obeys_it(void**)
     assert_int_equal(*on_disk->limits.contexts, 1);
     assert_int_equal(*on_disk->limits.memory_bytes, 4096);
     assert_int_equal(*on_disk->limits.weight, 300);
+    assert_true(*on_disk->limits.priority == daemon::TenantPriority::latency);
+    assert_int_equal(*on_disk->limits.device_share, 300);
+    assert_string_equal(rule["rule"]["priority"].get<std::string>().c_str(), "latency");
+    assert_string_equal(rule["rule"]["device_share"].get<std::string>().c_str(), "30%");
+    // Bad forms are refused by name, and change nothing.
+    for (const char* bad : {R"({"selector":{"uid":5},"limits":{"priority":"soon"}})",
+                            R"({"selector":{"uid":5},"limits":{"device_share":30}})",
+                            R"({"selector":{"uid":5},"limits":{"device_share":"0%"}})"}) {
+        const Received refused = admin.admin(VACCEL_ADMIN_LIMITS_SET, bad);
+        assert_int_equal(refused.status().detail, VACCEL_D_ADMIN_REQUEST);
+    }
+    assert_null(daemon::load_config(daemon.config())->policy.find(daemon::Selector::uid(5)));
 
     WireClient client(daemon.socket());
     const std::uint64_t context = make_context(client);

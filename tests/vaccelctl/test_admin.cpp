@@ -51,6 +51,12 @@ void limits_set_request_carries_only_the_values_given(void**)
     assert_string_equal(request->dump().c_str(),
                         "{\"selector\":{\"uid\":1000},\"limits\":{\"contexts\":4,"
                         "\"memory_bytes\":2147483648,\"events\":64}}");
+    LimitValues schedule;
+    schedule.priority = "latency";
+    schedule.device_share = "30%";
+    assert_string_equal(limits_set_request(selector, schedule)->dump().c_str(),
+                        "{\"selector\":{\"uid\":1000},\"limits\":{\"priority\":\"latency\","
+                        "\"device_share\":\"30%\"}}");
 }
 
 void limits_set_request_names_every_selector_kind(void**)
@@ -169,14 +175,18 @@ void limits_table_marks_unset_limits_with_a_dash(void**)
     const auto doc = nlohmann::json::parse(R"({"rules":[
       {"selector":{"default":true},"contexts":4,"memory_bytes":2147483648,"buffers":1024,
        "programs":64,"queues":16,"events":256,"gates":8,"sessions":64,"weight":100},
-      {"selector":{"uid":0},"buffers":1,"context":{"memory_bytes":16777216,"queues":2}}]})");
+      {"selector":{"uid":0},"buffers":1,"context":{"memory_bytes":16777216,"queues":2}},
+      {"selector":{"uid":7},"priority":"latency","device_share":"12.5%"}]})");
     assert_string_equal(
         limits_text(doc).c_str(),
         "rule     contexts   memory  buffers  programs  queues  events  gates  sessions  weight  "
-        "per-context\n"
-        "default         4  2.0 GiB     1024        64      16     256      8        64     100  -\n"
+        "priority  share  per-context\n"
+        "default         4  2.0 GiB     1024        64      16     256      8        64     100  "
+        "-         -      -\n"
         "uid:0           -        -        1         -       -       -      -         -       -  "
-        "memory 16.0 MiB, queues 2\n");
+        "-         -      memory 16.0 MiB, queues 2\n"
+        "uid:7           -        -        -         -       -       -      -         -       -  "
+        "latency   12.5%  -\n");
 }
 
 void tenants_table_shows_use_against_totals_per_device(void**)

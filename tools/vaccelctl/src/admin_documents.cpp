@@ -128,10 +128,13 @@ Result<nlohmann::ordered_json> limits_set_request(const RuleSelector& selector,
                                       *values.weight));
         limits["weight"] = *values.weight;
     }
+    // The daemon checks both and names the valid forms.
+    if (values.priority) limits["priority"] = *values.priority;
+    if (values.device_share) limits["device_share"] = *values.device_share;
     if (limits.empty())
         return refuse("limits set needs at least one value to set: --memory, --contexts, "
                       "--buffers, --programs, --queues, --events, --gates, --sessions, "
-                      "--weight or a --context-* cap");
+                      "--weight, --priority, --device-share or a --context-* cap");
     return nlohmann::ordered_json{{"selector", *chosen}, {"limits", limits}};
 }
 

@@ -6,7 +6,8 @@
 //   LIMITS_SET   {"selector": {"uid": N} | {"gid": N} | {"cgroup": "/a/b"} |
 //                 {"default": true}, "limits": {"contexts": N,
 //                 "memory_bytes": N, "buffers": N, "programs": N,
-//                 "queues": N, "events": N, "gates": N, "weight": N}}  (only keys given)
+//                 "queues": N, "events": N, "gates": N, "weight": N,
+//                 "priority": "latency", "device_share": "30%"}}  (only keys given)
 //   LIMITS_RESET {"selector": {...}}
 // Decides: exactly one selector per command; `limits set` needs at least one
 // value; sizes are written as operators write them ("2G", "512M", "4096":
@@ -43,6 +44,8 @@ struct LimitValues {
     std::optional<std::uint32_t> gates;
     std::optional<std::uint32_t> sessions;
     std::optional<std::uint32_t> weight;
+    std::optional<std::string> priority;      // "latency" or "batch" (the daemon checks)
+    std::optional<std::string> device_share;  // "30%" (the daemon checks)
     // [rule.context]: caps on each single context (--context-*).
     std::optional<std::string> context_memory;
     std::optional<std::uint32_t> context_buffers;

@@ -169,15 +169,21 @@ std::string limits_text(const nlohmann::json& document)
     Table table;
     // The totals are the tenant's (ADR 0024); per-context caps in the last column.
     table.header = {"rule",   "contexts", "memory", "buffers",  "programs", "queues",
-                    "events", "gates",    "sessions", "weight", "per-context"};
-    table.right_aligned = {false, true, true, true, true, true, true, true, true, true, false};
+                    "events", "gates",    "sessions", "weight", "priority", "share",
+                    "per-context"};
+    table.right_aligned = {false, true, true, true, true, true,
+                           true,  true, true, true, false, false, false};
     for (const auto& r : rules)
         table.rows.push_back({selector_text(r.contains("selector") ? r["selector"] : nullptr),
                               number_cell(r, "contexts", "-"), bytes_cell(r, "memory_bytes", "-"),
                               number_cell(r, "buffers", "-"), number_cell(r, "programs", "-"),
                               number_cell(r, "queues", "-"), number_cell(r, "events", "-"),
                               number_cell(r, "gates", "-"), number_cell(r, "sessions", "-"),
-                              number_cell(r, "weight", "-"), context_caps_cell(r)});
+                              number_cell(r, "weight", "-"),
+                              r.contains("priority") ? r["priority"].get<std::string>() : "-",
+                              r.contains("device_share") ? r["device_share"].get<std::string>()
+                                                         : "-",
+                              context_caps_cell(r)});
     return table.text();
 }
 

@@ -113,6 +113,10 @@ int main(int argc, char** argv)
     limits_set_cmd->add_option("--sessions", values.sessions,
                                "sessions the tenant may have open at once (default 256)");
     limits_set_cmd->add_option("--weight", values.weight, "share of a busy device, 1..1000");
+    limits_set_cmd->add_option("--priority", values.priority,
+                               "latency (served before batch work) or batch (the default)");
+    limits_set_cmd->add_option("--device-share", values.device_share,
+                               "cap on the tenant's share of each device's time, e.g. 30%");
     limits_set_cmd->add_option("--context-memory", values.context_memory,
                                "cap on each single context: buffer and program bytes");
     limits_set_cmd->add_option("--context-buffers", values.context_buffers,

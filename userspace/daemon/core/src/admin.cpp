@@ -132,6 +132,24 @@ Result<RuleLimits> limits_of(const json& document)
             limits.context = *caps;
             continue;
         }
+        if (key == "priority") {
+            const auto priority =
+                value.is_string() ? priority_of(value.get<std::string>()) : std::nullopt;
+            if (!priority)
+                return fail(bad_document(
+                    0, "\"priority\" must be \"latency\" or \"batch\""));
+            limits.priority = *priority;
+            continue;
+        }
+        if (key == "device_share") {
+            const auto share =
+                value.is_string() ? share_of(value.get<std::string>()) : std::nullopt;
+            if (!share)
+                return fail(bad_document(0, "\"device_share\" must be a percentage string "
+                                            "from \"0.1%\" to \"100%\", e.g. \"30%\""));
+            limits.device_share = *share;
+            continue;
+        }
         auto number = unsigned_of(value, key, key == "memory_bytes");
         if (!number)
             return fail(std::move(number.error()));
@@ -192,6 +210,8 @@ json rule_json(const Rule& rule)
     if (l.gates) out["gates"] = *l.gates;
     if (l.sessions) out["sessions"] = *l.sessions;
     if (l.weight) out["weight"] = *l.weight;
+    if (l.priority) out["priority"] = priority_name(*l.priority);
+    if (l.device_share) out["device_share"] = share_text(*l.device_share);
     const ContextCaps& c = l.context;
     if (!c.empty()) {
         json caps = json::object();
@@ -274,6 +294,8 @@ std::string sessions_document(const std::vector<SessionEntry>& sessions, const P
                         {"tenant", entry.session->tenant().key()},
                         {"rule", rule_label(policy.match(client))},
                         {"weight", policy.weight(client)},
+                        {"priority", priority_name(policy.schedule(client).priority)},
+                        {"device_share", share_text(policy.schedule(client).share_permille)},
                         {"contexts", stats.contexts},
                         {"buffers", stats.buffers},
                         {"memory_bytes", stats.memory_bytes},

@@ -243,6 +243,29 @@ private:
                 if (!weight)
                     return Refusal(weight.error());
                 limits.weight = static_cast<std::uint32_t>(*weight);
+            } else if (k == "priority") {
+                const auto text = node.value<std::string>();
+                const auto priority = text ? priority_of(*text) : std::nullopt;
+                if (!node.is_string() || !priority)
+                    return refuse(node.source(), name,
+                                  fmt::format("{} is not a priority; use \"latency\" (served "
+                                              "before batch work whenever it waits) or "
+                                              "\"batch\" (shares by weight, the default)",
+                                              text ? fmt::format("\"{}\"", *text)
+                                                   : std::string("this value")));
+                limits.priority = *priority;
+            } else if (k == "device_share") {
+                const auto text = node.value<std::string>();
+                const auto share = text && node.is_string() ? share_of(*text) : std::nullopt;
+                if (!share)
+                    return refuse(node.source(), name,
+                                  fmt::format("{} is not a share; write a percentage in quotes "
+                                              "from \"0.1%\" to \"100%\" (at most one "
+                                              "decimal), e.g. \"30%\"",
+                                              text && node.is_string()
+                                                  ? fmt::format("\"{}\"", *text)
+                                                  : std::string("this value")));
+                limits.device_share = *share;
             } else if (std::optional<std::uint32_t>* count = count_field(limits, k)) {
                 auto value = integer(node, name, 0, u32);
                 if (!value)
@@ -260,8 +283,9 @@ private:
                 return refuse(key.source(), name,
                               "is not a rule setting; a rule has one selector (uid, gid, "
                               "cgroup, default) and any of contexts, memory, buffers, "
-                              "programs, queues, events, gates, sessions, weight, and an "
-                              "optional [rule.context] table");
+                              "programs, queues, events, gates, sessions, weight, "
+                              "priority, device_share, and an optional [rule.context] "
+                              "table");
             }
             if (chosen) {
                 if (selector)
@@ -310,7 +334,8 @@ private:
                                                   : k == "gates"    ? &caps.gates
                                                                     : nullptr;
             if (count == nullptr) {
-                const bool tenant_only = k == "contexts" || k == "sessions" || k == "weight";
+                const bool tenant_only = k == "contexts" || k == "sessions" || k == "weight" ||
+                                         k == "priority" || k == "device_share";
                 return refuse(key_at->source(), name,
                               tenant_only
                                   ? fmt::format("is the tenant's, not one context's; set {} "

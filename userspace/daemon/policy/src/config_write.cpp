@@ -138,6 +138,10 @@ std::string write_config(const Config& config)
         count("gates", l.gates);
         count("sessions", l.sessions);
         count("weight", l.weight);
+        if (l.priority)
+            out += fmt::format("priority = \"{}\"\n", priority_name(*l.priority));
+        if (l.device_share)
+            out += fmt::format("device_share = \"{}\"\n", share_text(*l.device_share));
         if (!l.context.empty()) {
             const ContextCaps& c = l.context;
             out += "[rule.context]\n";

@@ -59,6 +59,8 @@ void RuleLimits::merge(const RuleLimits& changes)
     take(gates, changes.gates);
     take(sessions, changes.sessions);
     take(weight, changes.weight);
+    take(priority, changes.priority);
+    take(device_share, changes.device_share);
     context.merge(changes.context);
 }
 
@@ -199,6 +201,54 @@ std::uint32_t Policy::weight(const Client& client) const
     return rule != nullptr ? rule->limits.weight.value_or(weight_default) : weight_default;
 }
 
+Schedule Policy::schedule(const Client& client) const
+{
+    Schedule out;
+    const Rule* rule = match(client);
+    if (rule == nullptr) return out;
+    out.weight = rule->limits.weight.value_or(weight_default);
+    out.priority = rule->limits.priority.value_or(TenantPriority::batch);
+    out.share_permille = rule->limits.device_share.value_or(share_permille_max);
+    return out;
+}
+
+std::string_view priority_name(TenantPriority priority)
+{
+    return priority == TenantPriority::latency ? "latency" : "batch";
+}
+
+std::optional<TenantPriority> priority_of(std::string_view name)
+{
+    if (name == "batch") return TenantPriority::batch;
+    if (name == "latency") return TenantPriority::latency;
+    return std::nullopt;
+}
+
+std::optional<std::uint32_t> share_of(std::string_view text)
+{
+    if (text.size() < 2 || text.back() != '%') return std::nullopt;
+    text.remove_suffix(1);
+    std::uint32_t whole = 0, tenth = 0;
+    std::size_t i = 0, digits = 0;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 4; ++i, ++digits)
+        whole = whole * 10 + static_cast<std::uint32_t>(text[i] - '0');
+    if (digits == 0) return std::nullopt;
+    if (i < text.size()) {
+        if (text[i] != '.' || i + 2 != text.size() || text[i + 1] < '0' || text[i + 1] > '9')
+            return std::nullopt;
+        tenth = static_cast<std::uint32_t>(text[i + 1] - '0');
+    }
+    const std::uint32_t permille = whole * 10 + tenth;
+    if (permille == 0 || permille > share_permille_max) return std::nullopt;
+    return permille;
+}
+
+std::string share_text(std::uint32_t permille)
+{
+    return permille % 10 == 0 ? fmt::format("{}%", permille / 10)
+                              : fmt::format("{}.{}%", permille / 10, permille % 10);
+}
+
 const Rule* Policy::find(const Selector& selector) const
 {
     for (const Rule& rule : rules_)
@@ -214,6 +264,13 @@ std::expected<void, ConfigError> Policy::set(const Selector& selector, const Rul
     if (changes.weight)
         if (std::string problem = weight_problem(*changes.weight); !problem.empty())
             return std::unexpected(ConfigError{{}, 0, "weight", std::move(problem), 0});
+    if (changes.device_share &&
+        (*changes.device_share == 0 || *changes.device_share > share_permille_max))
+        return std::unexpected(ConfigError{
+            {}, 0, "device_share",
+            fmt::format("a share of {} per mille is out of range; use 0.1% to 100%",
+                        *changes.device_share),
+            0});
     for (Rule& rule : rules_)
         if (rule.selector == selector) {
             rule.limits.merge(changes);

@@ -14,8 +14,9 @@
 //                  cgroup = "/path/prefix" | default = true
 //                  then any of: contexts, memory, buffers, programs, queues,
 //                  events, gates (the tenant's totals on each device;
-//                  memory is a size: 2G, 512M, 4096), sessions and weight
-//                  (1..1000)
+//                  memory is a size: 2G, 512M, 4096), sessions, weight
+//                  (1..1000), priority ("latency" | "batch") and
+//                  device_share ("0.1%".."100%")
 //        [rule.context]  optional, right after its [[rule]]: caps on each
 //                  single context (memory, buffers, programs, queues,
 //                  events, gates)

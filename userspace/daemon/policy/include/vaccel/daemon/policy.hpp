@@ -36,6 +36,7 @@
 #include <expected>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vaccel.h"
@@ -76,6 +77,31 @@ inline constexpr std::uint32_t weight_min = 1;
 inline constexpr std::uint32_t weight_max = 1000;
 inline constexpr std::uint32_t weight_default = 100;
 
+// How a tenant's work is served on a device beside other tenants'
+// (docs/adr/0026-gpu-device-scheduler.md): batch shares by weight;
+// latency goes before every batch tenant whenever it has work.
+enum class TenantPriority : std::uint8_t { batch = 0, latency = 1 };
+// "batch", "latency".
+std::string_view priority_name(TenantPriority priority);
+std::optional<TenantPriority> priority_of(std::string_view name);
+
+// A cap on a tenant's share of each device's time, in tenths of a percent
+// (1..1000; 1000: no cap).
+inline constexpr std::uint32_t share_permille_max = 1000;
+// "30%" -> 300, "12.5%" -> 125: a percentage above 0 and at most 100 with
+// at most one decimal; nullopt otherwise.
+std::optional<std::uint32_t> share_of(std::string_view text);
+// 300 -> "30%", 125 -> "12.5%".
+std::string share_text(std::uint32_t permille);
+
+// What a tenant's rule says about serving it: its weight, priority and cap.
+struct Schedule {
+    std::uint32_t weight = 100;
+    TenantPriority priority = TenantPriority::batch;
+    std::uint32_t share_permille = share_permille_max;
+    bool operator==(const Schedule&) const = default;
+};
+
 // The sessions a tenant may have open when its rule does not say (and for
 // tenants no rule names).
 inline constexpr std::uint32_t default_sessions = default_tenant_sessions;
@@ -106,6 +132,8 @@ struct RuleLimits {
     std::optional<std::uint32_t> gates;         // on each device: host gates alive
     std::optional<std::uint32_t> sessions;      // open at once, all transports
     std::optional<std::uint32_t> weight;        // weight_min..weight_max
+    std::optional<TenantPriority> priority;     // on each device
+    std::optional<std::uint32_t> device_share;  // per mille of each device's time, 1..1000
     ContextCaps context;                        // [rule.context]
 
     // Fields set in `changes` replace ours; the others stay.
@@ -145,6 +173,9 @@ public:
     Totals totals(const Client& client) const;
     // The matching rule's weight, else weight_default.
     std::uint32_t weight(const Client& client) const;
+    // The matching rule's weight, priority and device share (defaults:
+    // weight_default, batch, no cap).
+    Schedule schedule(const Client& client) const;
 
     // Adds a rule for `selector`, or merges `changes` into the existing one.
     // Refuses (nothing changes) a bad selector or weight; the error names
