@@ -178,7 +178,9 @@ struct Tenant {
         : name(std::move(name_)), weight(weight_), backend(*device.backend), notify(device.notify)
     {
         context = must(backend.create_context(), name + ": create_context");
-        backend.set_context_weight(*context, weight);
+        ContextSchedule schedule;
+        schedule.weight = weight;
+        backend.set_context_schedule(*context, schedule);
         for (unsigned q = 0; q < queue_count; ++q)
             queues.push_back(must(backend.create_queue(*context), name + ": create_queue"));
         ProgramDesc desc;

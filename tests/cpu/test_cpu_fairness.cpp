@@ -86,13 +86,17 @@ struct Tenant {
     std::vector<std::unique_ptr<Buffer>> outputs;
     std::vector<std::unique_ptr<Event>> events;
 
-    Tenant(Backend& backend_, std::string name_, std::uint32_t weight)
+    // `flow`: the tenant key several contexts share (empty: its own flow).
+    Tenant(Backend& backend_, std::string name_, std::uint32_t weight, std::string flow = {})
         : name(std::move(name_)), backend(backend_)
     {
         auto c = backend.create_context();
         assert_ok(c);
         context = std::move(*c);
-        backend.set_context_weight(*context, weight);
+        ContextSchedule schedule;
+        schedule.flow = std::move(flow);
+        schedule.weight = weight;
+        backend.set_context_schedule(*context, schedule);
         auto q = backend.create_queue(*context);
         assert_ok(q);
         queue = std::move(*q);
@@ -274,10 +278,43 @@ void a_weight_changed_while_backlogged_applies_from_its_next_turn(void**)
     Tenant a(*held.backend, "A", 100), b(*held.backend, "B", 100);
     a.submit(8);
     b.submit(4);
-    held.backend->set_context_weight(*b.context, 200);
+    ContextSchedule heavier;
+    heavier.weight = 200;
+    held.backend->set_context_schedule(*b.context, heavier);
     const std::string order = held.completion_order({&a, &b});
     assert_string_equal(order.c_str(), "A1 B1 B2 A2 B3 B4 A3 A4 A5 A6 A7 A8");
     held.finish({&a, &b});
+}
+
+void contexts_of_one_tenant_share_its_flow(void**)
+{
+    // Two contexts of tenant "uid:1" against one of "uid:2", equal weights,
+    // all backlogged: uid:2 gets every other dispatch (half the device),
+    // not every third, and uid:1's two contexts take turns within its half.
+    Held held;
+    Tenant a(*held.backend, "A", 100, "uid:1"), c(*held.backend, "C", 100, "uid:1"),
+        b(*held.backend, "B", 100, "uid:2");
+    a.submit(10);
+    c.submit(10);
+    b.submit(10);
+    const std::string order = held.completion_order({&a, &c, &b});
+    for (int k = 1; k <= 10; ++k)
+        assert_int_equal(position_of(order, fmt::format("B{}", k)), 2 * k);
+    for (int k = 1; k <= 5; ++k) {
+        assert_int_equal(position_of(order, fmt::format("A{}", k)), 4 * k - 3);
+        assert_int_equal(position_of(order, fmt::format("C{}", k)), 4 * k - 1);
+    }
+    held.finish({&a, &c, &b});
+    // Each context a flow of its own (no tenant key): B gets every third.
+    Held apart;
+    Tenant a2(*apart.backend, "A", 100), c2(*apart.backend, "C", 100), b2(*apart.backend, "B", 100);
+    a2.submit(6);
+    c2.submit(6);
+    b2.submit(6);
+    const std::string thirds = apart.completion_order({&a2, &c2, &b2});
+    for (int k = 1; k <= 6; ++k)
+        assert_int_equal(position_of(thirds, fmt::format("B{}", k)), 3 * k);
+    apart.finish({&a2, &c2, &b2});
 }
 
 }  // namespace
@@ -288,6 +325,7 @@ int main()
         cmocka_unit_test(flooding_context_cannot_starve_another_of_equal_weight),
         cmocka_unit_test(weights_300_and_100_dispatch_three_to_one_in_order),
         cmocka_unit_test(a_weight_changed_while_backlogged_applies_from_its_next_turn),
+        cmocka_unit_test(contexts_of_one_tenant_share_its_flow),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -24,15 +24,18 @@ public:
         info_.flags &= ~static_cast<std::uint64_t>(VACCEL_CAP_DEADLINES);
     }
     std::atomic<std::uint32_t>* weight_seen = nullptr;
+    std::string* flow_seen = nullptr;
 
     const vaccel_device_info& device_info() const override { return info_; }
     Result<std::unique_ptr<backend::Context>> create_context() override { return inner_->create_context(); }
     Status destroy_context(std::unique_ptr<backend::Context>& c) override { return inner_->destroy_context(c); }
-    void set_context_weight(backend::Context& c, std::uint32_t weight) override
+    void set_context_schedule(backend::Context& c, const backend::ContextSchedule& schedule) override
     {
         if (weight_seen)
-            weight_seen->store(weight);
-        inner_->set_context_weight(c, weight);
+            weight_seen->store(schedule.weight);
+        if (flow_seen)
+            *flow_seen = schedule.flow;
+        inner_->set_context_schedule(c, schedule);
     }
     Result<std::unique_ptr<backend::Buffer>> allocate_buffer(backend::Context& c, const backend::BufferDesc& d,
                                                              backend::BufferInfo& i) override
@@ -73,12 +76,14 @@ private:
 };
 
 // Two devices: 0 the plain CPU backend, 1 the observed one.
-std::shared_ptr<engine::DeviceManager> two_devices(std::atomic<std::uint32_t>* weight_seen = nullptr)
+std::shared_ptr<engine::DeviceManager> two_devices(std::atomic<std::uint32_t>* weight_seen = nullptr,
+                                                   std::string* flow_seen = nullptr)
 {
     std::vector<std::unique_ptr<backend::Backend>> backends;
     backends.push_back(backend::open_cpu_backend(backend::CpuOptions{1}));
     auto observed = std::make_unique<ObservedCpu>();
     observed->weight_seen = weight_seen;
+    observed->flow_seen = flow_seen;
     backends.push_back(std::move(observed));
     return std::make_shared<engine::DeviceManager>(std::move(backends));
 }
@@ -394,22 +399,26 @@ public:
         l.max_contexts = max_contexts.load();
         return l;
     }
-    std::uint32_t weight(const engine::SessionIdentity&, std::uint32_t) const override
+    engine::ContextScheduling scheduling(const engine::SessionIdentity&, std::uint32_t) const override
     {
-        return context_weight.load();
+        return {context_weight.load(), false, 1000};
     }
 };
 
 void new_context_gets_the_policy_weight_clamped(void**)
 {
     std::atomic<std::uint32_t> seen{0};
+    std::string flow;
     auto policy = std::make_shared<SwitchablePolicy>();
     engine::SessionOptions options;
     options.policy = policy;
     options.identity.cgroup = "/user.slice/app";
-    engine::Session session(two_devices(&seen), std::move(options));
+    options.identity.uid = 4321;
+    engine::Session session(two_devices(&seen, &flow), std::move(options));
     make_context(session, 1);
     assert_int_equal(seen.load(), 250);
+    // The context joins its tenant's flow (the default policy's tenant: its uid).
+    assert_string_equal(flow.c_str(), "uid:4321");
     assert_string_equal(policy->cgroup_seen.c_str(), "/user.slice/app");
     policy->context_weight = 5000;
     make_context(session, 1);

@@ -13,6 +13,9 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
 #include <thread>
 
 #include "builtin_kernels.hpp"
@@ -174,9 +177,24 @@ public:
         return {};
     }
 
-    void set_context_weight(Context& context, std::uint32_t weight) override
+    void set_context_schedule(Context& context, const ContextSchedule& schedule) override
     {
-        scheduler_.set_weight(*static_cast<CpuContext&>(context).state->flow, weight);
+        ContextState& state = *static_cast<CpuContext&>(context).state;
+        // The tenant's flow, made by its first context here and kept while
+        // any of its contexts lives (the map holds it weakly). Only before
+        // the context has queues: a lane keeps the flow it was made with.
+        if (!schedule.flow.empty() && state.queues == 0) {
+            const std::lock_guard held(tenant_flows_mutex_);
+            std::erase_if(tenant_flows_, [](const auto& entry) { return entry.second.expired(); });
+            std::weak_ptr<Flow>& shared = tenant_flows_[schedule.flow];
+            if (auto existing = shared.lock())
+                state.flow = std::move(existing);
+            else
+                shared = state.flow;
+        }
+        // Priority and device_share are not enforced on the CPU device yet
+        // (docs/adr/0026-gpu-device-scheduler.md).
+        scheduler_.set_weight(*state.flow, schedule.weight);
     }
 
     Result<std::unique_ptr<Buffer>> allocate_buffer(Context& context, const BufferDesc& desc,
@@ -465,6 +483,9 @@ private:
     std::shared_ptr<BackendState> state_;
     // Declared last: destroyed first, so workers drain while the state lives.
     Scheduler scheduler_;
+    // Tenant key -> the flow its contexts share (set_context_schedule).
+    std::mutex tenant_flows_mutex_;
+    std::map<std::string, std::weak_ptr<Flow>> tenant_flows_;
 };
 
 Status CpuBackend::check_deadline_and_events(const ContextState& context,

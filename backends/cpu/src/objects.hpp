@@ -81,8 +81,11 @@ struct ContextState {
     std::uint64_t queues = 0;
     std::uint64_t events = 0;
     std::uint64_t gates = 0;
-    // The context's share of the workers; its fields belong to the scheduler
-    // (guarded by its mutex). Every queue's lane points to it.
+    // The context's share of the workers: its own, or its tenant's, which
+    // every context of the tenant on this device shares (set by
+    // set_context_schedule() before the context has queues). Its fields
+    // belong to the scheduler (guarded by its mutex). Every queue's lane
+    // points to it.
     std::shared_ptr<Flow> flow = std::make_shared<Flow>();
 
     // Submissions accepted and not finished, for cancel_pending(): a list

@@ -9,7 +9,7 @@
 //  - a new context's own caps are the device's ∩ the policy's per-context
 //    level; its parent is the tenant's totals on the device.
 //  - a new context gets the policy's scheduling weight (clamped to 1..1000)
-//    through Backend::set_context_weight() before anyone can submit to it;
+//    through Backend::set_context_schedule() before anyone can submit to it;
 //  - a session whose container was given only some devices (the daemon's
 //    container registry, ADR 0023) creates contexts on those alone;
 //  - a context with children (buffers, programs, queues, events) is not
@@ -65,12 +65,16 @@ Status context_create(SessionState& state, vaccel_context_create& args)
     if (!device_charge)
         return fail(std::move(device_charge.error()));
 
-    const std::uint32_t weight =
-        std::clamp(state.policy->weight(state.identity, dev.index()), 1u, 1000u);
+    const ContextScheduling scheduling = state.policy->scheduling(state.identity, dev.index());
+    backend::ContextSchedule schedule;
+    schedule.flow = state.tenant->id().key();  // every context of the tenant shares one flow
+    schedule.weight = std::clamp(scheduling.weight, 1u, 1000u);
+    schedule.latency = scheduling.latency;
+    schedule.share_permille = std::clamp(scheduling.share_permille, 1u, 1000u);
     auto context = dev.call([&](backend::Backend& b) -> Result<std::unique_ptr<backend::Context>> {
         auto made = b.create_context();
         if (made)
-            b.set_context_weight(**made, weight);
+            b.set_context_schedule(**made, schedule);
         return made;
     });
     if (!context)

@@ -250,6 +250,24 @@ enum class DeviceState : std::uint32_t {
     lost = VACCEL_DEVICE_LOST,
 };
 
+// How a context's work shares its device (docs/adr/0026-gpu-device-scheduler.md).
+struct ContextSchedule {
+    // The flow the context's work joins; every context of one tenant on a
+    // device gets the same key (the engine's tenant key), so a tenant that
+    // opens more sessions or contexts does not get more of the device.
+    // Empty: a flow of the context's own.
+    std::string flow;
+    // The flow's relative share when several flows have work queued:
+    // 1..1000, default 100 (the engine clamps). A backlogged flow gets at
+    // least weight / sum(weights of backlogged flows) of the device's
+    // dispatch slots. Takes effect for submissions dispatched after the call.
+    std::uint32_t weight = 100;
+    // priority = "latency": served before batch flows whenever it waits.
+    bool latency = false;
+    // device_share, per mille of the device's time (1000: no cap).
+    std::uint32_t share_permille = 1000;
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -263,12 +281,15 @@ public:
 
     virtual Result<std::unique_ptr<Context>> create_context() = 0;
     virtual Status destroy_context(std::unique_ptr<Context>& context) = 0;
-    // The context's relative share of the device when several contexts have
-    // work queued: 1..1000, default 100 (the engine validates the range). A
-    // backlogged context gets at least weight / sum(weights of backlogged
-    // contexts) of the device's dispatch slots. Takes effect for submissions
-    // dispatched after the call; a backend without a scheduler ignores it.
-    virtual void set_context_weight(Context& context, std::uint32_t weight) { (void)context; (void)weight; }
+    // How the context's work is served beside other contexts'
+    // (ContextSchedule). Called once, right after create_context() and
+    // before the context has queues; a backend without a scheduler ignores
+    // it.
+    virtual void set_context_schedule(Context& context, const ContextSchedule& schedule)
+    {
+        (void)context;
+        (void)schedule;
+    }
 
     virtual Result<std::unique_ptr<Buffer>> allocate_buffer(Context& context,
                                                             const BufferDesc& desc,

@@ -57,9 +57,11 @@ vaccel_device_limits PolicyLimits::limits(const engine::SessionIdentity& who, st
     return store_->current()->context_limits(device.limits, client_of(who));
 }
 
-std::uint32_t PolicyLimits::weight(const engine::SessionIdentity& who, std::uint32_t) const
+engine::ContextScheduling PolicyLimits::scheduling(const engine::SessionIdentity& who,
+                                                   std::uint32_t) const
 {
-    return store_->current()->weight(client_of(who));
+    const Schedule s = store_->current()->schedule(client_of(who));
+    return {s.weight, s.priority == TenantPriority::latency, s.share_permille};
 }
 
 std::string rule_label(const Rule* rule)

@@ -54,6 +54,13 @@ struct SessionIdentity {
 // The scheduling weight a context gets when its policy says nothing.
 inline constexpr std::uint32_t default_context_weight = 100;
 
+// What a tenant's policy says about serving its work on a device.
+struct ContextScheduling {
+    std::uint32_t weight = default_context_weight;
+    bool latency = false;                 // priority = "latency"
+    std::uint32_t share_permille = 1000;  // device_share; 1000: no cap
+};
+
 // What kind of tenant; the values are the uapi's VACCEL_SCOPE_*.
 enum class TenantKind : std::uint8_t {
     uid = VACCEL_SCOPE_UID,
@@ -108,15 +115,17 @@ public:
         return device.limits;
     }
 
-    // The scheduling weight of a context the session creates on
-    // `device_index` (1..1000; the engine clamps). The engine hands it to
-    // Backend::set_context_weight() right after creating the context.
+    // How a context the session creates on `device_index` is served (its
+    // tenant's weight 1..1000, which the engine clamps, priority and device
+    // share). The engine hands it, with the tenant's key as the flow, to
+    // Backend::set_context_schedule() right after creating the context.
     // Called under the session's lock: must not call back into the engine.
-    virtual std::uint32_t weight(const SessionIdentity& who, std::uint32_t device_index) const
+    virtual ContextScheduling scheduling(const SessionIdentity& who,
+                                         std::uint32_t device_index) const
     {
         (void)who;
         (void)device_index;
-        return default_context_weight;
+        return {};
     }
 };
 

@@ -46,8 +46,8 @@ public:
     engine::TenantTotals totals(const engine::SessionIdentity& who) const override;
     vaccel_device_limits limits(const engine::SessionIdentity& who, std::uint32_t device_index,
                                 const vaccel_device_info& device) const override;
-    std::uint32_t weight(const engine::SessionIdentity& who,
-                         std::uint32_t device_index) const override;
+    engine::ContextScheduling scheduling(const engine::SessionIdentity& who,
+                                         std::uint32_t device_index) const override;
 
 private:
     std::shared_ptr<const PolicyStore> store_;
