@@ -32,6 +32,23 @@ inline ShapeIndex broadcast_strides(Shape shape, Shape out_shape)
     return strides;
 }
 
+// Steps the multi-index `index` over the first `dims` dimensions of
+// `shape` like an odometer (the last of them fastest), keeping each
+// operand's offset at[k] in step through its strides.
+template <std::size_t N>
+void advance(ShapeIndex& index, std::array<std::int64_t, N>& at,
+             const std::array<ShapeIndex, N>& strides, Shape shape, std::size_t dims)
+{
+    for (std::size_t d = dims; d-- > 0;) {
+        if (++index[d] < shape[d]) {
+            for (std::size_t k = 0; k < N; ++k) at[k] += strides[k][d];
+            return;
+        }
+        for (std::size_t k = 0; k < N; ++k) at[k] -= strides[k][d] * (shape[d] - 1);
+        index[d] = 0;
+    }
+}
+
 // Calls f(out_index, offsets) for every element of out_shape in row-major
 // order, with each operand's element offset under TOSA broadcast (equal
 // ranks; a dimension of 1 where the output's is larger repeats). When f
@@ -53,15 +70,7 @@ void broadcast_walk(const std::array<Shape, N>& shapes, Shape out_shape, F f)
         } else {
             f(i, std::as_const(at));
         }
-        // Advance the multi-index like an odometer, keeping every offset.
-        for (std::size_t d = rank; d-- > 0;) {
-            if (++index[d] < out_shape[d]) {
-                for (std::size_t k = 0; k < N; ++k) at[k] += strides[k][d];
-                break;
-            }
-            for (std::size_t k = 0; k < N; ++k) at[k] -= strides[k][d] * (out_shape[d] - 1);
-            index[d] = 0;
-        }
+        advance(index, at, strides, out_shape, rank);
     }
 }
 
@@ -104,14 +113,7 @@ void strided_rows(const std::array<ShapeIndex, N>& strides, const std::array<std
         for (std::uint64_t row = first; row < end; ++row) {
             f(row * static_cast<std::uint64_t>(length), std::as_const(at), std::as_const(step),
               length);
-            for (std::size_t d = rank - 1; d-- > 0;) {
-                if (++index[d] < out_shape[d]) {
-                    for (std::size_t k = 0; k < N; ++k) at[k] += strides[k][d];
-                    break;
-                }
-                for (std::size_t k = 0; k < N; ++k) at[k] -= strides[k][d] * (out_shape[d] - 1);
-                index[d] = 0;
-            }
+            advance(index, at, strides, out_shape, rank - 1);
         }
     });
 }

@@ -26,6 +26,17 @@ Window window(const Pool2dGeometry& g, std::int64_t oy, std::int64_t ox)
                   std::max<std::int64_t>(left, 0), std::min(left + g.kernel_x, g.iw)};
 }
 
+// Output pixel p (flattened n, oy, ox) of an output oh x ow.
+struct OutputPixel {
+    std::int64_t n, oy, ox;
+};
+
+OutputPixel output_pixel(std::uint64_t p, std::int64_t oh, std::int64_t ow)
+{
+    const auto row = static_cast<std::int64_t>(p / static_cast<std::uint64_t>(ow));
+    return {row / oh, row % oh, static_cast<std::int64_t>(p % static_cast<std::uint64_t>(ow))};
+}
+
 // For every output pixel: start(pixel), then add(pixel, input pixel) for
 // each input pixel of its window in (y, x) order, then finish(pixel, count).
 // Channels are innermost, so every call walks contiguous memory.
@@ -44,10 +55,7 @@ void each_window(const T* in, T* out, const Pool2dGeometry& g, Start start, Add 
     parallel_for(pixels, std::max<std::uint64_t>(1, elementwise_grain / work),
                  [&](std::uint64_t begin, std::uint64_t end) {
                      for (std::uint64_t p = begin; p < end; ++p) {
-                         const auto ox = static_cast<std::int64_t>(p % static_cast<std::uint64_t>(g.ow));
-                         const auto rest = static_cast<std::int64_t>(p / static_cast<std::uint64_t>(g.ow));
-                         const std::int64_t oy = rest % g.oh;
-                         const std::int64_t n = rest / g.oh;
+                         const auto [n, oy, ox] = output_pixel(p, g.oh, g.ow);
                          const Window w = window(g, oy, ox);
                          T* pixel = out + static_cast<std::int64_t>(p) * g.c;
                          start(pixel);
@@ -124,10 +132,7 @@ void depthwise_conv2d(const float* in, const float* weight, const float* bias, f
     parallel_for(pixels, std::max<std::uint64_t>(1, elementwise_grain / work),
                  [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t p = begin; p < end; ++p) {
-            const auto ox = static_cast<std::int64_t>(p % static_cast<std::uint64_t>(g.ow));
-            const auto rest = static_cast<std::int64_t>(p / static_cast<std::uint64_t>(g.ow));
-            const std::int64_t oy = rest % g.oh;
-            const std::int64_t n = rest / g.oh;
+            const auto [n, oy, ox] = output_pixel(p, g.oh, g.ow);
             // The output pixel accumulates all its channels at once, tap by tap.
             float* pixel = out + static_cast<std::int64_t>(p) * g.oc;
             std::fill(pixel, pixel + g.oc, 0.0f);
