@@ -85,6 +85,36 @@ void equal_weights_take_one_submission_per_turn(void**)
     assert_false(ring.queue.has_ready());
 }
 
+void a_latency_flow_goes_before_queued_batch_work(void**)
+{
+    Ring ring;
+    auto batch = Ring::flow(1000);
+    auto latency = Ring::flow(1);  // the lowest weight: priority, not share, decides
+    FairQueue::set_latency(*latency, true);
+    auto a = ring.lane(batch);
+    auto b = ring.lane(Ring::flow());
+    auto l = ring.lane(latency);
+    ring.push(a, "A", 4);
+    ring.push(b, "B", 2);
+    assert_string_equal(ring.run(2).c_str(), "A1 A2");
+    // L queues behind six batch submissions and is the very next dispatch,
+    // and each of its submissions after it, until it has none ready.
+    ring.push(l, "L", 2);
+    assert_string_equal(ring.run(2).c_str(), "L1 L2");
+    ring.push(l, "L", 1, 3);
+    assert_string_equal(ring.run().c_str(), "L3 A3 A4 B1 B2");
+    // Two latency flows share by weight among themselves, still first.
+    Ring two;
+    auto l1 = Ring::flow(100), l2 = Ring::flow(200);
+    FairQueue::set_latency(*l1, true);
+    FairQueue::set_latency(*l2, true);
+    auto x = two.lane(l1), y = two.lane(l2), z = two.lane(Ring::flow(1000));
+    two.push(z, "Z", 2);
+    two.push(x, "X", 3);
+    two.push(y, "Y", 4);
+    assert_string_equal(two.run().c_str(), "X1 Y1 Y2 X2 Y3 Y4 X3 Z1 Z2");
+}
+
 void weight_300_against_100_dispatches_three_to_one(void**)
 {
     Ring ring;
@@ -353,6 +383,7 @@ int main()
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(equal_weights_take_one_submission_per_turn),
+        cmocka_unit_test(a_latency_flow_goes_before_queued_batch_work),
         cmocka_unit_test(weight_300_against_100_dispatches_three_to_one),
         cmocka_unit_test(weight_150_carries_its_remainder_to_the_next_turn),
         cmocka_unit_test(weight_1_is_served_once_per_hundred_turns_of_weight_100),

@@ -87,7 +87,9 @@ struct Tenant {
     std::vector<std::unique_ptr<Event>> events;
 
     // `flow`: the tenant key several contexts share (empty: its own flow).
-    Tenant(Backend& backend_, std::string name_, std::uint32_t weight, std::string flow = {})
+    // `latency`: priority = "latency".
+    Tenant(Backend& backend_, std::string name_, std::uint32_t weight, std::string flow = {},
+           bool latency = false)
         : name(std::move(name_)), backend(backend_)
     {
         auto c = backend.create_context();
@@ -96,6 +98,7 @@ struct Tenant {
         ContextSchedule schedule;
         schedule.flow = std::move(flow);
         schedule.weight = weight;
+        schedule.latency = latency;
         backend.set_context_schedule(*context, schedule);
         auto q = backend.create_queue(*context);
         assert_ok(q);
@@ -317,6 +320,19 @@ void contexts_of_one_tenant_share_its_flow(void**)
     apart.finish({&a2, &c2, &b2});
 }
 
+void a_latency_tenant_is_served_before_queued_batch_work(void**)
+{
+    // A batch tenant of weight 1000 queues 12 submissions, then a latency
+    // tenant of weight 1 queues 3: the latency ones run next, in order.
+    Held held;
+    Tenant a(*held.backend, "A", 1000, "uid:1"), l(*held.backend, "L", 1, "uid:2", true);
+    a.submit(12);
+    l.submit(3);
+    const std::string order = held.completion_order({&a, &l});
+    assert_string_equal(order.substr(0, 8).c_str(), "L1 L2 L3");
+    held.finish({&a, &l});
+}
+
 }  // namespace
 
 int main()
@@ -326,6 +342,7 @@ int main()
         cmocka_unit_test(weights_300_and_100_dispatch_three_to_one_in_order),
         cmocka_unit_test(a_weight_changed_while_backlogged_applies_from_its_next_turn),
         cmocka_unit_test(contexts_of_one_tenant_share_its_flow),
+        cmocka_unit_test(a_latency_tenant_is_served_before_queued_batch_work),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

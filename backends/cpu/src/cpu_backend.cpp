@@ -192,9 +192,9 @@ public:
             else
                 shared = state.flow;
         }
-        // Priority and device_share are not enforced on the CPU device yet
+        // device_share is not enforced on the CPU device yet
         // (docs/adr/0026-gpu-device-scheduler.md).
-        scheduler_.set_weight(*state.flow, schedule.weight);
+        scheduler_.set_schedule(*state.flow, schedule.weight, schedule.latency);
     }
 
     Result<std::unique_ptr<Buffer>> allocate_buffer(Context& context, const BufferDesc& desc,

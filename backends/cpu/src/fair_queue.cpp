@@ -85,22 +85,25 @@ std::optional<FairQueue::Dispatch> FairQueue::pop(Clock::time_point now)
 {
     held_until_.reset();
     if (ready_flows_ == 0) return std::nullopt;
-    // Eligible: ready, and not held back by the headroom rule. Holds do not
-    // change during this call (no flow's `running` or activity does).
-    auto eligible = [&](const std::shared_ptr<Flow>& flow) {
-        return !flow->ready.empty() && !headroom_hold(flow, now);
-    };
-    bool any_eligible = false;
+    // Dispatchable: ready, and not held back by the headroom rule. Holds do
+    // not change during this call (no flow's `running` or activity does).
+    bool any_eligible = false, latency_waits = false;
     for (const std::shared_ptr<Flow>& flow : ring_) {
         if (flow->ready.empty()) continue;
         const std::optional<Clock::time_point> hold = headroom_hold(flow, now);
         if (!hold) {
             any_eligible = true;
-            break;
+            latency_waits = latency_waits || flow->latency;
+            continue;
         }
         if (!held_until_ || *hold < *held_until_) held_until_ = hold;
     }
     if (!any_eligible) return std::nullopt;
+    // Eligible: dispatchable, and a latency flow when one is.
+    auto eligible = [&](const std::shared_ptr<Flow>& flow) {
+        return !flow->ready.empty() && (!latency_waits || flow->latency) &&
+               !headroom_hold(flow, now);
+    };
     held_until_.reset();
     // Terminates: some flow in the ring is eligible, and each pass over the
     // ring credits it its weight (>= 1), so within submission_cost passes

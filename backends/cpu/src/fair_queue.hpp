@@ -27,6 +27,13 @@
 //    of flow i every other flow j has one visit, of at most ceil(w_j / 100)
 //    dispatches; so a flow of weight >= 100 waits at most that sum between
 //    its dispatches (with equal weights: one dispatch per other flow).
+//  - Priority: a flow marked latency (its tenant's rule says priority =
+//    "latency") is served before every other flow whenever it has a ready
+//    lane that may be dispatched; latency flows share by the same DRR among
+//    themselves. A running submission is never preempted, so a latency
+//    submission waits at most for a worker to finish the one it runs.
+//  - Flows are the engine's: every context of one tenant on the device
+//    shares one flow (Backend::set_context_schedule()).
 //  - Within a context, lanes with work take turns (FIFO of ready lanes).
 //  - A flow whose lanes are all being run by other workers is skipped
 //    without losing its place or deficit (only with more than one worker).
@@ -71,6 +78,7 @@ struct Flow {
     static constexpr std::uint32_t max_weight = 1000;
 
     std::uint32_t weight = default_weight;
+    bool latency = false;  // served before every batch flow with work
     std::uint64_t deficit = 0;
     bool credited = false;      // received its quantum for the current visit
     bool in_ring = false;       // has work: ready lanes or lanes being run
@@ -140,6 +148,8 @@ public:
 
     // Clamped to [min_weight, max_weight]; applies from the flow's next credit.
     static void set_weight(Flow& flow, std::uint32_t weight);
+    // Applies from the next pop().
+    static void set_latency(Flow& flow, bool latency) { flow.latency = latency; }
 
     // Some lane is ready (it may still be held back by the headroom rule).
     bool has_ready() const { return ready_flows_ != 0; }

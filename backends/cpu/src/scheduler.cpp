@@ -30,10 +30,11 @@ void Scheduler::enqueue(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submi
     if (woke) wake_.notify_one();
 }
 
-void Scheduler::set_weight(Flow& flow, std::uint32_t weight)
+void Scheduler::set_schedule(Flow& flow, std::uint32_t weight, bool latency)
 {
     std::lock_guard lock(mutex_);
     FairQueue::set_weight(flow, weight);
+    FairQueue::set_latency(flow, latency);
 }
 
 void Scheduler::work()

@@ -31,8 +31,9 @@ public:
 
     // Called by the engine thread once the submission holds its gates.
     void enqueue(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submission> submission);
-    // The context's share from its next DRR visit on (1..1000, clamped).
-    void set_weight(Flow& flow, std::uint32_t weight);
+    // The flow's share from its next DRR visit on (1..1000, clamped), and
+    // whether it is served before batch flows (fair_queue.hpp).
+    void set_schedule(Flow& flow, std::uint32_t weight, bool latency);
 
 private:
     void work();
