@@ -115,6 +115,59 @@ void a_latency_flow_goes_before_queued_batch_work(void**)
     assert_string_equal(two.run().c_str(), "X1 Y1 Y2 X2 Y3 Y4 X3 Z1 Z2");
 }
 
+void a_share_cap_holds_in_charged_time_even_when_alone(void**)
+{
+    // One worker, a lone flow capped at 30 % whose submissions each run
+    // 50 ms: over 10 s it is charged 3 s (within one submission), and the
+    // run queue names when each hold lapses.
+    Ring ring;
+    auto capped = Ring::flow();
+    FairQueue::set_share(*capped, 300);
+    auto lane = ring.lane(capped);
+    ring.push(lane, "C", 1000);
+    const Clock::time_point end = t0 + 10s;
+    Clock::duration served{0};
+    int holds = 0;
+    while (ring.now < end) {
+        auto next = ring.pop();
+        if (!next) {
+            const auto until = ring.queue.held_until();
+            assert_true(until.has_value());
+            assert_true(*until > ring.now);
+            ring.now = *until;
+            ++holds;
+            continue;
+        }
+        ring.now += 50ms;
+        served += 50ms;
+        ring.queue.charge(next->lane, 50ms, ring.now);
+        ring.queue.finish(next->lane);
+    }
+    const double share = std::chrono::duration<double>(served).count() / 10.0;
+    assert_true(share >= 0.295 && share <= 0.31);
+    assert_true(holds > 0);
+    // An uncapped flow beside it takes the rest; drain() lifts the cap.
+    Ring two;
+    auto c2 = Ring::flow();
+    FairQueue::set_share(*c2, 300);
+    auto a = two.lane(c2), b = two.lane(Ring::flow());
+    two.push(a, "C", 100);
+    two.push(b, "B", 100);
+    int c_runs = 0;
+    for (int i = 0; i < 60; ++i) {  // 3 s of 50 ms submissions
+        auto next = two.pop();
+        assert_true(next.has_value());  // never idle: B fills the device
+        if (next->lane == a) ++c_runs;
+        two.now += 50ms;
+        two.queue.charge(next->lane, 50ms, two.now);
+        two.queue.finish(next->lane);
+    }
+    assert_true(c_runs >= 17 && c_runs <= 20);  // 30 % of 60, within one
+    two.queue.drain();
+    std::string rest = two.run();
+    assert_true(rest.find('C') != std::string::npos);
+}
+
 void weight_300_against_100_dispatches_three_to_one(void**)
 {
     Ring ring;
@@ -384,6 +437,7 @@ int main()
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(equal_weights_take_one_submission_per_turn),
         cmocka_unit_test(a_latency_flow_goes_before_queued_batch_work),
+        cmocka_unit_test(a_share_cap_holds_in_charged_time_even_when_alone),
         cmocka_unit_test(weight_300_against_100_dispatches_three_to_one),
         cmocka_unit_test(weight_150_carries_its_remainder_to_the_next_turn),
         cmocka_unit_test(weight_1_is_served_once_per_hundred_turns_of_weight_100),

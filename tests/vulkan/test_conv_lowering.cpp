@@ -109,9 +109,19 @@ void the_conv_tiles_follow_the_device(void**)
     assert_int_equal(planned(resnet, MatmulChoice{}).kernel, direct_id);
 }
 
+// The words of an empty epilogue (lowering_epilogue.hpp): STAGES 0, ROW 1,
+// then six zero words for each of the three stages.
+Words no_epilogue()
+{
+    Words w{0, 1};
+    w.insert(w.end(), 18, 0u);
+    return w;
+}
+
 // The words in the kernel's order: the 24 geometry and operand words (slots
 // x 0, w 1, b 2, y 3; bases 0), then BM BN BK RM RN, invocations, SHARED,
-// VEC4, PREFETCH, STAGES; one workgroup per block.
+// VEC4, PREFETCH, STAGES, then the 20 epilogue words; one workgroup per
+// block.
 void a_resnet_layer_takes_the_gemm_kernel(void**)
 {
     const Words geometry{8, 56, 56, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1,
@@ -120,6 +130,8 @@ void a_resnet_layer_takes_the_gemm_kernel(void**)
     assert_int_equal(gpu.kernel, gemm_id);
     Words want = geometry;
     want.insert(want.end(), {128, 128, 16, 8, 4, 512, 1, 1, 1, 1});
+    const Words empty = no_epilogue();
+    want.insert(want.end(), empty.begin(), empty.end());
     assert_true(gpu.spec == want);
     // M = 25088: 196 row blocks x 1 column block.
     assert_int_equal(gpu.work, 196 * 64);
@@ -127,6 +139,7 @@ void a_resnet_layer_takes_the_gemm_kernel(void**)
     assert_int_equal(cpu.kernel, gemm_id);
     want = geometry;
     want.insert(want.end(), {256, 4, 4, 4, 4, 64, 0, 1, 0, 1});
+    want.insert(want.end(), empty.begin(), empty.end());
     assert_true(cpu.spec == want);
     // 98 row blocks x 16 column blocks.
     assert_int_equal(cpu.work, 98 * 16 * 64);
@@ -141,8 +154,9 @@ void few_rows_take_narrower_blocks_on_the_direct_path(void**)
     const MatmulChoice cpu = *choose_matmul(lavapipe_limits);
     const Conv deep{{1, 7, 7, 512}, {512, 3, 3, 512}, {1, 1, 1, 1}, {1, 1}, {1, 1}};
     const auto k = planned(deep, cpu);
-    assert_true(Words(k.spec.begin() + 24, k.spec.end()) ==
+    assert_true(Words(k.spec.begin() + 24, k.spec.begin() + 34) ==
                 (Words{64, 8, 4, 1, 8, 64, 0, 1, 0, 1}));
+    assert_true(Words(k.spec.begin() + 34, k.spec.end()) == no_epilogue());
     assert_int_equal(k.work, 64 * 64);
     const Conv m129{{1, 3, 43, 8}, {8, 1, 1, 8}, {0, 0, 0, 0}, {1, 1}, {1, 1}};
     assert_int_equal(planned(m129, cpu).spec[24], 256);

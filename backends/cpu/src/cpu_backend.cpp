@@ -192,9 +192,8 @@ public:
             else
                 shared = state.flow;
         }
-        // device_share is not enforced on the CPU device yet
-        // (docs/adr/0026-gpu-device-scheduler.md).
-        scheduler_.set_schedule(*state.flow, schedule.weight, schedule.latency);
+        scheduler_.set_schedule(*state.flow, schedule.weight, schedule.latency,
+                                schedule.share_permille);
     }
 
     Result<std::unique_ptr<Buffer>> allocate_buffer(Context& context, const BufferDesc& desc,

@@ -2,12 +2,50 @@
 #include "fair_queue.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace vaccel::backend::cpu {
 
 void FairQueue::set_weight(Flow& flow, std::uint32_t weight)
 {
     flow.weight = std::clamp(weight, Flow::min_weight, Flow::max_weight);
+}
+
+void FairQueue::set_share(Flow& flow, std::uint32_t share_permille)
+{
+    flow.share_permille = std::clamp(share_permille, 1u, 1000u);
+}
+
+void FairQueue::charge(const std::shared_ptr<Lane>& lane, Clock::duration used,
+                       Clock::time_point now)
+{
+    Flow& flow = *lane->flow;
+    used = std::max(used, Clock::duration{0});
+    flow.charges.push_back({now, used});
+    flow.charged += used;
+    while (!flow.charges.empty() && flow.charges.front().first + share_window <= now) {
+        flow.charged -= flow.charges.front().second;
+        flow.charges.pop_front();
+    }
+}
+
+std::optional<FairQueue::Clock::time_point> FairQueue::cap_hold(Flow& flow,
+                                                                Clock::time_point now) const
+{
+    if (draining_ || flow.share_permille >= 1000) return std::nullopt;
+    while (!flow.charges.empty() && flow.charges.front().first + share_window <= now) {
+        flow.charged -= flow.charges.front().second;
+        flow.charges.pop_front();
+    }
+    const Clock::duration allowed = share_window * workers_ * flow.share_permille / 1000;
+    if (flow.charged < allowed) return std::nullopt;
+    // Held until enough of the oldest charges leave the window.
+    Clock::duration left = flow.charged;
+    for (const auto& [at, used] : flow.charges) {
+        left -= used;
+        if (left < allowed) return at + share_window;
+    }
+    return now + share_window;  // not reached: the loop empties `left`
 }
 
 void FairQueue::enter_ring(const std::shared_ptr<Flow>& flow)
@@ -90,7 +128,8 @@ std::optional<FairQueue::Dispatch> FairQueue::pop(Clock::time_point now)
     bool any_eligible = false, latency_waits = false;
     for (const std::shared_ptr<Flow>& flow : ring_) {
         if (flow->ready.empty()) continue;
-        const std::optional<Clock::time_point> hold = headroom_hold(flow, now);
+        std::optional<Clock::time_point> hold = headroom_hold(flow, now);
+        if (!hold) hold = cap_hold(*flow, now);
         if (!hold) {
             any_eligible = true;
             latency_waits = latency_waits || flow->latency;
@@ -102,7 +141,7 @@ std::optional<FairQueue::Dispatch> FairQueue::pop(Clock::time_point now)
     // Eligible: dispatchable, and a latency flow when one is.
     auto eligible = [&](const std::shared_ptr<Flow>& flow) {
         return !flow->ready.empty() && (!latency_waits || flow->latency) &&
-               !headroom_hold(flow, now);
+               !headroom_hold(flow, now) && !cap_hold(*flow, now);
     };
     held_until_.reset();
     // Terminates: some flow in the ring is eligible, and each pass over the

@@ -32,6 +32,15 @@
 //    lane that may be dispatched; latency flows share by the same DRR among
 //    themselves. A running submission is never preempted, so a latency
 //    submission waits at most for a worker to finish the one it runs.
+//  - Share cap: a flow whose share_permille is below 1000 (its tenant's
+//    device_share) is held back, place and deficit kept, while the worker
+//    time charged to it (charge(): each submission's run time, measured by
+//    the caller) within the last share_window reaches share_permille /
+//    1000 of the window times the workers, even when no other flow has
+//    work; held_until() then names the moment the hold lapses. A submission
+//    is charged when it ends, so a flow overdraws by at most its
+//    submissions running at that moment. drain() lifts every cap (the
+//    scheduler's shutdown runs everything accepted).
 //  - Flows are the engine's: every context of one tenant on the device
 //    shares one flow (Backend::set_context_schedule()).
 //  - Within a context, lanes with work take turns (FIFO of ready lanes).
@@ -59,6 +68,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <memory>
 #include <optional>
@@ -79,6 +89,12 @@ struct Flow {
 
     std::uint32_t weight = default_weight;
     bool latency = false;  // served before every batch flow with work
+    std::uint32_t share_permille = 1000;  // 1000: no cap
+    // Run time charged within the share window, oldest first.
+    std::deque<std::pair<std::chrono::steady_clock::time_point,
+                         std::chrono::steady_clock::duration>>
+        charges;
+    std::chrono::steady_clock::duration charged{0};  // the sum of `charges`
     std::uint64_t deficit = 0;
     bool credited = false;      // received its quantum for the current visit
     bool in_ring = false;       // has work: ready lanes or lanes being run
@@ -150,6 +166,16 @@ public:
     static void set_weight(Flow& flow, std::uint32_t weight);
     // Applies from the next pop().
     static void set_latency(Flow& flow, bool latency) { flow.latency = latency; }
+    // Clamped to [1, 1000] per mille; applies from the next pop().
+    static void set_share(Flow& flow, std::uint32_t share_permille);
+
+    // The window a share cap is measured over.
+    static constexpr Clock::duration share_window = std::chrono::seconds(1);
+    // The lane's dispatched submission ran for `used`, ending at `now`:
+    // charged to its flow (before finish(lane)).
+    void charge(const std::shared_ptr<Lane>& lane, Clock::duration used, Clock::time_point now);
+    // From now on no cap holds any flow back.
+    void drain() { draining_ = true; }
 
     // Some lane is ready (it may still be held back by the headroom rule).
     bool has_ready() const { return ready_flows_ != 0; }
@@ -168,6 +194,8 @@ private:
     // The latest submission of any flow but `flow`; nullopt if none.
     std::optional<Clock::time_point> others_latest(const std::shared_ptr<Flow>& flow) const;
     // The time `flow`'s headroom hold lapses, if it is held back at `now`.
+    // The time `flow`'s share cap stops holding it, if it holds it at `now`.
+    std::optional<Clock::time_point> cap_hold(Flow& flow, Clock::time_point now) const;
     std::optional<Clock::time_point> headroom_hold(const std::shared_ptr<Flow>& flow,
                                                    Clock::time_point now) const;
 
@@ -181,6 +209,7 @@ private:
     Activity latest_;
     Activity latest_other_;
     std::optional<Clock::time_point> held_until_;
+    bool draining_ = false;
 
     // Flows with work, in DRR visiting order; the head is being visited.
     std::list<std::shared_ptr<Flow>> ring_;

@@ -15,6 +15,7 @@ Scheduler::~Scheduler()
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
+        run_queue_.drain();  // no cap holds back what must run before the workers exit
     }
     wake_.notify_all();
     for (std::thread& worker : workers_) worker.join();
@@ -30,11 +31,13 @@ void Scheduler::enqueue(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submi
     if (woke) wake_.notify_one();
 }
 
-void Scheduler::set_schedule(Flow& flow, std::uint32_t weight, bool latency)
+void Scheduler::set_schedule(Flow& flow, std::uint32_t weight, bool latency,
+                             std::uint32_t share_permille)
 {
     std::lock_guard lock(mutex_);
     FairQueue::set_weight(flow, weight);
     FairQueue::set_latency(flow, latency);
+    FairQueue::set_share(flow, share_permille);
 }
 
 void Scheduler::work()
@@ -62,9 +65,12 @@ void Scheduler::work()
         // Ownership: this worker owns the lane's dispatched submission until
         // it is terminal; the lane stays `scheduled`, so no other worker
         // takes the next submission of the same queue meanwhile.
+        const auto started = FairQueue::Clock::now();
         run_submission(*next->submission);
         next->submission.reset();
+        const auto ended = FairQueue::Clock::now();
         lock.lock();
+        run_queue_.charge(next->lane, ended - started, ended);
         if (run_queue_.finish(next->lane)) wake_.notify_one();
     }
 }

@@ -31,9 +31,12 @@ public:
 
     // Called by the engine thread once the submission holds its gates.
     void enqueue(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submission> submission);
-    // The flow's share from its next DRR visit on (1..1000, clamped), and
-    // whether it is served before batch flows (fair_queue.hpp).
-    void set_schedule(Flow& flow, std::uint32_t weight, bool latency);
+    // The flow's share from its next DRR visit on (1..1000, clamped),
+    // whether it is served before batch flows, and its cap on the workers'
+    // time (per mille; fair_queue.hpp). Each submission's run time is
+    // charged to its flow when it ends.
+    void set_schedule(Flow& flow, std::uint32_t weight, bool latency,
+                      std::uint32_t share_permille);
 
 private:
     void work();
