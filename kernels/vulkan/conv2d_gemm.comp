@@ -34,6 +34,7 @@
 // (or are clamped to a real weight row) and are never written.
 #define OWN_WORKGROUP_SIZE
 #include "common.glsl"
+#include "slice.glsl"
 #include "float_math.glsl"
 #include "element_ops.glsl"
 #define EPILOGUE_ID 35
@@ -302,7 +303,8 @@ void main()
     const bool b_runs = USE_SHARED != 0u && B_RUNS;
     // Neighbouring workgroups take neighbouring column blocks of one row
     // block, so they read the same input rows.
-    for (uint t = gl_WorkGroupID.x; t < tiles_m * tiles_n; t += gl_NumWorkGroups.x) {
+    for (uint t = tile_slice.first + gl_WorkGroupID.x; t < slice_end(tiles_m * tiles_n);
+         t += gl_NumWorkGroups.x) {
         const uint row0 = (t / tiles_n) * BM;
         const uint col0 = (t % tiles_n) * BN;
         [[unroll]] for (uint i = 0u; i < RM; ++i)

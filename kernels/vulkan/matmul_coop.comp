@@ -23,6 +23,7 @@
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
 #extension GL_EXT_control_flow_attributes : enable
+#include "slice.glsl"
 
 layout(constant_id = 0) const uint BUFFER_COUNT = 1;
 // The same binding as every kernel, seen as groups of 8 halves (A, B) and
@@ -108,7 +109,8 @@ void main()
     const uint blocks_h = H / BM;
     // `t` is the same for the whole workgroup: every invocation reaches
     // every barrier below.
-    for (uint t = gl_WorkGroupID.x; t < N * blocks_h * blocks_w; t += gl_NumWorkGroups.x) {
+    for (uint t = tile_slice.first + gl_WorkGroupID.x; t < slice_end(N * blocks_h * blocks_w);
+         t += gl_NumWorkGroups.x) {
         const uint n = t / (blocks_h * blocks_w);
         const uint row0 = ((t / blocks_w) % blocks_h) * BM;
         const uint col0 = (t % blocks_w) * BN;

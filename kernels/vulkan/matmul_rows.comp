@@ -14,6 +14,7 @@
 //    are deterministic.
 // No subgroup operation is used: the layout needs none.
 #include "matmul_common.glsl"
+#include "slice.glsl"
 
 layout(constant_id = 12) const uint THREADS = 8;
 layout(local_size_x_id = 13) in;  // THREADS * SLICES
@@ -33,7 +34,8 @@ void main()
     const uint cols = THREADS * WIDTH;
     const uint blocks_w = (W + cols - 1u) / cols;
     // Uniform per workgroup: every invocation meets every barrier.
-    for (uint blk = gl_WorkGroupID.x; blk < N * blocks_w; blk += gl_NumWorkGroups.x) {
+    for (uint blk = tile_slice.first + gl_WorkGroupID.x; blk < slice_end(N * blocks_w);
+         blk += gl_NumWorkGroups.x) {
         const uint n = blk / blocks_w;
         const uint col = (blk % blocks_w) * cols + thread * WIDTH;
         const uint a_base = A_BASE + n * H * C;

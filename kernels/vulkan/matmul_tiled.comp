@@ -6,6 +6,7 @@
 // the dot product accumulated in index order; positions past H, W or C read
 // as zero and are never written, so any shape is exact.
 #include "matmul_common.glsl"
+#include "slice.glsl"
 
 layout(constant_id = 12) const uint BM = 64;
 layout(constant_id = 13) const uint BN = 64;
@@ -180,7 +181,8 @@ void main()
     const uint tx = tid % TX, ty = tid / TX;
     const bool a_runs = USE_SHARED != 0u && A_RUNS;
     const bool b_runs = USE_SHARED != 0u && B_RUNS;
-    for (uint t = gl_WorkGroupID.x; t < N * tiles_h * tiles_w; t += gl_NumWorkGroups.x) {
+    for (uint t = tile_slice.first + gl_WorkGroupID.x; t < slice_end(N * tiles_h * tiles_w);
+         t += gl_NumWorkGroups.x) {
         const uint n = t / (tiles_h * tiles_w);
         const uint row0 = ((t / tiles_w) % tiles_h) * BM;
         const uint col0 = (t % tiles_w) * BN;

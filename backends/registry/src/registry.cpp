@@ -69,11 +69,12 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
 // synchronization2, timeline semaphores and a compute queue is found; the
 // others are named in the log with the reason (docs/adr/0013-vulkan-backend.md).
 // Each device keeps its pipeline cache under <state_dir>/vulkan/.
+// slice_us: the device time a segment of a run aims at (VulkanOptions).
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& settings,
                                                                const std::filesystem::path& state_dir)
 {
-    static constexpr std::array<std::string_view, 4> known{"unified_memory", "fp32_math",
-                                                           "inject_loss_after",
+    static constexpr std::array<std::string_view, 5> known{"unified_memory", "fp32_math",
+                                                           "slice_us", "inject_loss_after",
                                                            "inject_loss_device"};
     if (auto ok = settings_known(settings, "vulkan", known); !ok)
         return fail(ok.error());
@@ -89,11 +90,18 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
     if (*unified > 1)
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *unified)
                         .with_note("[devices.vulkan] unified_memory is 0 or 1"));
+    auto slice = setting_number(settings, "vulkan", "slice_us", VulkanOptions{}.slice_us);
+    if (!slice) return fail(slice.error());
+    if (*slice > 100'000)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *slice)
+                        .with_note("[devices.vulkan] slice_us is at most 100000 (a tenth of a "
+                                   "second); 0 never cuts a run"));
     auto loss = setting_number(settings, "vulkan", "inject_loss_after", UINT64_MAX);
     if (!loss) return fail(loss.error());
     auto lossy = setting_number(settings, "vulkan", "inject_loss_device", 0);
     if (!lossy) return fail(lossy.error());
     VulkanOptions options;
+    options.slice_us = static_cast<std::uint32_t>(*slice);
     options.unified_memory = *unified == 1;
     options.state_dir = state_dir;
     options.inject_loss_after = *loss;

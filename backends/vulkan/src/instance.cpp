@@ -183,6 +183,8 @@ PhysicalRecord read_device(VkInstance instance, VkPhysicalDevice handle)
     for (const auto& family : family_properties)
         record.facts.queue_families.push_back(family.queueCount > 0 ? family.queueFlags : 0);
     record.queue_family = choose_queue_family(record.facts.queue_families).value_or(0);
+    if (record.queue_family < family_properties.size())
+        record.timestamp_bits = family_properties[record.queue_family].timestampValidBits;
     vkGetPhysicalDeviceMemoryProperties(handle, &record.memory);
     if (p.apiVersion >= VK_API_VERSION_1_2) read_coop_matrix(instance, handle, record);
     return record;

@@ -43,6 +43,7 @@ struct PhysicalRecord {
     std::string driver_name;  // VkPhysicalDeviceDriverProperties
     std::string driver_info;
     std::uint32_t queue_family = 0;
+    std::uint32_t timestamp_bits = 0;  // the queue family's timestampValidBits
     VkPhysicalDeviceMemoryProperties memory{};
     VkPhysicalDeviceLimits limits{};
     std::uint32_t subgroup_size = 0;

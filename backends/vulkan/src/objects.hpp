@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "instance.hpp"
 #include "memory_plan.hpp"
@@ -43,6 +44,15 @@ struct DeviceCore {
     vaccel_device_info info{};  // Invariant: written once at open, then read-only.
     Counters counters;
     std::atomic<bool> lost{false};
+    // The queue writes timestamps (timestampValidBits > 0): segments are
+    // charged what they measure (scheduler.hpp); `timestamp_mask` keeps the
+    // valid bits, `timestamp_period` is nanoseconds per tick.
+    bool timestamps = false;
+    std::uint64_t timestamp_mask = 0;
+    double timestamp_period = 1.0;
+    // The device time a segment aims at (slicing.hpp); 0 keeps every run
+    // whole.
+    std::uint64_t slice_bound_ns = 0;
     // Fault injection (VulkanOptions::inject_loss_after, this device only):
     // acceptances counted by `accepted`; UINT64_MAX = never.
     std::uint64_t inject_loss_after = UINT64_MAX;
@@ -59,6 +69,14 @@ struct DeviceCore {
     DeviceCore(const DeviceCore&) = delete;
     DeviceCore& operator=(const DeviceCore&) = delete;
     ~DeviceCore();
+};
+
+// The flow of the device's scheduler a context's work joins (scheduler.hpp);
+// shared by the contexts of one tenant, alive while any of them (or their
+// work) is.
+struct FlowTag {
+    std::uint64_t id = 0;  // vaccel::sched::FlowId
+    std::string key;       // the tenant's key; empty for a context's own flow
 };
 
 // One context: the command pool, command buffer and fence of its blocking
@@ -78,6 +96,9 @@ struct ContextState {
     std::atomic<std::uint64_t> gates{0};
     // Its submissions' command buffers, descriptor pools and fences (ring.hpp).
     std::unique_ptr<SubmissionRing> ring;
+    // Set at create_context, replaced by set_context_schedule before the
+    // context has queues; read by the scheduler for every submission.
+    std::shared_ptr<FlowTag> flow;
 
     explicit ContextState(std::shared_ptr<DeviceCore> owner);
     ContextState(const ContextState&) = delete;

@@ -35,14 +35,36 @@ Status make_layouts(ProgramState& program)
         program.set_layout = VK_NULL_HANDLE;
         return fail(vulkan_error(*program.owner->device, r, "creating a descriptor set layout"));
     }
+    // The tile range of a sliced dispatch (slice.glsl); kernels without
+    // tile loops ignore it.
+    VkPushConstantRange slice{VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(std::uint32_t)};
     VkPipelineLayoutCreateInfo layout{};
     layout.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
     layout.setLayoutCount = 1;
     layout.pSetLayouts = &program.set_layout;
+    layout.pushConstantRangeCount = 1;
+    layout.pPushConstantRanges = &slice;
     if (VkResult r = vkCreatePipelineLayout(d, &layout, nullptr, &program.layout);
         r != VK_SUCCESS) {
         program.layout = VK_NULL_HANDLE;
         return fail(vulkan_error(*program.owner->device, r, "creating a pipeline layout"));
+    }
+    return {};
+}
+
+// The timestamps of the profiling run (program.hpp), where the queue has them.
+Status make_profile_queries(ProgramState& program)
+{
+    DeviceCore& core = *program.owner->device;
+    if (!core.timestamps || program.plan.dispatches.empty()) return {};
+    VkQueryPoolCreateInfo create{};
+    create.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+    create.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    create.queryCount = static_cast<std::uint32_t>(program.plan.dispatches.size() + 1);
+    if (VkResult r = vkCreateQueryPool(core.device, &create, nullptr, &program.profile_queries);
+        r != VK_SUCCESS) {
+        program.profile_queries = VK_NULL_HANDLE;
+        return fail(vulkan_error(core, r, "creating the program's profile timestamps"));
     }
     return {};
 }
@@ -173,6 +195,7 @@ ProgramState::~ProgramState()
             vkDestroyDescriptorSetLayout(d, kernel.set_layout, nullptr);
     }
     if (module != VK_NULL_HANDLE) vkDestroyShaderModule(d, module, nullptr);
+    if (profile_queries != VK_NULL_HANDLE) vkDestroyQueryPool(d, profile_queries, nullptr);
     if (layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(d, layout, nullptr);
     if (set_layout != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(d, set_layout, nullptr);
     if (arena != VK_NULL_HANDLE) vkDestroyBuffer(d, arena, nullptr);
@@ -234,6 +257,7 @@ Result<std::shared_ptr<ProgramState>> load_tosa(std::shared_ptr<ContextState> co
     if (auto ok = make_layouts(*program); !ok) return fail(ok.error());
     if (auto ok = make_pipelines(*program); !ok) return fail(ok.error());
     if (auto ok = make_arena(*program); !ok) return fail(ok.error());
+    if (auto ok = make_profile_queries(*program); !ok) return fail(ok.error());
     program->counted = true;
     program->owner->device->counters.programs.fetch_add(1);
     program->owner->device->pipelines->programs_loaded();

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "objects.hpp"
+#include "slicing.hpp"
 #include "vaccel/tosa/plan.hpp"
 
 namespace vaccel::backend::vulkan {
@@ -38,6 +39,17 @@ struct ProgramState {
     VkDeviceMemory arena_memory = VK_NULL_HANDLE;
     std::atomic<std::uint64_t> in_flight{0};
     bool counted = false;
+
+    // The profile (slicing.hpp): the first run's device time per dispatch,
+    // taken by the one submission that moves `profile` from unmeasured to
+    // measuring (submit.cpp); `dispatch_ns` and `segments` are written
+    // before it becomes measured (release) and only read after (acquire).
+    // A run that fails puts it back to unmeasured.
+    enum Profile : int { unmeasured = 0, measuring = 1, measured = 2 };
+    std::atomic<int> profile{unmeasured};
+    VkQueryPool profile_queries = VK_NULL_HANDLE;  // dispatches + 1 timestamps; null: never
+    std::vector<std::uint64_t> dispatch_ns;
+    std::vector<Segment> segments;
 
     // VACCEL_FORMAT_SPIRV (launch.hpp): the module, its GLCompute entry
     // points, and one pipeline per (entry, storage buffers, push-constant

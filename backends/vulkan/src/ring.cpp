@@ -24,14 +24,6 @@ Result<std::unique_ptr<SubmissionRing>> SubmissionRing::create(DeviceCore& core,
             s.pool = VK_NULL_HANDLE;
             return fail(vulkan_error(core, r, "creating a submission slot's command pool"));
         }
-        VkCommandBufferAllocateInfo allocate{};
-        allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-        allocate.commandPool = s.pool;
-        allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-        allocate.commandBufferCount = 1;
-        if (VkResult r = vkAllocateCommandBuffers(core.device, &allocate, &s.commands);
-            r != VK_SUCCESS)
-            return fail(vulkan_error(core, r, "allocating a submission slot's command buffer"));
         VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
         VkDescriptorPoolCreateInfo sets{};
         sets.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
@@ -43,15 +35,47 @@ Result<std::unique_ptr<SubmissionRing>> SubmissionRing::create(DeviceCore& core,
             s.descriptors = VK_NULL_HANDLE;
             return fail(vulkan_error(core, r, "creating a submission slot's descriptor pool"));
         }
-        VkFenceCreateInfo fence{};
-        fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-        if (VkResult r = vkCreateFence(core.device, &fence, nullptr, &s.fence); r != VK_SUCCESS) {
-            s.fence = VK_NULL_HANDLE;
-            return fail(vulkan_error(core, r, "creating a submission slot's fence"));
+        if (core.timestamps) {
+            VkQueryPoolCreateInfo queries{};
+            queries.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+            queries.queryType = VK_QUERY_TYPE_TIMESTAMP;
+            queries.queryCount = 2 * max_segments;
+            if (VkResult r = vkCreateQueryPool(core.device, &queries, nullptr, &s.timestamps);
+                r != VK_SUCCESS) {
+                s.timestamps = VK_NULL_HANDLE;
+                return fail(vulkan_error(core, r, "creating a submission slot's timestamps"));
+            }
         }
+        if (auto grown = ring->grow(i, 1); !grown) return fail(grown.error());
         ring->free_.push_back(i);
     }
     return ring;
+}
+
+Status SubmissionRing::grow(std::uint32_t index, std::uint32_t segments)
+{
+    RingSlot& s = slots_[index];
+    while (s.commands.size() < segments) {
+        VkCommandBufferAllocateInfo allocate{};
+        allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+        allocate.commandPool = s.pool;
+        allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        allocate.commandBufferCount = 1;
+        VkCommandBuffer commands = VK_NULL_HANDLE;
+        if (VkResult r = vkAllocateCommandBuffers(core_.device, &allocate, &commands);
+            r != VK_SUCCESS)
+            return fail(vulkan_error(core_, r, "allocating a submission slot's command buffer"));
+        s.commands.push_back(commands);
+    }
+    while (s.fences.size() < segments) {
+        VkFenceCreateInfo create{};
+        create.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+        VkFence fence = VK_NULL_HANDLE;
+        if (VkResult r = vkCreateFence(core_.device, &create, nullptr, &fence); r != VK_SUCCESS)
+            return fail(vulkan_error(core_, r, "creating a submission slot's fence"));
+        s.fences.push_back(fence);
+    }
+    return {};
 }
 
 SubmissionRing::~SubmissionRing()
@@ -60,7 +84,8 @@ SubmissionRing::~SubmissionRing()
     // retired ones, whose device is lost (destroying is then allowed).
     VkDevice d = core_.device;
     for (RingSlot& s : slots_) {
-        if (s.fence != VK_NULL_HANDLE) vkDestroyFence(d, s.fence, nullptr);
+        for (VkFence fence : s.fences) vkDestroyFence(d, fence, nullptr);
+        if (s.timestamps != VK_NULL_HANDLE) vkDestroyQueryPool(d, s.timestamps, nullptr);
         if (s.descriptors != VK_NULL_HANDLE) vkDestroyDescriptorPool(d, s.descriptors, nullptr);
         if (s.pool != VK_NULL_HANDLE) vkDestroyCommandPool(d, s.pool, nullptr);
     }
@@ -79,12 +104,13 @@ void SubmissionRing::give_back(std::uint32_t index)
 {
     RingSlot& s = slots_[index];
     // Failures here leave objects that the next use would misuse: retire.
-    if (vkResetFences(core_.device, 1, &s.fence) != VK_SUCCESS ||
+    if (vkResetFences(core_.device, s.used, s.fences.data()) != VK_SUCCESS ||
         vkResetCommandPool(core_.device, s.pool, 0) != VK_SUCCESS ||
         vkResetDescriptorPool(core_.device, s.descriptors, 0) != VK_SUCCESS) {
         retire(index);
         return;
     }
+    s.used = 1;
     std::lock_guard lock(mutex_);
     free_.push_back(index);
 }

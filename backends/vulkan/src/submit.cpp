@@ -7,6 +7,10 @@
 #include <ctime>
 
 #include "gate.hpp"
+#include "kernels.hpp"
+#include "lowering.hpp"
+#include "lowering_conv.hpp"
+#include "scheduler.hpp"
 #include "transfer.hpp"
 
 namespace vaccel::backend::vulkan {
@@ -41,28 +45,49 @@ void memory_barrier(VkCommandBuffer commands, VkPipelineStageFlags2 src_stage,
 constexpr VkAccessFlags2 shader_rw =
     VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
 
-Status begin_recording(SubmissionState& s)
+VkCommandBuffer segment_commands(SubmissionState& s, std::uint32_t segment)
 {
+    return s.context->ring->slot(*s.slot).commands[segment];
+}
+
+void write_timestamp(SubmissionState& s, VkCommandBuffer commands, std::uint32_t query)
+{
+    const VkQueryPool pool = s.context->ring->slot(*s.slot).timestamps;
+    // After everything before it on the queue: a segment's start is the
+    // previous one's end, so the pair measures this segment alone.
+    if (pool != VK_NULL_HANDLE)
+        vkCmdWriteTimestamp2(commands, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool, query);
+}
+
+Status begin_recording(SubmissionState& s, std::uint32_t segment)
+{
+    VkCommandBuffer commands = segment_commands(s, segment);
     VkCommandBufferBeginInfo begin{};
     begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    if (VkResult r = vkBeginCommandBuffer(s.commands, &begin); r != VK_SUCCESS)
+    if (VkResult r = vkBeginCommandBuffer(commands, &begin); r != VK_SUCCESS)
         return fail(vulkan_error(*s.context->device, r, "recording a program"));
-    // Earlier submissions on the queue may still use the arena or these
-    // buffers (and transfers may have written them).
-    memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+    if (const VkQueryPool pool = s.context->ring->slot(*s.slot).timestamps; pool != VK_NULL_HANDLE)
+        vkCmdResetQueryPool(commands, pool, 2 * segment, 2);
+    // Earlier submissions on the queue (and this one's earlier segments)
+    // may still use the arena or these buffers; transfers may have written
+    // them.
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
                    shader_rw | VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
                    shader_rw);
+    write_timestamp(s, commands, 2 * segment);
     return {};
 }
 
-Status end_recording(SubmissionState& s)
+Status end_recording(SubmissionState& s, std::uint32_t segment)
 {
-    memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,
+    VkCommandBuffer commands = segment_commands(s, segment);
+    memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,
                    VK_PIPELINE_STAGE_2_HOST_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
                    VK_ACCESS_2_HOST_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
                        VK_ACCESS_2_TRANSFER_WRITE_BIT);
-    if (VkResult r = vkEndCommandBuffer(s.commands); r != VK_SUCCESS)
+    write_timestamp(s, commands, 2 * segment + 1);
+    if (VkResult r = vkEndCommandBuffer(commands); r != VK_SUCCESS)
         return fail(vulkan_error(*s.context->device, r, "recording a program"));
     return {};
 }
@@ -94,16 +119,39 @@ Status record_launch(SubmissionState& s)
         vkUpdateDescriptorSets(core.device, static_cast<std::uint32_t>(writes.size()),
                                writes.data(), 0, nullptr);
     }
-    if (auto ok = begin_recording(s); !ok) return ok;
-    vkCmdBindPipeline(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, launch.kernel.pipeline);
+    if (auto ok = begin_recording(s, 0); !ok) return ok;
+    VkCommandBuffer commands = segment_commands(s, 0);
+    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, launch.kernel.pipeline);
     if (set != VK_NULL_HANDLE)
-        vkCmdBindDescriptorSets(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, launch.kernel.layout, 0,
+        vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE, launch.kernel.layout, 0,
                                 1, &set, 0, nullptr);
     if (!launch.push.empty())
-        vkCmdPushConstants(s.commands, launch.kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+        vkCmdPushConstants(commands, launch.kernel.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                            static_cast<std::uint32_t>(launch.push.size()), launch.push.data());
-    vkCmdDispatch(s.commands, launch.grid[0], launch.grid[1], launch.grid[2]);
-    return end_recording(s);
+    vkCmdDispatch(commands, launch.grid[0], launch.grid[1], launch.grid[2]);
+    return end_recording(s, 0);
+}
+
+bool tile_loop(std::uint32_t kernel)
+{
+    return kernel == static_cast<std::uint32_t>(KernelId::matmul_tiled) ||
+           kernel == static_cast<std::uint32_t>(KernelId::matmul_rows) ||
+           kernel == static_cast<std::uint32_t>(KernelId::matmul_coop) ||
+           kernel == static_cast<std::uint32_t>(VulkanKernelId::conv2d_gemm);
+}
+
+// The segments of this run: the program's own once profiled; else all in
+// one, and the first such run takes the profile.
+std::vector<Segment> segments_of(SubmissionState& s, ProgramState& program)
+{
+    if (program.profile.load(std::memory_order_acquire) == ProgramState::measured)
+        return program.segments;
+    int expected = ProgramState::unmeasured;
+    if (program.profile_queries != VK_NULL_HANDLE && s.context->device->slice_bound_ns != 0 &&
+        program.profile.compare_exchange_strong(expected, ProgramState::measuring,
+                                                std::memory_order_acq_rel))
+        s.profiling = true;
+    return whole_run(program.plan.dispatches.size());
 }
 
 Status record(SubmissionState& s, std::span<const BoundSlot> slots)
@@ -138,43 +186,59 @@ Status record(SubmissionState& s, std::span<const BoundSlot> slots)
         vkUpdateDescriptorSets(core.device, 1, &write, 0, nullptr);
     }
 
-    VkCommandBufferBeginInfo begin{};
-    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    if (VkResult r = vkBeginCommandBuffer(s.commands, &begin); r != VK_SUCCESS)
-        return fail(vulkan_error(core, r, "recording a program"));
-    // Earlier submissions on the queue may still use the arena or these
-    // buffers (and transfers may have written them).
-    memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
-                   shader_rw | VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                   shader_rw);
-    if (count != 0)
-        vkCmdBindDescriptorSets(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, program.layout, 0, 1,
-                                &set, 0, nullptr);
-    VkPipeline bound = VK_NULL_HANDLE;
-    for (std::size_t i = 0; i < program.plan.dispatches.size(); ++i) {
-        const tosa::Dispatch& dispatch = program.plan.dispatches[i];
-        if (dispatch.barrier_before)
-            memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,
-                           VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw);
-        if (dispatch.kernel.work == 0) continue;
-        VkPipeline pipeline = program.pipelines[program.dispatch_pipeline[i]];
-        if (pipeline != bound) {
-            vkCmdBindPipeline(s.commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-            bound = pipeline;
+    const std::vector<Segment> segments = segments_of(s, const_cast<ProgramState&>(program));
+    const auto count_segments = static_cast<std::uint32_t>(segments.size());
+    if (auto grown = s.context->ring->grow(*s.slot, count_segments); !grown)
+        return fail(grown.error());
+    s.context->ring->slot(*s.slot).used = count_segments;
+    s.segments = count_segments;
+    const std::uint64_t width = core.tuning.workgroup_size;
+    for (std::uint32_t segment = 0; segment < count_segments; ++segment) {
+        if (auto ok = begin_recording(s, segment); !ok) return ok;
+        VkCommandBuffer commands = segment_commands(s, segment);
+        if (count != 0)
+            vkCmdBindDescriptorSets(commands, VK_PIPELINE_BIND_POINT_COMPUTE, program.layout, 0, 1,
+                                    &set, 0, nullptr);
+        if (s.profiling) {
+            vkCmdResetQueryPool(commands, program.profile_queries, 0,
+                                static_cast<std::uint32_t>(program.plan.dispatches.size() + 1));
+            vkCmdWriteTimestamp2(commands, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                 program.profile_queries, 0);
         }
-        // The grid is capped (tuning.hpp) and the kernels loop over the rest.
-        const std::uint64_t width = core.tuning.workgroup_size;
-        const std::uint64_t groups = std::min<std::uint64_t>(
-            core.tuning.max_groups, (dispatch.kernel.work + width - 1) / width);
-        vkCmdDispatch(s.commands, static_cast<std::uint32_t>(groups), 1, 1);
+        VkPipeline bound = VK_NULL_HANDLE;
+        const Segment& pieces = segments[segment];
+        for (std::size_t p = 0; p < pieces.size(); ++p) {
+            const std::size_t i = pieces[p].dispatch;
+            const tosa::Dispatch& dispatch = program.plan.dispatches[i];
+            // A segment's first dispatch is ordered by the segment's own
+            // opening barrier.
+            if (dispatch.barrier_before && p != 0)
+                memory_barrier(commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,
+                               VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw);
+            if (dispatch.kernel.work != 0) {
+                VkPipeline pipeline = program.pipelines[program.dispatch_pipeline[i]];
+                if (pipeline != bound) {
+                    vkCmdBindPipeline(commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+                    bound = pipeline;
+                }
+                // The grid is capped (tuning.hpp) and the kernels loop over
+                // the rest; a tile-loop kernel covers the piece's tiles.
+                std::uint64_t groups = (dispatch.kernel.work + width - 1) / width;
+                if (tile_loop(dispatch.kernel.kernel)) {
+                    const std::array<std::uint32_t, 2> range{pieces[p].first, pieces[p].end};
+                    vkCmdPushConstants(commands, program.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                       sizeof range, range.data());
+                    if (range[1] != 0) groups = range[1] - range[0];
+                }
+                groups = std::min<std::uint64_t>(core.tuning.max_groups, groups);
+                vkCmdDispatch(commands, static_cast<std::uint32_t>(groups), 1, 1);
+            }
+            if (s.profiling)
+                vkCmdWriteTimestamp2(commands, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                                     program.profile_queries, static_cast<std::uint32_t>(i + 1));
+        }
+        if (auto ok = end_recording(s, segment); !ok) return ok;
     }
-    memory_barrier(s.commands, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, shader_rw,
-                   VK_PIPELINE_STAGE_2_HOST_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
-                   VK_ACCESS_2_HOST_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
-                       VK_ACCESS_2_TRANSFER_WRITE_BIT);
-    if (VkResult r = vkEndCommandBuffer(s.commands); r != VK_SUCCESS)
-        return fail(vulkan_error(core, r, "recording a program"));
     return {};
 }
 
@@ -195,7 +259,7 @@ void SubmissionState::release()
     // Done with the gate's semaphore: ended, or its fence has signalled.
     gate.reset();
     if (slot) {
-        if (on_device)
+        if (on_device())
             context->ring->retire(*slot);
         else
             context->ring->give_back(*slot);
@@ -225,8 +289,6 @@ Result<std::shared_ptr<SubmissionState>> record_only(
     auto s = std::make_shared<SubmissionState>();
     s->context = context;
     s->slot = *taken;
-    s->commands = context->ring->slot(*taken).commands;
-    s->fence = context->ring->slot(*taken).fence;
     s->launch = std::move(launch);
     s->sink = std::move(sink);
     s->program = program;
@@ -238,22 +300,25 @@ Result<std::shared_ptr<SubmissionState>> record_only(
     }
     // On any refusal below `s` dies here and release() gives everything back.
     if (auto ok = record(*s, slots); !ok) return fail(ok.error());
+    s->dispatched_at.assign(s->segments, 0);
+    s->entries.assign(s->segments, 0);
     return s;
 }
 
-Status submit_recorded(SubmissionState& s, std::uint64_t deadline_ns)
+Status submit_recorded(SubmissionState& s, std::uint64_t deadline_ns, std::uint32_t segment)
 {
     DeviceCore& core = *s.context->device;
+    const RingSlot& slot = s.context->ring->slot(*s.slot);
     VkCommandBufferSubmitInfo command{};
     command.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO;
-    command.commandBuffer = s.commands;
+    command.commandBuffer = slot.commands[segment];
     VkSemaphoreSubmitInfo wait{};
     wait.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO;
     VkSubmitInfo2 submit{};
     submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2;
     submit.commandBufferInfoCount = 1;
     submit.pCommandBufferInfos = &command;
-    if (s.gate) {
+    if (s.gate && segment == 0) {
         wait.semaphore = s.gate->semaphore;
         wait.value = s.after_value;
         wait.stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT;
@@ -269,23 +334,10 @@ Status submit_recorded(SubmissionState& s, std::uint64_t deadline_ns)
     VkResult submitted;
     {
         std::lock_guard lock(core.queue_mutex);
-        submitted = vkQueueSubmit2(core.queue, 1, &submit, s.fence);
+        submitted = vkQueueSubmit2(core.queue, 1, &submit, slot.fences[segment]);
     }
     if (submitted != VK_SUCCESS) return fail(vulkan_error(core, submitted, "submitting a program"));
-    s.on_device = true;
     return {};
-}
-
-Result<std::shared_ptr<SubmissionState>> record_and_submit(
-    std::shared_ptr<ContextState> context, std::shared_ptr<ProgramState> program,
-    std::span<const BoundSlot> slots, std::shared_ptr<EventSink> sink, std::uint64_t deadline_ns,
-    std::optional<LaunchRecord> launch)
-{
-    auto s = record_only(context, std::move(program), slots, std::move(sink), std::move(launch));
-    if (!s) return fail(s.error());
-    if (auto ok = submit_recorded(**s, deadline_ns); !ok) return fail(ok.error());
-    context->device->counters.events_in_flight.fetch_add(1);
-    return s;
 }
 
 Completer::Completer(std::shared_ptr<DeviceCore> core)
@@ -303,13 +355,26 @@ Completer::~Completer()
     thread_.join();
 }
 
-void Completer::watch(std::shared_ptr<SubmissionState> submission)
+void Completer::watch(std::shared_ptr<SubmissionState> submission, std::uint32_t segment)
 {
     {
         std::lock_guard lock(mutex_);
-        pending_.push_back(std::move(submission));
+        pending_.push_back({std::move(submission), segment});
     }
     wake_.notify_all();
+}
+
+std::optional<std::uint64_t> Completer::measured_ns(SubmissionState& submission,
+                                                    std::uint32_t segment)
+{
+    const VkQueryPool pool = submission.context->ring->slot(*submission.slot).timestamps;
+    if (pool == VK_NULL_HANDLE) return std::nullopt;
+    std::array<std::uint64_t, 2> ticks{};
+    if (vkGetQueryPoolResults(core_->device, pool, 2 * segment, 2, sizeof ticks, ticks.data(),
+                              sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS)
+        return std::nullopt;
+    const std::uint64_t elapsed = (ticks[1] - ticks[0]) & core_->timestamp_mask;
+    return static_cast<std::uint64_t>(static_cast<double>(elapsed) * core_->timestamp_period);
 }
 
 void Completer::end_unstarted(SubmissionState& submission, EventState state, Error failure)
@@ -317,9 +382,43 @@ void Completer::end_unstarted(SubmissionState& submission, EventState state, Err
     finish(submission, state, std::move(failure));
 }
 
+// The profiling run's timestamps become the program's segments; a run
+// that did not complete leaves the profile to a later one.
+void settle_profile(DeviceCore& core, SubmissionState& s, bool completed)
+{
+    if (!s.profiling) return;
+    s.profiling = false;
+    ProgramState& program = *s.program;
+    const std::size_t dispatches = program.plan.dispatches.size();
+    std::vector<std::uint64_t> ticks(dispatches + 1);
+    if (!completed ||
+        vkGetQueryPoolResults(core.device, program.profile_queries, 0,
+                              static_cast<std::uint32_t>(ticks.size()),
+                              ticks.size() * sizeof(std::uint64_t), ticks.data(),
+                              sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT) != VK_SUCCESS) {
+        program.profile.store(ProgramState::unmeasured, std::memory_order_release);
+        return;
+    }
+    std::vector<DispatchCost> costs(dispatches);
+    program.dispatch_ns.assign(dispatches, 0);
+    const std::uint64_t width = core.tuning.workgroup_size;
+    for (std::size_t i = 0; i < dispatches; ++i) {
+        const auto elapsed = static_cast<double>((ticks[i + 1] - ticks[i]) & core.timestamp_mask);
+        program.dispatch_ns[i] = static_cast<std::uint64_t>(elapsed * core.timestamp_period);
+        const tosa::KernelSpec& kernel = program.plan.dispatches[i].kernel;
+        costs[i].ns = program.dispatch_ns[i];
+        if (tile_loop(kernel.kernel))
+            costs[i].tiles = static_cast<std::uint32_t>(
+                std::min<std::uint64_t>(UINT32_MAX, (kernel.work + width - 1) / width));
+    }
+    program.segments = cut_segments(costs, core.slice_bound_ns, max_segments);
+    program.profile.store(ProgramState::measured, std::memory_order_release);
+}
+
 void Completer::finish(SubmissionState& submission, EventState state, Error failure,
                        std::shared_ptr<SubmissionState> reference)
 {
+    settle_profile(*core_, submission, state == EventState::complete);
     submission.failure = std::move(failure);
     submission.release();
     auto sink = std::move(submission.sink);
@@ -332,43 +431,54 @@ void Completer::finish(SubmissionState& submission, EventState state, Error fail
     sink->completed(status);
 }
 
-// Fences signal in submission order on the one queue, so waiting for the
-// oldest first never delays a report by more than one poll interval.
+// Fences signal in queue order on the one queue (the scheduler puts every
+// segment there), so waiting for the oldest first never delays a report by
+// more than one poll interval.
 void Completer::run()
 {
     constexpr std::uint64_t poll_ns = 50'000'000;
     for (;;) {
-        std::shared_ptr<SubmissionState> next;
+        Pending next;
         {
             std::unique_lock lock(mutex_);
             wake_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
             if (pending_.empty()) return;  // stopping, nothing left
             next = pending_.front();
         }
+        SubmissionState& submission = *next.submission;
+        const VkFence fence = submission.context->ring->slot(*submission.slot).fences[next.segment];
         const VkResult r = core_->lost.load(std::memory_order_acquire)
                                ? VK_ERROR_DEVICE_LOST
-                               : vkWaitForFences(core_->device, 1, &next->fence, VK_TRUE, poll_ns);
+                               : vkWaitForFences(core_->device, 1, &fence, VK_TRUE, poll_ns);
         if (r == VK_TIMEOUT) continue;
         {
             std::lock_guard lock(mutex_);
             pending_.pop_front();
-            current_ = next.get();
+            current_ = &submission;
         }
-        SubmissionState& submission = *next;
         if (r == VK_SUCCESS) {
-            next->on_device = false;  // its fence signalled: the slot may be reset
-            finish(submission, EventState::complete, {}, std::move(next));
+            // Its fence signalled: once the last has, the slot may be reset.
+            const Scheduler::Verdict verdict = scheduler_->ended(
+                submission, next.segment, true, measured_ns(submission, next.segment));
+            if (verdict.finish && verdict.failure)
+                finish(submission, EventState::failed, *verdict.failure,
+                       std::move(next.submission));
+            else if (verdict.finish)
+                finish(submission, EventState::complete, {}, std::move(next.submission));
         } else {
             core_->lost.store(true, std::memory_order_release);
-            finish(submission, EventState::failed,
-                   Error::of(Errc::device_lost, VACCEL_D_DEVICE_STATE)
-                       .with_note(fmt::format("the Vulkan device \"{}\" was lost while running "
-                                              "this work (VkResult {}); its outputs are "
-                                              "undefined",
-                                              core_->info.name, static_cast<int>(r))),
-                   std::move(next));
+            const Scheduler::Verdict verdict =
+                scheduler_->ended(submission, next.segment, false, std::nullopt);
+            if (verdict.finish)
+                finish(submission, EventState::failed,
+                       Error::of(Errc::device_lost, VACCEL_D_DEVICE_STATE)
+                           .with_note(fmt::format("the Vulkan device \"{}\" was lost while "
+                                                  "running this work (VkResult {}); its outputs "
+                                                  "are undefined",
+                                                  core_->info.name, static_cast<int>(r))),
+                       std::move(next.submission));
         }
-        next.reset();
+        next.submission.reset();
         {
             std::lock_guard lock(mutex_);
             current_ = nullptr;

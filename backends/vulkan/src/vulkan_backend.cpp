@@ -28,6 +28,7 @@
 #include "program.hpp"
 #include "gate.hpp"
 #include "launch.hpp"
+#include "scheduler.hpp"
 #include "submit.hpp"
 #include "transfer.hpp"
 #include "tuning.hpp"
@@ -149,6 +150,14 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
                                              static_cast<int>(r))));
     }
     vkGetDeviceQueue(state->device, record.queue_family, 0, &state->queue);
+    if (record.timestamp_bits != 0 && record.limits.timestampPeriod > 0) {
+        state->timestamps = true;
+        state->timestamp_mask =
+            record.timestamp_bits >= 64 ? ~0ull : (1ull << record.timestamp_bits) - 1;
+        state->timestamp_period = record.limits.timestampPeriod;
+        // Cutting needs the profile, which needs timestamps.
+        state->slice_bound_ns = std::uint64_t{options.slice_us} * 1000;
+    }
 
     auto mask = buffer_type_mask(*state);
     if (!mask)
@@ -232,9 +241,21 @@ public:
     }
 
     explicit VulkanBackend(std::shared_ptr<DeviceCore> core)
-        : core_(std::move(core)), completer_(core_)
+        : core_(std::move(core)), completer_(core_), scheduler_(core_, completer_)
     {
+        completer_.attach(&scheduler_);
     }
+
+    // The tenant's flow is joined only before the context has queues (its
+    // work so far is in its own flow); the policy applies from now on.
+    void set_context_schedule(Context& context, const ContextSchedule& schedule) override
+    {
+        ContextState& state = *static_cast<VulkanContext&>(context).state;
+        ContextSchedule applied = schedule;
+        if (state.queues != 0) applied.flow = state.flow->key;
+        state.flow = scheduler_.flow_for(applied, state.flow);
+    }
+    std::optional<DeviceService> device_service() const override { return scheduler_.report(); }
 
     const vaccel_device_info& device_info() const override { return core_->info; }
     std::vector<tosa::CapabilityDescriptor> tosa_descriptors() const override
@@ -284,6 +305,7 @@ public:
         auto ring = SubmissionRing::create(*core_, core_->tuning.descriptors);
         if (!ring) return fail(ring.error());
         context->ring = std::move(*ring);
+        context->flow = scheduler_.own_flow();
         return std::make_unique<VulkanContext>(std::move(context));
     }
 
@@ -429,11 +451,16 @@ public:
         event.reset();
         return {};
     }
-    // Only submissions parked on a gate have not started: everything else
-    // is on the device already.
+    // Submissions parked on a gate or waiting in the scheduler have not
+    // started; what has started runs to its end.
     std::uint64_t cancel_pending(Context& context, const Error& why) override
     {
         const auto& owner = static_cast<VulkanContext&>(context).state;
+        std::uint64_t cancelled = 0;
+        for (auto& submission : scheduler_.take_unstarted(*owner)) {
+            completer_.end_unstarted(*submission, EventState::cancelled, why);
+            ++cancelled;
+        }
         std::vector<std::shared_ptr<GateState>> gates;
         {
             std::lock_guard lock(gates_mutex_);
@@ -441,7 +468,6 @@ public:
                 if (auto gate = weak.lock(); gate && gate->owner == owner)
                     gates.push_back(std::move(gate));
         }
-        std::uint64_t cancelled = 0;
         for (const auto& gate : gates)
             for (GateState::Waiter& waiter : gate->take()) {
                 completer_.end_unstarted(*waiter.submission, EventState::cancelled, why);
@@ -495,9 +521,12 @@ private:
     std::shared_ptr<DeviceCore> core_;
     std::mutex gates_mutex_;  // guards live_gates_
     std::vector<std::weak_ptr<GateState>> live_gates_;
-    // Declared last: destroyed first, so every accepted submission has been
+    // Destroyed after the scheduler, so every accepted submission has been
     // waited for and reported while the device still exists.
     Completer completer_;
+    // Declared last: destroyed first, putting what it still holds on the
+    // device while the Completer can see it end.
+    Scheduler scheduler_;
 };
 
 Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
@@ -557,9 +586,10 @@ Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
     if (queue.owner->events.load() >= max_events)
         return fail(Error::limit_hit(VACCEL_LIMIT_EVENTS, max_events, queue.owner->events.load()));
     if (gate == nullptr) {
-        auto submission =
-            record_and_submit(queue.owner, program.state, bound, desc.sink, desc.deadline_ns);
+        auto submission = record_only(queue.owner, program.state, bound, desc.sink);
         if (!submission) return fail(submission.error());
+        (*submission)->deadline_ns = desc.deadline_ns;
+        core_->counters.events_in_flight.fetch_add(1);
         Submitted submitted;
         submitted.event = std::make_unique<VulkanEvent>(*submission);
         if (core_->accepted.fetch_add(1) == core_->inject_loss_after) {
@@ -572,7 +602,7 @@ Result<Submitted> VulkanBackend::submit(const SubmitDesc& desc)
                     .with_note("the device was lost while accepting this work; its event "
                                "reports the outcome");
         }
-        completer_.watch(std::move(*submission));
+        scheduler_.enqueue(std::move(*submission));
         return submitted;
     }
     // SUBMIT_AFTER: recorded now (refusals happen here), accepted, and held
@@ -682,12 +712,13 @@ Result<Submitted> VulkanBackend::launch(const LaunchDesc& desc)
     }
     record.push = std::move(mapped->push);
     record.grid = {desc.dims.grid[0], desc.dims.grid[1], desc.dims.grid[2]};
-    auto submission = record_and_submit(queue.owner, program.state, held, desc.sink,
-                                        desc.deadline_ns, std::move(record));
+    auto submission = record_only(queue.owner, program.state, held, desc.sink, std::move(record));
     if (!submission) return fail(submission.error());
+    (*submission)->deadline_ns = desc.deadline_ns;
+    core_->counters.events_in_flight.fetch_add(1);
     Submitted submitted;
     submitted.event = std::make_unique<VulkanEvent>(*submission);
-    completer_.watch(std::move(*submission));
+    scheduler_.enqueue(std::move(*submission));
     return submitted;
 }
 
@@ -697,11 +728,7 @@ void VulkanBackend::start(std::shared_ptr<SubmissionState> submission)
         completer_.end_unstarted(*submission, EventState::failed, ok.error());
         return;
     }
-    if (auto ok = submit_recorded(*submission, submission->deadline_ns); !ok) {
-        completer_.end_unstarted(*submission, EventState::failed, ok.error());
-        return;
-    }
-    completer_.watch(std::move(submission));
+    scheduler_.enqueue(std::move(submission));
 }
 
 Result<std::unique_ptr<Buffer>> VulkanBackend::allocate_buffer(Context& context,

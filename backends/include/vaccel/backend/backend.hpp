@@ -268,6 +268,30 @@ struct ContextSchedule {
     std::uint32_t share_permille = 1000;
 };
 
+// What a device's scheduler has served (docs/adr/0026-gpu-device-scheduler.md).
+struct FlowService {
+    std::string flow;  // ContextSchedule::flow; empty for a context's own flow
+    std::uint32_t weight = 100;
+    bool latency = false;
+    std::uint32_t share_permille = 1000;
+    std::uint64_t charged_ns = 0;  // device time charged since the flow was made
+    std::uint64_t window_ns = 0;   // of that, within the last share window
+    std::uint32_t queued = 0;      // work items waiting for the device
+    std::uint32_t on_device = 0;   // on the device now
+};
+struct DispatchEntry {
+    std::uint64_t sequence = 0;  // counts every dispatch of the device
+    std::string flow;
+    std::uint64_t at_ns = 0;    // when it went to the device, CLOCK_MONOTONIC
+    std::uint64_t used_ns = 0;  // device time charged once it ended
+    bool ended = false;
+};
+struct DeviceService {
+    std::uint64_t share_window_ns = 0;
+    std::vector<FlowService> flows;      // flows the device knows now
+    std::vector<DispatchEntry> recent;   // the latest dispatches, oldest first
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -351,6 +375,9 @@ public:
     virtual DeviceState state() const = 0;
 
     virtual LiveCounters live() const = 0;
+    // The scheduler's accounts and recent dispatches; nothing for a device
+    // without one. Safe to call from any thread.
+    virtual std::optional<DeviceService> device_service() const { return std::nullopt; }
 };
 
 }  // namespace vaccel::backend

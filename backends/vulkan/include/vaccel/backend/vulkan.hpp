@@ -43,6 +43,12 @@ struct VulkanOptions {
     // then behaves as a lost device does. UINT64_MAX: never.
     std::uint64_t inject_loss_after = UINT64_MAX;
     std::uint32_t inject_loss_device = 0;
+    // The device time a segment of a run aims at, in microseconds
+    // ([devices.vulkan] slice_us; docs/adr/0026-gpu-device-scheduler.md):
+    // the scheduler cuts long runs and long MATMUL / CONV2D dispatches into
+    // segments of about this much, so a waiting tenant gets the device
+    // within about two of them. 0: runs are never cut.
+    std::uint32_t slice_us = 250;
 };
 
 // What the probe found about one physical device.

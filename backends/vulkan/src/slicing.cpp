@@ -1,0 +1,67 @@
+// slicing.cpp - segments of bounded device time (slicing.hpp).
+#include "slicing.hpp"
+
+#include <algorithm>
+
+namespace vaccel::backend::vulkan {
+
+namespace {
+
+std::uint64_t parts_of(const DispatchCost& cost, std::uint64_t bound_ns)
+{
+    if (cost.tiles < 2 || cost.ns <= bound_ns) return 1;
+    return std::min<std::uint64_t>(cost.tiles, (cost.ns + bound_ns - 1) / bound_ns);
+}
+
+std::vector<Segment> cut(std::span<const DispatchCost> costs, std::uint64_t bound_ns)
+{
+    std::vector<Segment> segments;
+    Segment open;
+    std::uint64_t open_ns = 0;
+    auto close = [&] {
+        if (!open.empty()) segments.push_back(std::move(open));
+        open.clear();
+        open_ns = 0;
+    };
+    for (std::size_t i = 0; i < costs.size(); ++i) {
+        const std::uint64_t parts = parts_of(costs[i], bound_ns);
+        if (parts > 1) {
+            close();
+            const std::uint64_t tiles = costs[i].tiles;
+            for (std::uint64_t p = 0; p < parts; ++p)
+                segments.push_back({Piece{i, static_cast<std::uint32_t>(tiles * p / parts),
+                                          static_cast<std::uint32_t>(tiles * (p + 1) / parts)}});
+            continue;
+        }
+        if (!open.empty() && open_ns + costs[i].ns > bound_ns) close();
+        open.push_back(Piece{i, 0, 0});
+        open_ns += costs[i].ns;
+    }
+    close();
+    return segments;
+}
+
+}  // namespace
+
+std::vector<Segment> whole_run(std::size_t dispatches)
+{
+    Segment all;
+    for (std::size_t i = 0; i < dispatches; ++i) all.push_back(Piece{i, 0, 0});
+    return {std::move(all)};
+}
+
+std::vector<Segment> cut_segments(std::span<const DispatchCost> costs, std::uint64_t bound_ns,
+                                  std::uint32_t max_segments)
+{
+    if (costs.empty() || max_segments <= 1) return whole_run(costs.size());
+    std::uint64_t total = 0;
+    for (const DispatchCost& c : costs) total += c.ns;
+    std::uint64_t bound = std::max<std::uint64_t>({bound_ns, 1, total / max_segments});
+    for (;;) {
+        std::vector<Segment> segments = cut(costs, bound);
+        if (segments.size() <= max_segments) return segments;
+        bound += bound / 2 + 1;  // each step cuts fewer
+    }
+}
+
+}  // namespace vaccel::backend::vulkan

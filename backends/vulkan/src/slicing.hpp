@@ -1,0 +1,44 @@
+// slicing.hpp - cutting a run of a program into segments of bounded device
+// time (docs/adr/0026-gpu-device-scheduler.md).
+//
+// Decides:
+//  - the input is each dispatch's device time as measured on the program's
+//    first run (its profile), and for the tile-loop kernels (MATMUL and the
+//    CONV2D GEMM, slice.glsl) how many tiles it has;
+//  - consecutive dispatches are packed into one segment while their measured
+//    time stays within the bound; a dispatch longer than the bound that has
+//    tiles is cut into ceil(time / bound) parts over consecutive tile
+//    ranges, each a segment of its own; one without tiles stays whole;
+//  - at most `max_segments` segments: when the bound would make more, it is
+//    raised to what keeps the count there;
+//  - without a profile there is one segment holding every dispatch.
+// The bound is [devices.vulkan] slice_us (VulkanOptions). Pure: no device;
+// tested in vulkan.slicing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace vaccel::backend::vulkan {
+
+struct DispatchCost {
+    std::uint64_t ns = 0;     // measured on the profiling run
+    std::uint32_t tiles = 0;  // tiles of a tile-loop kernel; 0: cannot be cut
+};
+
+// A dispatch, or tiles [first, end) of it; end 0 is every tile.
+struct Piece {
+    std::size_t dispatch = 0;
+    std::uint32_t first = 0, end = 0;
+    friend bool operator==(const Piece&, const Piece&) = default;
+};
+using Segment = std::vector<Piece>;
+
+std::vector<Segment> cut_segments(std::span<const DispatchCost> costs, std::uint64_t bound_ns,
+                                  std::uint32_t max_segments);
+
+// One segment of every dispatch, whole (no profile yet).
+std::vector<Segment> whole_run(std::size_t dispatches);
+
+}  // namespace vaccel::backend::vulkan
