@@ -276,7 +276,7 @@ Loaded latency_and_throughput(const Options& o, std::uint32_t slice_us)
     std::vector<ContextSchedule> batch;
     for (unsigned i = 0; i < o.batch; ++i) batch.push_back(schedule(fmt::format("batch{}", i), 100));
     BatchLoad load(*device, o, batch);
-    sleep_for(0.5);  // the profile runs and the load's steady state
+    sleep_for(2.0);  // the profile runs, the cuts settling, the steady state
     const std::uint64_t before = load.completed();
     const std::uint64_t start = monotonic_ns();
     r.beside = latency_runs(urgent, o.runs);

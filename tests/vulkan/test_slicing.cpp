@@ -23,14 +23,14 @@ void no_profile_is_one_whole_segment(void**)
     const auto segments = whole_run(3);
     assert_int_equal(segments.size(), 1);
     assert_true((segments[0] == Segment{{0, 0, 0}, {1, 0, 0}, {2, 0, 0}}));
-    assert_int_equal(cut_segments({}, 250 * us, 64).size(), 1);
+    assert_int_equal(cut_segments({}, 250 * us, 64).segments.size(), 1);
 }
 
 void short_dispatches_are_packed_up_to_the_bound(void**)
 {
     const std::vector<DispatchCost> costs{{100 * us, 0}, {100 * us, 0}, {100 * us, 0},
                                           {40 * us, 0},  {10 * us, 0}};
-    const auto segments = cut_segments(costs, 250 * us, 64);
+    const auto segments = cut_segments(costs, 250 * us, 64).segments;
     // 100 + 100 fit; the third would pass 250; 100 + 40 + 10 fit.
     assert_int_equal(segments.size(), 2);
     assert_true((segments[0] == Segment{{0, 0, 0}, {1, 0, 0}}));
@@ -41,7 +41,7 @@ void a_long_tiled_dispatch_is_cut_over_its_tiles(void**)
 {
     // 1 ms over 10 tiles at 250 us: 4 parts of consecutive tiles, alone.
     const std::vector<DispatchCost> costs{{50 * us, 0}, {1000 * us, 10}, {50 * us, 0}};
-    const auto segments = cut_segments(costs, 250 * us, 64);
+    const auto segments = cut_segments(costs, 250 * us, 64).segments;
     assert_int_equal(segments.size(), 6);
     assert_true((segments[0] == Segment{{0, 0, 0}}));
     assert_true((segments[1] == Segment{{1, 0, 2}}));
@@ -54,7 +54,7 @@ void a_long_tiled_dispatch_is_cut_over_its_tiles(void**)
 void never_more_parts_than_tiles_and_untiled_stays_whole(void**)
 {
     const std::vector<DispatchCost> costs{{2000 * us, 3}, {2000 * us, 0}};
-    const auto segments = cut_segments(costs, 250 * us, 64);
+    const auto segments = cut_segments(costs, 250 * us, 64).segments;
     assert_int_equal(segments.size(), 4);
     assert_true((segments[0] == Segment{{0, 0, 1}}));
     assert_true((segments[2] == Segment{{0, 2, 3}}));
@@ -65,7 +65,7 @@ void the_segment_count_is_capped_by_raising_the_bound(void**)
 {
     // 100 ms over 1000 tiles would be 400 parts at 250 us: capped at 8.
     const std::vector<DispatchCost> costs{{100'000 * us, 1000}};
-    const auto segments = cut_segments(costs, 250 * us, 8);
+    const auto segments = cut_segments(costs, 250 * us, 8).segments;
     assert_true(segments.size() <= 8);
     assert_true(segments.size() >= 4);
     std::uint32_t next = 0;
@@ -75,6 +75,17 @@ void the_segment_count_is_capped_by_raising_the_bound(void**)
         next = s[0].end;
     }
     assert_int_equal(next, 1000);  // every tile once, in order
+}
+
+void a_cap_on_parts_holds_and_the_cut_says_how_many(void**)
+{
+    const std::vector<DispatchCost> costs{{1000 * us, 10, 2}, {100 * us, 0, 0}};
+    const Cut made = cut_segments(costs, 250 * us, 64);
+    assert_int_equal(made.segments.size(), 3);
+    assert_true((made.segments[0] == Segment{{0, 0, 5}}));
+    assert_true((made.segments[1] == Segment{{0, 5, 10}}));
+    assert_int_equal(made.parts[0], 2);
+    assert_int_equal(made.parts[1], 1);
 }
 
 }  // namespace
@@ -87,6 +98,7 @@ int main()
         cmocka_unit_test(a_long_tiled_dispatch_is_cut_over_its_tiles),
         cmocka_unit_test(never_more_parts_than_tiles_and_untiled_stays_whole),
         cmocka_unit_test(the_segment_count_is_capped_by_raising_the_bound),
+        cmocka_unit_test(a_cap_on_parts_holds_and_the_cut_says_how_many),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

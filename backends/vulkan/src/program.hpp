@@ -42,14 +42,16 @@ struct ProgramState {
 
     // The profile (slicing.hpp): the first run's device time per dispatch,
     // taken by the one submission that moves `profile` from unmeasured to
-    // measuring (submit.cpp); `dispatch_ns` and `segments` are written
-    // before it becomes measured (release) and only read after (acquire).
-    // A run that fails puts it back to unmeasured.
+    // measuring (submit.cpp); `cut` is stored before it becomes measured
+    // (release) and only read after (acquire). A run that fails puts it
+    // back to unmeasured. Later runs may replace `cut` (a dispatch whose
+    // parts cost too much gets fewer); `costs` is guarded by cut_mutex.
     enum Profile : int { unmeasured = 0, measuring = 1, measured = 2 };
     std::atomic<int> profile{unmeasured};
     VkQueryPool profile_queries = VK_NULL_HANDLE;  // dispatches + 1 timestamps; null: never
-    std::vector<std::uint64_t> dispatch_ns;
-    std::vector<Segment> segments;
+    std::mutex cut_mutex;
+    std::vector<DispatchCost> costs;
+    std::atomic<std::shared_ptr<const Cut>> cut;
 
     // VACCEL_FORMAT_SPIRV (launch.hpp): the module, its GLCompute entry
     // points, and one pipeline per (entry, storage buffers, push-constant

@@ -214,6 +214,7 @@ Scheduler::Verdict Scheduler::ended(SubmissionState& submission, std::uint32_t s
         entry.used_ns = used;
         entry.ended = true;
     }
+    submission.used_ns[segment] = used;
     submission.ended_segments = segment + 1;
     --on_device_;
     if (!ok && submission.dispatched < submission.segments) {

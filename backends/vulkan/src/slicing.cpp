@@ -10,12 +10,16 @@ namespace {
 std::uint64_t parts_of(const DispatchCost& cost, std::uint64_t bound_ns)
 {
     if (cost.tiles < 2 || cost.ns <= bound_ns) return 1;
-    return std::min<std::uint64_t>(cost.tiles, (cost.ns + bound_ns - 1) / bound_ns);
+    std::uint64_t parts = std::min<std::uint64_t>(cost.tiles, (cost.ns + bound_ns - 1) / bound_ns);
+    if (cost.max_parts != 0) parts = std::min<std::uint64_t>(parts, cost.max_parts);
+    return std::max<std::uint64_t>(parts, 1);
 }
 
-std::vector<Segment> cut(std::span<const DispatchCost> costs, std::uint64_t bound_ns)
+Cut cut(std::span<const DispatchCost> costs, std::uint64_t bound_ns)
 {
-    std::vector<Segment> segments;
+    Cut made;
+    made.parts.assign(costs.size(), 1);
+    std::vector<Segment>& segments = made.segments;
     Segment open;
     std::uint64_t open_ns = 0;
     auto close = [&] {
@@ -27,6 +31,7 @@ std::vector<Segment> cut(std::span<const DispatchCost> costs, std::uint64_t boun
         const std::uint64_t parts = parts_of(costs[i], bound_ns);
         if (parts > 1) {
             close();
+            made.parts[i] = static_cast<std::uint32_t>(parts);
             const std::uint64_t tiles = costs[i].tiles;
             for (std::uint64_t p = 0; p < parts; ++p)
                 segments.push_back({Piece{i, static_cast<std::uint32_t>(tiles * p / parts),
@@ -38,7 +43,7 @@ std::vector<Segment> cut(std::span<const DispatchCost> costs, std::uint64_t boun
         open_ns += costs[i].ns;
     }
     close();
-    return segments;
+    return made;
 }
 
 }  // namespace
@@ -50,16 +55,17 @@ std::vector<Segment> whole_run(std::size_t dispatches)
     return {std::move(all)};
 }
 
-std::vector<Segment> cut_segments(std::span<const DispatchCost> costs, std::uint64_t bound_ns,
-                                  std::uint32_t max_segments)
+Cut cut_segments(std::span<const DispatchCost> costs, std::uint64_t bound_ns,
+                 std::uint32_t max_segments)
 {
-    if (costs.empty() || max_segments <= 1) return whole_run(costs.size());
+    if (costs.empty() || max_segments <= 1)
+        return Cut{whole_run(costs.size()), std::vector<std::uint32_t>(costs.size(), 1)};
     std::uint64_t total = 0;
     for (const DispatchCost& c : costs) total += c.ns;
     std::uint64_t bound = std::max<std::uint64_t>({bound_ns, 1, total / max_segments});
     for (;;) {
-        std::vector<Segment> segments = cut(costs, bound);
-        if (segments.size() <= max_segments) return segments;
+        Cut made = cut(costs, bound);
+        if (made.segments.size() <= max_segments) return made;
         bound += bound / 2 + 1;  // each step cuts fewer
     }
 }

@@ -11,6 +11,10 @@
 //    ranges, each a segment of its own; one without tiles stays whole;
 //  - at most `max_segments` segments: when the bound would make more, it is
 //    raised to what keeps the count there;
+//  - a dispatch's parts may be capped (`max_parts`): the caller halves the
+//    cap of a dispatch whose parts together took more than 8% longer than
+//    it took whole (too few tiles per part to fill the device), so the cut
+//    settles where slicing costs little;
 //  - without a profile there is one segment holding every dispatch.
 // The bound is [devices.vulkan] slice_us (VulkanOptions). Pure: no device;
 // tested in vulkan.slicing.
@@ -23,9 +27,13 @@
 namespace vaccel::backend::vulkan {
 
 struct DispatchCost {
-    std::uint64_t ns = 0;     // measured on the profiling run
-    std::uint32_t tiles = 0;  // tiles of a tile-loop kernel; 0: cannot be cut
+    std::uint64_t ns = 0;      // measured on the profiling run
+    std::uint32_t tiles = 0;   // tiles of a tile-loop kernel; 0: cannot be cut
+    std::uint32_t max_parts = 0;  // 0: as many as the bound asks
 };
+
+// Slicing costs more than this share of a dispatch's whole time: its cap halves.
+inline constexpr double slicing_overhead_limit = 0.08;
 
 // A dispatch, or tiles [first, end) of it; end 0 is every tile.
 struct Piece {
@@ -35,8 +43,16 @@ struct Piece {
 };
 using Segment = std::vector<Piece>;
 
-std::vector<Segment> cut_segments(std::span<const DispatchCost> costs, std::uint64_t bound_ns,
-                                  std::uint32_t max_segments);
+// How a run of a program goes out: its segments, and into how many parts
+// each dispatch was cut (1: whole).
+struct Cut {
+    std::vector<Segment> segments;
+    std::vector<std::uint32_t> parts;
+};
+
+
+Cut cut_segments(std::span<const DispatchCost> costs, std::uint64_t bound_ns,
+                 std::uint32_t max_segments);
 
 // One segment of every dispatch, whole (no profile yet).
 std::vector<Segment> whole_run(std::size_t dispatches);

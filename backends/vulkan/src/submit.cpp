@@ -144,8 +144,10 @@ bool tile_loop(std::uint32_t kernel)
 // one, and the first such run takes the profile.
 std::vector<Segment> segments_of(SubmissionState& s, ProgramState& program)
 {
-    if (program.profile.load(std::memory_order_acquire) == ProgramState::measured)
-        return program.segments;
+    if (program.profile.load(std::memory_order_acquire) == ProgramState::measured) {
+        s.cut = program.cut.load(std::memory_order_acquire);
+        return s.cut->segments;
+    }
     int expected = ProgramState::unmeasured;
     if (program.profile_queries != VK_NULL_HANDLE && s.context->device->slice_bound_ns != 0 &&
         program.profile.compare_exchange_strong(expected, ProgramState::measuring,
@@ -301,6 +303,7 @@ Result<std::shared_ptr<SubmissionState>> record_only(
     // On any refusal below `s` dies here and release() gives everything back.
     if (auto ok = record(*s, slots); !ok) return fail(ok.error());
     s->dispatched_at.assign(s->segments, 0);
+    s->used_ns.assign(s->segments, 0);
     s->entries.assign(s->segments, 0);
     return s;
 }
@@ -382,10 +385,40 @@ void Completer::end_unstarted(SubmissionState& submission, EventState state, Err
     finish(submission, state, std::move(failure));
 }
 
-// The profiling run's timestamps become the program's segments; a run
-// that did not complete leaves the profile to a later one.
+// Cuts that slice a dispatch into parts that together took more than
+// slicing_overhead_limit over its whole time get half the parts next time.
+void adapt_cut(DeviceCore& core, SubmissionState& s)
+{
+    ProgramState& program = *s.program;
+    const Cut& cut = *s.cut;
+    std::vector<std::uint64_t> sliced(cut.parts.size(), 0);
+    for (std::size_t i = 0; i < cut.segments.size(); ++i) {
+        const Segment& segment = cut.segments[i];
+        if (segment.size() == 1 && segment[0].end != 0) sliced[segment[0].dispatch] += s.used_ns[i];
+    }
+    std::lock_guard lock(program.cut_mutex);
+    if (program.cut.load(std::memory_order_acquire) != s.cut) return;  // already replaced
+    bool changed = false;
+    for (std::size_t d = 0; d < cut.parts.size(); ++d) {
+        if (cut.parts[d] <= 1) continue;
+        const auto whole = static_cast<double>(program.costs[d].ns);
+        if (static_cast<double>(sliced[d]) > whole * (1.0 + slicing_overhead_limit)) {
+            program.costs[d].max_parts = cut.parts[d] / 2;
+            changed = true;
+        }
+    }
+    if (changed)
+        program.cut.store(std::make_shared<const Cut>(
+                              cut_segments(program.costs, core.slice_bound_ns, max_segments)),
+                          std::memory_order_release);
+}
+
+// The profiling run's timestamps become the program's cut; a run that did
+// not complete leaves the profile to a later one. A later completed run
+// may adapt the cut (adapt_cut).
 void settle_profile(DeviceCore& core, SubmissionState& s, bool completed)
 {
+    if (s.cut && completed) adapt_cut(core, s);
     if (!s.profiling) return;
     s.profiling = false;
     ProgramState& program = *s.program;
@@ -399,19 +432,20 @@ void settle_profile(DeviceCore& core, SubmissionState& s, bool completed)
         program.profile.store(ProgramState::unmeasured, std::memory_order_release);
         return;
     }
-    std::vector<DispatchCost> costs(dispatches);
-    program.dispatch_ns.assign(dispatches, 0);
+    std::lock_guard lock(program.cut_mutex);
+    program.costs.assign(dispatches, DispatchCost{});
     const std::uint64_t width = core.tuning.workgroup_size;
     for (std::size_t i = 0; i < dispatches; ++i) {
         const auto elapsed = static_cast<double>((ticks[i + 1] - ticks[i]) & core.timestamp_mask);
-        program.dispatch_ns[i] = static_cast<std::uint64_t>(elapsed * core.timestamp_period);
         const tosa::KernelSpec& kernel = program.plan.dispatches[i].kernel;
-        costs[i].ns = program.dispatch_ns[i];
+        program.costs[i].ns = static_cast<std::uint64_t>(elapsed * core.timestamp_period);
         if (tile_loop(kernel.kernel))
-            costs[i].tiles = static_cast<std::uint32_t>(
+            program.costs[i].tiles = static_cast<std::uint32_t>(
                 std::min<std::uint64_t>(UINT32_MAX, (kernel.work + width - 1) / width));
     }
-    program.segments = cut_segments(costs, core.slice_bound_ns, max_segments);
+    program.cut.store(std::make_shared<const Cut>(
+                          cut_segments(program.costs, core.slice_bound_ns, max_segments)),
+                      std::memory_order_release);
     program.profile.store(ProgramState::measured, std::memory_order_release);
 }
 

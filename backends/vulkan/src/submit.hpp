@@ -77,6 +77,11 @@ struct SubmissionState {
     // This run takes its program's profile (program.hpp): one segment with
     // a timestamp after every dispatch.
     bool profiling = false;
+    // The program's cut it was recorded with (null: whole), and each
+    // segment's charged device time (the scheduler writes it as segments
+    // end; read once the last has).
+    std::shared_ptr<const Cut> cut;
+    std::vector<std::uint64_t> used_ns;
     bool on_device() const { return dispatched > ended_segments; }
     struct Held {
         VulkanBuffer* buffer;  // alive: free_buffer is refused while held
