@@ -15,6 +15,9 @@
 //     charged (the scheduler's accounts), and their ratio;
 //  4. one tenant with device_share 30% alone on the device: its charged time
 //     over the wall time of the window.
+// Devices: vulkan:N, and cuda:N where the build has CUDA (its contexts in
+// vaccel-cuda-host processes, as vacceld runs them). CUDA runs are not cut
+// into slices, so a CUDA device has no "slicing on" configuration.
 // Nothing is asserted; the exit status is non-zero only when the device
 // refused or failed work.
 #include <fmt/format.h>
@@ -33,6 +36,9 @@
 
 #include "support/latency.hpp"
 #include "vaccel/backend/vulkan.hpp"
+#ifdef VACCEL_BENCH_HAS_CUDA
+#include "vaccel/backend/cuda.hpp"
+#endif
 #include "vaccel/tosa/builder.hpp"
 #include "vaccel/tosa/graph.hpp"
 
@@ -50,7 +56,9 @@ struct Options {
     unsigned runs = 300;
     double seconds = 2.0;                // each throughput / share window
     std::uint32_t slice_us = 250;
-    unsigned device = 0;                 // vulkan:N
+    std::string device = "vulkan:0";     // vulkan:N or cuda:N
+    bool cuda() const { return device.starts_with("cuda:"); }
+    unsigned index() const { return static_cast<unsigned>(std::stoul(device.substr(device.find(':') + 1))); }
 };
 
 [[noreturn]] void die(const std::string& what, const Error& error)
@@ -133,6 +141,7 @@ struct Tenant {
             for (unsigned c = 0; c < copies; ++c) {
                 BufferDesc b;
                 b.bytes = slots[s].bytes;
+                b.domain = VACCEL_DOMAIN_DEVICE;  // as a real tenant's (a CUDA Host buffer is read over PCIe)
                 BufferInfo info;
                 buffers.push_back(must(device.allocate_buffer(*context, b, info), "a buffer"));
                 if (s < inputs) {
@@ -243,15 +252,29 @@ void sleep_for(double seconds)
 
 std::unique_ptr<Backend> open_device(const Options& o, std::uint32_t slice_us)
 {
-    VulkanOptions options;
-    options.slice_us = slice_us;
-    VulkanDevices found = open_vulkan_devices(options);
-    if (found.devices.size() <= o.device) {
-        std::fprintf(stderr, "bench_isolation: no device vulkan:%u (%s)\n", o.device,
-                     found.unavailable.c_str());
+    std::vector<std::unique_ptr<Backend>> devices;
+    std::string unavailable;
+    if (o.cuda()) {
+#ifdef VACCEL_BENCH_HAS_CUDA
+        CudaDevices found = open_cuda_devices();
+        devices = std::move(found.devices);
+        unavailable = found.unavailable;
+#else
+        unavailable = "this build has no CUDA backend";
+#endif
+    } else {
+        VulkanOptions options;
+        options.slice_us = slice_us;
+        VulkanDevices found = open_vulkan_devices(options);
+        devices = std::move(found.devices);
+        unavailable = found.unavailable;
+    }
+    if (devices.size() <= o.index()) {
+        std::fprintf(stderr, "bench_isolation: no device %s (%s)\n", o.device.c_str(),
+                     unavailable.c_str());
         std::exit(1);
     }
-    return std::move(found.devices[o.device]);
+    return std::move(devices[o.index()]);
 }
 
 std::uint64_t charged(Backend& device, const std::string& flow)
@@ -300,15 +323,23 @@ int main(int argc, char** argv)
     app.add_option("--runs", o.runs, "latency runs per measurement");
     app.add_option("--seconds", o.seconds, "each window");
     app.add_option("--slice-us", o.slice_us, "the sliced configuration's slice_us");
-    app.add_option("--device", o.device, "vulkan:N");
+    app.add_option("--device", o.device, "vulkan:N or cuda:N")
+        ->check([](const std::string& d) {
+            const bool ok = (d.starts_with("vulkan:") || d.starts_with("cuda:")) &&
+                            d.find_first_not_of("0123456789", d.find(':') + 1) == std::string::npos &&
+                            d.size() > d.find(':') + 1;
+            return ok ? std::string() : "expected vulkan:N or cuda:N, got " + d;
+        });
     CLI11_PARSE(app, argc, argv);
 
-    std::printf("isolation: %u batch tenants looping MATMUL %lld^3, a latency tenant's ADD of "
-                "%lld floats, %u runs\n",
-                o.batch, static_cast<long long>(o.n), static_cast<long long>(o.add_elements), o.runs);
-    const Loaded off = latency_and_throughput(o, 0);
-    const Loaded on = latency_and_throughput(o, o.slice_us);
-    for (const auto& [name, r] : {std::pair{"slicing off", off}, std::pair{"slicing on", on}}) {
+    std::printf("isolation on %s: %u batch tenants looping MATMUL %lld^3, a latency tenant's ADD "
+                "of %lld floats, %u runs\n",
+                o.device.c_str(), o.batch, static_cast<long long>(o.n),
+                static_cast<long long>(o.add_elements), o.runs);
+    std::vector<std::pair<const char*, Loaded>> configurations;
+    configurations.emplace_back(o.cuda() ? "not cut" : "slicing off", latency_and_throughput(o, 0));
+    if (!o.cuda()) configurations.emplace_back("slicing on", latency_and_throughput(o, o.slice_us));
+    for (const auto& [name, r] : configurations) {
         std::printf("%-12s latency alone median %8.1f us p99 %8.1f us | beside batch median "
                     "%8.1f us p99 %8.1f us | loaded/alone median %5.2fx p99 %5.2fx | batch %.2f "
                     "MATMUL/s\n",
@@ -316,8 +347,10 @@ int main(int argc, char** argv)
                     r.beside.median_us / r.alone.median_us, r.beside.p99_us / r.alone.p99_us,
                     r.throughput);
     }
-    std::printf("batch throughput, slicing on / off: %.3fx (slice_us %u)\n",
-                on.throughput / off.throughput, o.slice_us);
+    if (configurations.size() == 2)
+        std::printf("batch throughput, slicing on / off: %.3fx (slice_us %u)\n",
+                    configurations[1].second.throughput / configurations[0].second.throughput,
+                    o.slice_us);
 
     auto device = open_device(o, o.slice_us);
     {

@@ -224,6 +224,33 @@ void policies_are_clamped_and_flows_forgotten_only_when_idle(void**)
 
 }  // namespace
 
+// put_back returns a started item uncharged, the flow keeping its turn;
+// others_ready sees only other flows' ready items.
+void an_item_put_back_keeps_its_turn_and_others_ready_sees_the_rest(void**)
+{
+    DeviceTime scheduler;
+    const Clock::time_point now{};
+    scheduler.set_policy(1, FlowPolicy{});
+    scheduler.set_policy(2, FlowPolicy{});
+    scheduler.ready(1);
+    assert_false(scheduler.others_ready(1));
+    assert_true(scheduler.others_ready(2));
+    DeviceTime::Choice first = scheduler.next(now);
+    assert_int_equal(*first.flow, 1);
+    assert_false(scheduler.others_ready(2));  // started: no longer ready
+    scheduler.ready(2);
+    scheduler.put_back(1);
+    assert_true(scheduler.others_ready(2));
+    const auto account = scheduler.account(1, now);
+    assert_int_equal(account->ready, 1);
+    assert_int_equal(account->in_flight, 0);
+    assert_int_equal(account->charged.count(), 0);
+    // Its turn and credit are kept: it goes next, before flow 2.
+    assert_int_equal(*scheduler.next(now).flow, 1);
+    scheduler.put_back(3);  // unknown, or nothing in flight: no-op
+    assert_false(scheduler.account(3, now).has_value());
+}
+
 int main()
 {
     const CMUnitTest tests[] = {
@@ -235,6 +262,7 @@ int main()
         cmocka_unit_test(a_capped_flow_leaves_the_rest_to_others),
         cmocka_unit_test(debts_are_paid_and_idle_credit_is_not_banked),
         cmocka_unit_test(policies_are_clamped_and_flows_forgotten_only_when_idle),
+        cmocka_unit_test(an_item_put_back_keeps_its_turn_and_others_ready_sees_the_rest),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

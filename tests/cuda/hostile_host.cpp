@@ -113,9 +113,10 @@ void submission(std::uint64_t id, std::uint64_t event)
 
 void serve(Op op, std::uint64_t id, Reader& r)
 {
-    if (mode == "hang_after_submit" && submitted && op != Op::submit && op != Op::event_destroy)
+    if (mode == "hang_after_submit" && submitted && op != Op::submit && op != Op::event_destroy &&
+        op != Op::release)
         hang();
-    if (mode == "deaf_after_submits" && submitted && op != Op::submit) hang();
+    if (mode == "deaf_after_submits" && submitted && op != Op::submit && op != Op::release) hang();
     switch (op) {
     case Op::allocate: {
         const auto handle = r.get<std::uint64_t>();
@@ -182,7 +183,9 @@ void serve(Op op, std::uint64_t id, Reader& r)
     case Op::launch:
         return submission(id, r.get<std::uint64_t>());
     case Op::event_destroy:
-        return;  // no reply
+    case Op::release:
+    case Op::end_held:
+        return;  // no reply (it completes its work without waiting to be released)
     case Op::cancel: {
         Writer w(Op::reply, id);
         w.put(std::uint8_t{1}).put(std::uint64_t{mode == "cancel_overcount" ? 1000u : 0u});

@@ -2,6 +2,7 @@
 // to with the wire codec only: malformed messages, the admin channel and its
 // permission, limits persisted and obeyed, parked waits, memfd payloads,
 // sessions released on disconnect, SIGHUP reload and SIGTERM drain.
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -380,6 +381,44 @@ void metrics_are_prometheus_text_with_help_and_type(void**)
 
 // ---- waits and payloads ------------------------------------------------------------------
 
+// The device time the CPU device's scheduler charged a tenant is shown the
+// same in SESSIONS (every session of the tenant), TENANTS and the metrics.
+void device_time_is_shown_per_tenant(void**)
+{
+    DaemonProcess daemon;
+    WireClient admin(daemon.socket());
+    WireClient client(daemon.socket());
+    const std::int64_t n = 64;
+    const Matmul m = prepare_matmul(client, n);
+    for (int i = 0; i < 3; ++i)
+        assert_status(wait_for(client, submit(client, m, n), UINT64_MAX), VACCEL_OK, VACCEL_D_NONE, 0);
+    const json sessions = json::parse(admin.admin(VACCEL_ADMIN_SESSIONS).text())["sessions"];
+    assert_int_equal(sessions.size(), 2);
+    std::uint64_t charged = 0;
+    std::string tenant;
+    for (const json& s : sessions) {
+        // Both sessions are uid 0's: one tenant, one account.
+        assert_int_equal(s["device_time"].size(), 1);
+        const json& d = s["device_time"][0];
+        assert_int_equal(d["device"].get<int>(), 0);
+        assert_true(d["charged_ns"].get<std::uint64_t>() > 0);
+        assert_true(d["share"].get<double>() > 0.0 && d["share"].get<double>() <= 1.0);
+        if (charged != 0) assert_int_equal(d["charged_ns"].get<std::uint64_t>(), charged);
+        charged = d["charged_ns"].get<std::uint64_t>();
+        tenant = s["tenant"].get<std::string>();
+    }
+    const json tenants = json::parse(admin.admin(VACCEL_ADMIN_TENANTS).text())["tenants"];
+    assert_int_equal(tenants.size(), 1);
+    assert_int_equal(tenants[0]["devices"][0]["device_time_ns"].get<std::uint64_t>(), charged);
+    const std::string text = admin.admin(VACCEL_ADMIN_METRICS).text();
+    const std::string line = fmt::format("vaccel_tenant_device_seconds_total{{tenant=\"{}\",device=\"0\"}} {:.9f}\n",
+                                         tenant, static_cast<double>(charged) / 1e9);
+    if (text.find(line) == std::string::npos)
+        fail_msg("metrics lack \"%s\":\n%s", line.c_str(), text.c_str());
+    if (text.find("# TYPE vaccel_tenant_device_share gauge") == std::string::npos)
+        fail_msg("metrics lack vaccel_tenant_device_share");
+}
+
 void wait_parks_until_done_and_times_out_at_its_deadline(void**)
 {
     DaemonProcess daemon;
@@ -634,6 +673,7 @@ int main()
         cmocka_unit_test(limits_set_persists_and_a_new_context_obeys_it),
         cmocka_unit_test(sessions_and_devices_list_use_and_disconnect_releases_it),
         cmocka_unit_test(metrics_are_prometheus_text_with_help_and_type),
+        cmocka_unit_test(device_time_is_shown_per_tenant),
         cmocka_unit_test(wait_parks_until_done_and_times_out_at_its_deadline),
         cmocka_unit_test(memfd_payloads_carry_large_writes_and_reads),
         cmocka_unit_test(memfd_shorter_than_stated_is_refused_and_the_connection_stays),

@@ -196,6 +196,19 @@ public:
                                 schedule.share_permille);
     }
 
+    // The tenants' flows (every context of a session has one); a context's
+    // own flow before its tenant is named serves only that moment.
+    std::optional<DeviceService> device_service() const override
+    {
+        std::vector<std::pair<std::string, std::shared_ptr<Flow>>> flows;
+        {
+            const std::lock_guard held(tenant_flows_mutex_);
+            for (const auto& [key, weak] : tenant_flows_)
+                if (auto flow = weak.lock()) flows.emplace_back(key, std::move(flow));
+        }
+        return scheduler_.report(flows);
+    }
+
     Result<std::unique_ptr<Buffer>> allocate_buffer(Context& context, const BufferDesc& desc,
                                                      BufferInfo& info) override
     {
@@ -483,7 +496,7 @@ private:
     // Declared last: destroyed first, so workers drain while the state lives.
     Scheduler scheduler_;
     // Tenant key -> the flow its contexts share (set_context_schedule).
-    std::mutex tenant_flows_mutex_;
+    mutable std::mutex tenant_flows_mutex_;
     std::map<std::string, std::weak_ptr<Flow>> tenant_flows_;
 };
 

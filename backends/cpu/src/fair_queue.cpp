@@ -23,20 +23,24 @@ void FairQueue::charge(const std::shared_ptr<Lane>& lane, Clock::duration used,
     used = std::max(used, Clock::duration{0});
     flow.charges.push_back({now, used});
     flow.charged += used;
+    flow.charged_total += used;
+    (void)charged_within(flow, now);
+}
+
+FairQueue::Clock::duration FairQueue::charged_within(Flow& flow, Clock::time_point now)
+{
     while (!flow.charges.empty() && flow.charges.front().first + share_window <= now) {
         flow.charged -= flow.charges.front().second;
         flow.charges.pop_front();
     }
+    return flow.charged;
 }
 
 std::optional<FairQueue::Clock::time_point> FairQueue::cap_hold(Flow& flow,
                                                                 Clock::time_point now) const
 {
     if (draining_ || flow.share_permille >= 1000) return std::nullopt;
-    while (!flow.charges.empty() && flow.charges.front().first + share_window <= now) {
-        flow.charged -= flow.charges.front().second;
-        flow.charges.pop_front();
-    }
+    (void)charged_within(flow, now);
     const Clock::duration allowed = share_window * workers_ * flow.share_permille / 1000;
     if (flow.charged < allowed) return std::nullopt;
     // Held until enough of the oldest charges leave the window.
@@ -110,6 +114,7 @@ bool FairQueue::push(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submissi
 {
     note_activity(lane->flow, now);
     lane->pending.push_back(std::move(submission));
+    ++lane->flow->queued;
     if (lane->scheduled) return false;  // ready already, or a worker runs it
     lane->scheduled = true;
     Flow& flow = *lane->flow;
@@ -165,6 +170,7 @@ std::optional<FairQueue::Dispatch> FairQueue::pop(Clock::time_point now)
             ++flow.running;
             std::shared_ptr<Submission> submission = std::move(lane->pending.front());
             lane->pending.pop_front();
+            --flow.queued;
             return Dispatch{std::move(lane), std::move(submission)};
         }
         // The visit ends: to the tail, to be credited again when it comes back.

@@ -95,6 +95,8 @@ struct Flow {
                          std::chrono::steady_clock::duration>>
         charges;
     std::chrono::steady_clock::duration charged{0};  // the sum of `charges`
+    std::chrono::steady_clock::duration charged_total{0};  // since the flow was made
+    std::uint32_t queued = 0;  // submissions in its lanes not yet handed to a worker
     std::uint64_t deficit = 0;
     bool credited = false;      // received its quantum for the current visit
     bool in_ring = false;       // has work: ready lanes or lanes being run
@@ -174,6 +176,8 @@ public:
     // The lane's dispatched submission ran for `used`, ending at `now`:
     // charged to its flow (before finish(lane)).
     void charge(const std::shared_ptr<Lane>& lane, Clock::duration used, Clock::time_point now);
+    // The flow's charges within the share window ending at `now`.
+    static Clock::duration charged_within(Flow& flow, Clock::time_point now);
     // From now on no cap holds any flow back.
     void drain() { draining_ = true; }
 

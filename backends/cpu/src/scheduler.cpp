@@ -40,6 +40,33 @@ void Scheduler::set_schedule(Flow& flow, std::uint32_t weight, bool latency,
     FairQueue::set_share(flow, share_permille);
 }
 
+DeviceService Scheduler::report(
+    const std::vector<std::pair<std::string, std::shared_ptr<Flow>>>& flows) const
+{
+    using std::chrono::duration_cast;
+    using std::chrono::nanoseconds;
+    std::lock_guard lock(mutex_);
+    const auto now = FairQueue::Clock::now();
+    DeviceService service;
+    service.share_window_ns =
+        static_cast<std::uint64_t>(duration_cast<nanoseconds>(FairQueue::share_window).count());
+    service.servers = static_cast<std::uint32_t>(workers_.size());
+    for (const auto& [key, flow] : flows) {
+        FlowService f;
+        f.flow = key;
+        f.weight = flow->weight;
+        f.latency = flow->latency;
+        f.share_permille = flow->share_permille;
+        f.charged_ns = static_cast<std::uint64_t>(duration_cast<nanoseconds>(flow->charged_total).count());
+        f.window_ns = static_cast<std::uint64_t>(
+            duration_cast<nanoseconds>(FairQueue::charged_within(*flow, now)).count());
+        f.queued = flow->queued;
+        f.on_device = flow->running;
+        service.flows.push_back(std::move(f));
+    }
+    return service;
+}
+
 void Scheduler::work()
 {
     std::unique_lock lock(mutex_);

@@ -38,10 +38,15 @@ public:
     void set_schedule(Flow& flow, std::uint32_t weight, bool latency,
                       std::uint32_t share_permille);
 
+    // What the workers served each of `flows` (tenant key, flow): charged
+    // run time in all and within the share window, queued and running.
+    DeviceService report(
+        const std::vector<std::pair<std::string, std::shared_ptr<Flow>>>& flows) const;
+
 private:
     void work();
 
-    std::mutex mutex_;  // guards run_queue_, stopping_ and every Flow's and Lane's fields
+    mutable std::mutex mutex_;  // guards run_queue_, stopping_ and every Flow's and Lane's fields
     std::condition_variable wake_;
     FairQueue run_queue_;
     bool stopping_ = false;

@@ -264,6 +264,18 @@ void Host::serve(Op op, std::uint64_t id, Reader& r)
         if (it != events.end() && d.destroy_event(it->second)) events.erase(it);
         return;
     }
+    case Op::release:  // no reply; an event that ended meanwhile is not held
+    case Op::end_held: {
+        auto it = events.find(r.get<std::uint64_t>());
+        if (op == Op::release) {
+            if (it != events.end()) (void)start_held(d, *it->second);
+            return;
+        }
+        const auto state = static_cast<EventState>(r.get<std::uint32_t>());
+        const Error why = r.error();
+        if (it != events.end()) (void)end_held(d, *it->second, state, why);
+        return;
+    }
     case Op::cancel: {
         const Error why = r.error();
         const std::uint64_t n = d.cancel_pending(*context, why);
@@ -296,6 +308,7 @@ int main(int argc, char** argv)
 
     CudaOptions options;
     options.isolation = CudaIsolation::none;  // this process is the boundary
+    options.hold_starts = true;               // vacceld's scheduler releases each submission
     if (argc > 4 && *argv[4] != '\0') options.state_dir = argv[4];
     if (argc > 5 && std::string_view(argv[5]) == "tf32") options.fp32_math = Fp32Math::tf32;
     CudaDevices found = open_cuda_devices(options);

@@ -63,6 +63,19 @@ public:
         : core_(std::move(core)), completer_(core_)
     {
     }
+    ~CudaBackend() override
+    {
+        std::vector<std::shared_ptr<SubmissionState>> held;
+        {
+            std::lock_guard lock(held_mutex_);
+            held.swap(held_);
+        }
+        for (auto& s : held)
+            completer_.end_unstarted(*s, EventState::cancelled,
+                                     Error::of(Errc::cancelled)
+                                         .with_note("the CUDA device closed before this work "
+                                                    "was started; it never ran"));
+    }
 
     const vaccel_device_info& device_info() const override { return core_->info; }
     std::vector<tosa::CapabilityDescriptor> tosa_descriptors() const override
@@ -281,10 +294,19 @@ public:
         event.reset();
         return {};
     }
-    // Only submissions parked on a gate have not started.
+    // Only submissions parked on a gate or held have not started.
     std::uint64_t cancel_pending(Context& context, const Error& why) override
     {
         const auto& owner = static_cast<CudaContext&>(context).state;
+        std::vector<std::shared_ptr<SubmissionState>> held;
+        {
+            std::lock_guard lock(held_mutex_);
+            auto moved = std::ranges::stable_partition(
+                held_, [&](const auto& s) { return s->queue->owner != owner; });
+            held.assign(std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
+            held_.erase(moved.begin(), moved.end());
+        }
+        for (auto& s : held) completer_.end_unstarted(*s, EventState::cancelled, why);
         std::vector<std::shared_ptr<GateState>> gates;
         {
             std::lock_guard lock(gates_mutex_);
@@ -292,7 +314,7 @@ public:
                 if (auto gate = weak.lock(); gate && gate->owner == owner)
                     gates.push_back(std::move(gate));
         }
-        std::uint64_t cancelled = 0;
+        std::uint64_t cancelled = held.size();
         for (const auto& gate : gates)
             for (GateState::Waiter& waiter : gate->take()) {
                 completer_.end_unstarted(*waiter.submission, EventState::cancelled, why);
@@ -396,9 +418,9 @@ private:
     // Puts an accepted submission on its stream; false (and the submission
     // reported) when it cannot go.
     Status enqueue(SubmissionState& s);
-    // Starts a submission its gate released; one that cannot start fails,
-    // since it was accepted already.
-    void start(std::shared_ptr<SubmissionState> s)
+    // Starts a submission its gate (or the daemon's scheduler) released;
+    // one that cannot start fails, since it was accepted already.
+    void start(std::shared_ptr<SubmissionState> s, std::string_view waited_for = "its gate")
     {
         ContextState& owner = *s->queue->owner;
         if (auto ok = owner.usable(); !ok) {
@@ -409,8 +431,9 @@ private:
             completer_.end_unstarted(
                 *s, EventState::failed,
                 Error::of(Errc::deadline_expired, VACCEL_D_DEADLINE)
-                    .with_note("the deadline passed while the submission waited for its gate; "
-                               "the work never ran"));
+                    .with_note(fmt::format("the deadline passed while the submission waited "
+                                           "for {}; the work never ran",
+                                           waited_for)));
             return;
         }
         if (auto ok = enqueue(*s); !ok) {
@@ -438,6 +461,11 @@ private:
         }
         if (gate != nullptr && gate->park(s, after_value)) return out;
         s->gate.reset();
+        if (core_->options.hold_starts) {
+            std::lock_guard lock(held_mutex_);
+            held_.push_back(std::move(s));
+            return out;
+        }
         if (auto ok = enqueue(*s); !ok) {
             // Nothing reached the stream: refused, nothing retained.
             s->release();
@@ -451,9 +479,32 @@ private:
         return out;
     }
 
+public:
+    // Takes `event`'s submission out of the held ones; null when not held.
+    std::shared_ptr<SubmissionState> take_held(Event& event)
+    {
+        const SubmissionState* wanted = static_cast<CudaEvent&>(event).submission.get();
+        std::lock_guard lock(held_mutex_);
+        auto it = std::ranges::find_if(held_, [&](const auto& s) { return s.get() == wanted; });
+        if (it == held_.end()) return nullptr;
+        std::shared_ptr<SubmissionState> s = std::move(*it);
+        held_.erase(it);
+        return s;
+    }
+    void start_held(std::shared_ptr<SubmissionState> s) { start(std::move(s), "the device"); }
+    void end_held(SubmissionState& s, EventState state, const Error& why)
+    {
+        completer_.end_unstarted(s, state, why);
+    }
+
+private:
     std::shared_ptr<DeviceCore> core_;
     std::mutex gates_mutex_;  // guards live_gates_
     std::vector<std::weak_ptr<GateState>> live_gates_;
+    // hold_starts: accepted submissions waiting for start_held(), oldest
+    // first (a host holds at most what the daemon's scheduler keeps queued).
+    std::mutex held_mutex_;
+    std::vector<std::shared_ptr<SubmissionState>> held_;
     // Declared last: destroyed first, so every accepted submission is
     // reported while the device still exists.
     Completer completer_;
@@ -902,6 +953,26 @@ std::filesystem::path find_host_program(const CudaOptions& options, std::string&
 
 }  // namespace
 }  // namespace cuda
+
+bool start_held(Backend& device, Event& event)
+{
+    auto* cuda = dynamic_cast<cuda::CudaBackend*>(&device);
+    if (cuda == nullptr) return false;
+    auto s = cuda->take_held(event);
+    if (!s) return false;
+    cuda->start_held(std::move(s));
+    return true;
+}
+
+bool end_held(Backend& device, Event& event, EventState state, const Error& why)
+{
+    auto* cuda = dynamic_cast<cuda::CudaBackend*>(&device);
+    if (cuda == nullptr) return false;
+    auto s = cuda->take_held(event);
+    if (!s) return false;
+    cuda->end_held(*s, state, why);
+    return true;
+}
 
 std::string cuda_uuid_text(const vaccel_device_info& info)
 {

@@ -17,6 +17,11 @@
 //  - the window is sealed by the daemon (F_SEAL_SHRINK, F_SEAL_GROW,
 //    F_SEAL_SEAL) before the host exists, so a host cannot truncate it
 //    under the daemon's mapping (a SIGBUS in vacceld);
+//  - a host holds every accepted submission and launch until the daemon
+//    releases it (Op::release): the daemon's device scheduler decides when
+//    each context's work reaches the device; SUBMIT_AFTER gates are kept by
+//    the daemon, which sends such work as it sends any and releases it once
+//    the gate is reached (or ends it with Op::end_held);
 //  - the daemon side waits for nothing without a deadline
 //    (send_packet_before, receive_packet_before; host_proxy.hpp says how
 //    long).
@@ -64,6 +69,11 @@ enum class Op : std::uint32_t {
     launch = 23,
     event_destroy = 24,
     cancel = 25,
+    // daemon -> host, no reply (id = the event): the device scheduler's word
+    // that accepted work may go on its stream now, or must end unstarted
+    // (its gate was destroyed: the state and the reason follow).
+    release = 26,
+    end_held = 27,
 };
 
 struct Header {

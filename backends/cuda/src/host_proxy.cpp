@@ -19,6 +19,7 @@
 
 #include "host_protocol.hpp"
 #include "program.hpp"
+#include "scheduler.hpp"
 #include "vaccel/backend/cuda.hpp"
 
 namespace vaccel::backend::cuda {
@@ -45,9 +46,17 @@ struct Outcome {
     Error failure;
 };
 
+class HostChannel;
+
 // One submission, as the daemon sees it, from just before its request is
-// sent until the engine is told (or it is withdrawn, refused).
-struct EventRecord {
+// sent until the engine is told (or it is withdrawn, refused). Accepted, it
+// is an item of the device's scheduler (scheduler.hpp), which releases it.
+struct EventRecord final : Item {
+    void release() override;
+    std::weak_ptr<HostChannel> host;
+    std::uint64_t id = 0;  // the event's, and its request's
+    std::shared_ptr<Scheduler> scheduler;
+
     std::atomic<std::uint32_t> state{VACCEL_EVENT_PENDING};
     Error failure;  // written before `state` leaves pending
     std::shared_ptr<EventSink> sink;
@@ -84,6 +93,8 @@ std::string_view op_name(Op op)
     case Op::launch: return "a launch";
     case Op::event_destroy: return "an event destruction";
     case Op::cancel: return "a cancel";
+    case Op::release: return "a release";
+    case Op::end_held: return "an end of held work";
     default: return "a request";
     }
 }
@@ -127,8 +138,9 @@ public:
     // malformed reply or refusal, or none in time, fails the host.
     Result<std::vector<std::byte>> call(const Writer& request, std::uint64_t id, Bound bound);
     Status call_status(const Writer& request, std::uint64_t id, Bound bound);
-    // Sends without waiting for a reply (event_destroy).
-    void post(const Writer& request);
+    // Sends without waiting for a reply (event_destroy, release, end_held),
+    // within `limit` (default: deadlines.brief).
+    void post(const Writer& request, std::optional<std::chrono::milliseconds> limit = {});
     std::uint64_t next_id() { return ids_.fetch_add(1); }
     // Registers a submission before its request is sent.
     void track(std::uint64_t id, std::shared_ptr<EventRecord> record);
@@ -267,9 +279,10 @@ Status HostChannel::usable()
     return {};
 }
 
-void HostChannel::post(const Writer& request)
+void HostChannel::post(const Writer& request, std::optional<std::chrono::milliseconds> limit)
 {
-    const auto deadline = std::chrono::steady_clock::now() + deadlines.brief;
+    const std::chrono::milliseconds bound = limit.value_or(deadlines.brief);
+    const auto deadline = std::chrono::steady_clock::now() + bound;
     host::Sent sent;
     {
         std::lock_guard lock(send_mutex_);
@@ -279,8 +292,20 @@ void HostChannel::post(const Writer& request)
         Reader r(request.bytes());
         (void)fail_host(host_gone(fmt::format("did not take {} within {} ms and was killed",
                                               op_name(r.get<host::Header>().op),
-                                              deadlines.brief.count())));
+                                              bound.count())));
     }
+}
+
+// A release is a few bytes to a host that reads its socket all the time; one
+// that does not take it within a second is hung (the scheduler's lock is
+// held meanwhile, so every tenant of the device waits for this send).
+void EventRecord::release()
+{
+    auto channel = host.lock();
+    if (!channel) return;  // gone: died() fails this record
+    Writer w(Op::release, id);
+    w.put(id);
+    channel->post(w, std::min(channel->deadlines.brief, std::chrono::milliseconds(1000)));
 }
 
 Result<std::vector<std::byte>> HostChannel::call(const Writer& request, std::uint64_t id,
@@ -483,6 +508,7 @@ void HostChannel::read_loop()
 // The proxy's objects: ids on the host, and what the engine asks without a request.
 struct ProxyContext final : Context {
     std::shared_ptr<HostChannel> host;
+    std::shared_ptr<sched::FlowTag> flow;  // its tenant's flow (scheduler.hpp)
     std::atomic<std::uint64_t> buffers{0}, programs{0}, queues{0}, gates{0};
     // The host's buffer identities, for refusals that name a buffer.
     std::mutex identities_mutex;
@@ -525,10 +551,19 @@ struct ProxyQueue final : Queue {
     std::uint64_t id = 0;
 };
 
+// The gate's value and its waiters are the daemon's: work after a gate is
+// accepted by its host like any other and released by the scheduler once the
+// gate reaches its value (host_protocol.hpp).
 struct ProxyGate final : Gate {
     ProxyContext* owner = nullptr;
     std::uint64_t id = 0;
     std::atomic<std::uint64_t> value{0};
+    struct Waiter {
+        std::shared_ptr<EventRecord> record;
+        std::uint64_t value;
+    };
+    std::mutex mutex;             // guards `waiters` and raises of `value`
+    std::vector<Waiter> waiters;  // in arrival order
 };
 
 struct ProxyEvent final : Event {
@@ -539,6 +574,8 @@ struct ProxyEvent final : Event {
 
 void finish(EventRecord& record, EventState state, Error failure)
 {
+    // The device is free of it before its sink can submit more.
+    if (record.scheduler) record.scheduler->ended(record);
     record.failure = std::move(failure);
     for (const auto& h : record.held) (h.writes ? h.buffer->writers : h.buffer->readers).fetch_sub(1);
     record.held.clear();
@@ -658,6 +695,7 @@ public:
         host->start();
         auto context = std::make_unique<ProxyContext>();
         context->host = std::move(host);
+        context->flow = scheduler_->own_flow();
         core_->counters.contexts.fetch_add(1);
         return std::unique_ptr<Context>(std::move(context));
     }
@@ -676,6 +714,17 @@ public:
         core_->counters.contexts.fetch_sub(1);
         return {};
     }
+
+    // The tenant's flow is joined only before the context has queues (its
+    // work so far is in its own flow); the policy applies from now on.
+    void set_context_schedule(Context& context, const ContextSchedule& schedule) override
+    {
+        auto& c = static_cast<ProxyContext&>(context);
+        ContextSchedule applied = schedule;
+        if (c.queues != 0) applied.flow = c.flow->key;
+        c.flow = scheduler_->flow_for(applied, c.flow);
+    }
+    std::optional<DeviceService> device_service() const override { return scheduler_->report(); }
 
     Result<std::unique_ptr<Buffer>> allocate_buffer(Context& context, const BufferDesc& desc,
                                                     BufferInfo& info) override
@@ -878,9 +927,17 @@ public:
         Writer w(Op::gate_raise, id);
         w.put(g.id).put(value);
         if (auto ok = g.owner->host->call_status(w, id, Bound::brief); !ok) return ok;
-        std::uint64_t seen = g.value.load();
-        while (seen < value && !g.value.compare_exchange_weak(seen, value)) {
+        std::vector<ProxyGate::Waiter> reached;
+        {
+            std::lock_guard lock(g.mutex);
+            if (value > g.value.load()) g.value.store(value);
+            auto moved = std::ranges::stable_partition(
+                g.waiters, [&](const ProxyGate::Waiter& w) { return w.value > value; });
+            reached.assign(std::make_move_iterator(moved.begin()),
+                           std::make_move_iterator(moved.end()));
+            g.waiters.erase(moved.begin(), moved.end());
         }
+        for (ProxyGate::Waiter& waiter : reached) scheduler_->enqueue(std::move(waiter.record));
         return {};
     }
     std::uint64_t gate_value(const Gate& gate) const override
@@ -893,8 +950,26 @@ public:
         const std::uint64_t id = g.owner->host->next_id();
         Writer w(Op::gate_destroy, id);
         w.put(g.id);
-        // The host cancels what waited (their completions follow); a dead
-        // host has nothing left to cancel.
+        // What waited ends unstarted (its host says so; a dead host has
+        // failed it already, and one that ended is no longer held). The
+        // host serves in order and sends those completions before its
+        // answer to the gate's destruction, so they are in when it returns.
+        std::vector<ProxyGate::Waiter> waiting;
+        {
+            std::lock_guard lock(g.mutex);
+            waiting.swap(g.waiters);
+        }
+        for (const ProxyGate::Waiter& waiter : waiting) {
+            Writer end(Op::end_held, waiter.record->id);
+            end.put(waiter.record->id)
+                .put(static_cast<std::uint32_t>(VACCEL_EVENT_CANCELLED))
+                .error(Error::of(Errc::cancelled, VACCEL_D_GATE_DESTROYED, 0, waiter.value)
+                           .with_note(fmt::format("the gate this submission waited on was "
+                                                  "destroyed before it reached {}; the work "
+                                                  "never ran",
+                                                  waiter.value)));
+            g.owner->host->post(end);
+        }
         (void)g.owner->host->call_status(w, id, Bound::brief);
         g.owner->gates -= 1;
         core_->counters.gates.fetch_sub(1);
@@ -913,11 +988,13 @@ public:
                                        "the queue"));
         if (auto ok = check_bindings(desc.bindings, *q.owner); !ok) return fail(ok.error());
         const std::uint64_t id = q.owner->host->next_id();
+        // The gate is the daemon's (ProxyGate): the host holds this work as
+        // it holds any, and the scheduler releases it once the gate is there.
         Writer w(Op::submit, id);
-        w.put(id).put(q.id).put(p.id).put(desc.deadline_ns).put(g == nullptr ? std::uint64_t{0} : g->id)
-            .put(desc.after_value);
+        w.put(id).put(q.id).put(p.id).put(desc.deadline_ns).put(std::uint64_t{0})
+            .put(std::uint64_t{0});
         put_bindings(w, desc.bindings);
-        return go(*q.owner, w, id, desc.bindings, desc.sink);
+        return go(*q.owner, w, id, desc.bindings, desc.sink, g, desc.after_value);
     }
     Result<Submitted> launch(const LaunchDesc& desc) override
     {
@@ -935,7 +1012,7 @@ public:
         if (w.bytes().size() > host::max_message)
             return fail(Error::limit_hit(VACCEL_LIMIT_KERNEL_ARGS_BYTES, host::max_message / 2,
                                          argv.size()));
-        return go(*q.owner, w, id, desc.bindings, desc.sink);
+        return go(*q.owner, w, id, desc.bindings, desc.sink, nullptr, 0);
     }
     EventStatus poll(Event& event) override
     {
@@ -1051,12 +1128,18 @@ private:
             w.put(b.slot).put(b.access).put(static_cast<const ProxyBuffer&>(*b.buffer).id)
                 .put(b.offset).put(b.bytes);
     }
-    // Registers the event, sends the request; accepted or refused.
+    // Registers the event, sends the request; accepted (then queued for the
+    // scheduler, or parked on its gate) or refused.
     Result<Submitted> go(ProxyContext& c, const Writer& w, std::uint64_t id,
-                         std::span<const Binding> bindings, std::shared_ptr<EventSink> sink)
+                         std::span<const Binding> bindings, std::shared_ptr<EventSink> sink,
+                         ProxyGate* gate, std::uint64_t after_value)
     {
         auto record = std::make_shared<EventRecord>();
         record->sink = std::move(sink);
+        record->host = c.host;
+        record->id = id;
+        record->flow = c.flow->id;
+        record->scheduler = scheduler_;
         for (const Binding& b : bindings) {
             auto* buffer = static_cast<ProxyBuffer*>(b.buffer);
             const bool writes = (b.access & VACCEL_ACCESS_WRITE) != 0;
@@ -1099,6 +1182,13 @@ private:
             core_->counters.events_in_flight.fetch_sub(1);
             return fail(std::move(*refused));
         }
+        bool parked = false;
+        if (gate != nullptr) {
+            std::lock_guard lock(gate->mutex);
+            parked = gate->value.load() < after_value;
+            if (parked) gate->waiters.push_back({record, after_value});
+        }
+        if (!parked) scheduler_->enqueue(record);
         auto event = std::make_unique<ProxyEvent>();
         event->record = std::move(record);
         event->host = c.host;
@@ -1125,6 +1215,8 @@ private:
     std::filesystem::path program_;
     std::string uuid_;
     HostDeadlines deadlines_;
+    // Shared with every accepted record, which tells it when it ends.
+    std::shared_ptr<Scheduler> scheduler_ = std::make_shared<Scheduler>();
 };
 
 }  // namespace

@@ -66,6 +66,19 @@ void DeviceTime::withdraw(FlowId id, std::uint32_t count)
     leave_ring_if_idle(flow);
 }
 
+void DeviceTime::put_back(FlowId id)
+{
+    auto found = flows_.find(id);
+    if (found == flows_.end() || found->second.in_flight == 0) return;
+    --found->second.in_flight;
+    ++found->second.ready;
+}
+
+bool DeviceTime::others_ready(FlowId id) const
+{
+    return std::ranges::any_of(flows_, [&](const auto& f) { return f.first != id && f.second.ready != 0; });
+}
+
 void DeviceTime::forget(FlowId id)
 {
     auto found = flows_.find(id);

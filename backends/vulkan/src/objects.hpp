@@ -27,6 +27,7 @@
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/backend/vulkan.hpp"
 #include "vaccel/common/shared_memory.hpp"
+#include "vaccel/sched/flow_book.hpp"
 
 namespace vaccel::backend::vulkan {
 
@@ -74,10 +75,8 @@ struct DeviceCore {
 // The flow of the device's scheduler a context's work joins (scheduler.hpp);
 // shared by the contexts of one tenant, alive while any of them (or their
 // work) is.
-struct FlowTag {
-    std::uint64_t id = 0;  // vaccel::sched::FlowId
-    std::string key;       // the tenant's key; empty for a context's own flow
-};
+using sched::FlowTag;
+
 
 // One context: the command pool, command buffer and fence of its blocking
 // transfers, its submission ring, and its share of the limits.

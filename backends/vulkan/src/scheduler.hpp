@@ -43,7 +43,7 @@
 #include <unordered_map>
 
 #include "submit.hpp"
-#include "vaccel/sched/device_time.hpp"
+#include "vaccel/sched/flow_book.hpp"
 
 namespace vaccel::backend::vulkan {
 
@@ -92,17 +92,8 @@ public:
 
 private:
     using Clock = sched::DeviceTime::Clock;
-    struct FlowQueue {
-        std::weak_ptr<FlowTag> tag;
-        std::deque<std::shared_ptr<SubmissionState>> waiting;  // oldest first
-    };
-    struct Entry {
-        sched::FlowId flow;
-        std::string key;  // the flow's key then (the flow may be forgotten since)
-        std::uint64_t at_ns;
-        std::uint64_t used_ns;
-        bool ended;
-    };
+    // A flow's accepted submissions not yet wholly on the queue, oldest first.
+    using FlowQueue = std::deque<std::shared_ptr<SubmissionState>>;
 
     // Puts segments on the queue while fewer than max_on_device are there.
     void pump(std::unique_lock<std::mutex>& lock);
@@ -110,28 +101,21 @@ private:
     void fail_queued(const Error& why);
     // One segment of the flow's oldest submission to the queue.
     void dispatch_one(sched::FlowId flow, Clock::time_point now);
-    void sweep_flows();
     void report_failures(std::unique_lock<std::mutex>& lock);
     void timer_loop();
 
     std::shared_ptr<DeviceCore> core_;
     Completer& completer_;
     mutable std::mutex mutex_;
-    sched::DeviceTime time_;
+    mutable sched::FlowBook book_;  // report() expires old charges
     std::unordered_map<sched::FlowId, FlowQueue> queues_;
-    std::map<std::string, std::weak_ptr<FlowTag>> tenant_flows_;
-    sched::FlowId next_flow_ = 1;
     std::uint32_t on_device_ = 0;
     std::uint64_t last_end_ns_ = 0;  // host-seen end of the latest segment (no timestamps)
-    // The latest dispatches, oldest first: entry `first_entry_ + i` is record_[i].
-    std::deque<Entry> record_;
-    std::uint64_t first_entry_ = 0;
     struct Failed {
         std::shared_ptr<SubmissionState> submission;
         Error why;
     };
     std::vector<Failed> failed_;  // ended by report_failures(), unlocked
-    bool draining_ = false;
     bool stopping_ = false;
     std::optional<Clock::time_point> wake_at_;  // a cap lapses then
     std::condition_variable wake_;              // the timer thread's

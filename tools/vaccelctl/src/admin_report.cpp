@@ -71,6 +71,32 @@ std::string context_caps_cell(const nlohmann::json& rule)
     return out.empty() ? "-" : out;
 }
 
+std::string share_text(double share) { return fmt::format("{:.1f}%", share * 100.0); }
+
+// The tenant's device time over its devices, and each device's share of
+// the last window ("1:30.2%"), from a session's "device_time" list; "-"
+// for a daemon that sends none.
+std::pair<std::string, std::string> device_time_cells(const nlohmann::json& session)
+{
+    if (!session.contains("device_time") || !session["device_time"].is_array())
+        return {"-", "-"};
+    std::uint64_t total = 0;
+    std::string shares;
+    for (const auto& d : session["device_time"]) {
+        if (!d.contains("charged_ns") || !d["charged_ns"].is_number_unsigned())
+            continue;
+        const auto ns = d["charged_ns"].get<std::uint64_t>();
+        total += ns;
+        if (ns == 0 || !d.contains("share") || !d["share"].is_number())
+            continue;
+        if (!shares.empty())
+            shares += ", ";
+        shares += fmt::format("{}:{}", number_cell(d, "device", "?"),
+                              share_text(d["share"].get<double>()));
+    }
+    return {duration_text(total), shares.empty() ? "-" : shares};
+}
+
 }  // namespace
 
 std::string Table::text() const
@@ -122,19 +148,23 @@ std::string sessions_text(const nlohmann::json& document)
     if (sessions.empty())
         return "no sessions\n";
     Table table;
+    // device-time and share are the session's tenant's (charged per tenant).
     table.header = {"id",       "pid",      "uid",   "tenant",    "cgroup",      "contexts",
                     "buffers",  "memory",   "programs", "gates", "in-flight", "submissions",
-                    "errors"};
-    table.right_aligned = {true, true, true, false, false, true, true,
-                           true, true, true, true,  true,  true};
-    for (const auto& s : sessions)
+                    "errors",   "device-time", "share"};
+    table.right_aligned = {true, true, true, false, false, true, true, true,
+                           true, true, true, true,  true,  true, false};
+    for (const auto& s : sessions) {
+        auto [device_time, share] = device_time_cells(s);
         table.rows.push_back({number_cell(s, "id", "?"), number_cell(s, "pid", "?"),
                               number_cell(s, "uid", "?"), text_cell(s, "tenant"),
                               text_cell(s, "cgroup"),
                               number_cell(s, "contexts", "?"), number_cell(s, "buffers", "?"),
                               bytes_cell(s, "memory_bytes", "?"), number_cell(s, "programs", "?"),
                               number_cell(s, "gates", "?"), number_cell(s, "events_in_flight", "?"),
-                              number_cell(s, "submissions", "?"), number_cell(s, "errors", "?")});
+                              number_cell(s, "submissions", "?"), number_cell(s, "errors", "?"),
+                              std::move(device_time), std::move(share)});
+    }
     return table.text();
 }
 
@@ -194,8 +224,9 @@ std::string tenants_text(const nlohmann::json& document)
         return "no tenants: no session is open\n";
     Table table;
     table.header = {"tenant", "sessions", "device", "contexts", "memory", "buffers",
-                    "programs", "queues",  "events", "gates"};
-    table.right_aligned = {false, true, true, true, true, true, true, true, true, true};
+                    "programs", "queues",  "events", "gates", "device-time", "share"};
+    table.right_aligned = {false, true, true, true, true, true,
+                           true,  true, true, true, true, true};
     for (const auto& t : tenants) {
         const std::string name = text_cell(t, "tenant");
         const nlohmann::json sessions = t.contains("sessions") ? t["sessions"] : nlohmann::json();
@@ -206,11 +237,15 @@ std::string tenants_text(const nlohmann::json& document)
             auto cell = [&](const char* key, bool bytes) {
                 return d.contains(key) ? use_cell(d[key], bytes) : std::string("?");
             };
-            table.rows.push_back({name, open, number_cell(d, "index", "?"),
-                                  cell("contexts", false), cell("memory_bytes", true),
-                                  cell("buffers", false), cell("programs", false),
-                                  cell("queues", false), cell("events", false),
-                                  cell("gates", false)});
+            const bool timed = d.contains("device_time_ns") &&
+                               d["device_time_ns"].is_number_unsigned() &&
+                               d.contains("device_share") && d["device_share"].is_number();
+            table.rows.push_back(
+                {name, open, number_cell(d, "index", "?"), cell("contexts", false),
+                 cell("memory_bytes", true), cell("buffers", false), cell("programs", false),
+                 cell("queues", false), cell("events", false), cell("gates", false),
+                 timed ? duration_text(d["device_time_ns"].get<std::uint64_t>()) : "-",
+                 timed ? share_text(d["device_share"].get<double>()) : "-"});
         }
     }
     return table.text();

@@ -288,6 +288,9 @@ struct DispatchEntry {
 };
 struct DeviceService {
     std::uint64_t share_window_ns = 0;
+    // Items the device runs at once (the CPU's workers; 1 on a GPU): a share
+    // window holds servers * share_window_ns of device time.
+    std::uint32_t servers = 1;
     std::vector<FlowService> flows;      // flows the device knows now
     std::vector<DispatchEntry> recent;   // the latest dispatches, oldest first
 };

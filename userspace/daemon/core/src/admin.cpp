@@ -277,13 +277,21 @@ std::string devices_document(engine::DeviceManager& devices)
     return json{{"devices", list}}.dump();
 }
 
-std::string sessions_document(const std::vector<SessionEntry>& sessions, const Policy& policy)
+std::string sessions_document(const std::vector<SessionEntry>& sessions, const Policy& policy,
+                              const DeviceTimes& times)
 {
     json list = json::array();
     for (const SessionEntry& entry : sessions) {
         const engine::SessionIdentity& who = entry.session->identity();
         const engine::SessionStats stats = entry.session->stats();
         const Client client = client_of(who);
+        // The tenant's, whichever of its sessions: device time is charged
+        // to tenants, not sessions (ADR 0024).
+        json device_time = json::array();
+        if (auto it = times.find(entry.session->tenant().key()); it != times.end())
+            for (const TenantDeviceTime& t : it->second)
+                device_time.push_back(
+                    {{"device", t.device}, {"charged_ns", t.charged_ns}, {"share", t.share}});
         list.push_back({{"id", entry.id},
                         {"transport", entry.transport},
                         {"pid", who.pid},
@@ -305,7 +313,8 @@ std::string sessions_document(const std::vector<SessionEntry>& sessions, const P
                         {"events_in_flight", stats.events_in_flight},
                         {"waits_parked", entry.waits_parked},
                         {"submissions", stats.submissions},
-                        {"errors", stats.errors}});
+                        {"errors", stats.errors},
+                        {"device_time", std::move(device_time)}});
     }
     return json{{"sessions", list}}.dump();
 }
@@ -367,7 +376,7 @@ Reply AdminService::handle(const engine::SessionIdentity& caller, Request& reque
         answer = devices_document(*devices_);
         break;
     case VACCEL_ADMIN_SESSIONS:
-        answer = sessions_document(sessions, *policy_->current());
+        answer = sessions_document(sessions, *policy_->current(), device_times(*devices_));
         break;
     case VACCEL_ADMIN_LIMITS_GET:
         answer = limits_document(config_.config().policy);
@@ -384,7 +393,8 @@ Reply AdminService::handle(const engine::SessionIdentity& caller, Request& reque
         break;
     }
     case VACCEL_ADMIN_TENANTS:
-        answer = tenants_ ? tenants_document(*tenants_) : tenants_document(engine::Tenants(0));
+        answer = tenants_ ? tenants_document(*tenants_, device_times(*devices_))
+                          : tenants_document(engine::Tenants(0));
         break;
     case VACCEL_ADMIN_CONTAINERS:
         answer = containers_ ? containers_document(containers_->list(), sessions)

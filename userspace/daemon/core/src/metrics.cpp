@@ -6,8 +6,10 @@
 // session vaccel_session_* (labels session, transport ("socket" or
 // "kernel"), pid, uid, cgroup, tenant), per tenant and device
 // vaccel_tenant_*_used / vaccel_tenant_*_total (labels tenant, device; a
-// total with no bound is not written), vaccel_tenant_sessions (label
-// tenant), and the daemon-wide vaccel_sessions and
+// total with no bound is not written), vaccel_tenant_device_seconds_total
+// and vaccel_tenant_device_share (labels tenant, device: the device time
+// its scheduler charged the tenant, and its share of the last window),
+// vaccel_tenant_sessions (label tenant), and the daemon-wide vaccel_sessions and
 // vaccel_daemon_uptime_seconds. Each family
 // is written once with its # HELP and # TYPE lines; label values are
 // escaped (\\, \", \n).
@@ -150,6 +152,24 @@ std::string metrics_text(engine::DeviceManager& devices, const std::vector<Sessi
 
     if (tenants != nullptr)
         tenant_metrics(out, *tenants);
+
+    // Per tenant and device: what the device's scheduler charged it.
+    const DeviceTimes times = device_times(devices);
+    header(out, {"vaccel_tenant_device_seconds_total", "counter",
+                 "Device time the device's scheduler charged the tenant."});
+    for (const auto& [tenant, list] : times)
+        for (const TenantDeviceTime& t : list)
+            fmt::format_to(std::back_inserter(out),
+                           "vaccel_tenant_device_seconds_total{{tenant=\"{}\",device=\"{}\"}} {:.9f}\n",
+                           prometheus_label_value(tenant), t.device,
+                           static_cast<double>(t.charged_ns) / 1e9);
+    header(out, {"vaccel_tenant_device_share", "gauge",
+                 "The tenant's share of the device's time over the last share window (0..1)."});
+    for (const auto& [tenant, list] : times)
+        for (const TenantDeviceTime& t : list)
+            fmt::format_to(std::back_inserter(out),
+                           "vaccel_tenant_device_share{{tenant=\"{}\",device=\"{}\"}} {:.4f}\n",
+                           prometheus_label_value(tenant), t.device, t.share);
 
     header(out, {"vaccel_sessions", "gauge", "Client sessions connected."});
     fmt::format_to(std::back_inserter(out), "vaccel_sessions {}\n", sessions.size());

@@ -3,7 +3,8 @@
 //
 // Decides the document's shape: one entry per tenant with an open session,
 // ordered by key, with its open sessions and, per device, each resource's
-// use and total; a total with no bound is null.
+// use and total (a total with no bound is null) and the device time its
+// scheduler charged the tenant (0 on a device without one).
 #include <nlohmann/json.hpp>
 
 #include "vaccel/daemon/admin.hpp"
@@ -40,13 +41,20 @@ json total_json(const vaccel_device_limits& totals, Resource r)
 
 }  // namespace
 
-std::string tenants_document(const engine::Tenants& tenants)
+std::string tenants_document(const engine::Tenants& tenants, const DeviceTimes& times)
 {
     json list = json::array();
     for (const engine::TenantReport& t : tenants.report()) {
+        const auto timed = times.find(t.id.key());
         json devices = json::array();
         for (std::size_t d = 0; d < t.used.size(); ++d) {
-            json device{{"index", d}};
+            json device{{"index", d}, {"device_time_ns", 0}, {"device_share", 0.0}};
+            if (timed != times.end())
+                for (const TenantDeviceTime& time : timed->second)
+                    if (time.device == d) {
+                        device["device_time_ns"] = time.charged_ns;
+                        device["device_share"] = time.share;
+                    }
             for (std::size_t k = 0; k < resource_count; ++k)
                 device[std::string(resource_keys[k])] = {
                     {"used", t.used[d][k]},

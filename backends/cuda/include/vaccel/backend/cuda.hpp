@@ -62,6 +62,13 @@ struct CudaOptions {
     // none), where one device object sees every submission.
     std::uint64_t inject_loss_after = UINT64_MAX;
     std::uint32_t inject_loss_device = 0;
+    // vaccel-cuda-host only (isolation none): accepted work does not go on
+    // its stream until start_held() says so, since vacceld's device
+    // scheduler decides when each context's work reaches the device
+    // (docs/adr/0026-gpu-device-scheduler.md). A held submission is accepted
+    // (checked, its buffers held) like any other; SUBMIT_AFTER is not used
+    // with it (the daemon keeps gates itself).
+    bool hold_starts = false;
 };
 
 struct CudaDevices {
@@ -74,6 +81,15 @@ struct CudaDevices {
 // says why. With process isolation a device whose host program cannot be
 // found is refused, with the path it looked for.
 CudaDevices open_cuda_devices(const CudaOptions& options = {});
+
+// A device opened with hold_starts: puts the held work of `event` on its
+// stream now (or fails it, when its context failed or its deadline passed
+// while it was held). False when `event` is not held (it ended already, or
+// `device` is no such device).
+bool start_held(Backend& device, Event& event);
+// Ends the held work of `event` unstarted, as `state` (failed or
+// cancelled) for `why`; false when it is not held.
+bool end_held(Backend& device, Event& event, EventState state, const Error& why);
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", the device's UUID as
 // nvidia-smi prints it.

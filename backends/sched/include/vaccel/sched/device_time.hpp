@@ -84,6 +84,11 @@ public:
     // An item of the flow that next() started has ended after using the
     // device for `used`, at `now`.
     void charge(FlowId flow, Duration used, Clock::time_point now);
+    // An item next() started did not start after all (the device could not
+    // take it yet): it is ready again, its flow's place and credit kept.
+    void put_back(FlowId flow);
+    // Whether a flow other than `flow` has items ready to start.
+    bool others_ready(FlowId flow) const;
     // An item counted by ready() will not start after all (cancelled).
     void withdraw(FlowId flow, std::uint32_t count = 1);
     // Forgets an idle flow (no ready or in-flight work); no-op otherwise.

@@ -79,6 +79,9 @@ public:
     }
 
     backend::LiveCounters live();
+    // What the device's scheduler served (Backend::device_service()): no
+    // device mutex, the backend locks its own.
+    std::optional<backend::DeviceService> service() const { return backend_->device_service(); }
 
     // Contexts alive on this device, all sessions together, against the
     // device's own max_contexts. Accounting locks itself.

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,14 +62,29 @@ struct SessionEntry {
     std::uint64_t waits_parked = 0;    // EVENT_WAITs the daemon holds for it now
 };
 
+// A tenant's time on one device, as the device's scheduler charged it
+// (docs/adr/0026-gpu-device-scheduler.md).
+struct TenantDeviceTime {
+    std::uint32_t device = 0;
+    std::uint64_t charged_ns = 0;  // since the tenant's flow on it was made
+    // Of the device's time within the last share window (0..1; the CPU's
+    // time is its workers' together).
+    double share = 0;
+};
+// Every tenant with a flow on some device, by tenant key; devices without a
+// scheduler give none.
+using DeviceTimes = std::map<std::string, std::vector<TenantDeviceTime>>;
+DeviceTimes device_times(engine::DeviceManager& devices);
+
 // Documents, as functions of what they show (testable without a daemon).
 std::string devices_document(engine::DeviceManager& devices);
-std::string sessions_document(const std::vector<SessionEntry>& sessions, const Policy& policy);
+std::string sessions_document(const std::vector<SessionEntry>& sessions, const Policy& policy,
+                              const DeviceTimes& times = {});
 std::string limits_document(const Policy& policy);
 std::string containers_document(const std::vector<ContainerView>& containers,
                                 const std::vector<SessionEntry>& sessions);
 // Every tenant with an open session, its use and totals per device.
-std::string tenants_document(const engine::Tenants& tenants);
+std::string tenants_document(const engine::Tenants& tenants, const DeviceTimes& times = {});
 std::string metrics_text(engine::DeviceManager& devices, const std::vector<SessionEntry>& sessions,
                          std::uint64_t uptime_seconds, const engine::Tenants* tenants = nullptr);
 // A Prometheus label value with \, " and newline escaped.

@@ -1,0 +1,119 @@
+// scheduler.cpp - the CUDA device's scheduler (scheduler.hpp).
+#include "scheduler.hpp"
+
+#include <algorithm>
+
+namespace vaccel::backend::cuda {
+
+Scheduler::Scheduler() : timer_([this] { timer_loop(); }) {}
+
+Scheduler::~Scheduler()
+{
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    timer_.join();
+}
+
+std::shared_ptr<sched::FlowTag> Scheduler::own_flow()
+{
+    std::lock_guard lock(mutex_);
+    return book_.own_flow();
+}
+
+std::shared_ptr<sched::FlowTag> Scheduler::flow_for(const ContextSchedule& schedule,
+                                                    std::shared_ptr<sched::FlowTag> current)
+{
+    std::lock_guard lock(mutex_);
+    for (sched::FlowId gone : book_.sweep(Clock::now())) queues_.erase(gone);
+    return book_.flow_for(schedule, std::move(current));
+}
+
+void Scheduler::enqueue(std::shared_ptr<Item> item)
+{
+    std::unique_lock lock(mutex_);
+    if (item->stage != Item::Stage::made) return;  // ended before it was ready
+    item->stage = Item::Stage::queued;
+    book_.time().ready(item->flow);
+    queues_[item->flow].push_back(std::move(item));
+    pump(lock);
+}
+
+void Scheduler::ended(Item& item)
+{
+    std::unique_lock lock(mutex_);
+    const Item::Stage was = item.stage;
+    item.stage = Item::Stage::ended;
+    if (was == Item::Stage::queued) {
+        std::erase_if(queues_[item.flow], [&](const auto& i) { return i.get() == &item; });
+        book_.time().withdraw(item.flow);
+    } else if (was == Item::Stage::on_device) {
+        const Clock::time_point now = Clock::now();
+        const std::uint64_t end = sched::ns_since_epoch(now);
+        const std::uint64_t used = end - std::min(end, std::max(item.released_ns, last_end_ns_));
+        last_end_ns_ = end;
+        book_.time().charge(item.flow, std::chrono::nanoseconds(used), now);
+        book_.ended(item.entry, used);
+        --on_device_;
+    } else {
+        return;
+    }
+    pump(lock);
+}
+
+void Scheduler::pump(std::unique_lock<std::mutex>& lock)
+{
+    (void)lock;  // held
+    while (on_device_ < max_on_device) {
+        // A second item only while no other flow waits (see the header).
+        if (on_device_ != 0 && book_.time().others_ready(device_flow_)) return;
+        const Clock::time_point now = Clock::now();
+        const sched::DeviceTime::Choice choice = book_.time().next(now);
+        if (!choice.flow) {
+            if (choice.held && (!wake_at_ || *choice.held < *wake_at_)) {
+                wake_at_ = choice.held;
+                wake_.notify_all();
+            }
+            return;
+        }
+        if (on_device_ != 0 && *choice.flow != device_flow_) {
+            book_.time().put_back(*choice.flow);  // not reached: only device_flow_ was ready
+            return;
+        }
+        auto& queue = queues_[*choice.flow];
+        std::shared_ptr<Item> item = std::move(queue.front());
+        queue.pop_front();
+        item->stage = Item::Stage::on_device;
+        item->released_ns = sched::ns_since_epoch(now);
+        item->entry = book_.dispatched(*choice.flow, now);
+        device_flow_ = *choice.flow;
+        ++on_device_;
+        item->release();
+    }
+}
+
+DeviceService Scheduler::report() const
+{
+    std::lock_guard lock(mutex_);
+    return book_.report(Clock::now());
+}
+
+void Scheduler::timer_loop()
+{
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+        if (!wake_at_) {
+            wake_.wait(lock);
+            continue;
+        }
+        const Clock::time_point at = *wake_at_;
+        if (wake_.wait_until(lock, at) == std::cv_status::timeout || Clock::now() >= at) {
+            wake_at_.reset();
+            pump(lock);
+        }
+    }
+}
+
+}  // namespace vaccel::backend::cuda

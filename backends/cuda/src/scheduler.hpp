@@ -1,0 +1,103 @@
+// scheduler.hpp - the one scheduler of a CUDA device served through context
+// hosts: whose accepted work a host may put on its stream next
+// (docs/adr/0026-gpu-device-scheduler.md).
+//
+// Owns: each flow's FIFO of accepted work not yet released, the flows'
+// accounts (sched::FlowBook) and a thread that wakes when a share cap lapses.
+// Decides:
+//  - every submission and launch of every context of the device is held by
+//    its host once accepted (CudaOptions::hold_starts) and goes on its stream
+//    when this scheduler releases it, in the order DeviceTime serves the
+//    flows; a context's flow is its tenant's, so the contexts of one tenant
+//    share one account;
+//  - one item is on the device while other flows have work waiting: contexts
+//    are processes, and the driver time-slices the work of two processes,
+//    so two flows' work on the device at once would each be slowed by the
+//    other and neither could be charged its own time. While no other flow
+//    waits, the flow on the device may put a second item behind its first
+//    (max_on_device), so a lone tenant's stream does not idle between its
+//    items. An item is charged from the later of its release and the end of
+//    the item before it to its own end, as the daemon sees them, so the
+//    charges add up to the time the device was held. A tenant whose work
+//    arrives waits for the item on the device (at most two, when it came
+//    while a lone tenant pipelined), then goes by DRR; a tenant that keeps
+//    one item running and one waiting is backlogged, so weights hold for
+//    closed-loop tenants too;
+//  - within a flow, work is released in the order it became ready (accepted,
+//    or its gate reached); one that ends before it is released (cancelled,
+//    its host lost) leaves its FIFO uncharged;
+//  - raw kernels are items like any other: charged what they took, held
+//    back while their tenant is over its share (they are not cut).
+// Locking: mutex_ guards everything here and every Item's fields. Release
+// messages are sent with mutex_ held (order: scheduler, then a host's send
+// lock), so a flow's items reach their hosts in order; a send has its own
+// short deadline (Item::release), past which that host is killed.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "vaccel/backend/backend.hpp"
+#include "vaccel/sched/flow_book.hpp"
+
+namespace vaccel::backend::cuda {
+
+// One accepted submission or launch as the scheduler sees it.
+struct Item {
+    virtual ~Item() = default;
+    // Tells the item's host to put it on its stream (mutex_ held: quick).
+    virtual void release() = 0;
+
+    enum class Stage { made, queued, on_device, ended };
+    sched::FlowId flow = 0;
+    Stage stage = Stage::made;
+    std::uint64_t released_ns = 0;
+    std::uint64_t entry = 0;  // in the FlowBook's record
+};
+
+class Scheduler {
+public:
+    static constexpr std::uint32_t max_on_device = 2;
+
+    Scheduler();
+    ~Scheduler();
+    Scheduler(const Scheduler&) = delete;
+    Scheduler& operator=(const Scheduler&) = delete;
+
+    std::shared_ptr<sched::FlowTag> own_flow();
+    std::shared_ptr<sched::FlowTag> flow_for(const ContextSchedule& schedule,
+                                             std::shared_ptr<sched::FlowTag> current);
+
+    // An accepted item ready to start (no gate, or its gate reached); an
+    // item that ended already is not queued.
+    void enqueue(std::shared_ptr<Item> item);
+    // The item ended (completed, failed, cancelled), released or not.
+    void ended(Item& item);
+
+    DeviceService report() const;
+
+private:
+    using Clock = sched::DeviceTime::Clock;
+    void pump(std::unique_lock<std::mutex>& lock);
+    void timer_loop();
+
+    mutable std::mutex mutex_;
+    mutable sched::FlowBook book_;  // report() expires old charges
+    std::unordered_map<sched::FlowId, std::deque<std::shared_ptr<Item>>> queues_;
+    std::uint32_t on_device_ = 0;
+    sched::FlowId device_flow_ = 0;  // the flow on the device while on_device_ > 0
+    std::uint64_t last_end_ns_ = 0;
+    bool stopping_ = false;
+    std::optional<Clock::time_point> wake_at_;  // a cap lapses then
+    std::condition_variable wake_;
+    std::thread timer_;  // last: started once everything above exists
+};
+
+}  // namespace vaccel::backend::cuda
