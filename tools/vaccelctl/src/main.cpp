@@ -85,7 +85,8 @@ int main(int argc, char** argv)
 
     AdminOptions sessions;
     CLI::App* sessions_cmd = app.add_subcommand(
-        "sessions", "list the daemon's sessions: who, their objects, memory and counters");
+        "sessions", "list the daemon's sessions: who, their objects, memory, counters and their "
+                    "tenant's device time and share");
     sessions_cmd->add_flag("--json", sessions.json, "print the daemon's JSON document");
 
     CLI::App* limits_cmd = app.add_subcommand("limits", "show or change the daemon's limits");
