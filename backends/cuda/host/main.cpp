@@ -91,6 +91,14 @@ struct Host {
     }
     // Answers request `id` of `op`, whose body `r` holds.
     void serve(Op op, std::uint64_t id, Reader& r);
+    // Accepted work the daemon released with its request goes on its stream
+    // now, before the reply (its completion may come first; the daemon
+    // takes that).
+    Result<Submitted> start_if(bool start, Result<Submitted> s)
+    {
+        if (start && s) (void)start_held(*device, *s->event);
+        return s;
+    }
 };
 
 Error unknown(std::string_view what)
@@ -237,7 +245,7 @@ void Host::serve(Op op, std::uint64_t id, Reader& r)
             return reply_error(id, unknown("queue, program or gate"));
         desc.bindings = *b;
         desc.sink = std::make_shared<Completion>(event);
-        return reply_submitted(id, event, *this, d.submit(desc));
+        return reply_submitted(id, event, *this, start_if(r.get<std::uint8_t>() == 1, d.submit(desc)));
     }
     case Op::launch: {
         LaunchDesc desc;
@@ -257,7 +265,7 @@ void Host::serve(Op op, std::uint64_t id, Reader& r)
         desc.args = *args;
         desc.bindings = *b;
         desc.sink = std::make_shared<Completion>(event);
-        return reply_submitted(id, event, *this, d.launch(desc));
+        return reply_submitted(id, event, *this, start_if(r.get<std::uint8_t>() == 1, d.launch(desc)));
     }
     case Op::event_destroy: {  // no reply: the daemon only sends it for ended events
         auto it = events.find(r.get<std::uint64_t>());

@@ -18,7 +18,8 @@
 //    F_SEAL_SEAL) before the host exists, so a host cannot truncate it
 //    under the daemon's mapping (a SIGBUS in vacceld);
 //  - a host holds every accepted submission and launch until the daemon
-//    releases it (Op::release): the daemon's device scheduler decides when
+//    releases it (Op::release, or the request's last byte, 1, when the
+//    scheduler released it before sending): the daemon's device scheduler decides when
 //    each context's work reaches the device; SUBMIT_AFTER gates are kept by
 //    the daemon, which sends such work as it sends any and releases it once
 //    the gate is reached (or ends it with Op::end_held);

@@ -994,7 +994,7 @@ public:
         w.put(id).put(q.id).put(p.id).put(desc.deadline_ns).put(std::uint64_t{0})
             .put(std::uint64_t{0});
         put_bindings(w, desc.bindings);
-        return go(*q.owner, w, id, desc.bindings, desc.sink, g, desc.after_value);
+        return go(*q.owner, w, id, desc.bindings, desc.sink, g, desc.after_value);  // + start byte
     }
     Result<Submitted> launch(const LaunchDesc& desc) override
     {
@@ -1009,7 +1009,7 @@ public:
         Writer w(Op::launch, id);
         w.put(id).put(q.id).put(p.id).put(desc.deadline_ns).put(desc.dims).text(desc.entry).blob(argv);
         put_bindings(w, desc.bindings);
-        if (w.bytes().size() > host::max_message)
+        if (w.bytes().size() + 1 > host::max_message)  // + the start byte go() adds
             return fail(Error::limit_hit(VACCEL_LIMIT_KERNEL_ARGS_BYTES, host::max_message / 2,
                                          argv.size()));
         return go(*q.owner, w, id, desc.bindings, desc.sink, nullptr, 0);
@@ -1130,7 +1130,7 @@ private:
     }
     // Registers the event, sends the request; accepted (then queued for the
     // scheduler, or parked on its gate) or refused.
-    Result<Submitted> go(ProxyContext& c, const Writer& w, std::uint64_t id,
+    Result<Submitted> go(ProxyContext& c, Writer& w, std::uint64_t id,
                          std::span<const Binding> bindings, std::shared_ptr<EventSink> sink,
                          ProxyGate* gate, std::uint64_t after_value)
     {
@@ -1149,6 +1149,10 @@ private:
         core_->counters.events.fetch_add(1);
         core_->counters.events_in_flight.fetch_add(1);
         record->sink = std::make_shared<CountingSink>(std::move(record->sink), core_);
+        // The request's last byte: start as soon as accepted (the scheduler
+        // released it already), else hold for a release.
+        const bool started = gate == nullptr && scheduler_->start_now(*record);
+        w.put(static_cast<std::uint8_t>(started));
         c.host->track(id, record);
         // Accepted (told through the sink, once) or refused (never told):
         // see HostChannel's in-flight invariant.
@@ -1172,6 +1176,7 @@ private:
                 finish(*record, (*early)->state, std::move((*early)->failure));
         }
         if (refused) {
+            if (started) scheduler_->unstart(*record);
             if (c.host->withdraw(id))
                 refused = c.host->fail_host(host_gone(
                     fmt::format("completed submission {}, which it refused, and was killed", id)));

@@ -41,6 +41,42 @@ void Scheduler::enqueue(std::shared_ptr<Item> item)
     pump(lock);
 }
 
+bool Scheduler::start_now(Item& item)
+{
+    std::lock_guard lock(mutex_);
+    if (item.stage != Item::Stage::made || on_device_ >= max_on_device) return false;
+    if (on_device_ != 0 && (item.flow != device_flow_ || book_.time().others_ready(device_flow_)))
+        return false;
+    auto& queue = queues_[item.flow];
+    if (!queue.empty()) return false;  // keeps its flow's order
+    const Clock::time_point now = Clock::now();
+    book_.time().ready(item.flow);
+    const sched::DeviceTime::Choice choice = book_.time().next(now);
+    if (choice.flow != item.flow) {
+        if (choice.flow) book_.time().put_back(*choice.flow);
+        book_.time().withdraw(item.flow);
+        return false;
+    }
+    item.stage = Item::Stage::on_device;
+    item.released_ns = sched::ns_since_epoch(now);
+    item.entry = book_.dispatched(item.flow, now);
+    device_flow_ = item.flow;
+    ++on_device_;
+    return true;
+}
+
+void Scheduler::unstart(Item& item)
+{
+    std::unique_lock lock(mutex_);
+    if (item.stage != Item::Stage::on_device) return;
+    item.stage = Item::Stage::ended;
+    book_.time().put_back(item.flow);
+    book_.time().withdraw(item.flow);
+    book_.ended(item.entry, 0);
+    --on_device_;
+    pump(lock);
+}
+
 void Scheduler::ended(Item& item)
 {
     std::unique_lock lock(mutex_);

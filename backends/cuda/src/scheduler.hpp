@@ -75,8 +75,16 @@ public:
     std::shared_ptr<sched::FlowTag> flow_for(const ContextSchedule& schedule,
                                              std::shared_ptr<sched::FlowTag> current);
 
+    // Before its request goes to its host: true when the item would be
+    // released at once (the device is free for its flow and its flow has
+    // nothing queued), and it is then on the device already; its host
+    // starts it as it accepts it, which saves the release message. A
+    // refused item is taken back with unstart().
+    bool start_now(Item& item);
+    // A start_now() item its host refused: it never ran and is not charged.
+    void unstart(Item& item);
     // An accepted item ready to start (no gate, or its gate reached); an
-    // item that ended already is not queued.
+    // item that ended already, or started at once, is not queued.
     void enqueue(std::shared_ptr<Item> item);
     // The item ended (completed, failed, cancelled), released or not.
     void ended(Item& item);
