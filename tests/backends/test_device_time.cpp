@@ -224,6 +224,59 @@ void policies_are_clamped_and_flows_forgotten_only_when_idle(void**)
 
 }  // namespace
 
+// Closed-loop tenants, as a real client is: each keeps two items out and
+// submits its next only once one of them ended, after the device has already
+// chosen what runs next (its thread is slower than the device's completion
+// path). Were both of a tenant's items let onto the device at once, its
+// work would all be there whenever the next turn is decided, the other
+// tenant alone would be ready, and service would alternate whatever the
+// weights. So the devices take a second item only while no other flow has
+// work ready (others_ready), and weights hold.
+void closed_loop_tenants_share_by_weight(void**)
+{
+    DeviceTime scheduler;
+    scheduler.set_policy(1, {100, Priority::batch, 1000});
+    scheduler.set_policy(2, {300, Priority::batch, 1000});
+    scheduler.ready(1, 2);
+    scheduler.ready(2, 2);
+    constexpr auto cost = std::chrono::microseconds(3600);
+    struct Running {
+        FlowId flow;
+        Clock::time_point end;
+    };
+    std::vector<Running> running;
+    std::map<FlowId, std::chrono::nanoseconds> served;
+    Clock::time_point now{};
+    std::size_t doubled = 0;  // times a second item went on
+    auto fill = [&] {
+        while (running.size() < 2) {
+            if (!running.empty() && scheduler.others_ready(running.front().flow)) break;
+            const DeviceTime::Choice choice = scheduler.next(now);
+            if (!choice.flow) break;
+            doubled += running.empty() ? 0 : 1;
+            // The one on the device ends first: the second starts after it.
+            const Clock::time_point start = running.empty() ? now : running.front().end;
+            running.push_back({*choice.flow, start + cost});
+        }
+    };
+    fill();
+    while (now < Clock::time_point{} + 10s) {
+        auto first = std::ranges::min_element(running, {}, &Running::end);
+        now = first->end;
+        const FlowId flow = first->flow;
+        running.erase(first);
+        scheduler.charge(flow, cost, now);
+        served[flow] += cost;
+        fill();                 // the device goes on first
+        scheduler.ready(flow);  // then the tenant submits again
+        fill();
+    }
+    const double r = ratio(served[2], served[1]);
+    print_message("served %.0f ms : %.0f ms (ratio %.2f), a second item %zu times\n",
+                  served[1].count() / 1e6, served[2].count() / 1e6, r, doubled);
+    assert_true(r > 3.0 * 0.9 && r < 3.0 * 1.1);
+}
+
 // put_back returns a started item uncharged, the flow keeping its turn;
 // others_ready sees only other flows' ready items.
 void an_item_put_back_keeps_its_turn_and_others_ready_sees_the_rest(void**)
@@ -263,6 +316,7 @@ int main()
         cmocka_unit_test(debts_are_paid_and_idle_credit_is_not_banked),
         cmocka_unit_test(policies_are_clamped_and_flows_forgotten_only_when_idle),
         cmocka_unit_test(an_item_put_back_keeps_its_turn_and_others_ready_sees_the_rest),
+        cmocka_unit_test(closed_loop_tenants_share_by_weight),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

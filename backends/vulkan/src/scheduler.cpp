@@ -91,6 +91,11 @@ void Scheduler::pump(std::unique_lock<std::mutex>& lock)
 {
     (void)lock;  // held
     while (on_device_ < max_on_device) {
+        // A second segment only while no other flow has work ready: with a
+        // tenant's last ready work behind its running one, the next turn
+        // would find only the others ready and service would alternate
+        // whatever the weights (backends.device_time, closed-loop tenants).
+        if (on_device_ != 0 && book_.time().others_ready(flows_on_device_.front())) break;
         if (core_->lost.load(std::memory_order_acquire)) {
             fail_queued(lost_error(*core_));
             break;
@@ -135,6 +140,7 @@ void Scheduler::dispatch_one(sched::FlowId flow, Clock::time_point now)
     submission->dispatched_at[segment] = sched::ns_since_epoch(now);
     submission->entries[segment] = book_.dispatched(flow, now);
     ++on_device_;
+    flows_on_device_.push_back(flow);
     completer_.watch(std::move(submission), segment);
 }
 
@@ -156,6 +162,8 @@ Scheduler::Verdict Scheduler::ended(SubmissionState& submission, std::uint32_t s
     submission.used_ns[segment] = used;
     submission.ended_segments = segment + 1;
     --on_device_;
+    if (auto it = std::ranges::find(flows_on_device_, flow); it != flows_on_device_.end())
+        flows_on_device_.erase(it);
     if (!ok && submission.dispatched < submission.segments) {
         // Its fence failed (the device is lost): what is not out never goes.
         std::erase_if(queues_.at(flow), [&](const auto& s) { return s.get() == &submission; });

@@ -11,8 +11,11 @@
 //    (ContextSchedule::flow), so the contexts of one tenant share one
 //    account; a context without one has a flow of its own;
 //  - at most max_on_device segments are on the queue at once: one running
-//    and one behind it, so the device does not idle between segments, and a
-//    tenant whose work arrives waits for at most those two;
+//    and one behind it, so the device does not idle between segments; the
+//    second only while no other flow has work ready (with a closed-loop
+//    tenant's last ready work behind its running one, the next turn would
+//    find only the others ready and service would alternate whatever the
+//    weights). A tenant whose work arrives waits for at most those two;
 //  - a segment is charged the device time its timestamps measured, or where
 //    the queue has no timestamps the interval from the later of its dispatch
 //    and the previous segment's end to its own end, as the host saw them;
@@ -110,6 +113,7 @@ private:
     mutable sched::FlowBook book_;  // report() expires old charges
     std::unordered_map<sched::FlowId, FlowQueue> queues_;
     std::uint32_t on_device_ = 0;
+    std::vector<sched::FlowId> flows_on_device_;  // one entry per segment on the queue
     std::uint64_t last_end_ns_ = 0;  // host-seen end of the latest segment (no timestamps)
     struct Failed {
         std::shared_ptr<SubmissionState> submission;
