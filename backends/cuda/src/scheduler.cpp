@@ -5,16 +5,8 @@
 
 namespace vaccel::backend::cuda {
 
-Scheduler::Scheduler() : timer_([this] { timer_loop(); }) {}
-
-Scheduler::~Scheduler()
+Scheduler::Scheduler() : timer_(mutex_, [this](std::unique_lock<std::mutex>& lock) { pump(lock); })
 {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_all();
-    timer_.join();
 }
 
 std::shared_ptr<sched::FlowTag> Scheduler::own_flow()
@@ -108,10 +100,7 @@ void Scheduler::pump(std::unique_lock<std::mutex>& lock)
         const Clock::time_point now = Clock::now();
         const sched::DeviceTime::Choice choice = book_.time().next(now);
         if (!choice.flow) {
-            if (choice.held && (!wake_at_ || *choice.held < *wake_at_)) {
-                wake_at_ = choice.held;
-                wake_.notify_all();
-            }
+            if (choice.held) timer_.wake_at(*choice.held);
             return;
         }
         if (on_device_ != 0 && *choice.flow != device_flow_) {
@@ -134,22 +123,6 @@ DeviceService Scheduler::report() const
 {
     std::lock_guard lock(mutex_);
     return book_.report(Clock::now());
-}
-
-void Scheduler::timer_loop()
-{
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-        if (!wake_at_) {
-            wake_.wait(lock);
-            continue;
-        }
-        const Clock::time_point at = *wake_at_;
-        if (wake_.wait_until(lock, at) == std::cv_status::timeout || Clock::now() >= at) {
-            wake_at_.reset();
-            pump(lock);
-        }
-    }
 }
 
 }  // namespace vaccel::backend::cuda

@@ -3,7 +3,8 @@
 // (docs/adr/0026-gpu-device-scheduler.md).
 //
 // Owns: each flow's FIFO of accepted work not yet released, the flows'
-// accounts (sched::FlowBook) and a thread that wakes when a share cap lapses.
+// accounts (sched::FlowBook) and a timer that wakes it when a share cap
+// lapses (sched::CapTimer).
 // Decides:
 //  - every submission and launch of every context of the device is held by
 //    its host once accepted (CudaOptions::hold_starts) and goes on its stream
@@ -45,6 +46,7 @@
 #include <unordered_map>
 
 #include "vaccel/backend/backend.hpp"
+#include "vaccel/sched/cap_timer.hpp"
 #include "vaccel/sched/flow_book.hpp"
 
 namespace vaccel::backend::cuda {
@@ -67,7 +69,6 @@ public:
     static constexpr std::uint32_t max_on_device = 2;
 
     Scheduler();
-    ~Scheduler();
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
 
@@ -94,7 +95,6 @@ public:
 private:
     using Clock = sched::DeviceTime::Clock;
     void pump(std::unique_lock<std::mutex>& lock);
-    void timer_loop();
 
     mutable std::mutex mutex_;
     mutable sched::FlowBook book_;  // report() expires old charges
@@ -102,10 +102,7 @@ private:
     std::uint32_t on_device_ = 0;
     sched::FlowId device_flow_ = 0;  // the flow on the device while on_device_ > 0
     std::uint64_t last_end_ns_ = 0;
-    bool stopping_ = false;
-    std::optional<Clock::time_point> wake_at_;  // a cap lapses then
-    std::condition_variable wake_;
-    std::thread timer_;  // last: started once everything above exists
+    sched::CapTimer timer_;  // last: pumps when a share cap lapses
 };
 
 }  // namespace vaccel::backend::cuda

@@ -20,7 +20,12 @@ Error lost_error(const DeviceCore& core)
 }  // namespace
 
 Scheduler::Scheduler(std::shared_ptr<DeviceCore> core, Completer& completer)
-    : core_(std::move(core)), completer_(completer), timer_([this] { timer_loop(); })
+    : core_(std::move(core)),
+      completer_(completer),
+      timer_(mutex_, [this](std::unique_lock<std::mutex>& lock) {
+          pump(lock);
+          report_failures(lock);
+      })
 {
 }
 
@@ -40,10 +45,6 @@ Scheduler::~Scheduler()
         if (on_device_ != 0) return false;
         return std::ranges::all_of(queues_, [](const auto& q) { return q.second.empty(); });
     });
-    stopping_ = true;
-    lock.unlock();
-    wake_.notify_all();
-    timer_.join();
 }
 
 std::shared_ptr<FlowTag> Scheduler::own_flow()
@@ -103,10 +104,7 @@ void Scheduler::pump(std::unique_lock<std::mutex>& lock)
         const Clock::time_point now = Clock::now();
         const sched::DeviceTime::Choice choice = book_.time().next(now);
         if (!choice.flow) {
-            if (choice.held && (!wake_at_ || *choice.held < *wake_at_)) {
-                wake_at_ = choice.held;
-                wake_.notify_all();
-            }
+            if (choice.held) timer_.wake_at(*choice.held);
             break;
         }
         dispatch_one(*choice.flow, now);
@@ -223,23 +221,6 @@ DeviceService Scheduler::report() const
 {
     std::lock_guard lock(mutex_);
     return book_.report(Clock::now());
-}
-
-void Scheduler::timer_loop()
-{
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-        if (!wake_at_) {
-            wake_.wait(lock);
-            continue;
-        }
-        const Clock::time_point at = *wake_at_;
-        if (wake_.wait_until(lock, at) == std::cv_status::timeout || Clock::now() >= at) {
-            wake_at_.reset();
-            pump(lock);
-            report_failures(lock);
-        }
-    }
 }
 
 }  // namespace vaccel::backend::vulkan

@@ -2,8 +2,9 @@
 // the queue next (docs/adr/0026-gpu-device-scheduler.md).
 //
 // Owns: each flow's FIFO of accepted submissions that are not yet wholly on
-// the queue, the flows' accounts (vaccel::sched::DeviceTime), the record of
-// recent dispatches, and a thread that wakes when a share cap lapses.
+// the queue, the flows' accounts and the record of recent dispatches
+// (sched::FlowBook), and a timer that wakes it when a share cap lapses
+// (sched::CapTimer).
 // Decides:
 //  - every submission and launch of every context of the device reaches the
 //    queue through here, one segment at a time (ring.hpp), in the order
@@ -46,6 +47,7 @@
 #include <unordered_map>
 
 #include "submit.hpp"
+#include "vaccel/sched/cap_timer.hpp"
 #include "vaccel/sched/flow_book.hpp"
 
 namespace vaccel::backend::vulkan {
@@ -105,7 +107,6 @@ private:
     // One segment of the flow's oldest submission to the queue.
     void dispatch_one(sched::FlowId flow, Clock::time_point now);
     void report_failures(std::unique_lock<std::mutex>& lock);
-    void timer_loop();
 
     std::shared_ptr<DeviceCore> core_;
     Completer& completer_;
@@ -120,11 +121,8 @@ private:
         Error why;
     };
     std::vector<Failed> failed_;  // ended by report_failures(), unlocked
-    bool stopping_ = false;
-    std::optional<Clock::time_point> wake_at_;  // a cap lapses then
-    std::condition_variable wake_;              // the timer thread's
-    std::condition_variable idle_;              // on_device_ or the queues changed
-    std::thread timer_;  // last: started once everything above exists
+    std::condition_variable idle_;  // on_device_ or the queues changed
+    sched::CapTimer timer_;  // last: pumps when a share cap lapses
 };
 
 }  // namespace vaccel::backend::vulkan
