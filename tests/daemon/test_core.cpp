@@ -26,6 +26,7 @@
 #include "vaccel/daemon/peer.hpp"
 #include "vaccel/daemon/server.hpp"
 #include "vaccel/daemon/test_transport.hpp"
+#include "vaccel/daemon/tenant_lanes.hpp"
 #include "vaccel/daemon/work_queue.hpp"
 
 using namespace vaccel;
@@ -84,6 +85,32 @@ void work_queue_serves_backlogged_lanes_by_weight(void**)
     const std::vector<int> expected = {1, 1, 2, 1, 1, 2, 1, 1, 2, 2, 2, 2};
     for (std::size_t i = 0; i < expected.size(); ++i)
         assert_int_equal(order[i], expected[i]);
+}
+
+// Every connection of a tenant works in one lane: more connections buy no
+// more of a device worker; a lane id is never given to another tenant.
+void tenants_have_one_lane_whatever_their_connections(void**)
+{
+    TenantLanes lanes;
+    const std::uint64_t a = lanes.join("uid:1000");
+    assert_int_equal(lanes.join("uid:1000"), a);
+    assert_int_equal(lanes.join("uid:1000"), a);
+    const std::uint64_t b = lanes.join("uid:1001");
+    assert_int_not_equal(a, b);
+    assert_int_equal(lanes.size(), 2);
+    lanes.leave("uid:1000");
+    lanes.leave("uid:1000");
+    assert_int_equal(lanes.join("uid:1000"), a);  // one connection stayed throughout
+    lanes.leave("uid:1000");
+    lanes.leave("uid:1000");
+    assert_int_equal(lanes.size(), 1);
+    // Back after its last connection left: a fresh lane, not `a` (jobs
+    // queued under `a` may still run) and not b.
+    const std::uint64_t again = lanes.join("uid:1000");
+    assert_int_not_equal(again, a);
+    assert_int_not_equal(again, b);
+    lanes.leave("uid:4242");  // unknown: nothing
+    assert_int_equal(lanes.size(), 2);
 }
 
 void work_queue_runs_one_lane_in_push_order(void**)
@@ -623,6 +650,7 @@ int main()
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(work_queue_serves_backlogged_lanes_by_weight),
         cmocka_unit_test(work_queue_runs_one_lane_in_push_order),
+        cmocka_unit_test(tenants_have_one_lane_whatever_their_connections),
         cmocka_unit_test(prometheus_label_values_are_escaped),
         cmocka_unit_test(cgroup_is_the_unified_hierarchy_line),
         cmocka_unit_test(test_transport_closes_on_a_malformed_datagram_only),

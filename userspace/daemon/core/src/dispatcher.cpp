@@ -78,6 +78,8 @@ Result<Peer*> Dispatcher::add_peer(PeerTransport& transport, const engine::Sessi
     session_options.policy = limits_;
     session_options.tenant = std::move(*seat);
     c->session = std::make_shared<engine::Session>(devices_, std::move(session_options));
+    c->tenant_key = c->session->tenant().key();
+    c->lane = tenant_lanes_.join(c->tenant_key);
     Peer* ref = c.get();
     peers_.emplace(ref->id, std::move(c));
     return ref;
@@ -197,7 +199,7 @@ void Dispatcher::run_on_device(Peer& c, std::uint32_t device, Request& request)
     // Hand-off reactor -> worker: the job owns the request and a reference
     // to the session; it touches nothing of the Peer.
     workers_[device]->push(
-        c.id, c.weight,
+        c.lane, c.weight,
         [this, id = c.id, session = c.session,
          request = std::make_shared<Request>(std::move(request))]() mutable {
             Reply reply = execute(*session, *request);
@@ -370,6 +372,8 @@ void Dispatcher::maybe_finish(Peer& c)
         reap(id, std::move(c.session));
     if (c.refused)
         --refused_peers_;
+    if (!c.tenant_key.empty())
+        tenant_lanes_.leave(c.tenant_key);
     spdlog::debug("vacceld: session {} closed", id);
     c.transport->forget(c);
     peers_.erase(id);  // closes the socket

@@ -32,6 +32,7 @@
 #include "peers.hpp"
 #include "vaccel/daemon/admin.hpp"
 #include "vaccel/daemon/policy_limits.hpp"
+#include "vaccel/daemon/tenant_lanes.hpp"
 #include "vaccel/daemon/work_queue.hpp"
 #include "vaccel/engine/device_manager.hpp"
 
@@ -164,6 +165,7 @@ private:
     bool stopping_ = false;
     std::function<void()> ended_;  // close_all()'s, until it ran
     std::uint64_t next_peer_ = 1;
+    TenantLanes tenant_lanes_;  // each tenant's lane on the device workers
     std::unordered_map<std::uint64_t, std::unique_ptr<Peer>> peers_;
     // Sessions being torn down, by peer id (reactor thread only).
     std::unordered_map<std::uint64_t, Reaping> reaping_;

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -128,6 +129,10 @@ struct Peer {
     // Null only for a refused peer (Dispatcher::add_refused_peer).
     std::shared_ptr<engine::Session> session;
     std::uint32_t weight = 100;  // lane weight on the device workers
+    // Its tenant's lane on the device workers (TenantLanes); `tenant_key`
+    // empty for a refused peer, which has none.
+    std::uint64_t lane = 0;
+    std::string tenant_key;
     // Set for a refused peer: the answer to its first request, after which
     // it closes.
     std::optional<Error> refused;

@@ -87,7 +87,7 @@ void Dispatcher::step_run(Peer& c, std::uint64_t wait_id)
     }
     // Hand-off reactor -> worker: the job owns a copy of the request (the
     // wait keeps the original) and a reference to the session.
-    workers_[device]->push(c.id, c.weight,
+    workers_[device]->push(c.lane, c.weight,
                            [this, id = c.id, wait_id, session = c.session,
                             request = std::make_shared<Request>(Request{wait.request.header,
                                                                         wait.request.args,

@@ -83,7 +83,7 @@ void Dispatcher::check_wait(Peer& c, std::uint64_t wait_id)
         on_wait_checked(c.id, wait_id, c.session->check_wait(wait.handles, wait.flags, waker));
         return;
     }
-    workers_[device]->push(c.id, c.weight,
+    workers_[device]->push(c.lane, c.weight,
                            [this, id = c.id, wait_id, session = c.session, handles = wait.handles,
                             flags = wait.flags, waker = std::move(waker)]() mutable {
                                auto progress = session->check_wait(handles, flags, waker);

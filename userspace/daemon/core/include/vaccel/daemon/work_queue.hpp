@@ -5,8 +5,8 @@
 // with jobs queued are served by deficit round-robin on their weights (a
 // lane of weight 200 gets two jobs for every one of a lane of weight 100
 // while both have work), so one flooding client cannot starve another. A
-// device worker uses one lane per session; the daemon's chores thread one
-// lane for everything.
+// device worker uses one lane per tenant (TenantLanes: all of a tenant's
+// connections share it); the daemon's chores thread one lane for everything.
 //
 // Ownership (ADR 0006): push() moves the job into the queue; from then on the
 // worker thread owns it, runs it and destroys it. A job hands its result back
