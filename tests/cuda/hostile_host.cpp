@@ -37,6 +37,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,10 @@ Error unknown(const char* what)
 }
 
 std::map<std::uint64_t, std::vector<std::byte>> buffers;
+// "held": as vaccel-cuda-host, work runs (here: completes at once) only when
+// the daemon releases it, by the request's last byte or Op::release.
+std::uint8_t request_last_byte = 0;
+std::set<std::uint64_t> held;
 std::uint64_t next_identity = 1;
 bool submitted = false;
 
@@ -106,6 +111,10 @@ void submission(std::uint64_t id, std::uint64_t event)
     submitted = true;
     if (mode == "complete_before_reply") return;
     if (mode == "hang_after_submit") return;  // pending for ever
+    if (mode == "held" && request_last_byte != 1) {
+        held.insert(event);
+        return;
+    }
     if (mode == "bad_state") return completed(event, 99);
     completed(event, VACCEL_EVENT_COMPLETE);
     if (mode == "complete_twice") completed(event, VACCEL_EVENT_COMPLETE);
@@ -182,10 +191,13 @@ void serve(Op op, std::uint64_t id, Reader& r)
     case Op::submit:
     case Op::launch:
         return submission(id, r.get<std::uint64_t>());
-    case Op::event_destroy:
     case Op::release:
     case Op::end_held:
-        return;  // no reply (it completes its work without waiting to be released)
+        if (mode == "held" && op == Op::release && held.erase(r.get<std::uint64_t>()) == 1)
+            completed(id, VACCEL_EVENT_COMPLETE);
+        return;  // no reply (other modes complete their work without waiting for a release)
+    case Op::event_destroy:
+        return;  // no reply
     case Op::cancel: {
         Writer w(Op::reply, id);
         w.put(std::uint8_t{1}).put(std::uint64_t{mode == "cancel_overcount" ? 1000u : 0u});
@@ -223,6 +235,7 @@ int main(int argc, char** argv)
         Reader r(*packet);
         const auto header = r.get<Header>();
         if (!r.ok()) continue;
+        request_last_byte = std::to_integer<std::uint8_t>(packet->back());
         serve(header.op, header.id, r);
     }
     return 0;

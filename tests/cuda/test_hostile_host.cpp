@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -69,6 +70,7 @@ std::unique_ptr<Backend> hostile_device(std::chrono::milliseconds start = 20s)
     deadlines.load = 3s;
     deadlines.memory = 3s;
     deadlines.brief = 3s;
+    deadlines.device_hold = 200ms;
     return open_host_proxy(std::move(core), VACCEL_HOSTILE_HOST_PROGRAM, deadlines);
 }
 
@@ -261,6 +263,66 @@ void a_host_that_stops_after_a_submission_fails_its_events(void**)
     assert_true(device->destroy_event(submitted->event).has_value());
     release(*device, w);
     assert_true(device->destroy_context(context).has_value());
+    all_zero(device->live());
+    no_child_left();
+    assert_int_equal(open_fds(), fds);
+}
+
+// A tenant whose work never ends (a kernel that loops for ever, a host that
+// never reports it) keeps the device to itself for the hold bound only:
+// then another tenant's work is released beside it. The other host ("held")
+// runs work only once the scheduler releases it, as vaccel-cuda-host does;
+// without the bound it would wait for ever.
+void work_that_never_ends_holds_the_device_only_for_the_bound(void**)
+{
+    const std::size_t fds = open_fds();
+    auto device = hostile_device();  // device_hold 200 ms
+    auto stuck = context_as(*device, "hang_after_submit");
+    auto other = context_as(*device, "held");
+    ContextSchedule schedule;
+    schedule.flow = "stuck";
+    device->set_context_schedule(*stuck, schedule);
+    schedule.flow = "other";
+    device->set_context_schedule(*other, schedule);
+    Work ws = prepare(*device, *stuck);
+    Work wo = prepare(*device, *other);
+    auto stuck_run = submit(*device, ws, std::make_shared<CountingSink>());
+    assert_true(stuck_run.has_value());
+    auto sink = std::make_shared<CountingSink>();
+    auto other_run = submit(*device, wo, sink);
+    assert_true(other_run.has_value());
+    const auto give_up = std::chrono::steady_clock::now() + 10s;
+    while (device->poll(*other_run->event).state == EventState::pending) {
+        if (std::chrono::steady_clock::now() > give_up)
+            fail_msg("the other tenant's work was never released beside the stuck one");
+        usleep(1000);
+    }
+    assert_int_equal(static_cast<int>(device->poll(*other_run->event).state),
+                     static_cast<int>(EventState::complete));
+    assert_int_equal(sink->calls.load(), 1);
+    // The scheduler's record: the other tenant went out a whole bound after
+    // the stuck one, which has not ended.
+    const auto record = device->device_service()->recent;
+    const auto first = [&](std::string_view flow) {
+        auto it = std::ranges::find_if(record, [&](const DispatchEntry& e) { return e.flow == flow; });
+        if (it == record.end()) fail_msg("no dispatch of %s", std::string(flow).c_str());
+        return *it;
+    };
+    const DispatchEntry s = first("stuck"), o = first("other");
+    assert_false(s.ended);
+    assert_true(o.ended);
+    assert_true(o.at_ns - s.at_ns >= 200'000'000);
+    assert_true(device->destroy_event(other_run->event).has_value());
+    release(*device, wo);
+    assert_true(device->destroy_context(other).has_value());
+    // The stuck host ends as a silent one does: killed at its next call's deadline.
+    auto gate = device->create_gate(*stuck);
+    assert_false(gate.has_value());
+    is_host_failure(gate.error(), "did not answer");
+    while (device->poll(*stuck_run->event).state == EventState::pending) usleep(1000);
+    assert_true(device->destroy_event(stuck_run->event).has_value());
+    release(*device, ws);
+    assert_true(device->destroy_context(stuck).has_value());
     all_zero(device->live());
     no_child_left();
     assert_int_equal(open_fds(), fds);
@@ -492,6 +554,7 @@ const Named all[] = {
     {"event_completed_twice", an_event_completed_twice_is_told_once_and_fails_the_host},
     {"completion_then_refusal", a_completion_of_a_refused_submission_counts_once},
     {"completion_before_reply", a_completion_before_its_reply_is_told_once},
+    {"endless_work_holds_the_device_for_the_bound", work_that_never_ends_holds_the_device_only_for_the_bound},
 };
 
 }  // namespace

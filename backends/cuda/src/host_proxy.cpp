@@ -1221,7 +1221,7 @@ private:
     std::string uuid_;
     HostDeadlines deadlines_;
     // Shared with every accepted record, which tells it when it ends.
-    std::shared_ptr<Scheduler> scheduler_ = std::make_shared<Scheduler>();
+    std::shared_ptr<Scheduler> scheduler_ = std::make_shared<Scheduler>(deadlines_.device_hold);
 };
 
 }  // namespace

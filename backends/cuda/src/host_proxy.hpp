@@ -54,6 +54,12 @@ struct HostDeadlines {
     std::chrono::milliseconds load{300'000};    // load: the driver's JIT of PTX
     std::chrono::milliseconds memory{120'000};  // allocate, free, unload: pinning, zeroing
     std::chrono::milliseconds brief{30'000};    // every other request, and every send
+    // Not an answer's bound: how long one submission or launch may keep the
+    // device to its tenant before the scheduler lets others' work go out
+    // beside it (scheduler.hpp). Long enough for any one run of a real
+    // network; short enough that a kernel that never ends blocks the other
+    // tenants for no longer.
+    std::chrono::milliseconds device_hold{100};
 };
 
 // The proxy of `core`'s device; `host_program` is the vaccel-cuda-host to

@@ -5,8 +5,40 @@
 
 namespace vaccel::backend::cuda {
 
-Scheduler::Scheduler() : timer_(mutex_, [this](std::unique_lock<std::mutex>& lock) { pump(lock); })
+Scheduler::Scheduler(std::chrono::milliseconds hold_bound)
+    : hold_bound_(hold_bound),
+      timer_(mutex_, [this](std::unique_lock<std::mutex>& lock) { pump(lock); })
 {
+}
+
+void Scheduler::put_on_device(Item& item, Clock::time_point now)
+{
+    item.stage = Item::Stage::on_device;
+    item.released_ns = sched::ns_since_epoch(now);
+    item.entry = book_.dispatched(item.flow, now);
+    device_flow_ = item.flow;
+    ++on_device_;
+    running_.push_back(&item);
+    timer_.wake_at(now + hold_bound_);
+}
+
+void Scheduler::expire_holds(Clock::time_point now)
+{
+    const std::uint64_t at = sched::ns_since_epoch(now);
+    const auto bound = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(hold_bound_).count());
+    std::uint64_t earliest = UINT64_MAX;
+    std::erase_if(running_, [&](Item* item) {
+        if (at - std::min(at, item->released_ns) < bound) {
+            earliest = std::min(earliest, item->released_ns);
+            return false;
+        }
+        item->stage = Item::Stage::overran;
+        --on_device_;
+        return true;
+    });
+    if (earliest != UINT64_MAX)
+        timer_.wake_at(now + std::chrono::nanoseconds(earliest + bound - at));
 }
 
 std::shared_ptr<sched::FlowTag> Scheduler::own_flow()
@@ -49,11 +81,7 @@ bool Scheduler::start_now(Item& item)
         book_.time().withdraw(item.flow);
         return false;
     }
-    item.stage = Item::Stage::on_device;
-    item.released_ns = sched::ns_since_epoch(now);
-    item.entry = book_.dispatched(item.flow, now);
-    device_flow_ = item.flow;
-    ++on_device_;
+    put_on_device(item, now);
     return true;
 }
 
@@ -65,6 +93,7 @@ void Scheduler::unstart(Item& item)
     book_.time().put_back(item.flow);
     book_.time().withdraw(item.flow);
     book_.ended(item.entry, 0);
+    std::erase(running_, &item);
     --on_device_;
     pump(lock);
 }
@@ -84,7 +113,17 @@ void Scheduler::ended(Item& item)
         last_end_ns_ = end;
         book_.time().charge(item.flow, std::chrono::nanoseconds(used), now);
         book_.ended(item.entry, used);
+        std::erase(running_, &item);
         --on_device_;
+    } else if (was == Item::Stage::overran) {
+        // Others ran beside it since it passed the bound: charged its own
+        // whole interval, leaving the others' charges as they are.
+        const Clock::time_point now = Clock::now();
+        const std::uint64_t end = sched::ns_since_epoch(now);
+        const std::uint64_t used = end - std::min(end, item.released_ns);
+        book_.time().charge(item.flow, std::chrono::nanoseconds(used), now);
+        book_.ended(item.entry, used);
+        return;  // the device was not counting it
     } else {
         return;
     }
@@ -94,6 +133,7 @@ void Scheduler::ended(Item& item)
 void Scheduler::pump(std::unique_lock<std::mutex>& lock)
 {
     (void)lock;  // held
+    expire_holds(Clock::now());
     while (on_device_ < max_on_device) {
         // A second item only while no other flow waits (see the header).
         if (on_device_ != 0 && book_.time().others_ready(device_flow_)) return;
@@ -110,11 +150,7 @@ void Scheduler::pump(std::unique_lock<std::mutex>& lock)
         auto& queue = queues_[*choice.flow];
         std::shared_ptr<Item> item = std::move(queue.front());
         queue.pop_front();
-        item->stage = Item::Stage::on_device;
-        item->released_ns = sched::ns_since_epoch(now);
-        item->entry = book_.dispatched(*choice.flow, now);
-        device_flow_ = *choice.flow;
-        ++on_device_;
+        put_on_device(*item, now);
         item->release();
     }
 }

@@ -28,7 +28,12 @@
 //    or its gate reached); one that ends before it is released (cancelled,
 //    its host lost) leaves its FIFO uncharged;
 //  - raw kernels are items like any other: charged what they took, held
-//    back while their tenant is over its share (they are not cut).
+//    back while their tenant is over its share (they are not cut);
+//  - an item that keeps the device longer than the hold bound (a kernel
+//    that never ends, a host that never reports) stops counting as on the
+//    device: the others' work goes out beside it and the driver
+//    time-slices them, as without a scheduler; it is charged its whole
+//    interval when it ends. No tenant can hold a device against the rest.
 // Locking: mutex_ guards everything here and every Item's fields. Release
 // messages are sent with mutex_ held (order: scheduler, then a host's send
 // lock), so a flow's items reach their hosts in order; a send has its own
@@ -44,6 +49,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/sched/cap_timer.hpp"
@@ -57,7 +63,9 @@ struct Item {
     // Tells the item's host to put it on its stream (mutex_ held: quick).
     virtual void release() = 0;
 
-    enum class Stage { made, queued, on_device, ended };
+    // overran: released longer ago than the hold bound and still running;
+    // the device no longer counts it (others go beside it).
+    enum class Stage { made, queued, on_device, overran, ended };
     sched::FlowId flow = 0;
     Stage stage = Stage::made;
     std::uint64_t released_ns = 0;
@@ -68,7 +76,8 @@ class Scheduler {
 public:
     static constexpr std::uint32_t max_on_device = 2;
 
-    Scheduler();
+    // `hold_bound`: how long one item may keep the device to its flow.
+    explicit Scheduler(std::chrono::milliseconds hold_bound);
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
 
@@ -95,11 +104,18 @@ public:
 private:
     using Clock = sched::DeviceTime::Clock;
     void pump(std::unique_lock<std::mutex>& lock);
+    void put_on_device(Item& item, Clock::time_point now);
+    // Items on the device past the hold bound stop counting (Stage::overran).
+    void expire_holds(Clock::time_point now);
 
     mutable std::mutex mutex_;
     mutable sched::FlowBook book_;  // report() expires old charges
     std::unordered_map<sched::FlowId, std::deque<std::shared_ptr<Item>>> queues_;
+    const std::chrono::milliseconds hold_bound_;
     std::uint32_t on_device_ = 0;
+    // The items on_device_ counts, each alive until ended() or unstart()
+    // takes it out (its host channel holds it).
+    std::vector<Item*> running_;
     sched::FlowId device_flow_ = 0;  // the flow on the device while on_device_ > 0
     std::uint64_t last_end_ns_ = 0;
     sched::CapTimer timer_;  // last: pumps when a share cap lapses
