@@ -117,12 +117,21 @@ void main()
         // In uvec4s: H * C and C * W are multiples of 8 as C and W are.
         const uint a_base = (A_BASE + n * H * C) / 8u;
         const uint b_base = (B_BASE + n * C * W) / 8u;
+        // A part cut over k (slice.glsl) starts from the sums stored so far.
+        const uint k_first = tile_slice.k_first, k_end = slice_k_end(C);
         fcoopmatNV<32, gl_ScopeSubgroup, MM, NN> acc[TM][TN];
         [[unroll]] for (uint i = 0u; i < TM; ++i)
-            [[unroll]] for (uint j = 0u; j < TN; ++j)
-                acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, MM, NN>(0.0);
-        fetch(0u, a_base, b_base, row0, col0);
-        for (uint k0 = 0u; k0 < C; k0 += BK) {
+            [[unroll]] for (uint j = 0u; j < TN; ++j) {
+                if (k_first != 0u)
+                    coopMatLoadNV(acc[i][j], fbufs[OUT_BUF].f,
+                                  OUT_BASE + (n * H + row0 + sub_row + i * MM) * W + col0 +
+                                      sub_col + j * NN,
+                                  W, false);
+                else
+                    acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, MM, NN>(0.0);
+            }
+        fetch(k_first, a_base, b_base, row0, col0);
+        for (uint k0 = k_first; k0 < k_end; k0 += BK) {
             // The uvec4s fetched for this stage (before the loop, or during
             // the previous stage's multiplies) go to shared memory.
             [[unroll]] for (uint e = 0u; e < A_EACH; ++e) {
@@ -138,7 +147,7 @@ void main()
             barrier();
             // The next stage's global loads are in flight during this one's
             // multiplies (registers only: the stage is still being read).
-            if (k0 + BK < C) fetch(k0 + BK, a_base, b_base, row0, col0);
+            if (k0 + BK < k_end) fetch(k0 + BK, a_base, b_base, row0, col0);
             [[unroll]] for (uint kk = 0u; kk < BK; kk += KK) {
                 // Row-major loads from the stage: element and stride count
                 // uvec4s (8 halves), the array's element type.

@@ -188,10 +188,18 @@ void main()
         const uint col0 = (t % tiles_w) * BN;
         const uint a_base = A_BASE + n * H * C;
         const uint b_base = B_BASE + n * C * W;
-        [[unroll]] for (uint i = 0u; i < RM; ++i)
-            [[unroll]] for (uint j = 0u; j < RN; ++j) acc[i][j] = 0.0;
+        // A part cut over k (slice.glsl) starts from the sums stored so far.
+        const uint k_first = tile_slice.k_first, k_end = slice_k_end(C);
+        [[unroll]] for (uint i = 0u; i < RM; ++i) {
+            const uint r = row0 + (a_runs ? (ty + (i / 4u) * TY) * 4u + i % 4u : ty + i * TY);
+            [[unroll]] for (uint j = 0u; j < RN; ++j) {
+                const uint col = col0 + (b_runs ? (tx + (j / 4u) * TX) * 4u + j % 4u : tx + j * TX);
+                acc[i][j] = k_first != 0u && r < H && col < W
+                    ? uintBitsToFloat(bufs[OUT_BUF].w[OUT_BASE + (n * H + r) * W + col]) : 0.0;
+            }
+        }
         if (USE_SHARED == 0u) {
-            for (uint k = 0u; k < C; ++k) {
+            for (uint k = k_first; k < k_end; ++k) {
                 float a[RM], b[RN];
                 [[unroll]] for (uint i = 0u; i < RM; ++i) {
                     const uint r = row0 + ty + i * TY;
@@ -205,7 +213,7 @@ void main()
                     [[unroll]] for (uint j = 0u; j < RN; ++j) acc[i][j] += a[i] * b[j];
             }
         } else {
-            load_step(tid, a_base, b_base, row0, col0, 0u);
+            load_step(tid, a_base, b_base, row0, col0, k_first);
             if (STAGES == 2u) {
                 store_step(tid, 0u);
                 barrier();
@@ -215,12 +223,12 @@ void main()
         // into the other one meanwhile, and the one barrier at the end both
         // publishes it and ends every read of stage s before it is reused.
         uint s = 0u;
-        for (uint k0 = 0u; USE_SHARED != 0u && k0 < C; k0 += BK) {
+        for (uint k0 = k_first; USE_SHARED != 0u && k0 < k_end; k0 += BK) {
             if (STAGES == 1u) {
                 store_step(tid, 0u);
                 barrier();
             }
-            const bool more = k0 + BK < C;
+            const bool more = k0 + BK < k_end;
             if (PREFETCH != 0u && more) load_step(tid, a_base, b_base, row0, col0, k0 + BK);
             multiply_step(s, tx, ty);
             if (STAGES == 1u) barrier();  // the next step overwrites the tiles

@@ -1,7 +1,7 @@
 // test_scheduler.cpp - the Vulkan device's scheduler (docs/adr/0026) on
 // lavapipe: the checks every device scheduler passes
 // (tests/support/device_scheduler_checks.hpp), and the Vulkan device's own
-// slicing of a long MATMUL into segments over its tiles.
+// slicing of a long MATMUL into segments over its dot products' k.
 #include "vaccel/backend/vulkan.hpp"
 #include "../support/device_scheduler_checks.hpp"
 #include "vulkan_test_support.hpp"
@@ -12,8 +12,9 @@ using namespace vulkan_test;
 using namespace scheduler_checks;
 
 // A MATMUL of a few milliseconds on lavapipe: its first run takes the
-// profile whole; later runs go out in several segments over its tiles, and
-// every run's output is the same bytes as on a device that never cuts.
+// profile whole; later runs go out in several segments over its k (each
+// part going on from the sums the last one stored), and every run's output
+// is the same bytes as on a device that never cuts.
 void a_long_matmul_is_cut_into_segments_with_exact_output(void**)
 {
     auto read_outputs = [](Member& m) {

@@ -88,6 +88,33 @@ void a_cap_on_parts_holds_and_the_cut_says_how_many(void**)
     assert_int_equal(made.parts[1], 1);
 }
 
+void a_dispatch_with_k_steps_is_cut_over_k_with_every_tile(void**)
+{
+    // 1 ms, 4 tiles, 64 k steps at 250 us: 4 parts of 16 k steps, each over
+    // every tile (a part keeps the whole grid busy).
+    const std::vector<DispatchCost> costs{{1000 * us, 4, 0, 64}, {50 * us, 0}};
+    const Cut made = cut_segments(costs, 250 * us, 64);
+    assert_int_equal(made.segments.size(), 5);
+    assert_true((made.segments[0] == Segment{{0, 0, 0, 0, 16}}));
+    assert_true((made.segments[1] == Segment{{0, 0, 0, 16, 32}}));
+    assert_true((made.segments[3] == Segment{{0, 0, 0, 48, 64}}));
+    assert_true((made.segments[4] == Segment{{1, 0, 0}}));
+    assert_false(made.segments[0][0].whole());
+    assert_int_equal(made.parts[0], 4);
+}
+
+void never_more_parts_than_k_steps_and_the_cap_holds(void**)
+{
+    const std::vector<DispatchCost> few{{5000 * us, 100, 0, 3}};
+    const Cut three = cut_segments(few, 250 * us, 64);
+    assert_int_equal(three.segments.size(), 3);
+    assert_true((three.segments[2] == Segment{{0, 0, 0, 2, 3}}));
+    const std::vector<DispatchCost> capped{{5000 * us, 100, 2, 64}};
+    const Cut two = cut_segments(capped, 250 * us, 64);
+    assert_int_equal(two.segments.size(), 2);
+    assert_true((two.segments[1] == Segment{{0, 0, 0, 32, 64}}));
+}
+
 }  // namespace
 
 int main()
@@ -99,6 +126,8 @@ int main()
         cmocka_unit_test(never_more_parts_than_tiles_and_untiled_stays_whole),
         cmocka_unit_test(the_segment_count_is_capped_by_raising_the_bound),
         cmocka_unit_test(a_cap_on_parts_holds_and_the_cut_says_how_many),
+        cmocka_unit_test(a_dispatch_with_k_steps_is_cut_over_k_with_every_tile),
+        cmocka_unit_test(never_more_parts_than_k_steps_and_the_cap_holds),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -35,9 +35,9 @@ Status make_layouts(ProgramState& program)
         program.set_layout = VK_NULL_HANDLE;
         return fail(vulkan_error(*program.owner->device, r, "creating a descriptor set layout"));
     }
-    // The tile range of a sliced dispatch (slice.glsl); kernels without
-    // tile loops ignore it.
-    VkPushConstantRange slice{VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(std::uint32_t)};
+    // The tile and k ranges of a sliced dispatch (slice.glsl); kernels
+    // without tile loops ignore them.
+    VkPushConstantRange slice{VK_SHADER_STAGE_COMPUTE_BIT, 0, 4 * sizeof(std::uint32_t)};
     VkPipelineLayoutCreateInfo layout{};
     layout.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
     layout.setLayoutCount = 1;

@@ -7,10 +7,14 @@ namespace vaccel::backend::vulkan {
 
 namespace {
 
+// Over k steps when it has two or more, else over tiles.
+bool cut_over_k(const DispatchCost& cost) { return cost.k_steps >= 2; }
+
 std::uint64_t parts_of(const DispatchCost& cost, std::uint64_t bound_ns)
 {
-    if (cost.tiles < 2 || cost.ns <= bound_ns) return 1;
-    std::uint64_t parts = std::min<std::uint64_t>(cost.tiles, (cost.ns + bound_ns - 1) / bound_ns);
+    const std::uint64_t units = cut_over_k(cost) ? cost.k_steps : cost.tiles;
+    if (units < 2 || cost.ns <= bound_ns) return 1;
+    std::uint64_t parts = std::min<std::uint64_t>(units, (cost.ns + bound_ns - 1) / bound_ns);
     if (cost.max_parts != 0) parts = std::min<std::uint64_t>(parts, cost.max_parts);
     return std::max<std::uint64_t>(parts, 1);
 }
@@ -32,10 +36,13 @@ Cut cut(std::span<const DispatchCost> costs, std::uint64_t bound_ns)
         if (parts > 1) {
             close();
             made.parts[i] = static_cast<std::uint32_t>(parts);
-            const std::uint64_t tiles = costs[i].tiles;
-            for (std::uint64_t p = 0; p < parts; ++p)
-                segments.push_back({Piece{i, static_cast<std::uint32_t>(tiles * p / parts),
-                                          static_cast<std::uint32_t>(tiles * (p + 1) / parts)}});
+            const bool over_k = cut_over_k(costs[i]);
+            const std::uint64_t units = over_k ? costs[i].k_steps : costs[i].tiles;
+            for (std::uint64_t p = 0; p < parts; ++p) {
+                const auto first = static_cast<std::uint32_t>(units * p / parts);
+                const auto end = static_cast<std::uint32_t>(units * (p + 1) / parts);
+                segments.push_back({over_k ? Piece{i, 0, 0, first, end} : Piece{i, first, end}});
+            }
             continue;
         }
         if (!open.empty() && open_ns + costs[i].ns > bound_ns) close();

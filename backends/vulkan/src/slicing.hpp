@@ -6,9 +6,15 @@
 //    first run (its profile), and for the tile-loop kernels (MATMUL and the
 //    CONV2D GEMM, slice.glsl) how many tiles it has;
 //  - consecutive dispatches are packed into one segment while their measured
-//    time stays within the bound; a dispatch longer than the bound that has
-//    tiles is cut into ceil(time / bound) parts over consecutive tile
-//    ranges, each a segment of its own; one without tiles stays whole;
+//    time stays within the bound; a dispatch longer than the bound is cut
+//    into ceil(time / bound) parts, each a segment of its own:
+//     - over its k steps when it has them (a MATMUL with an FP32 result):
+//       each part runs every tile over a range of the dot products' k, the
+//       next part going on from the partial sums the last one stored, so a
+//       part fills the device as the whole dispatch does;
+//     - else over consecutive tile ranges (a part with fewer tiles than the
+//       device runs at once leaves it partly idle);
+//     - one with neither stays whole;
 //  - at most `max_segments` segments: when the bound would make more, it is
 //    raised to what keeps the count there;
 //  - a dispatch's parts may be capped (`max_parts`): the caller halves the
@@ -30,15 +36,19 @@ struct DispatchCost {
     std::uint64_t ns = 0;      // measured on the profiling run
     std::uint32_t tiles = 0;   // tiles of a tile-loop kernel; 0: cannot be cut
     std::uint32_t max_parts = 0;  // 0: as many as the bound asks
+    std::uint32_t k_steps = 0;    // k steps it can be cut over; 0: none
 };
 
 // Slicing costs more than this share of a dispatch's whole time: its cap halves.
 inline constexpr double slicing_overhead_limit = 0.08;
 
-// A dispatch, or tiles [first, end) of it; end 0 is every tile.
+// A dispatch, or part of it: tiles [first, end) (end 0: every tile), over
+// k steps [k_first, k_end) (k_end 0: every step).
 struct Piece {
     std::size_t dispatch = 0;
     std::uint32_t first = 0, end = 0;
+    std::uint32_t k_first = 0, k_end = 0;
+    bool whole() const { return end == 0 && k_end == 0; }
     friend bool operator==(const Piece&, const Piece&) = default;
 };
 using Segment = std::vector<Piece>;

@@ -10,6 +10,7 @@
 #include "kernels.hpp"
 #include "lowering.hpp"
 #include "lowering_conv.hpp"
+#include "lowering_matmul.hpp"
 #include "scheduler.hpp"
 #include "transfer.hpp"
 
@@ -227,7 +228,12 @@ Status record(SubmissionState& s, std::span<const BoundSlot> slots)
                 // the rest; a tile-loop kernel covers the piece's tiles.
                 std::uint64_t groups = (dispatch.kernel.work + width - 1) / width;
                 if (tile_loop(dispatch.kernel.kernel)) {
-                    const std::array<std::uint32_t, 2> range{pieces[p].first, pieces[p].end};
+                    // slice.glsl's block: tiles, then k in elements.
+                    const Piece& piece = pieces[p];
+                    const std::uint32_t step = matmul_k_step(dispatch.kernel);
+                    const std::array<std::uint32_t, 4> range{piece.first, piece.end,
+                                                             piece.k_first * step,
+                                                             piece.k_end * step};
                     vkCmdPushConstants(commands, program.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                                        sizeof range, range.data());
                     if (range[1] != 0) groups = range[1] - range[0];
@@ -394,7 +400,7 @@ void adapt_cut(DeviceCore& core, SubmissionState& s)
     std::vector<std::uint64_t> sliced(cut.parts.size(), 0);
     for (std::size_t i = 0; i < cut.segments.size(); ++i) {
         const Segment& segment = cut.segments[i];
-        if (segment.size() == 1 && segment[0].end != 0) sliced[segment[0].dispatch] += s.used_ns[i];
+        if (segment.size() == 1 && !segment[0].whole()) sliced[segment[0].dispatch] += s.used_ns[i];
     }
     std::lock_guard lock(program.cut_mutex);
     if (program.cut.load(std::memory_order_acquire) != s.cut) return;  // already replaced
@@ -442,6 +448,8 @@ void settle_profile(DeviceCore& core, SubmissionState& s, bool completed)
         if (tile_loop(kernel.kernel))
             program.costs[i].tiles = static_cast<std::uint32_t>(
                 std::min<std::uint64_t>(UINT32_MAX, (kernel.work + width - 1) / width));
+        if (const std::uint32_t step = matmul_k_step(kernel); step != 0)
+            program.costs[i].k_steps = (kernel.spec[2] + step - 1) / step;  // spec[2]: C
     }
     program.cut.store(std::make_shared<const Cut>(
                           cut_segments(program.costs, core.slice_bound_ns, max_segments)),
