@@ -107,6 +107,15 @@ void unknown_or_malformed_settings_are_refused(void**)
     assert_true(devices.error().note.find("is not an unsigned number") != std::string::npos);
     assert_false(open_devices(cpus("0")).has_value());
     assert_false(open_devices(cpus("17")).has_value());
+    selection.settings["cpu"].clear();
+    selection.settings["cpu"].emplace("inline_us", "1001");
+    devices = open_devices(selection);
+    assert_false(devices.has_value());
+    assert_true(devices.error().note.find("[devices.cpu] inline_us is at most 1000") !=
+                std::string::npos);
+    selection.settings["cpu"].clear();
+    selection.settings["cpu"].emplace("inline_us", "0");
+    assert_true(open_devices(selection).has_value());
 }
 
 // fp32_math: "fp32" or "tf32" on CUDA, anything else refused listing both;

@@ -199,12 +199,15 @@ struct Rig {
     std::unique_ptr<Context> context;
     std::unique_ptr<Queue> queue;
 
-    explicit Rig(unsigned threads = 2)
+    explicit Rig(unsigned threads = 2) : Rig(CpuOptions{threads}) {}
+    // `schedule`: the context's flow (set before it has a queue), if named.
+    explicit Rig(const CpuOptions& options, const ContextSchedule& schedule = {})
     {
-        backend = open_cpu_backend(CpuOptions{threads});
+        backend = open_cpu_backend(options);
         auto c = backend->create_context();
         assert_true(c.has_value());
         context = std::move(*c);
+        if (!schedule.flow.empty()) backend->set_context_schedule(*context, schedule);
         auto q = backend->create_queue(*context);
         assert_true(q.has_value());
         queue = std::move(*q);

@@ -430,6 +430,40 @@ void weights_are_clamped_to_1_through_1000(void**)
     assert_int_equal(flow.weight, 250);
 }
 
+// claim() (the inline rule) takes a worker's place only when nothing waits
+// for one: not while another flow's lane is ready, not while every worker
+// runs, not while the lane itself waits or runs, not past a share cap; a
+// claimed lane runs like a popped one (finish() ends it, and work pushed
+// meanwhile waits for a worker).
+void a_claim_never_passes_waiting_work(void**)
+{
+    Ring r(2);
+    auto a = Ring::flow(), b = Ring::flow();
+    auto la = r.lane(a), lb = r.lane(b);
+    assert_true(r.queue.claim(la, r.now));  // idle device
+    r.push(la, "A", 1);                      // arrives while the claim runs
+    assert_false(r.queue.claim(la, r.now));  // the lane is the caller's
+    assert_true(r.queue.claim(lb, r.now));   // the second worker's place
+    assert_true(r.queue.finish(la));         // A1 waited: a worker takes it
+    assert_false(r.queue.finish(lb));
+    assert_false(r.queue.claim(lb, r.now));  // A1 is ready: nobody passes it
+    auto d = r.pop();
+    assert_string_equal(r.label(d).c_str(), "A1");
+    assert_true(r.queue.claim(lb, r.now));   // A1 runs, one place is left
+    auto lc = r.lane(Ring::flow());
+    assert_false(r.queue.claim(lc, r.now));  // both places taken
+    r.queue.finish(d->lane);
+    assert_false(r.queue.finish(lb));
+    // A 10% cap, charged its whole window already.
+    auto capped = Ring::flow();
+    FairQueue::set_share(*capped, 100);
+    auto lcap = r.lane(capped);
+    r.queue.charge(lcap, 1s, r.now);
+    assert_false(r.queue.claim(lcap, r.now));
+    assert_true(r.queue.claim(lcap, r.now + 2s));  // the charge left the window
+    assert_false(r.queue.finish(lcap));
+}
+
 }  // namespace
 
 int main()
@@ -453,6 +487,7 @@ int main()
         cmocka_unit_test(a_held_context_keeps_its_place_and_deficit),
         cmocka_unit_test(with_one_worker_headroom_never_holds_a_context_back),
         cmocka_unit_test(weights_are_clamped_to_1_through_1000),
+        cmocka_unit_test(a_claim_never_passes_waiting_work),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -635,7 +635,12 @@ void bf16_compare_and_select(void**)
 // on FP32 allocates (the submission machinery's own allocations).
 void narrow_steps_allocate_nothing_once_warm(void**)
 {
-    Rig rig(1);  // one worker thread, so the warm-up warms the thread that runs
+    // One worker thread and no runs on the calling thread (inline_us 0), so
+    // the warm-up warms the thread that runs.
+    CpuOptions options;
+    options.threads = 1;
+    options.inline_us = 0;
+    Rig rig(options);
     const auto allocations_of_a_run = [&](DType dtype) {
         auto program = rig.must_load(binary_graph(Op::add, dtype, {4096}));
         const Bytes input(4096 * tosa::dtype_bytes(dtype), 0);

@@ -96,8 +96,11 @@ std::uint64_t far_future()
 // waiter come from recycling lists (refilled by whichever thread drops the
 // last reference, and reserved at open so a worker still holding the last
 // one never empties them); routes, the run queue's FIFOs and ring, and the
-// unfinished list keep their storage. What the workers allocate to run the
-// plan is printed above, not bounded here.
+// unfinished list keep their storage. The ADD's runs after the first take
+// the calling thread (ADR 0030), so the plan's own run is counted here
+// too: its value pointers and output copies are inline arrays and the
+// flow's charges a reserved ring. What other threads allocate is printed
+// above, not bounded here.
 constexpr double submit_bound = 0.0;
 // RUN is a SUBMIT plus the waiter the caller supplies (reused across runs
 // here, as the daemon does) and the ticket's destruction.

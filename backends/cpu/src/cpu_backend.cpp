@@ -130,6 +130,7 @@ public:
     {
         state_->info = describe_cpu(threads, options.instance);
         state_->inject_loss_after = options.inject_loss_after;
+        inline_bound_ = std::chrono::microseconds(options.inline_us);
         // A worker may still drop a finished submission while the engine
         // makes the next: enough recycled blocks that a warm loop of
         // submissions never finds the lists empty.
@@ -493,6 +494,7 @@ private:
     void lose_device();
 
     std::shared_ptr<BackendState> state_;
+    std::chrono::nanoseconds inline_bound_{0};  // CpuOptions::inline_us; 0: never inline
     // Declared last: destroyed first, so workers drain while the state lives.
     Scheduler scheduler_;
     // Tenant key -> the flow its contexts share (set_context_schedule).
@@ -647,7 +649,8 @@ Submitted CpuBackend::accept(std::shared_ptr<Submission> submission, Queue& queu
         return submitted;
     }
     if (after == nullptr) {
-        scheduler_.enqueue(submission->lane, submission);
+        if (!scheduler_.run_inline(submission->lane, submission, inline_bound_))
+            scheduler_.enqueue(submission->lane, submission);
         return submitted;
     }
     switch (park_or_release(*static_cast<CpuGate&>(*after).state, after_value, submission)) {

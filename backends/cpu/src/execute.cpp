@@ -116,7 +116,9 @@ private:
     std::span<std::byte* const> slots_;
     std::span<std::byte* const> captured_;
     bool top_;
-    std::vector<std::byte*> pointers_;  // per value
+    // Per value; inline for small plans, so a run of one (the ones that
+    // run on the caller's thread) allocates nothing.
+    SmallVector<std::byte*, 64> pointers_;
     std::vector<std::unique_ptr<std::byte[]>> realigned_;  // inputs bound at unaligned offsets
 };
 
@@ -565,7 +567,7 @@ void Run::write_outputs()
         const std::byte* from;
         std::uint64_t bytes;
     };
-    std::vector<Copy> copies;
+    SmallVector<Copy, VACCEL_MAX_BINDINGS> copies;
     for (std::uint32_t slot = plan_.input_count; slot < plan_.slots.size(); ++slot) {
         const std::uint32_t value = plan_.slot_values[slot];
         copies.push_back({slots_[slot], at(value), plan_.values[value].bytes});
@@ -671,8 +673,19 @@ void run_submission(Submission& submission)
         finish(submission, EventState::failed, device_lost_error(submission.backend->info));
         return;
     }
-    Status outcome = submission.kernel ? run_kernel(*submission.kernel, submission.deadline_ns)
-                                       : run_program(submission);
+    Status outcome;
+    if (submission.kernel) {
+        outcome = run_kernel(*submission.kernel, submission.deadline_ns);
+    } else {
+        const auto started = std::chrono::steady_clock::now();
+        outcome = run_program(submission);
+        const auto took = std::chrono::steady_clock::now() - started;
+        if (outcome)
+            submission.program->last_run_ns.store(
+                static_cast<std::uint64_t>(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(took).count()),
+                std::memory_order_relaxed);
+    }
     if (outcome)
         finish(submission, EventState::complete);
     else

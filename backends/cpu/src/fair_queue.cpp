@@ -21,7 +21,13 @@ void FairQueue::charge(const std::shared_ptr<Lane>& lane, Clock::duration used,
 {
     Flow& flow = *lane->flow;
     used = std::max(used, Clock::duration{0});
-    flow.charges.push_back({now, used});
+    if (!flow.charges.empty() && now - flow.charges.back().first < charge_bucket) {
+        flow.charges.back().first = std::max(flow.charges.back().first, now);
+        flow.charges.back().second += used;
+    } else {
+        flow.charges.reserve(share_window / charge_bucket + 1);
+        flow.charges.push_back({now, used});
+    }
     flow.charged += used;
     flow.charged_total += used;
     (void)charged_within(flow, now);
@@ -45,7 +51,8 @@ std::optional<FairQueue::Clock::time_point> FairQueue::cap_hold(Flow& flow,
     if (flow.charged < allowed) return std::nullopt;
     // Held until enough of the oldest charges leave the window.
     Clock::duration left = flow.charged;
-    for (const auto& [at, used] : flow.charges) {
+    for (std::size_t i = 0; i < flow.charges.size(); ++i) {
+        const auto& [at, used] = flow.charges[i];
         left -= used;
         if (left < allowed) return at + share_window;
     }
@@ -168,6 +175,7 @@ std::optional<FairQueue::Dispatch> FairQueue::pop(Clock::time_point now)
             flow.ready.pop_front();
             if (flow.ready.empty()) --ready_flows_;
             ++flow.running;
+            ++running_;
             std::shared_ptr<Submission> submission = std::move(lane->pending.front());
             lane->pending.pop_front();
             --flow.queued;
@@ -184,10 +192,24 @@ std::optional<FairQueue::Dispatch> FairQueue::pop(Clock::time_point now)
     }
 }
 
+bool FairQueue::claim(const std::shared_ptr<Lane>& lane, Clock::time_point now)
+{
+    Flow& flow = *lane->flow;
+    if (lane->scheduled || ready_flows_ != 0 || running_ >= workers_ || cap_hold(flow, now))
+        return false;
+    note_activity(lane->flow, now);
+    lane->scheduled = true;
+    if (!flow.in_ring) enter_ring(lane->flow);
+    ++flow.running;
+    ++running_;
+    return true;
+}
+
 bool FairQueue::finish(const std::shared_ptr<Lane>& lane)
 {
     Flow& flow = *lane->flow;
     --flow.running;
+    --running_;
     if (!lane->pending.empty()) {
         flow.ready.push_back(lane);
         if (flow.ready.size() == 1) ++ready_flows_;

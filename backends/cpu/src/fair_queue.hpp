@@ -90,9 +90,12 @@ struct Flow {
     std::uint32_t weight = default_weight;
     bool latency = false;  // served before every batch flow with work
     std::uint32_t share_permille = 1000;  // 1000: no cap
-    // Run time charged within the share window, oldest first.
-    std::deque<std::pair<std::chrono::steady_clock::time_point,
-                         std::chrono::steady_clock::duration>>
+    // Run time charged within the share window, oldest first, one entry per
+    // FairQueue::charge_bucket (charges that close together add up, the
+    // entry taking the later time), so the window holds at most
+    // share_window / charge_bucket entries and the Fifo, reserved for that
+    // many, never allocates after a flow's first charge.
+    Fifo<std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::duration>>
         charges;
     std::chrono::steady_clock::duration charged{0};  // the sum of `charges`
     std::chrono::steady_clock::duration charged_total{0};  // since the flow was made
@@ -164,6 +167,16 @@ public:
     // work and is ready again (a worker should be woken).
     bool finish(const std::shared_ptr<Lane>& lane);
 
+    // The inline rule: the caller may run the lane's next submission on
+    // its own thread now, as a worker would, without pushing it. True when
+    // nothing waits for a worker (no lane is ready), a worker's place is
+    // free (the caller takes it: running counts it until finish(lane)),
+    // the lane has nothing waiting or running (its order holds) and its
+    // flow's share cap does not hold it back. Then the lane is owned by the
+    // caller as after pop(); it charges and finishes it the same way.
+    // Nobody is passed over: DRR orders waiting work, and none waits.
+    bool claim(const std::shared_ptr<Lane>& lane, Clock::time_point now);
+
     // Clamped to [min_weight, max_weight]; applies from the flow's next credit.
     static void set_weight(Flow& flow, std::uint32_t weight);
     // Applies from the next pop().
@@ -173,6 +186,9 @@ public:
 
     // The window a share cap is measured over.
     static constexpr Clock::duration share_window = std::chrono::seconds(1);
+    // Charges this close together are one entry of a flow's window (a cap
+    // may then hold a flow up to this much longer than exact accounts would).
+    static constexpr Clock::duration charge_bucket = std::chrono::milliseconds(1);
     // The lane's dispatched submission ran for `used`, ending at `now`:
     // charged to its flow (before finish(lane)).
     void charge(const std::shared_ptr<Lane>& lane, Clock::duration used, Clock::time_point now);
@@ -222,6 +238,8 @@ private:
     std::list<std::shared_ptr<Flow>> spare_;
     // Flows in the ring with at least one ready lane.
     std::uint64_t ready_flows_ = 0;
+    // Submissions being run (by workers or a claim()), over every flow.
+    unsigned running_ = 0;
 };
 
 }  // namespace vaccel::backend::cpu

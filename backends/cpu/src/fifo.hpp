@@ -19,6 +19,14 @@ public:
     bool empty() const { return count_ == 0; }
     std::size_t size() const { return count_; }
     T& front() { return slots_[head_]; }
+    T& back() { return slots_[(head_ + count_ - 1) % slots_.size()]; }
+    // Room for n elements without growing.
+    void reserve(std::size_t n)
+    {
+        while (slots_.size() < n) grow();
+    }
+    // The i-th element from the front (i < size()).
+    const T& operator[](std::size_t i) const { return slots_[(head_ + i) % slots_.size()]; }
 
     void push_back(T value)
     {

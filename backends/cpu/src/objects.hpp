@@ -167,6 +167,9 @@ struct ProgramState {
     std::vector<std::vector<std::byte>> variables;
     // Invariant: +1 by the engine thread on accept, -1 by finish().
     std::atomic<std::uint64_t> in_flight{0};
+    // TOSA programs: how long the latest completed run took (0: none yet);
+    // the inline rule reads it (Scheduler::run_inline).
+    std::atomic<std::uint64_t> last_run_ns{0};
 };
 
 class CpuProgram final : public Program {

@@ -31,6 +31,32 @@ void Scheduler::enqueue(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submi
     if (woke) wake_.notify_one();
 }
 
+bool Scheduler::run_inline(const std::shared_ptr<Lane>& lane,
+                           const std::shared_ptr<Submission>& submission,
+                           std::chrono::nanoseconds bound)
+{
+    if (bound.count() <= 0 || submission->kernel) return false;
+    const std::uint64_t last = submission->program->last_run_ns.load(std::memory_order_relaxed);
+    if (last == 0 || last > static_cast<std::uint64_t>(bound.count())) return false;
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ || !run_queue_.claim(lane, FairQueue::Clock::now())) return false;
+    }
+    const auto started = FairQueue::Clock::now();
+    run_submission(*submission);
+    const auto ended = FairQueue::Clock::now();
+    bool woke;
+    {
+        std::lock_guard lock(mutex_);
+        run_queue_.charge(lane, ended - started, ended);
+        // Work pushed to the lane meanwhile waited for this run: a worker
+        // takes it now.
+        woke = run_queue_.finish(lane);
+    }
+    if (woke) wake_.notify_one();
+    return true;
+}
+
 void Scheduler::set_schedule(Flow& flow, std::uint32_t weight, bool latency,
                              std::uint32_t share_permille)
 {

@@ -11,6 +11,7 @@
 // ever left pending.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,14 @@ public:
 
     // Called by the engine thread once the submission holds its gates.
     void enqueue(const std::shared_ptr<Lane>& lane, std::shared_ptr<Submission> submission);
+    // The inline rule (CpuOptions::inline_us): a TOSA submission whose
+    // program's last run took at most `bound` runs here, on the caller's
+    // thread, when FairQueue::claim() allows (no worker would be passed
+    // over), and is charged as a worker's run. True when it ran (it is
+    // then terminal); false leaves `submission` to enqueue().
+    bool run_inline(const std::shared_ptr<Lane>& lane,
+                    const std::shared_ptr<Submission>& submission,
+                    std::chrono::nanoseconds bound);
     // The flow's share from its next DRR visit on (1..1000, clamped),
     // whether it is served before batch flows, and its cap on the workers'
     // time (per mille; fair_queue.hpp). Each submission's run time is

@@ -24,13 +24,14 @@ namespace {
 
 #ifdef VACCEL_REGISTRY_HAS_CPU
 // [devices.cpu]: threads (workers per device, 0 = all cores), count (serve
-// the host as that many devices, for tests of several devices), and fault
+// the host as that many devices, for tests of several devices), inline_us
+// (tiny runs on the caller's thread: CpuOptions), and fault
 // injection for tests: inject_loss_after (see CpuOptions) applied to the
 // device inject_loss_device (default 0) only.
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& settings,
                                                             const std::filesystem::path&)
 {
-    static constexpr std::array<std::string_view, 4> known{"threads", "count",
+    static constexpr std::array<std::string_view, 5> known{"threads", "count", "inline_us",
                                                            "inject_loss_after",
                                                            "inject_loss_device"};
     if (auto ok = settings_known(settings, "cpu", known); !ok)
@@ -43,6 +44,13 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
     if (!loss) return fail(loss.error());
     auto lossy = setting_number(settings, "cpu", "inject_loss_device", 0);
     if (!lossy) return fail(lossy.error());
+    auto inline_us = setting_number(settings, "cpu", "inline_us", CpuOptions{}.inline_us);
+    if (!inline_us) return fail(inline_us.error());
+    if (*inline_us > 1000)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *inline_us)
+                        .with_note("[devices.cpu] inline_us is at most 1000 (a millisecond: "
+                                   "the calling thread serves other clients meanwhile); 0 "
+                                   "never runs a submission inline"));
     if (*count == 0 || *count > 16 || *threads > 1024)
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *count)
                         .with_note("[devices.cpu] count is 1..16 and threads at most 1024"));
@@ -52,6 +60,7 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
         options.threads = static_cast<unsigned>(*threads);
         options.instance = i;
         options.inject_loss_after = i == *lossy ? *loss : UINT64_MAX;
+        options.inline_us = static_cast<std::uint32_t>(*inline_us);
         devices.push_back(open_cpu_backend(options));
     }
     return devices;

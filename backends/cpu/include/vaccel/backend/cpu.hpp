@@ -21,6 +21,13 @@ struct CpuOptions {
     // submission accepted after this many is taken indeterminately and the
     // device is lost. UINT64_MAX = never.
     std::uint64_t inject_loss_after = UINT64_MAX;
+    // Tiny runs on the caller's thread ([devices.cpu] inline_us): a TOSA
+    // submission whose program's last run took at most this long runs
+    // inside submit() when it would otherwise wake an idle worker (nothing
+    // else waits for one and one is free); charged to its context's flow as
+    // a worker's run is (docs/adr/0030-cpu-tiny-runs-on-the-caller.md).
+    // 0 never runs inline.
+    std::uint32_t inline_us = 20;
 };
 
 // Never fails: the host is always there. The returned backend owns its worker
