@@ -61,6 +61,7 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	libfmt-dev libspdlog-dev libopenblas-dev libopenblas-pthread-dev libeigen3-dev \
 	libtomlplusplus-dev libvulkan-dev mesa-vulkan-drivers glslc libdrm-dev vulkan-tools \
 	python3 python3-numpy pybind11-dev python3-dev python3-pytest libdlpack-dev \
+	libonnx-dev libprotobuf-dev libonnx-testdata \
 	libopenblas0-pthread libclang-rt-14-dev binutils file \
 	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio \
 	linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64 gcc-multilib libsystemd-dev dkms \

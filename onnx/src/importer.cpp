@@ -1,0 +1,16 @@
+// importer.cpp - ONNX models to TOSA (importer.hpp).
+#include "vaccel/onnx/importer.hpp"
+
+#include "lowering.hpp"
+#include "model.hpp"
+
+namespace vaccel::onnx {
+
+Result<Imported> import_model(std::span<const std::byte> model, const ImportOptions& options)
+{
+    auto read = Model::read(model, options);
+    if (!read) return fail(read.error());
+    return lower_model(*read);
+}
+
+}  // namespace vaccel::onnx

@@ -1,0 +1,129 @@
+// lowering_elementwise.cpp - elementwise ONNX ops and Softmax
+// (lowering.hpp lists what each becomes).
+#include "lowering_context.hpp"
+
+#include <limits>
+
+namespace vaccel::onnx::lowering {
+
+namespace {
+
+
+Lower elementwise(Op op)
+{
+    return [op](Lowering& l, const Node& node) -> Status {
+        auto a = l.input(node, 0);
+        if (!a) return fail(a.error());
+        auto b = l.input(node, 1);
+        if (!b) return fail(b.error());
+        auto dims = l.output_dims(node);
+        if (!dims) return fail(dims.error());
+        return l.bind(node, 0, l.binary(op, *a, *b, *dims));
+    };
+}
+
+// Max and Min take one or more inputs.
+Lower variadic(Op op)
+{
+    return [op](Lowering& l, const Node& node) -> Status {
+        auto dims = l.output_dims(node);
+        if (!dims) return fail(dims.error());
+        auto acc = l.input(node, 0);
+        if (!acc) return fail(acc.error());
+        Value v = l.to_rank(*acc, dims->size());
+        for (int i = 1; i < node.input_size(); ++i) {
+            auto next = l.input(node, i);
+            if (!next) return fail(next.error());
+            v = l.binary(op, v, *next, *dims);
+        }
+        if (node.input_size() == 1) v = l.unary(Op::identity, l.reshape(v, *dims), *dims);
+        return l.bind(node, 0, v);
+    };
+}
+
+Lower unary_op(Op op, tosa::Attributes attrs = {})
+{
+    return [op, attrs](Lowering& l, const Node& node) -> Status {
+        auto x = l.input(node, 0);
+        if (!x) return fail(x.error());
+        auto dims = l.output_dims(node);
+        if (!dims) return fail(dims.error());
+        return l.bind(node, 0, l.unary(op, *x, *dims, attrs));
+    };
+}
+
+Status lower_div(Lowering& l, const Node& node)
+{
+    auto a = l.input(node, 0);
+    if (!a) return fail(a.error());
+    auto b = l.input(node, 1);
+    if (!b) return fail(b.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    Value inverse = l.unary(Op::reciprocal, *b, b->dims);
+    return l.bind(node, 0, l.mul(*a, inverse, *dims));
+}
+
+Status lower_sqrt(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    return l.bind(node, 0, l.binary(Op::pow, *x, l.scalar_like(0.5f, dims->size()), *dims));
+}
+
+// exp(x - max) * (1 / sum) over one axis.
+Status lower_softmax(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    const auto rank = static_cast<std::int64_t>(dims->size());
+    std::int64_t axis = int_attr(node, "axis", l.model().opset() >= 13 ? -1 : 1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return fail(l.refuse(node, "its axis is outside the input's rank"));
+    if (l.model().opset() < 13 && axis != rank - 1)
+        return fail(l.refuse(node, "before opset 13 Softmax flattens the dimensions from its axis "
+                                   "on; only the last axis is imported"));
+    Dims reduced = *dims;
+    reduced[static_cast<std::size_t>(axis)] = 1;
+    auto attr = tosa::axis_attr(static_cast<std::int32_t>(axis));
+    attr.nan_mode = nan_propagate;
+    Value max = l.unary(Op::reduce_max, *x, reduced, attr);
+    Value shifted = l.binary(Op::sub, *x, max, *dims);
+    Value e = l.unary(Op::exp, shifted, *dims);
+    Value sum = l.unary(Op::reduce_sum, e, reduced, attr);
+    Value inverse = l.unary(Op::reciprocal, sum, reduced);
+    return l.bind(node, 0, l.mul(e, inverse, *dims));
+}
+
+}  // namespace
+
+void add_elementwise(Table& table)
+{
+    table.emplace("Add", elementwise(Op::add));
+    table.emplace("Sub", elementwise(Op::sub));
+    table.emplace("Mul", elementwise(Op::mul));
+    table.emplace("Pow", elementwise(Op::pow));
+    table.emplace("Div", lower_div);
+    table.emplace("Max", variadic(Op::maximum));
+    table.emplace("Min", variadic(Op::minimum));
+    table.emplace("Relu", unary_op(Op::clamp, tosa::clamp_f32_attr(0.0f, std::numeric_limits<float>::infinity())));
+    table.emplace("Abs", unary_op(Op::abs));
+    table.emplace("Neg", unary_op(Op::negate));
+    table.emplace("Exp", unary_op(Op::exp));
+    table.emplace("Log", unary_op(Op::log));
+    table.emplace("Reciprocal", unary_op(Op::reciprocal));
+    table.emplace("Sigmoid", unary_op(Op::sigmoid));
+    table.emplace("Tanh", unary_op(Op::tanh));
+    table.emplace("Erf", unary_op(Op::erf));
+    table.emplace("Floor", unary_op(Op::floor));
+    table.emplace("Ceil", unary_op(Op::ceil));
+    table.emplace("Identity", unary_op(Op::identity));
+    table.emplace("Sqrt", lower_sqrt);
+    table.emplace("Softmax", lower_softmax);
+}
+
+}  // namespace vaccel::onnx::lowering

@@ -1,0 +1,389 @@
+// lowering_nn.cpp - ONNX's network ops: convolutions, pools, batch
+// normalization, reductions, activations with parameters, Concat.
+//
+// Decides:
+//  - layout: ONNX is NCHW, TOSA's CONV2D and pools NHWC; each such node is
+//    a TRANSPOSE in, the operator, a TRANSPOSE out (the graph's own inputs
+//    and outputs stay NCHW);
+//  - Conv: 2-D, group 1 (CONV2D, weights reordered OIHW -> OHWI at import)
+//    or depthwise (group = input channels, one weight channel each:
+//    DEPTHWISE_CONV2D, weights to [KH, KW, C, M/C]); other groups are
+//    refused; weights and bias must be constants;
+//  - padding: ONNX pads [top, left, bottom, right] (or auto_pad's SAME_*)
+//    become TOSA's [top, bottom, left, right]; the bottom and right pads
+//    are then set so the window count is exactly the inferred result's
+//    (TOSA needs the division exact: floor and ceil_mode both land there;
+//    a result that would need rows dropped is refused);
+//  - BatchNormalization (inference): folded into one MUL and one ADD by
+//    per-channel constants (scale / sqrt(var + eps), bias - mean * that);
+//  - Reduce{Sum,Mean,Max,Min,Prod,SumSquare,L1,L2,LogSum,LogSumExp}: one
+//    TOSA reduction per axis (they keep the axis), then a RESHAPE when
+//    keepdims is 0;
+//  - Clip (CLAMP), LeakyRelu (x + (alpha - 1) min(x, 0)), HardSigmoid,
+//    HardSwish, Dropout (its output is its input; the mask is refused).
+#include <cmath>
+#include <limits>
+
+#include "lowering_context.hpp"
+
+namespace vaccel::onnx::lowering {
+
+namespace {
+
+constexpr float infinity = std::numeric_limits<float>::infinity();
+
+Value transpose(Lowering& l, Value v, std::vector<std::int32_t> perm)
+{
+    Dims dims;
+    for (std::int32_t p : perm) dims.push_back(v.dims[static_cast<std::size_t>(p)]);
+    Value out = l.tensor(dims);
+    l.builder().op(Op::transpose, {v.tensor}, {out.tensor}, tosa::transpose_attr(std::move(perm)));
+    return out;
+}
+Value to_nhwc(Lowering& l, Value v) { return transpose(l, v, {0, 2, 3, 1}); }
+Value to_nchw(Lowering& l, Value v) { return transpose(l, v, {0, 3, 1, 2}); }
+
+// The window of a 2-D convolution or pool in TOSA's terms.
+struct Window {
+    std::vector<std::int32_t> kernel, stride, dilation, pad;  // pad: top, bottom, left, right
+};
+
+Result<Window> window_of(Lowering& l, const Node& node, const Dims& in, const Dims& out,
+                         const Dims& kernel)
+{
+    Window w;
+    const Dims strides = ints_attr(node, "strides").value_or(Dims{1, 1});
+    const Dims dilations = ints_attr(node, "dilations").value_or(Dims{1, 1});
+    Dims pads = ints_attr(node, "pads").value_or(Dims{0, 0, 0, 0});
+    if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+        return fail(l.refuse(node, "only 2-D windows are imported so far"));
+    const auto* auto_pad = attribute(node, "auto_pad");
+    const std::string mode = auto_pad != nullptr ? auto_pad->s() : "NOTSET";
+    for (std::size_t a = 0; a < 2; ++a) {
+        const std::int64_t k = (kernel[a] - 1) * dilations[a] + 1;
+        // What the inferred result needs padded in all along this axis.
+        const std::int64_t total = (out[a + 2] - 1) * strides[a] + k - in[a + 2];
+        if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
+            const std::int64_t t = std::max<std::int64_t>(total, 0);
+            pads[a] = mode == "SAME_UPPER" ? t / 2 : t - t / 2;
+        } else if (mode == "VALID") {
+            pads[a] = 0;
+        } else if (mode != "NOTSET") {
+            return fail(l.refuse(node, fmt::format("auto_pad {} is not an ONNX mode", mode)));
+        }
+        const std::int64_t end = total - pads[a];
+        if (end < 0)
+            return fail(l.refuse(node, "the result drops input rows past the last window; that "
+                                       "is not imported yet"));
+        pads[a + 2] = end;
+        w.kernel.push_back(static_cast<std::int32_t>(kernel[a]));
+        w.stride.push_back(static_cast<std::int32_t>(strides[a]));
+        w.dilation.push_back(static_cast<std::int32_t>(dilations[a]));
+    }
+    w.pad = {static_cast<std::int32_t>(pads[0]), static_cast<std::int32_t>(pads[2]),
+             static_cast<std::int32_t>(pads[1]), static_cast<std::int32_t>(pads[3])};
+    return w;
+}
+
+Status lower_conv(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    const ConstantData* w = l.model().constant(node.input(1));
+    if (w == nullptr || w->type.elem != ::onnx::TensorProto::FLOAT)
+        return fail(l.refuse(node, "its weights are not FLOAT constants (weights computed in the "
+                                   "graph are not imported yet)"));
+    if (x->dims.size() != 4 || w->type.dims.size() != 4)
+        return fail(l.refuse(node, "only 2-D convolutions (4-D input and weights) are imported"));
+    const std::int64_t group = int_attr(node, "group", 1), c = x->dims[1];
+    const std::int64_t m = w->type.dims[0], cg = w->type.dims[1], kh = w->type.dims[2],
+                       kw = w->type.dims[3];
+    const bool depthwise = group != 1 && group == c && cg == 1 && m % c == 0;
+    if (group != 1 && !depthwise)
+        return fail(l.refuse(node, fmt::format("group {} of {} input channels is neither 1 nor "
+                                               "depthwise (one weight channel per group)",
+                                               group, c)));
+    auto win = window_of(l, node, x->dims, *dims, {kh, kw});
+    if (!win) return fail(win.error());
+    std::vector<float> reordered(w->floats.size());
+    Dims wdims;
+    if (!depthwise) {  // OIHW -> OHWI
+        wdims = {m, kh, kw, cg};
+        for (std::int64_t o = 0; o < m; ++o)
+            for (std::int64_t i = 0; i < cg; ++i)
+                for (std::int64_t y = 0; y < kh; ++y)
+                    for (std::int64_t z = 0; z < kw; ++z)
+                        reordered[static_cast<std::size_t>(((o * kh + y) * kw + z) * cg + i)] =
+                            w->floats[static_cast<std::size_t>(((o * cg + i) * kh + y) * kw + z)];
+    } else {  // [C * mult, 1, KH, KW] -> [KH, KW, C, mult]
+        const std::int64_t mult = m / c;
+        wdims = {kh, kw, c, mult};
+        for (std::int64_t ch = 0; ch < c; ++ch)
+            for (std::int64_t j = 0; j < mult; ++j)
+                for (std::int64_t y = 0; y < kh; ++y)
+                    for (std::int64_t z = 0; z < kw; ++z)
+                        reordered[static_cast<std::size_t>(((y * kw + z) * c + ch) * mult + j)] =
+                            w->floats[static_cast<std::size_t>(((ch * mult + j) * kh + y) * kw + z)];
+    }
+    std::vector<float> bias(static_cast<std::size_t>(m), 0.0f);
+    if (node.input_size() > 2 && !node.input(2).empty()) {
+        const ConstantData* b = l.model().constant(node.input(2));
+        if (b == nullptr || b->floats.size() != bias.size())
+            return fail(l.refuse(node, "its bias is not a FLOAT constant of one value per output "
+                                       "channel"));
+        bias = b->floats;
+    }
+    Value weights = l.constant(wdims, std::move(reordered));
+    Value b = l.constant({m}, std::move(bias));
+    Value xt = to_nhwc(l, *x);
+    Value yt = l.tensor({(*dims)[0], (*dims)[2], (*dims)[3], m});
+    l.builder().op(depthwise ? Op::depthwise_conv2d : Op::conv2d,
+                   {xt.tensor, weights.tensor, b.tensor, l.zero_point(), l.zero_point()}, {yt.tensor},
+                   tosa::conv_attr(win->pad, win->stride, win->dilation, tosa::DType::fp32));
+    return l.bind(node, 0, to_nchw(l, yt));
+}
+
+Status pool(Lowering& l, const Node& node, Op op, bool global)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    if (x->dims.size() != 4) return fail(l.refuse(node, "only 2-D pools (4-D input) are imported"));
+    if (node.output_size() > 1 && !node.output(1).empty())
+        return fail(l.refuse(node, "its Indices output is not imported"));
+    Window win;
+    if (global) {
+        win = {{static_cast<std::int32_t>(x->dims[2]), static_cast<std::int32_t>(x->dims[3])},
+               {1, 1}, {1, 1}, {0, 0, 0, 0}};
+    } else {
+        const Dims kernel = ints_attr(node, "kernel_shape").value_or(Dims{});
+        if (const Dims d = ints_attr(node, "dilations").value_or(Dims{1, 1}); d != Dims{1, 1})
+            return fail(l.refuse(node, "dilated pools are not imported"));
+        auto w = window_of(l, node, x->dims, *dims, kernel);
+        if (!w) return fail(w.error());
+        win = *w;
+        if (op == Op::avg_pool2d && int_attr(node, "count_include_pad", 0) != 0 &&
+            std::ranges::any_of(win.pad, [](std::int32_t p) { return p != 0; }))
+            return fail(l.refuse(node, "count_include_pad 1 with padding is not imported (TOSA "
+                                       "averages over the input's own elements)"));
+    }
+    Value xt = to_nhwc(l, *x);
+    Value yt = l.tensor({(*dims)[0], (*dims)[2], (*dims)[3], (*dims)[1]});
+    auto attrs = tosa::pool_attr(win.kernel, win.stride, win.pad, tosa::DType::fp32);
+    if (op == Op::avg_pool2d)
+        l.builder().op(op, {xt.tensor, l.zero_point(), l.zero_point()}, {yt.tensor}, attrs);
+    else
+        l.builder().op(op, {xt.tensor}, {yt.tensor}, attrs);
+    return l.bind(node, 0, to_nchw(l, yt));
+}
+
+Status lower_batch_norm(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    if (int_attr(node, "training_mode", 0) != 0 || node.output_size() > 1)
+        return fail(l.refuse(node, "training mode (running statistics as outputs) is not imported"));
+    const ConstantData* p[4] = {};
+    for (int i = 0; i < 4; ++i) {
+        p[i] = l.model().constant(node.input(i + 1));
+        if (p[i] == nullptr || p[i]->floats.size() != static_cast<std::size_t>(x->dims[1]))
+            return fail(l.refuse(node, "scale, B, mean and var must be FLOAT constants of one "
+                                       "value per channel"));
+    }
+    const float eps = float_attr(node, "epsilon", 1e-5f);
+    const std::size_t c = p[0]->floats.size();
+    std::vector<float> k(c), shift(c);
+    for (std::size_t i = 0; i < c; ++i) {
+        k[i] = p[0]->floats[i] / std::sqrt(p[3]->floats[i] + eps);
+        shift[i] = p[1]->floats[i] - p[2]->floats[i] * k[i];
+    }
+    Dims per_channel(x->dims.size(), 1);
+    per_channel[1] = static_cast<std::int64_t>(c);
+    Value scaled = l.mul(*x, l.constant(per_channel, std::move(k)), *dims);
+    return l.bind(node, 0, l.binary(Op::add, scaled, l.constant(per_channel, std::move(shift)), *dims));
+}
+
+// The axes of a Reduce* node (attribute, or input 1 from opset 13's
+// ReduceSum on), normalized and sorted; empty means every axis unless
+// noop_with_empty_axes.
+Result<Dims> reduce_axes(Lowering& l, const Node& node, std::size_t rank)
+{
+    Dims axes = ints_attr(node, "axes").value_or(Dims{});
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+        const ConstantData* given = l.model().constant(node.input(1));
+        if (given == nullptr) return fail(l.refuse(node, "its axes are not a constant"));
+        axes = given->ints;
+    }
+    if (axes.empty() && int_attr(node, "noop_with_empty_axes", 0) == 0)
+        for (std::size_t a = 0; a < rank; ++a) axes.push_back(static_cast<std::int64_t>(a));
+    for (std::int64_t& a : axes) {
+        if (a < 0) a += static_cast<std::int64_t>(rank);
+        if (a < 0 || a >= static_cast<std::int64_t>(rank))
+            return fail(l.refuse(node, "an axis is outside the input's rank"));
+    }
+    std::ranges::sort(axes);
+    return axes;
+}
+
+enum class Reduction { sum, mean, max, min, prod, sum_square, l1, l2, log_sum, log_sum_exp };
+
+Lower reduce(Reduction kind)
+{
+    return [kind](Lowering& l, const Node& node) -> Status {
+        auto x = l.input(node, 0);
+        if (!x) return fail(x.error());
+        auto dims = l.output_dims(node);
+        if (!dims) return fail(dims.error());
+        auto axes = reduce_axes(l, node, x->dims.size());
+        if (!axes) return fail(axes.error());
+        Value v = *x;
+        if (kind == Reduction::sum_square) v = l.mul(v, v, v.dims);
+        if (kind == Reduction::l1 || kind == Reduction::l2) {
+            v = l.unary(Op::abs, v, v.dims);
+            if (kind == Reduction::l2) v = l.mul(v, v, v.dims);
+        }
+        if (kind == Reduction::log_sum_exp) v = l.unary(Op::exp, v, v.dims);
+        const Op op = kind == Reduction::max    ? Op::reduce_max
+                      : kind == Reduction::min  ? Op::reduce_min
+                      : kind == Reduction::prod ? Op::reduce_product
+                                                : Op::reduce_sum;
+        std::int64_t count = 1;
+        for (std::int64_t a : *axes) {
+            Dims reduced = v.dims;
+            count *= reduced[static_cast<std::size_t>(a)];
+            reduced[static_cast<std::size_t>(a)] = 1;
+            auto attr = tosa::axis_attr(static_cast<std::int32_t>(a));
+            if (op == Op::reduce_max || op == Op::reduce_min) attr.nan_mode = nan_propagate;
+            v = l.unary(op, v, reduced, attr);
+        }
+        if (kind == Reduction::mean)
+            v = l.mul(v, l.scalar_like(1.0f / static_cast<float>(count), v.dims.size()), v.dims);
+        if (kind == Reduction::l2) v = l.binary(Op::pow, v, l.scalar_like(0.5f, v.dims.size()), v.dims);
+        if (kind == Reduction::log_sum || kind == Reduction::log_sum_exp)
+            v = l.unary(Op::log, v, v.dims);
+        Value out = l.reshape(v, *dims);
+        if (out.tensor == x->tensor) out = l.unary(Op::identity, out, *dims);
+        return l.bind(node, 0, out);
+    };
+}
+
+// A float bound of Clip: input `i` (opset 11 on) or the attribute.
+Result<float> clip_bound(Lowering& l, const Node& node, int i, const char* name, float otherwise)
+{
+    if (node.input_size() > i && !node.input(i).empty()) {
+        const ConstantData* c = l.model().constant(node.input(i));
+        if (c == nullptr || c->floats.size() != 1)
+            return fail(l.refuse(node, fmt::format("its {} is not a FLOAT constant scalar", name)));
+        return c->floats[0];
+    }
+    return float_attr(node, name, otherwise);
+}
+
+Status lower_clip(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    auto lo = clip_bound(l, node, 1, "min", -infinity);
+    if (!lo) return fail(lo.error());
+    auto hi = clip_bound(l, node, 2, "max", infinity);
+    if (!hi) return fail(hi.error());
+    return l.bind(node, 0, l.unary(Op::clamp, *x, *dims, tosa::clamp_f32_attr(*lo, *hi)));
+}
+
+Status lower_leaky_relu(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    const float alpha = float_attr(node, "alpha", 0.01f);
+    const std::size_t rank = dims->size();
+    Value negative = l.binary(Op::minimum, *x, l.scalar_like(0.0f, rank), *dims);
+    Value scaled = l.mul(negative, l.scalar_like(alpha - 1.0f, rank), *dims);
+    return l.bind(node, 0, l.binary(Op::add, *x, scaled, *dims));
+}
+
+// max(0, min(1, alpha x + beta)), times x for HardSwish.
+Lower hard_sigmoid(bool swish)
+{
+    return [swish](Lowering& l, const Node& node) -> Status {
+        auto x = l.input(node, 0);
+        if (!x) return fail(x.error());
+        auto dims = l.output_dims(node);
+        if (!dims) return fail(dims.error());
+        const float alpha = swish ? 1.0f / 6.0f : float_attr(node, "alpha", 0.2f);
+        const float beta = swish ? 0.5f : float_attr(node, "beta", 0.5f);
+        const std::size_t rank = dims->size();
+        Value y = l.mul(*x, l.scalar_like(alpha, rank), *dims);
+        y = l.binary(Op::add, y, l.scalar_like(beta, rank), *dims);
+        y = l.unary(Op::clamp, y, *dims, tosa::clamp_f32_attr(0.0f, 1.0f));
+        if (swish) y = l.mul(*x, y, *dims);
+        return l.bind(node, 0, y);
+    };
+}
+
+Status lower_dropout(Lowering& l, const Node& node)
+{
+    if (node.output_size() > 1 && !node.output(1).empty())
+        return fail(l.refuse(node, "its mask output is not imported"));
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    return l.bind(node, 0, l.unary(Op::identity, *x, *dims));
+}
+
+Status lower_concat(Lowering& l, const Node& node)
+{
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    std::int64_t axis = int_attr(node, "axis", 0);
+    if (axis < 0) axis += static_cast<std::int64_t>(dims->size());
+    std::vector<std::uint32_t> inputs;
+    for (int i = 0; i < node.input_size(); ++i) {
+        auto v = l.input(node, i);
+        if (!v) return fail(v.error());
+        if (elements(v->dims) == 0) continue;  // adds nothing
+        inputs.push_back(v->tensor);
+    }
+    Value out = l.tensor(*dims);
+    l.builder().op(Op::concat, inputs, {out.tensor}, tosa::axis_attr(static_cast<std::int32_t>(axis)));
+    return l.bind(node, 0, out);
+}
+
+}  // namespace
+
+void add_nn(Table& table)
+{
+    table.emplace("Conv", lower_conv);
+    table.emplace("MaxPool", [](Lowering& l, const Node& n) { return pool(l, n, Op::max_pool2d, false); });
+    table.emplace("AveragePool", [](Lowering& l, const Node& n) { return pool(l, n, Op::avg_pool2d, false); });
+    table.emplace("GlobalMaxPool", [](Lowering& l, const Node& n) { return pool(l, n, Op::max_pool2d, true); });
+    table.emplace("GlobalAveragePool", [](Lowering& l, const Node& n) { return pool(l, n, Op::avg_pool2d, true); });
+    table.emplace("BatchNormalization", lower_batch_norm);
+    table.emplace("ReduceSum", reduce(Reduction::sum));
+    table.emplace("ReduceMean", reduce(Reduction::mean));
+    table.emplace("ReduceMax", reduce(Reduction::max));
+    table.emplace("ReduceMin", reduce(Reduction::min));
+    table.emplace("ReduceProd", reduce(Reduction::prod));
+    table.emplace("ReduceSumSquare", reduce(Reduction::sum_square));
+    table.emplace("ReduceL1", reduce(Reduction::l1));
+    table.emplace("ReduceL2", reduce(Reduction::l2));
+    table.emplace("ReduceLogSum", reduce(Reduction::log_sum));
+    table.emplace("ReduceLogSumExp", reduce(Reduction::log_sum_exp));
+    table.emplace("Clip", lower_clip);
+    table.emplace("LeakyRelu", lower_leaky_relu);
+    table.emplace("HardSigmoid", hard_sigmoid(false));
+    table.emplace("HardSwish", hard_sigmoid(true));
+    table.emplace("Dropout", lower_dropout);
+    table.emplace("Concat", lower_concat);
+}
+
+}  // namespace vaccel::onnx::lowering

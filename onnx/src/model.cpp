@@ -1,0 +1,205 @@
+// model.cpp - reading a model and inferring its shapes (model.hpp).
+#include "model.hpp"
+
+#include <fmt/format.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cstring>
+
+namespace vaccel::onnx {
+
+namespace {
+
+Error malformed(std::string note)
+{
+    return Error::of(Errc::invalid_argument, VACCEL_D_NONE).with_note(std::move(note));
+}
+
+std::optional<ValueType> static_type(const ::onnx::TypeProto& type)
+{
+    if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return std::nullopt;
+    ValueType out;
+    out.elem = type.tensor_type().elem_type();
+    for (const auto& dim : type.tensor_type().shape().dim()) {
+        if (!dim.has_dim_value() || dim.dim_value() < 0) return std::nullopt;
+        out.dims.push_back(dim.dim_value());
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string elem_name(std::int32_t elem)
+{
+    if (::onnx::TensorProto_DataType_IsValid(elem))
+        return ::onnx::TensorProto_DataType_Name(static_cast<::onnx::TensorProto_DataType>(elem));
+    return fmt::format("type {}", elem);
+}
+
+Result<ConstantData> decode_tensor(const ::onnx::TensorProto& t)
+{
+    ConstantData out;
+    out.type.elem = t.data_type();
+    std::uint64_t count = 1;
+    for (std::int64_t d : t.dims()) {
+        if (d < 0) return fail(malformed(fmt::format("tensor '{}' has a negative dimension", t.name())));
+        out.type.dims.push_back(d);
+        count *= static_cast<std::uint64_t>(d);
+    }
+    if (t.has_data_location() && t.data_location() == ::onnx::TensorProto::EXTERNAL)
+        return fail(Error::of(Errc::unsupported)
+                        .with_note(fmt::format("tensor '{}' keeps its data in an external file; "
+                                               "save the model with its data inside it",
+                                               t.name())));
+    const std::string& raw = t.raw_data();
+    auto raw_as = [&]<class T>(std::vector<T>& into, std::size_t width, auto convert) -> Status {
+        if (raw.size() != count * width)
+            return fail(malformed(fmt::format("tensor '{}' holds {} bytes of data for {} elements",
+                                              t.name(), raw.size(), count)));
+        into.resize(count);
+        for (std::uint64_t i = 0; i < count; ++i) into[i] = convert(raw.data() + i * width);
+        return {};
+    };
+    auto read_f32 = [](const char* p) {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+    };
+    auto read_i64 = [](const char* p) {
+        std::int64_t v;
+        std::memcpy(&v, p, 8);
+        return v;
+    };
+    auto read_i32 = [](const char* p) {
+        std::int32_t v;
+        std::memcpy(&v, p, 4);
+        return std::int64_t{v};
+    };
+    Status decoded;
+    switch (t.data_type()) {
+    case ::onnx::TensorProto::FLOAT:
+        if (raw.empty()) out.floats.assign(t.float_data().begin(), t.float_data().end());
+        else decoded = raw_as(out.floats, 4, read_f32);
+        break;
+    case ::onnx::TensorProto::INT64:
+        if (raw.empty()) out.ints.assign(t.int64_data().begin(), t.int64_data().end());
+        else decoded = raw_as(out.ints, 8, read_i64);
+        break;
+    case ::onnx::TensorProto::INT32:
+        if (raw.empty()) out.ints.assign(t.int32_data().begin(), t.int32_data().end());
+        else decoded = raw_as(out.ints, 4, read_i32);
+        break;
+    default:
+        return fail(Error::of(Errc::unsupported)
+                        .with_note(fmt::format("tensor '{}' is {}; the importer reads FLOAT, "
+                                               "INT32 and INT64 data",
+                                               t.name(), elem_name(t.data_type()))));
+    }
+    if (!decoded) return fail(decoded.error());
+    const std::size_t have = out.floats.size() + out.ints.size();
+    if (have != count)
+        return fail(malformed(fmt::format("tensor '{}' holds {} values for {} elements", t.name(),
+                                          have, count)));
+    return out;
+}
+
+Result<Model> Model::read(std::span<const std::byte> bytes, const ImportOptions& options)
+{
+    Model m;
+    if (bytes.size() > static_cast<std::size_t>(INT32_MAX) ||
+        !m.model_.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+        return fail(malformed("the file is not an ONNX model (its protobuf does not parse)"));
+    for (const auto& opset : m.model_.opset_import())
+        if (opset.domain().empty() || opset.domain() == "ai.onnx") m.opset_ = opset.version();
+    if (m.opset_ == 0)
+        return fail(malformed("the model imports no version of the default ONNX operator set"));
+    ::onnx::GraphProto& graph = *m.model_.mutable_graph();
+    for (const auto& init : graph.initializer()) {
+        auto data = decode_tensor(init);
+        if (!data) {
+            if (data.error().code == Errc::unsupported) continue;  // refused where a node uses it
+            return fail(data.error());
+        }
+        m.constants_.emplace(init.name(), std::move(*data));
+    }
+    for (const auto& [name, given] : options.input_values) {
+        auto* init = graph.add_initializer();
+        init->set_name(name);
+        init->set_data_type(::onnx::TensorProto::INT64);
+        for (std::int64_t d : given.dims) init->add_dims(d);
+        for (std::int64_t v : given.values) init->add_int64_data(v);
+        auto data = decode_tensor(*init);
+        if (!data) return fail(data.error());
+        m.constants_.emplace(name, std::move(*data));
+        auto* inputs = graph.mutable_input();
+        auto it = std::find_if(inputs->begin(), inputs->end(), [&](const auto& i) { return i.name() == name; });
+        if (it == inputs->end())
+            return fail(Error::of(Errc::invalid_argument)
+                            .with_note(fmt::format("a value is given for '{}', which is not an "
+                                                   "input of the model",
+                                                   name)));
+        inputs->erase(it);
+    }
+    for (auto& input : *graph.mutable_input()) {
+        if (m.constants_.contains(input.name())) continue;
+        auto* shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+        if (auto given = options.input_shapes.find(input.name()); given != options.input_shapes.end()) {
+            shape->clear_dim();
+            for (std::int64_t d : given->second) shape->add_dim()->set_dim_value(d);
+        }
+    }
+    for (const auto& [name, dims] : options.input_shapes)
+        if (std::none_of(graph.input().begin(), graph.input().end(),
+                         [&](const auto& i) { return i.name() == name; }))
+            return fail(Error::of(Errc::invalid_argument)
+                            .with_note(fmt::format("--input-shape names '{}', which is not an "
+                                                   "input of the model",
+                                                   name)));
+    try {
+        ::onnx::ShapeInferenceOptions inference{true, 1, true};
+        ::onnx::shape_inference::InferShapes(m.model_, ::onnx::OpSchemaRegistry::Instance(),
+                                             inference);
+    } catch (const std::exception& e) {
+        return fail(Error::of(Errc::invalid_argument)
+                        .with_note(fmt::format("ONNX shape inference refused the model: {}",
+                                               e.what())));
+    }
+    auto note = [&m](const ::onnx::ValueInfoProto& v) {
+        if (auto t = static_type(v.type())) m.types_[v.name()] = std::move(*t);
+    };
+    for (const auto& v : graph.input()) note(v);
+    for (const auto& v : graph.value_info()) note(v);
+    for (const auto& v : graph.output()) note(v);
+    for (const auto& [name, data] : m.constants_) m.types_[name] = data.type;
+    for (const auto& node : graph.node()) {
+        if (node.op_type() != "Constant" || node.output_size() != 1) continue;
+        for (const auto& a : node.attribute())
+            if (a.name() == "value" && a.has_t()) {
+                auto data = decode_tensor(a.t());
+                if (!data) return fail(data.error());
+                m.types_[node.output(0)] = data->type;
+                m.constants_.emplace(node.output(0), std::move(*data));
+            }
+    }
+    return m;
+}
+
+std::optional<ValueType> Model::type_of(const std::string& name) const
+{
+    if (auto it = types_.find(name); it != types_.end()) return it->second;
+    return std::nullopt;
+}
+
+const ConstantData* Model::constant(const std::string& name) const
+{
+    auto it = constants_.find(name);
+    return it == constants_.end() ? nullptr : &it->second;
+}
+
+bool Model::is_initializer(const std::string& name) const
+{
+    const auto& inits = model_.graph().initializer();
+    return std::any_of(inits.begin(), inits.end(), [&](const auto& i) { return i.name() == name; });
+}
+
+}  // namespace vaccel::onnx

@@ -1,0 +1,202 @@
+// test_onnx_node_suite.cpp - the ONNX backend node tests (Debian's
+// libonnx-testdata) through the importer and the CPU device.
+//
+// For every node test: the model is imported with its inputs' shapes taken
+// from test_data_set_0, run on the CPU backend, and each output compared
+// with the expected one as ONNX's backend runner compares them
+// (|got - want| <= 1e-7 + 1e-3 |want|, NaN equal to NaN). Prints per test:
+// passed, failed (the first element off) or not importable (the
+// importer's refusal), then the counts. The tests listed in
+// expected_cpu.txt must pass: a regression fails this test; a test that
+// passes without being listed is printed so the list can grow.
+#include <onnx/onnx_pb.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "../cpu/raw_run_support.hpp"
+#include "vaccel/onnx/importer.hpp"
+#include "vaccel/tosa/graph.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace cpu_test;
+
+std::string read_file(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// A TensorProto of FP32 data as floats; nullopt for anything else.
+std::optional<std::pair<std::vector<std::int64_t>, std::vector<float>>> floats_of(
+    const fs::path& path)
+{
+    ::onnx::TensorProto t;
+    const std::string bytes = read_file(path);
+    if (!t.ParseFromString(bytes) || t.data_type() != ::onnx::TensorProto::FLOAT) return std::nullopt;
+    std::vector<std::int64_t> dims(t.dims().begin(), t.dims().end());
+    std::vector<float> values;
+    if (!t.raw_data().empty()) {
+        values.resize(t.raw_data().size() / 4);
+        std::memcpy(values.data(), t.raw_data().data(), values.size() * 4);
+    } else {
+        values.assign(t.float_data().begin(), t.float_data().end());
+    }
+    return std::make_pair(std::move(dims), std::move(values));
+}
+
+// A TensorProto of INT64 or INT32 data; nullopt for anything else.
+std::optional<vaccel::onnx::ImportOptions::Values> integers_of(const fs::path& path)
+{
+    ::onnx::TensorProto t;
+    if (!t.ParseFromString(read_file(path))) return std::nullopt;
+    vaccel::onnx::ImportOptions::Values v;
+    v.dims.assign(t.dims().begin(), t.dims().end());
+    const std::string& raw = t.raw_data();
+    if (t.data_type() == ::onnx::TensorProto::INT64) {
+        if (raw.empty()) v.values.assign(t.int64_data().begin(), t.int64_data().end());
+        for (std::size_t i = 0; i + 8 <= raw.size(); i += 8) {
+            std::int64_t x;
+            std::memcpy(&x, raw.data() + i, 8);
+            v.values.push_back(x);
+        }
+    } else if (t.data_type() == ::onnx::TensorProto::INT32) {
+        if (raw.empty()) v.values.assign(t.int32_data().begin(), t.int32_data().end());
+        for (std::size_t i = 0; i + 4 <= raw.size(); i += 4) {
+            std::int32_t x;
+            std::memcpy(&x, raw.data() + i, 4);
+            v.values.push_back(x);
+        }
+    } else {
+        return std::nullopt;
+    }
+    return v;
+}
+
+struct Outcome {
+    enum Kind { passed, failed, not_importable } kind = failed;
+    std::string why;
+};
+
+Outcome run_one(Rig& rig, const fs::path& dir)
+{
+    const std::string model_bytes = read_file(dir / "model.onnx");
+    ::onnx::ModelProto model;
+    if (!model.ParseFromString(model_bytes)) return {Outcome::failed, "model.onnx does not parse"};
+    std::set<std::string> initializers;
+    for (const auto& i : model.graph().initializer()) initializers.insert(i.name());
+    std::vector<std::string> input_names;
+    for (const auto& i : model.graph().input())
+        if (!initializers.contains(i.name())) input_names.push_back(i.name());
+    const fs::path data = dir / "test_data_set_0";
+    vaccel::onnx::ImportOptions options;
+    std::vector<std::vector<float>> inputs;
+    for (std::size_t i = 0; i < input_names.size(); ++i) {
+        const fs::path file = data / ("input_" + std::to_string(i) + ".pb");
+        if (auto t = floats_of(file)) {
+            options.input_shapes[input_names[i]] = t->first;
+            inputs.push_back(std::move(t->second));
+        } else if (auto v = integers_of(file)) {
+            options.input_values[input_names[i]] = std::move(*v);  // folded (importer.hpp)
+        } else {
+            return {Outcome::not_importable,
+                    fmt::format("input '{}' is neither FLOAT nor integer data", input_names[i])};
+        }
+    }
+    const auto* bytes = reinterpret_cast<const std::byte*>(model_bytes.data());
+    auto imported = vaccel::onnx::import_model(std::span(bytes, model_bytes.size()), options);
+    if (!imported) return {Outcome::not_importable, imported.error().note};
+    auto program = rig.load(std::move(imported->graph));
+    if (!program) return {Outcome::not_importable, "the CPU device refused it: " + program.error().note};
+    for (const auto& slot : (*program)->slots())
+        if (slot.bytes == 0) {
+            assert_ok(rig.backend->unload_program(*program));
+            return {Outcome::not_importable,
+                    "a zero-element input or output (a binding holds at least one byte)"};
+        }
+    std::vector<Bytes> input_bytes;
+    for (const auto& values : inputs) input_bytes.push_back(to_bytes(values));
+    RawRun run = run_raw(rig, **program, input_bytes);
+    assert_ok(rig.backend->unload_program(*program));
+    if (run.status.state != EventState::complete)
+        return {Outcome::failed, "the run failed: " + run.status.failure.note};
+    std::vector<std::vector<float>> outputs;
+    for (const Bytes& b : run.outputs) outputs.push_back(from_bytes<float>(b));
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+        auto want = floats_of(data / ("output_" + std::to_string(o) + ".pb"));
+        if (!want) return {Outcome::failed, "an expected output is not FLOAT data"};
+        if (want->second.size() != outputs[o].size())
+            return {Outcome::failed, fmt::format("output {} has {} elements, expected {}", o,
+                                                 outputs[o].size(), want->second.size())};
+        for (std::size_t i = 0; i < outputs[o].size(); ++i) {
+            const double got = outputs[o][i], w = want->second[i];
+            const bool both_nan = std::isnan(got) && std::isnan(w);
+            if (!both_nan && !(std::fabs(got - w) <= 1e-7 + 1e-3 * std::fabs(w)))
+                return {Outcome::failed,
+                        fmt::format("output {} element {}: {} against {}", o, i, got, w)};
+        }
+    }
+    return {Outcome::passed, {}};
+}
+
+std::set<std::string> expected_passes()
+{
+    std::set<std::string> names;
+    std::ifstream in(VACCEL_ONNX_EXPECTED_CPU);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty() && line[0] != '#') names.insert(line);
+    return names;
+}
+
+void node_suite_on_the_cpu(void**)
+{
+    const fs::path root = VACCEL_ONNX_NODE_TESTS;
+    if (!fs::is_directory(root))
+        fail_msg("%s is missing: install libonnx-testdata (make deps)", root.c_str());
+    std::vector<fs::path> dirs;
+    for (const auto& entry : fs::directory_iterator(root))
+        if (fs::exists(entry.path() / "model.onnx")) dirs.push_back(entry.path());
+    std::ranges::sort(dirs);
+    const std::set<std::string> expected = expected_passes();
+    Rig rig;
+    std::size_t counts[3] = {};
+    std::vector<std::string> regressions, unlisted;
+    for (const fs::path& dir : dirs) {
+        const std::string name = dir.filename().string();
+        const Outcome outcome = run_one(rig, dir);
+        ++counts[outcome.kind];
+        const char* word = outcome.kind == Outcome::passed   ? "passed"
+                           : outcome.kind == Outcome::failed ? "failed"
+                                                             : "not importable";
+        print_message("%s: %s%s%s\n", name.c_str(), word, outcome.why.empty() ? "" : ": ",
+                      outcome.why.c_str());
+        if (outcome.kind == Outcome::passed && !expected.contains(name)) unlisted.push_back(name);
+        if (outcome.kind != Outcome::passed && expected.contains(name)) regressions.push_back(name);
+    }
+    print_message("cpu: %zu node tests: %zu passed, %zu failed, %zu not importable\n", dirs.size(),
+                  counts[Outcome::passed], counts[Outcome::failed], counts[Outcome::not_importable]);
+    for (const auto& n : unlisted) print_message("passes, not in expected_cpu.txt: %s\n", n.c_str());
+    for (const auto& n : regressions) print_message("REGRESSION: %s no longer passes\n", n.c_str());
+    assert_int_equal(regressions.size(), 0);
+    assert_true(counts[Outcome::passed] >= expected.size());
+}
+
+}  // namespace
+
+int main()
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(node_suite_on_the_cpu),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
