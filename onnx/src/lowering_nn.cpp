@@ -8,7 +8,8 @@
 //  - Conv: 2-D, group 1 (CONV2D, weights reordered OIHW -> OHWI at import)
 //    or depthwise (group = input channels, one weight channel each:
 //    DEPTHWISE_CONV2D, weights to [KH, KW, C, M/C]); other groups are
-//    refused; weights and bias must be constants;
+//    refused; constant weights are reordered at import, others by a
+//    TRANSPOSE in the graph;
 //  - padding: ONNX pads [top, left, bottom, right] (or auto_pad's SAME_*)
 //    become TOSA's [top, bottom, left, right]; the bottom and right pads
 //    are then set so the window count is exactly the inferred result's
@@ -85,63 +86,72 @@ Result<Window> window_of(Lowering& l, const Node& node, const Dims& in, const Di
     return w;
 }
 
+// Conv's weights for TOSA: reordered at import when they are constants,
+// by a TRANSPOSE in the graph when they are computed or given as inputs.
+Result<Value> conv_weights(Lowering& l, const Node& node, bool depthwise, std::int64_t c)
+{
+    auto w = l.input(node, 1);
+    if (!w) return fail(w.error());
+    const std::int64_t m = w->dims[0], cg = w->dims[1], kh = w->dims[2], kw = w->dims[3];
+    const ConstantData* data = l.model().constant(node.input(1));
+    if (data == nullptr) {
+        if (!depthwise) return transpose(l, *w, {0, 2, 3, 1});  // OIHW -> OHWI
+        return transpose(l, l.reshape(*w, {c, m / c, kh, kw}), {2, 3, 0, 1});
+    }
+    std::vector<float> reordered(data->floats.size());
+    const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+    if (!depthwise) {  // OIHW -> OHWI
+        for (std::int64_t o = 0; o < m; ++o)
+            for (std::int64_t i = 0; i < cg; ++i)
+                for (std::int64_t y = 0; y < kh; ++y)
+                    for (std::int64_t z = 0; z < kw; ++z)
+                        reordered[at(((o * kh + y) * kw + z) * cg + i)] =
+                            data->floats[at(((o * cg + i) * kh + y) * kw + z)];
+        return l.constant({m, kh, kw, cg}, std::move(reordered));
+    }
+    const std::int64_t mult = m / c;  // [C * mult, 1, KH, KW] -> [KH, KW, C, mult]
+    for (std::int64_t ch = 0; ch < c; ++ch)
+        for (std::int64_t j = 0; j < mult; ++j)
+            for (std::int64_t y = 0; y < kh; ++y)
+                for (std::int64_t z = 0; z < kw; ++z)
+                    reordered[at(((y * kw + z) * c + ch) * mult + j)] =
+                        data->floats[at(((ch * mult + j) * kh + y) * kw + z)];
+    return l.constant({kh, kw, c, mult}, std::move(reordered));
+}
+
 Status lower_conv(Lowering& l, const Node& node)
 {
     auto x = l.input(node, 0);
     if (!x) return fail(x.error());
     auto dims = l.output_dims(node);
     if (!dims) return fail(dims.error());
-    const ConstantData* w = l.model().constant(node.input(1));
-    if (w == nullptr || w->type.elem != ::onnx::TensorProto::FLOAT)
-        return fail(l.refuse(node, "its weights are not FLOAT constants (weights computed in the "
-                                   "graph are not imported yet)"));
-    if (x->dims.size() != 4 || w->type.dims.size() != 4)
+    const auto wtype = l.model().type_of(node.input_size() > 1 ? node.input(1) : "");
+    if (x->dims.size() != 4 || !wtype || wtype->dims.size() != 4)
         return fail(l.refuse(node, "only 2-D convolutions (4-D input and weights) are imported"));
     const std::int64_t group = int_attr(node, "group", 1), c = x->dims[1];
-    const std::int64_t m = w->type.dims[0], cg = w->type.dims[1], kh = w->type.dims[2],
-                       kw = w->type.dims[3];
+    const std::int64_t m = wtype->dims[0], cg = wtype->dims[1];
     const bool depthwise = group != 1 && group == c && cg == 1 && m % c == 0;
     if (group != 1 && !depthwise)
         return fail(l.refuse(node, fmt::format("group {} of {} input channels is neither 1 nor "
                                                "depthwise (one weight channel per group)",
                                                group, c)));
-    auto win = window_of(l, node, x->dims, *dims, {kh, kw});
+    auto win = window_of(l, node, x->dims, *dims, {wtype->dims[2], wtype->dims[3]});
     if (!win) return fail(win.error());
-    std::vector<float> reordered(w->floats.size());
-    Dims wdims;
-    if (!depthwise) {  // OIHW -> OHWI
-        wdims = {m, kh, kw, cg};
-        for (std::int64_t o = 0; o < m; ++o)
-            for (std::int64_t i = 0; i < cg; ++i)
-                for (std::int64_t y = 0; y < kh; ++y)
-                    for (std::int64_t z = 0; z < kw; ++z)
-                        reordered[static_cast<std::size_t>(((o * kh + y) * kw + z) * cg + i)] =
-                            w->floats[static_cast<std::size_t>(((o * cg + i) * kh + y) * kw + z)];
-    } else {  // [C * mult, 1, KH, KW] -> [KH, KW, C, mult]
-        const std::int64_t mult = m / c;
-        wdims = {kh, kw, c, mult};
-        for (std::int64_t ch = 0; ch < c; ++ch)
-            for (std::int64_t j = 0; j < mult; ++j)
-                for (std::int64_t y = 0; y < kh; ++y)
-                    for (std::int64_t z = 0; z < kw; ++z)
-                        reordered[static_cast<std::size_t>(((y * kw + z) * c + ch) * mult + j)] =
-                            w->floats[static_cast<std::size_t>(((ch * mult + j) * kh + y) * kw + z)];
-    }
-    std::vector<float> bias(static_cast<std::size_t>(m), 0.0f);
+    auto weights = conv_weights(l, node, depthwise, c);
+    if (!weights) return fail(weights.error());
+    Value bias = l.constant({m}, std::vector<float>(static_cast<std::size_t>(m), 0.0f));
     if (node.input_size() > 2 && !node.input(2).empty()) {
-        const ConstantData* b = l.model().constant(node.input(2));
-        if (b == nullptr || b->floats.size() != bias.size())
-            return fail(l.refuse(node, "its bias is not a FLOAT constant of one value per output "
-                                       "channel"));
-        bias = b->floats;
+        auto b = l.input(node, 2);
+        if (!b) return fail(b.error());
+        if (b->dims != Dims{m})
+            return fail(l.refuse(node, "its bias is not one value per output channel"));
+        bias = *b;
     }
-    Value weights = l.constant(wdims, std::move(reordered));
-    Value b = l.constant({m}, std::move(bias));
     Value xt = to_nhwc(l, *x);
     Value yt = l.tensor({(*dims)[0], (*dims)[2], (*dims)[3], m});
     l.builder().op(depthwise ? Op::depthwise_conv2d : Op::conv2d,
-                   {xt.tensor, weights.tensor, b.tensor, l.zero_point(), l.zero_point()}, {yt.tensor},
-                   tosa::conv_attr(win->pad, win->stride, win->dilation, tosa::DType::fp32));
+                   {xt.tensor, weights->tensor, bias.tensor, l.zero_point(), l.zero_point()},
+                   {yt.tensor}, tosa::conv_attr(win->pad, win->stride, win->dilation, tosa::DType::fp32));
     return l.bind(node, 0, to_nchw(l, yt));
 }
 

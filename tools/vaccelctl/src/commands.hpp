@@ -34,6 +34,15 @@ struct RunOptions {
 
 Result<void> run_command(const RunOptions& options);
 
+// import: an ONNX model to a TOSA file (import_cmd.cpp, docs/onnx.md).
+struct ImportCommandOptions {
+    std::string model;
+    std::string output;  // default: the model's path with .tosa
+    std::vector<std::string> input_shapes;  // "NAME=D0,D1,...", as given
+};
+
+Result<void> import_command(const ImportCommandOptions& options);
+
 // sessions, limits get, metrics: listings from the daemon's admin channel.
 struct AdminOptions {
     bool json = false;

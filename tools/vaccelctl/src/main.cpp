@@ -83,6 +83,23 @@ int main(int argc, char** argv)
         ->check(CLI::Range(0u, 1000000u));
     run_cmd->add_flag("--json", run.json, "print a JSON document instead of the summary line");
 
+    ImportCommandOptions import_options;
+    CLI::App* import_cmd = nullptr;
+#ifdef VACCEL_HAS_ONNX
+    import_cmd = app.add_subcommand(
+        "import", "turn an ONNX model into a TOSA file (here, in the client; `run` also takes "
+                  ".onnx models directly)");
+    import_cmd->add_option("model", import_options.model, "the ONNX model (.onnx)")->required();
+    import_cmd->add_option("-o,--output", import_options.output,
+                           "the TOSA file to write (default: the model's name with .tosa)");
+    import_cmd
+        ->add_option("--input-shape", import_options.input_shapes,
+                     "NAME=D0,D1,... fixes input NAME's shape (repeatable)")
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+#endif
+
     AdminOptions sessions;
     CLI::App* sessions_cmd = app.add_subcommand(
         "sessions", "list the daemon's sessions: who, their objects, memory, counters and their "
@@ -189,6 +206,8 @@ int main(int argc, char** argv)
     } else if (run_cmd->parsed()) {
         run.verbose = verbose;
         result = run_command(run);
+    } else if (import_cmd != nullptr && import_cmd->parsed()) {
+        result = import_command(import_options);
     } else if (sessions_cmd->parsed()) {
         sessions.verbose = verbose;
         result = sessions_command(sessions);

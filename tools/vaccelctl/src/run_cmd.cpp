@@ -26,6 +26,7 @@
 #include <system_error>
 
 #include "commands.hpp"
+#include "onnx_model.hpp"
 #include "device_spec.hpp"
 #include "model_variables.hpp"
 #include "report.hpp"
@@ -168,13 +169,59 @@ TensorReport tensor_report(const Slot& slot, std::string file)
         slot.shape,     slot.info.bytes, std::move(file)};
 }
 
+
+#ifdef VACCEL_HAS_ONNX
+// A .onnx model is imported here (onnx_model.hpp): each NAME=FILE.npy input
+// fixes that input's shape, and an integer one is folded into the graph as
+// a constant (it determines a shape) and no longer bound.
+Result<std::vector<std::uint8_t>> import_for_run(const std::string& model,
+                                                 const std::vector<std::uint8_t>& bytes,
+                                                 std::vector<std::string>& inputs)
+{
+    OnnxImport how;
+    std::vector<std::string> bound;
+    for (const std::string& argument : inputs) {
+        const auto eq = argument.find('=');
+        if (eq == std::string::npos) {
+            bound.push_back(argument);
+            continue;
+        }
+        auto array = npy::read_file(argument.substr(eq + 1));
+        if (!array) return refuse(array.error().message);
+        const std::string name = argument.substr(0, eq);
+        if (array->dtype == npy::DType::i8 || array->dtype == npy::DType::i4) {
+            how.values.emplace(name, std::move(*array));
+            continue;
+        }
+        how.shapes[name] = array->shape;
+        bound.push_back(argument);
+    }
+    auto imported = import_onnx(model, bytes, how);
+    if (!imported) return std::unexpected(imported.error());
+    inputs = std::move(bound);
+    return std::move(imported->tosa);
+}
+#endif
+
 }  // namespace
 
-Result<void> run_command(const RunOptions& options)
+Result<void> run_command(const RunOptions& given)
 {
+    RunOptions options = given;
     auto file = read_model(options.model);
     if (!file)
         return std::unexpected(file.error());
+    if (is_onnx_path(options.model)) {
+#ifdef VACCEL_HAS_ONNX
+        auto tosa = import_for_run(options.model, *file, options.inputs);
+        if (!tosa) return std::unexpected(tosa.error());
+        file = std::move(*tosa);
+#else
+        return refuse(fmt::format("{} is an ONNX model and this vaccelctl was built without the "
+                                  "ONNX importer (VACCEL_ONNX=OFF)",
+                                  options.model));
+#endif
+    }
     std::vector<std::pair<std::string, npy::Array>> initial;
     for (const std::string& argument : options.variables) {
         auto named = variable_argument(argument);
