@@ -1,5 +1,6 @@
 // lowering.cpp - ONNX nodes to TOSA operators (lowering.hpp): the shared
 // helpers, the one table of op types and the walk over the graph.
+#include "folding.hpp"
 #include "lowering_context.hpp"
 
 #include <algorithm>
@@ -19,7 +20,7 @@ Result<Value> Lowering::input(const Node& node, int i)
         return fail(refuse(node, fmt::format("input {} is missing", i)));
     const std::string& name = node.input(i);
     if (auto it = values_.find(name); it != values_.end()) return it->second;
-    if (const ConstantData* data = model_.constant(name)) {
+    if (const ConstantData* data = constant_of(name)) {
         if (data->type.elem != ::onnx::TensorProto::FLOAT)
             return fail(refuse(node, fmt::format("input '{}' is a {} constant; only FLOAT values "
                                                  "are imported so far",
@@ -65,14 +66,20 @@ Value Lowering::constant(const Dims& dims, std::vector<float> values)
     return v;
 }
 
+std::uint32_t Lowering::shape_operand(const Dims& values)
+{
+    std::vector<std::uint8_t> data(values.size() * 8);
+    if (!values.empty()) std::memcpy(data.data(), values.data(), data.size());
+    const std::uint32_t shape = g_.tensor(fresh("shape"), {static_cast<std::int64_t>(values.size())},
+                                          tosa::DType::shape, data);
+    g_.op(Op::const_shape, {}, {shape});
+    return shape;
+}
+
 Value Lowering::reshape(Value v, const Dims& dims)
 {
     if (v.dims == dims) return v;
-    std::vector<std::uint8_t> data(dims.size() * 8);
-    if (!dims.empty()) std::memcpy(data.data(), dims.data(), data.size());
-    const std::uint32_t shape = g_.tensor(fresh("shape"), {static_cast<std::int64_t>(dims.size())},
-                                          tosa::DType::shape, data);
-    g_.op(Op::const_shape, {}, {shape});
+    const std::uint32_t shape = shape_operand(dims);
     Value out = tensor(dims);
     g_.op(Op::reshape, {v.tensor, shape}, {out.tensor});
     return out;
@@ -138,6 +145,7 @@ const Table& table()
         add_elementwise(t);
         add_tensor(t);
         add_nn(t);
+        add_data(t);
         return t;
     }();
     return lowerings;
@@ -170,6 +178,11 @@ Result<Imported> Lowering::run()
             return fail(refuse(node, fmt::format("its domain '{}' is not the default ONNX one",
                                                  node.domain())));
         if (node.op_type() == "Constant") continue;  // read as data (Model)
+        const ConstantLookup lookup = [this](const std::string& n) { return constant_of(n); };
+        if (auto folded = fold(node, model_, lookup)) {
+            folded_.emplace(node.output(0), std::move(*folded));
+            continue;
+        }
         const auto found = table().find(node.op_type());
         if (found == table().end())
             return fail(refuse(node, "this op type is not imported yet"));
@@ -177,6 +190,16 @@ Result<Imported> Lowering::run()
     }
     for (const auto& output : graph.output()) {
         auto it = values_.find(output.name());
+        if (it == values_.end()) {
+            // A constant output (folded, or an initializer): written by CONST
+            // and an IDENTITY, as any output is written by an operator.
+            if (const ConstantData* data = constant_of(output.name());
+                data != nullptr && data->type.elem == ::onnx::TensorProto::FLOAT) {
+                Value c = constant(data->type.dims, data->floats);
+                values_[output.name()] = unary(Op::identity, c, c.dims);
+                it = values_.find(output.name());
+            }
+        }
         if (it == values_.end())
             return fail(Error::of(Errc::unsupported)
                             .with_note(fmt::format("output '{}' is not computed by the graph's "

@@ -1,30 +1,32 @@
 // lowering.hpp - ONNX nodes to TOSA operators (importer.hpp).
 //
-// Owns: the TOSA graph under construction and, per ONNX value, the TOSA
-// tensor that holds it. Decides, per supported op type (the table in
-// lowering.cpp is the one list):
-//  - Add, Sub, Mul, Div, Pow, Max, Min: ONNX's multidirectional
-//    broadcasting becomes TOSA's (operands reshaped to the result's rank,
-//    size-1 dimensions broadcast); Div of floats is a * (1 / b) (RECIPROCAL
-//    then MUL: the quotient can differ from IEEE division in its last bit);
-//  - Relu (CLAMP to [0, +inf]), Abs, Neg, Exp, Log, Reciprocal, Sigmoid,
-//    Tanh, Erf, Floor, Ceil, Sqrt (POW x 0.5), Identity;
-//  - MatMul with numpy's rules for rank 2 and up (equal batch dimensions;
-//    the batch is flattened into TOSA MATMUL's N), Gemm (transA, transB,
-//    alpha, beta, C broadcast);
-//  - Transpose; Reshape, Flatten, Squeeze, Unsqueeze as one RESHAPE to the
-//    shape inference found (the shape operand itself is never read);
-//  - Softmax over one axis (opset 13's; older opsets' flattening form is
-//    refused), as exp(x - max) * (1 / sum).
-// Only FLOAT (FP32) values are lowered so far; any other element type is
-// refused naming the value.
+// Owns: the walk over the graph's nodes in order. Decides:
+//  - a node whose inputs are all known at import is computed here instead
+//    (folding.hpp: the shape subgraphs exporters write);
+//  - every other node is lowered by its op type's entry in the one table
+//    (lowering.cpp), which the families fill:
+//     - lowering_elementwise.cpp: Add, Sub, Mul, Div, Pow, Max, Min, Sum,
+//       Mean with ONNX broadcasting (operands reshaped to the result's
+//       rank); Relu, Abs, Neg, Exp, Log, Reciprocal, Sigmoid, Tanh, Erf,
+//       Floor, Ceil, Sqrt, Sin, Cos, Identity, Cast (FLOAT to FLOAT), Elu,
+//       Selu, Softplus, Softsign; Softmax and LogSoftmax over one axis;
+//     - lowering_tensor.cpp: Reshape, Flatten, Squeeze, Unsqueeze (one
+//       RESHAPE to the inferred shape), Transpose, MatMul (rank 2 and up,
+//       equal batch dimensions), Gemm;
+//     - lowering_nn.cpp: Conv, MaxPool, AveragePool, GlobalMaxPool,
+//       GlobalAveragePool, BatchNormalization, the Reduce* family, Clip,
+//       LeakyRelu, HardSigmoid, HardSwish, Dropout, Concat;
+//     - lowering_data.cpp: Slice, Split, Pad, Expand, Tile,
+//       LayerNormalization;
+//  - a node of any other op type, or one an entry cannot express, is
+//    refused naming the node, its op type and why.
+// Only FLOAT (FP32) values become TOSA tensors so far; an integer or BOOL
+// value must fold (it is refused naming the value otherwise). Div of floats
+// is a * (1 / b): the quotient can differ from IEEE division in its last
+// bit.
 #pragma once
 
-#include <map>
-#include <string>
-
 #include "model.hpp"
-#include "vaccel/tosa/builder.hpp"
 
 namespace vaccel::onnx {
 

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "lowering.hpp"
+#include "vaccel/tosa/builder.hpp"
 
 namespace vaccel::onnx::lowering {
 
@@ -50,11 +51,20 @@ public:
                                    node.op_type(), why));
     }
     Result<Value> input(const Node& node, int i);
+    // The value's data when it is known at import: an initializer, a
+    // Constant node, a given input value, or a node folded (folding.hpp).
+    const ConstantData* constant_of(const std::string& name) const
+    {
+        if (auto it = folded_.find(name); it != folded_.end()) return &it->second;
+        return model_.constant(name);
+    }
     Result<Dims> output_dims(const Node& node, int i = 0) const;
     // A new FP32 tensor; `name` empty makes an internal one.
     Value tensor(const Dims& dims, std::string name = {});
     Status bind(const Node& node, int i, Value v);
     Value reshape(Value v, const Dims& dims);
+    // A CONST_SHAPE operand holding `values`.
+    std::uint32_t shape_operand(const Dims& values);
     // `v` reshaped to `rank` dims by leading 1s (TOSA broadcasting needs
     // equal ranks).
     Value to_rank(Value v, std::size_t rank);
@@ -75,6 +85,7 @@ private:
     const Model& model_;
     tosa::GraphBuilder g_;
     std::unordered_map<std::string, Value> values_;
+    std::unordered_map<std::string, ConstantData> folded_;
     std::optional<std::uint32_t> shift_, zero_;
     std::uint64_t serial_ = 0;
 };
@@ -114,5 +125,6 @@ using Table = std::unordered_map<std::string, Lower>;
 void add_elementwise(Table& table);
 void add_tensor(Table& table);
 void add_nn(Table& table);
+void add_data(Table& table);
 
 }  // namespace vaccel::onnx::lowering

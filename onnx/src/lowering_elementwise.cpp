@@ -74,29 +74,112 @@ Status lower_sqrt(Lowering& l, const Node& node)
 }
 
 // exp(x - max) * (1 / sum) over one axis.
-Status lower_softmax(Lowering& l, const Node& node)
+// Softmax (exp(x - max) * (1 / sum)) and LogSoftmax ((x - max) -
+// log(sum)) over one axis.
+Lower softmax(bool log)
+{
+    return [log](Lowering& l, const Node& node) -> Status {
+        auto x = l.input(node, 0);
+        if (!x) return fail(x.error());
+        auto dims = l.output_dims(node);
+        if (!dims) return fail(dims.error());
+        const auto rank = static_cast<std::int64_t>(dims->size());
+        std::int64_t axis = int_attr(node, "axis", l.model().opset() >= 13 ? -1 : 1);
+        if (axis < 0) axis += rank;
+        if (axis < 0 || axis >= rank) return fail(l.refuse(node, "its axis is outside the input's rank"));
+        if (l.model().opset() < 13 && axis != rank - 1)
+            return fail(l.refuse(node, "before opset 13 it flattens the dimensions from its axis "
+                                       "on; only the last axis is imported"));
+        Dims reduced = *dims;
+        reduced[static_cast<std::size_t>(axis)] = 1;
+        auto attr = tosa::axis_attr(static_cast<std::int32_t>(axis));
+        attr.nan_mode = nan_propagate;
+        Value max = l.unary(Op::reduce_max, *x, reduced, attr);
+        Value shifted = l.binary(Op::sub, *x, max, *dims);
+        Value e = l.unary(Op::exp, shifted, *dims);
+        Value sum = l.unary(Op::reduce_sum, e, reduced, attr);
+        if (log) return l.bind(node, 0, l.binary(Op::sub, shifted, l.unary(Op::log, sum, reduced), *dims));
+        Value inverse = l.unary(Op::reciprocal, sum, reduced);
+        return l.bind(node, 0, l.mul(e, inverse, *dims));
+    };
+}
+
+// Sum and Mean of one or more inputs, broadcast.
+Lower sum_of(bool mean)
+{
+    return [mean](Lowering& l, const Node& node) -> Status {
+        auto dims = l.output_dims(node);
+        if (!dims) return fail(dims.error());
+        auto first = l.input(node, 0);
+        if (!first) return fail(first.error());
+        Value v = l.to_rank(*first, dims->size());
+        for (int i = 1; i < node.input_size(); ++i) {
+            auto next = l.input(node, i);
+            if (!next) return fail(next.error());
+            v = l.binary(Op::add, v, *next, *dims);
+        }
+        if (mean)
+            v = l.mul(v, l.scalar_like(1.0f / static_cast<float>(node.input_size()), dims->size()), *dims);
+        if (v.dims != *dims || node.input_size() == 1) v = l.unary(Op::identity, l.reshape(v, *dims), *dims);
+        return l.bind(node, 0, v);
+    };
+}
+
+// Elu, Selu: gamma * (x > 0 ? x : alpha * (exp(x) - 1)), as
+// gamma * (max(x, 0) + alpha * (exp(min(x, 0)) - 1)).
+Lower exponential_unit(bool selu)
+{
+    return [selu](Lowering& l, const Node& node) -> Status {
+        auto x = l.input(node, 0);
+        if (!x) return fail(x.error());
+        auto dims = l.output_dims(node);
+        if (!dims) return fail(dims.error());
+        const float alpha = float_attr(node, "alpha", selu ? 1.67326319217681884765625f : 1.0f);
+        const float gamma = selu ? float_attr(node, "gamma", 1.05070102214813232421875f) : 1.0f;
+        const std::size_t rank = dims->size();
+        Value zero = l.scalar_like(0.0f, rank);
+        Value pos = l.binary(Op::maximum, *x, zero, *dims);
+        Value e = l.unary(Op::exp, l.binary(Op::minimum, *x, zero, *dims), *dims);
+        Value neg = l.mul(l.binary(Op::sub, e, l.scalar_like(1.0f, rank), *dims), l.scalar_like(alpha, rank), *dims);
+        Value y = l.binary(Op::add, pos, neg, *dims);
+        if (gamma != 1.0f) y = l.mul(y, l.scalar_like(gamma, rank), *dims);
+        return l.bind(node, 0, y);
+    };
+}
+
+// Softplus log(exp(x) + 1); Softsign x / (1 + |x|).
+Status lower_softplus(Lowering& l, const Node& node)
 {
     auto x = l.input(node, 0);
     if (!x) return fail(x.error());
     auto dims = l.output_dims(node);
     if (!dims) return fail(dims.error());
-    const auto rank = static_cast<std::int64_t>(dims->size());
-    std::int64_t axis = int_attr(node, "axis", l.model().opset() >= 13 ? -1 : 1);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return fail(l.refuse(node, "its axis is outside the input's rank"));
-    if (l.model().opset() < 13 && axis != rank - 1)
-        return fail(l.refuse(node, "before opset 13 Softmax flattens the dimensions from its axis "
-                                   "on; only the last axis is imported"));
-    Dims reduced = *dims;
-    reduced[static_cast<std::size_t>(axis)] = 1;
-    auto attr = tosa::axis_attr(static_cast<std::int32_t>(axis));
-    attr.nan_mode = nan_propagate;
-    Value max = l.unary(Op::reduce_max, *x, reduced, attr);
-    Value shifted = l.binary(Op::sub, *x, max, *dims);
-    Value e = l.unary(Op::exp, shifted, *dims);
-    Value sum = l.unary(Op::reduce_sum, e, reduced, attr);
-    Value inverse = l.unary(Op::reciprocal, sum, reduced);
-    return l.bind(node, 0, l.mul(e, inverse, *dims));
+    Value e = l.unary(Op::exp, *x, *dims);
+    return l.bind(node, 0, l.unary(Op::log, l.binary(Op::add, e, l.scalar_like(1.0f, dims->size()), *dims), *dims));
+}
+
+Status lower_softsign(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    Value d = l.binary(Op::add, l.unary(Op::abs, *x, *dims), l.scalar_like(1.0f, dims->size()), *dims);
+    return l.bind(node, 0, l.mul(*x, l.unary(Op::reciprocal, d, *dims), *dims));
+}
+
+// Cast between FLOAT and FLOAT only (other element types are refused where
+// their values are: Lowering::output_dims).
+Status lower_cast(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    const auto from = l.model().type_of(node.input(0));
+    if (!from || from->elem != ::onnx::TensorProto::FLOAT)
+        return fail(l.refuse(node, "only FLOAT to FLOAT is imported so far"));
+    return l.bind(node, 0, l.unary(Op::identity, *x, *dims));
 }
 
 }  // namespace
@@ -123,7 +206,17 @@ void add_elementwise(Table& table)
     table.emplace("Ceil", unary_op(Op::ceil));
     table.emplace("Identity", unary_op(Op::identity));
     table.emplace("Sqrt", lower_sqrt);
-    table.emplace("Softmax", lower_softmax);
+    table.emplace("Softmax", softmax(false));
+    table.emplace("LogSoftmax", softmax(true));
+    table.emplace("Sum", sum_of(false));
+    table.emplace("Mean", sum_of(true));
+    table.emplace("Elu", exponential_unit(false));
+    table.emplace("Selu", exponential_unit(true));
+    table.emplace("Softplus", lower_softplus);
+    table.emplace("Softsign", lower_softsign);
+    table.emplace("Sin", unary_op(Op::sin));
+    table.emplace("Cos", unary_op(Op::cos));
+    table.emplace("Cast", lower_cast);
 }
 
 }  // namespace vaccel::onnx::lowering

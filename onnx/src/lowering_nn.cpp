@@ -93,7 +93,7 @@ Result<Value> conv_weights(Lowering& l, const Node& node, bool depthwise, std::i
     auto w = l.input(node, 1);
     if (!w) return fail(w.error());
     const std::int64_t m = w->dims[0], cg = w->dims[1], kh = w->dims[2], kw = w->dims[3];
-    const ConstantData* data = l.model().constant(node.input(1));
+    const ConstantData* data = l.constant_of(node.input(1));
     if (data == nullptr) {
         if (!depthwise) return transpose(l, *w, {0, 2, 3, 1});  // OIHW -> OHWI
         return transpose(l, l.reshape(*w, {c, m / c, kh, kw}), {2, 3, 0, 1});
@@ -200,7 +200,7 @@ Status lower_batch_norm(Lowering& l, const Node& node)
         return fail(l.refuse(node, "training mode (running statistics as outputs) is not imported"));
     const ConstantData* p[4] = {};
     for (int i = 0; i < 4; ++i) {
-        p[i] = l.model().constant(node.input(i + 1));
+        p[i] = l.constant_of(node.input(i + 1));
         if (p[i] == nullptr || p[i]->floats.size() != static_cast<std::size_t>(x->dims[1]))
             return fail(l.refuse(node, "scale, B, mean and var must be FLOAT constants of one "
                                        "value per channel"));
@@ -225,7 +225,7 @@ Result<Dims> reduce_axes(Lowering& l, const Node& node, std::size_t rank)
 {
     Dims axes = ints_attr(node, "axes").value_or(Dims{});
     if (node.input_size() > 1 && !node.input(1).empty()) {
-        const ConstantData* given = l.model().constant(node.input(1));
+        const ConstantData* given = l.constant_of(node.input(1));
         if (given == nullptr) return fail(l.refuse(node, "its axes are not a constant"));
         axes = given->ints;
     }
@@ -286,7 +286,7 @@ Lower reduce(Reduction kind)
 Result<float> clip_bound(Lowering& l, const Node& node, int i, const char* name, float otherwise)
 {
     if (node.input_size() > i && !node.input(i).empty()) {
-        const ConstantData* c = l.model().constant(node.input(i));
+        const ConstantData* c = l.constant_of(node.input(i));
         if (c == nullptr || c->floats.size() != 1)
             return fail(l.refuse(node, fmt::format("its {} is not a FLOAT constant scalar", name)));
         return c->floats[0];

@@ -1,0 +1,214 @@
+// lowering_data.cpp - ONNX's data-movement ops and LayerNormalization.
+//
+// Decides:
+//  - Slice (opset 10 on: starts, ends, axes, steps constant), step 1 only:
+//    TOSA SLICE with the start and size ONNX's clamping rules give;
+//  - Split: consecutive SLICEs of the sizes shape inference found;
+//  - Pad, mode "constant" only, non-negative pads: TOSA PAD;
+//  - Expand and Tile: TOSA TILE (Expand's multiples are the broadcast
+//    factors of the input reshaped to the result's rank);
+//  - LayerNormalization (opset 17): mean and variance over the axes from
+//    `axis` on, (x - mean) * rsqrt(var + epsilon) * scale + B.
+#include <algorithm>
+
+#include "lowering_context.hpp"
+
+namespace vaccel::onnx::lowering {
+
+namespace {
+
+// A constant integer input (starts, pads, repeats, ...); nullopt when absent.
+Result<std::optional<Dims>> ints_input(Lowering& l, const Node& node, int i)
+{
+    if (node.input_size() <= i || node.input(i).empty()) return std::optional<Dims>{};
+    const ConstantData* c = l.constant_of(node.input(i));
+    if (c == nullptr || c->type.elem == ::onnx::TensorProto::FLOAT)
+        return fail(l.refuse(node, fmt::format("its input '{}' is not an integer constant (give "
+                                               "its value when running: it determines a shape)",
+                                               node.input(i))));
+    return std::optional<Dims>{c->ints};
+}
+
+Value slice(Lowering& l, Value x, const Dims& start, const Dims& size)
+{
+    Value out = l.tensor(size);
+    l.builder().op(Op::slice, {x.tensor, l.shape_operand(start), l.shape_operand(size)}, {out.tensor});
+    return out;
+}
+
+Status lower_slice(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    auto starts = ints_input(l, node, 1);
+    if (!starts) return fail(starts.error());
+    auto axes = ints_input(l, node, 3);
+    if (!axes) return fail(axes.error());
+    auto steps = ints_input(l, node, 4);
+    if (!steps) return fail(steps.error());
+    if (!*starts) return fail(l.refuse(node, "Slice before opset 10 (starts as an attribute) is not imported"));
+    const std::size_t rank = x->dims.size();
+    Dims which = axes->value_or(Dims{});
+    if (which.empty())
+        for (std::size_t a = 0; a < (*starts)->size(); ++a) which.push_back(static_cast<std::int64_t>(a));
+    Dims start(rank, 0);
+    for (std::size_t k = 0; k < which.size(); ++k) {
+        std::int64_t a = which[k] < 0 ? which[k] + static_cast<std::int64_t>(rank) : which[k];
+        if (a < 0 || a >= static_cast<std::int64_t>(rank))
+            return fail(l.refuse(node, "an axis is outside the input's rank"));
+        if (*steps && (**steps)[k] != 1)
+            return fail(l.refuse(node, "a step other than 1 is not imported yet"));
+        const std::int64_t d = x->dims[static_cast<std::size_t>(a)];
+        std::int64_t s = (**starts)[k];
+        if (s < 0) s += d;
+        start[static_cast<std::size_t>(a)] = std::clamp<std::int64_t>(s, 0, d);
+    }
+    for (std::size_t a = 0; a < rank; ++a)
+        if (start[a] + (*dims)[a] > x->dims[a])
+            return fail(l.refuse(node, "the inferred result runs past the input"));
+    return l.bind(node, 0, slice(l, *x, start, *dims));
+}
+
+Status lower_split(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    std::int64_t axis = int_attr(node, "axis", 0);
+    if (axis < 0) axis += static_cast<std::int64_t>(x->dims.size());
+    Dims start(x->dims.size(), 0);
+    for (int o = 0; o < node.output_size(); ++o) {
+        auto dims = l.output_dims(node, o);
+        if (!dims) return fail(dims.error());
+        if (auto ok = l.bind(node, o, slice(l, *x, start, *dims)); !ok) return ok;
+        start[static_cast<std::size_t>(axis)] += (*dims)[static_cast<std::size_t>(axis)];
+    }
+    return {};
+}
+
+Status lower_pad(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    const auto* mode = attribute(node, "mode");
+    if (mode != nullptr && mode->s() != "constant")
+        return fail(l.refuse(node, fmt::format("mode {} is not imported yet (only constant)", mode->s())));
+    auto pads = ints_input(l, node, 1);
+    if (!pads) return fail(pads.error());
+    Dims given = pads->value_or(ints_attr(node, "pads").value_or(Dims{}));
+    const std::size_t rank = x->dims.size();
+    if (given.size() != 2 * rank) return fail(l.refuse(node, "its pads are not two per axis"));
+    Dims padding;
+    for (std::size_t a = 0; a < rank; ++a) {
+        if (given[a] < 0 || given[a + rank] < 0)
+            return fail(l.refuse(node, "negative pads (cropping) are not imported yet"));
+        padding.push_back(given[a]);
+        padding.push_back(given[a + rank]);
+    }
+    float value = float_attr(node, "value", 0.0f);
+    if (node.input_size() > 2 && !node.input(2).empty()) {
+        const ConstantData* c = l.constant_of(node.input(2));
+        if (c == nullptr || c->floats.size() != 1)
+            return fail(l.refuse(node, "its constant_value is not a FLOAT constant scalar"));
+        value = c->floats[0];
+    }
+    Value out = l.tensor(*dims);
+    l.builder().op(Op::pad, {x->tensor, l.shape_operand(padding), l.constant({1}, {value}).tensor},
+                   {out.tensor});
+    return l.bind(node, 0, out);
+}
+
+Value tile(Lowering& l, Value x, const Dims& multiples, const Dims& dims)
+{
+    if (std::ranges::all_of(multiples, [](std::int64_t m) { return m == 1; }))
+        return l.unary(Op::identity, l.reshape(x, dims), dims);
+    Value out = l.tensor(dims);
+    l.builder().op(Op::tile, {x.tensor, l.shape_operand(multiples)}, {out.tensor});
+    return out;
+}
+
+Status lower_expand(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    Value v = l.to_rank(*x, dims->size());
+    Dims multiples;
+    for (std::size_t a = 0; a < dims->size(); ++a) {
+        if (v.dims[a] != 1 && v.dims[a] != (*dims)[a])
+            return fail(l.refuse(node, "the input does not broadcast to the inferred result"));
+        multiples.push_back(v.dims[a] == 1 ? (*dims)[a] : 1);
+    }
+    return l.bind(node, 0, tile(l, v, multiples, *dims));
+}
+
+Status lower_tile(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    auto repeats = ints_input(l, node, 1);
+    if (!repeats) return fail(repeats.error());
+    if (!*repeats || (*repeats)->size() != x->dims.size())
+        return fail(l.refuse(node, "its repeats are not one per axis"));
+    return l.bind(node, 0, tile(l, *x, **repeats, *dims));
+}
+
+Status lower_layer_norm(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    for (int o = 1; o < node.output_size(); ++o)
+        if (!node.output(o).empty())
+            return fail(l.refuse(node, "its Mean and InvStdDev outputs are not imported"));
+    const auto rank = static_cast<std::int64_t>(dims->size());
+    std::int64_t axis = int_attr(node, "axis", -1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return fail(l.refuse(node, "its axis is outside the input's rank"));
+    const float eps = float_attr(node, "epsilon", 1e-5f);
+    auto mean_of = [&](Value v) {
+        std::int64_t count = 1;
+        for (std::int64_t a = axis; a < rank; ++a) {
+            Dims reduced = v.dims;
+            count *= reduced[static_cast<std::size_t>(a)];
+            reduced[static_cast<std::size_t>(a)] = 1;
+            v = l.unary(Op::reduce_sum, v, reduced, tosa::axis_attr(static_cast<std::int32_t>(a)));
+        }
+        return l.mul(v, l.scalar_like(1.0f / static_cast<float>(count), v.dims.size()), v.dims);
+    };
+    Value centred = l.binary(Op::sub, *x, mean_of(*x), *dims);
+    Value var = mean_of(l.mul(centred, centred, *dims));
+    Value inv = l.unary(Op::rsqrt, l.binary(Op::add, var, l.scalar_like(eps, var.dims.size()), var.dims),
+                        var.dims);
+    Value y = l.mul(centred, inv, *dims);
+    auto scale = l.input(node, 1);
+    if (!scale) return fail(scale.error());
+    y = l.mul(y, *scale, *dims);
+    if (node.input_size() > 2 && !node.input(2).empty()) {
+        auto bias = l.input(node, 2);
+        if (!bias) return fail(bias.error());
+        y = l.binary(Op::add, y, *bias, *dims);
+    }
+    return l.bind(node, 0, y);
+}
+
+}  // namespace
+
+void add_data(Table& table)
+{
+    table.emplace("Slice", lower_slice);
+    table.emplace("Split", lower_split);
+    table.emplace("Pad", lower_pad);
+    table.emplace("Expand", lower_expand);
+    table.emplace("Tile", lower_tile);
+    table.emplace("LayerNormalization", lower_layer_norm);
+}
+
+}  // namespace vaccel::onnx::lowering
