@@ -1,13 +1,15 @@
-// test_onnx_node_suite.cpp - the ONNX backend node tests (Debian's
-// libonnx-testdata) through the importer and the CPU device.
+// test_onnx_node_suite.cpp [cpu|vulkan] - the ONNX backend node tests
+// (Debian's libonnx-testdata) through the importer and one device: the CPU
+// backend, or the one Vulkan device the loader offers (lavapipe in `make
+// test`).
 //
 // For every node test: the model is imported with its inputs' shapes taken
 // from test_data_set_0, run on the CPU backend, and each output compared
 // with the expected one as ONNX's backend runner compares them
 // (|got - want| <= 1e-7 + 1e-3 |want|, NaN equal to NaN). Prints per test:
 // passed, failed (the first element off) or not importable (the
-// importer's refusal), then the counts. The tests listed in
-// expected_cpu.txt must pass: a regression fails this test; a test that
+// importer's or the device's refusal), then the counts. The tests listed in
+// expected_<device>.txt must pass: a regression fails this test; a test that
 // passes without being listed is printed so the list can grow.
 #include <onnx/onnx_pb.h>
 
@@ -21,6 +23,9 @@
 #include <sstream>
 
 #include "../cpu/raw_run_support.hpp"
+#ifdef VACCEL_ONNX_TEST_VULKAN
+#include "vaccel/backend/vulkan.hpp"
+#endif
 #include "vaccel/onnx/importer.hpp"
 #include "vaccel/tosa/graph.hpp"
 
@@ -149,16 +154,34 @@ Outcome run_one(Rig& rig, const fs::path& dir)
     return {Outcome::passed, {}};
 }
 
+// The device the suite runs on (main's argument).
+std::string device_name = "cpu";
+
 std::set<std::string> expected_passes()
 {
     std::set<std::string> names;
-    std::ifstream in(VACCEL_ONNX_EXPECTED_CPU);
+    std::ifstream in(fs::path(VACCEL_ONNX_EXPECTED_DIR) / ("expected_" + device_name + ".txt"));
     for (std::string line; std::getline(in, line);)
         if (!line.empty() && line[0] != '#') names.insert(line);
     return names;
 }
 
-void node_suite_on_the_cpu(void**)
+Rig device_rig()
+{
+#ifdef VACCEL_ONNX_TEST_VULKAN
+    if (device_name == "vulkan") {
+        auto found = vaccel::backend::open_vulkan_devices({});
+        if (found.devices.size() != 1)
+            fail_msg("expected exactly one Vulkan device (lavapipe, or the GPU), found %zu: %s",
+                     found.devices.size(), found.unavailable.c_str());
+        return rig_on(std::move(found.devices[0]));
+    }
+#endif
+    if (device_name != "cpu") fail_msg("no device '%s' in this build", device_name.c_str());
+    return Rig();
+}
+
+void node_suite(void**)
 {
     const fs::path root = VACCEL_ONNX_NODE_TESTS;
     if (!fs::is_directory(root))
@@ -168,7 +191,7 @@ void node_suite_on_the_cpu(void**)
         if (fs::exists(entry.path() / "model.onnx")) dirs.push_back(entry.path());
     std::ranges::sort(dirs);
     const std::set<std::string> expected = expected_passes();
-    Rig rig;
+    Rig rig = device_rig();
     std::size_t counts[3] = {};
     std::vector<std::string> regressions, unlisted;
     for (const fs::path& dir : dirs) {
@@ -183,9 +206,10 @@ void node_suite_on_the_cpu(void**)
         if (outcome.kind == Outcome::passed && !expected.contains(name)) unlisted.push_back(name);
         if (outcome.kind != Outcome::passed && expected.contains(name)) regressions.push_back(name);
     }
-    print_message("cpu: %zu node tests: %zu passed, %zu failed, %zu not importable\n", dirs.size(),
+    print_message("%s: %zu node tests: %zu passed, %zu failed, %zu not importable\n", device_name.c_str(), dirs.size(),
                   counts[Outcome::passed], counts[Outcome::failed], counts[Outcome::not_importable]);
-    for (const auto& n : unlisted) print_message("passes, not in expected_cpu.txt: %s\n", n.c_str());
+    for (const auto& n : unlisted)
+        print_message("passes, not in expected_%s.txt: %s\n", device_name.c_str(), n.c_str());
     for (const auto& n : regressions) print_message("REGRESSION: %s no longer passes\n", n.c_str());
     assert_int_equal(regressions.size(), 0);
     assert_true(counts[Outcome::passed] >= expected.size());
@@ -193,10 +217,11 @@ void node_suite_on_the_cpu(void**)
 
 }  // namespace
 
-int main()
+int main(int argc, char** argv)
 {
+    if (argc > 1) device_name = argv[1];
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(node_suite_on_the_cpu),
+        cmocka_unit_test(node_suite),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
