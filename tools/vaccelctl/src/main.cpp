@@ -56,7 +56,10 @@ int main(int argc, char** argv)
     CLI::App* run_cmd = app.add_subcommand(
         "run", "run a TOSA model once or --repeat times and write its outputs as .npy files "
                "(through the daemon; in process when no daemon is reachable)");
-    run_cmd->add_option("model", run.model, "the model: a TOSA 1.0 flatbuffer file")->required();
+    run_cmd->add_option("model", run.model,
+                        "the model: a TOSA 1.0 flatbuffer file, or an ONNX model (.onnx; imported "
+                        "here first, docs/onnx.md)")
+        ->required();
     run_cmd
         ->add_option("-i,--input", run.inputs,
                      "NAME=FILE.npy binds the input tensor NAME; a plain FILE.npy binds the "
