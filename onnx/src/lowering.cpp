@@ -66,6 +66,15 @@ Value Lowering::constant(const Dims& dims, std::vector<float> values)
     return v;
 }
 
+Value Lowering::transpose(Value v, std::vector<std::int32_t> perm)
+{
+    Dims dims;
+    for (std::int32_t p : perm) dims.push_back(v.dims[static_cast<std::size_t>(p)]);
+    Value out = tensor(dims);
+    g_.op(Op::transpose, {v.tensor}, {out.tensor}, tosa::transpose_attr(std::move(perm)));
+    return out;
+}
+
 std::uint32_t Lowering::shape_operand(const Dims& values)
 {
     std::vector<std::uint8_t> data(values.size() * 8);

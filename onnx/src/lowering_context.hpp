@@ -63,6 +63,8 @@ public:
     Value tensor(const Dims& dims, std::string name = {});
     Status bind(const Node& node, int i, Value v);
     Value reshape(Value v, const Dims& dims);
+    // TRANSPOSE of `v` by `perm` (the result's dim i is v's perm[i]).
+    Value transpose(Value v, std::vector<std::int32_t> perm);
     // A CONST_SHAPE operand holding `values`.
     std::uint32_t shape_operand(const Dims& values);
     // `v` reshaped to `rank` dims by leading 1s (TOSA broadcasting needs

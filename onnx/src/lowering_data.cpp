@@ -53,6 +53,8 @@ Status lower_slice(Lowering& l, const Node& node)
     Dims which = axes->value_or(Dims{});
     if (which.empty())
         for (std::size_t a = 0; a < (*starts)->size(); ++a) which.push_back(static_cast<std::int64_t>(a));
+    if (which.size() != (*starts)->size() || (*steps && (*steps)->size() != which.size()))
+        return fail(l.refuse(node, "its starts, axes and steps differ in length"));
     Dims start(rank, 0);
     for (std::size_t k = 0; k < which.size(); ++k) {
         std::int64_t a = which[k] < 0 ? which[k] + static_cast<std::int64_t>(rank) : which[k];
@@ -77,6 +79,8 @@ Status lower_split(Lowering& l, const Node& node)
     if (!x) return fail(x.error());
     std::int64_t axis = int_attr(node, "axis", 0);
     if (axis < 0) axis += static_cast<std::int64_t>(x->dims.size());
+    if (axis < 0 || axis >= static_cast<std::int64_t>(x->dims.size()))
+        return fail(l.refuse(node, "its axis is outside the input's rank"));
     Dims start(x->dims.size(), 0);
     for (int o = 0; o < node.output_size(); ++o) {
         auto dims = l.output_dims(node, o);
@@ -137,6 +141,8 @@ Status lower_expand(Lowering& l, const Node& node)
     auto dims = l.output_dims(node);
     if (!dims) return fail(dims.error());
     Value v = l.to_rank(*x, dims->size());
+    if (v.dims.size() != dims->size())
+        return fail(l.refuse(node, "the input has more dimensions than the inferred result"));
     Dims multiples;
     for (std::size_t a = 0; a < dims->size(); ++a) {
         if (v.dims[a] != 1 && v.dims[a] != (*dims)[a])

@@ -33,16 +33,8 @@ namespace {
 
 constexpr float infinity = std::numeric_limits<float>::infinity();
 
-Value transpose(Lowering& l, Value v, std::vector<std::int32_t> perm)
-{
-    Dims dims;
-    for (std::int32_t p : perm) dims.push_back(v.dims[static_cast<std::size_t>(p)]);
-    Value out = l.tensor(dims);
-    l.builder().op(Op::transpose, {v.tensor}, {out.tensor}, tosa::transpose_attr(std::move(perm)));
-    return out;
-}
-Value to_nhwc(Lowering& l, Value v) { return transpose(l, v, {0, 2, 3, 1}); }
-Value to_nchw(Lowering& l, Value v) { return transpose(l, v, {0, 3, 1, 2}); }
+Value to_nhwc(Lowering& l, Value v) { return l.transpose(v, {0, 2, 3, 1}); }
+Value to_nchw(Lowering& l, Value v) { return l.transpose(v, {0, 3, 1, 2}); }
 
 // The window of a 2-D convolution or pool in TOSA's terms.
 struct Window {
@@ -95,8 +87,8 @@ Result<Value> conv_weights(Lowering& l, const Node& node, bool depthwise, std::i
     const std::int64_t m = w->dims[0], cg = w->dims[1], kh = w->dims[2], kw = w->dims[3];
     const ConstantData* data = l.constant_of(node.input(1));
     if (data == nullptr) {
-        if (!depthwise) return transpose(l, *w, {0, 2, 3, 1});  // OIHW -> OHWI
-        return transpose(l, l.reshape(*w, {c, m / c, kh, kw}), {2, 3, 0, 1});
+        if (!depthwise) return l.transpose(*w, {0, 2, 3, 1});  // OIHW -> OHWI
+        return l.transpose(l.reshape(*w, {c, m / c, kh, kw}), {2, 3, 0, 1});
     }
     std::vector<float> reordered(data->floats.size());
     const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
@@ -198,6 +190,8 @@ Status lower_batch_norm(Lowering& l, const Node& node)
     if (!dims) return fail(dims.error());
     if (int_attr(node, "training_mode", 0) != 0 || node.output_size() > 1)
         return fail(l.refuse(node, "training mode (running statistics as outputs) is not imported"));
+    if (x->dims.size() < 2 || node.input_size() < 5)
+        return fail(l.refuse(node, "it needs an input of rank 2 or more and four parameters"));
     const ConstantData* p[4] = {};
     for (int i = 0; i < 4; ++i) {
         p[i] = l.constant_of(node.input(i + 1));
@@ -356,6 +350,8 @@ Status lower_concat(Lowering& l, const Node& node)
     if (!dims) return fail(dims.error());
     std::int64_t axis = int_attr(node, "axis", 0);
     if (axis < 0) axis += static_cast<std::int64_t>(dims->size());
+    if (axis < 0 || axis >= static_cast<std::int64_t>(dims->size()))
+        return fail(l.refuse(node, "its axis is outside the result's rank"));
     std::vector<std::uint32_t> inputs;
     for (int i = 0; i < node.input_size(); ++i) {
         auto v = l.input(node, i);

@@ -1,5 +1,7 @@
 // lowering_tensor.cpp - ONNX's reshaping ops, Transpose, MatMul and Gemm
 // (lowering.hpp lists what each becomes).
+#include <algorithm>
+
 #include "lowering_context.hpp"
 
 #include <limits>
@@ -33,9 +35,13 @@ Status lower_transpose(Lowering& l, const Node& node)
     Dims perm = ints_attr(node, "perm").value_or(Dims{});
     if (perm.empty())
         for (std::size_t i = 0; i < rank; ++i) perm.push_back(static_cast<std::int64_t>(rank - 1 - i));
-    std::vector<std::int32_t> perms(perm.begin(), perm.end());
-    Value out = l.tensor(*dims);
-    l.builder().op(Op::transpose, {x->tensor}, {out.tensor}, tosa::transpose_attr(perms));
+    Dims sorted = perm;
+    std::ranges::sort(sorted);
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+        if (sorted[i] != static_cast<std::int64_t>(i) || sorted.size() != rank)
+            return fail(l.refuse(node, "its perm does not name every axis once"));
+    Value out = l.transpose(*x, std::vector<std::int32_t>(perm.begin(), perm.end()));
+    if (out.dims != *dims) return fail(l.refuse(node, "its perm does not give the inferred result"));
     return l.bind(node, 0, out);
 }
 
@@ -73,12 +79,7 @@ Status lower_matmul(Lowering& l, const Node& node)
     return l.bind(node, 0, *out);
 }
 
-Value transpose_2d(Lowering& l, Value v)
-{
-    Value out = l.tensor({v.dims[1], v.dims[0]});
-    l.builder().op(Op::transpose, {v.tensor}, {out.tensor}, tosa::transpose_attr({1, 0}));
-    return out;
-}
+Value transpose_2d(Lowering& l, Value v) { return l.transpose(v, {1, 0}); }
 
 Status lower_gemm(Lowering& l, const Node& node)
 {
