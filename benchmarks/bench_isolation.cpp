@@ -288,7 +288,20 @@ std::uint64_t charged(Backend& device, const std::string& flow)
 struct Loaded {
     vaccel::bench::Summary alone, beside;
     double throughput = 0;  // batch MATMULs per second, beside the latency tenant
+    // The batch tenants' dispatches (segments, or whole runs) in the
+    // device's record at the window's end: how the MATMUL was cut.
+    vaccel::bench::Summary batch_dispatch;
 };
+
+// Device time of the batch tenants' ended dispatches in the device's record.
+vaccel::bench::Summary batch_dispatches(Backend& device)
+{
+    std::vector<std::uint64_t> used;
+    if (auto service = device.device_service())
+        for (const DispatchEntry& e : service->recent)
+            if (e.ended && e.flow.starts_with("batch")) used.push_back(e.used_ns);
+    return summarize(std::move(used));
+}
 
 Loaded latency_and_throughput(const Options& o, std::uint32_t slice_us)
 {
@@ -307,6 +320,7 @@ Loaded latency_and_throughput(const Options& o, std::uint32_t slice_us)
     sleep_for(std::max(0.0, o.seconds - elapsed));
     r.throughput = static_cast<double>(load.completed() - before) /
                    (static_cast<double>(monotonic_ns() - start) / 1e9);
+    r.batch_dispatch = batch_dispatches(*device);
     return r;
 }
 
@@ -346,6 +360,9 @@ int main(int argc, char** argv)
                     name, r.alone.median_us, r.alone.p99_us, r.beside.median_us, r.beside.p99_us,
                     r.beside.median_us / r.alone.median_us, r.beside.p99_us / r.alone.p99_us,
                     r.throughput);
+        std::printf("%-12s batch dispatches in the record: %zu, device time median %.1f us, "
+                    "p99 %.1f us\n",
+                    "", r.batch_dispatch.count, r.batch_dispatch.median_us, r.batch_dispatch.p99_us);
     }
     if (configurations.size() == 2)
         std::printf("batch throughput, slicing on / off: %.3fx (slice_us %u)\n",

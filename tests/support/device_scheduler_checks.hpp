@@ -42,9 +42,17 @@ struct Member {
     std::int64_t side;
     std::uint64_t matrix_bytes;
 
-    // A side x side MATMUL: 96 takes about a millisecond on lavapipe.
-    Member(Backend& device, const ContextSchedule& schedule, std::int64_t n = 96)
-        : backend(&device), side(n), matrix_bytes(static_cast<std::uint64_t>(n * n) * sizeof(float))
+    std::uint64_t input_bytes;
+
+    // A side x side MATMUL with an FP32 result: 96 takes about a millisecond
+    // on lavapipe. `input` is its operands' type (FP32, or FP16: the
+    // cooperative-matrix kernel's on a GPU that has one).
+    Member(Backend& device, const ContextSchedule& schedule, std::int64_t n = 96,
+           DType input = DType::fp32)
+        : backend(&device),
+          side(n),
+          matrix_bytes(static_cast<std::uint64_t>(n * n) * sizeof(float)),
+          input_bytes(static_cast<std::uint64_t>(n * n) * (input == DType::fp16 ? 2 : 4))
     {
         auto c = device.create_context();
         assert_ok(c);
@@ -53,7 +61,7 @@ struct Member {
         auto q = device.create_queue(*context);
         assert_ok(q);
         queue = std::move(*q);
-        const auto bytes = tosa::serialize(matmul_graph(DType::fp32, DType::fp32, 1, side, side, side));
+        const auto bytes = tosa::serialize(matmul_graph(input, DType::fp32, 1, side, side, side));
         ProgramDesc desc;
         desc.payload = std::as_bytes(std::span(bytes));
         auto p = device.load_program(*context, desc);
@@ -62,11 +70,13 @@ struct Member {
         auto g = device.create_gate(*context);
         assert_ok(g);
         gate = std::move(*g);
-        a = buffer(matrix_bytes);
-        b = buffer(matrix_bytes);
+        a = buffer(input_bytes);
+        b = buffer(input_bytes);
         const auto values = sample(side * side, 5);
-        assert_ok(device.write_buffer(*a, 0, bytes_of(values)));
-        assert_ok(device.write_buffer(*b, 0, bytes_of(values)));
+        const auto halves = tosa::f16_bytes(values);
+        const auto operand = input == DType::fp16 ? std::as_bytes(std::span(halves)) : bytes_of(values);
+        assert_ok(device.write_buffer(*a, 0, operand));
+        assert_ok(device.write_buffer(*b, 0, operand));
     }
     std::unique_ptr<Buffer> buffer(std::uint64_t bytes)
     {
@@ -85,8 +95,8 @@ struct Member {
         for (std::size_t i = 0; i < count; ++i) {
             outputs.push_back(buffer(matrix_bytes));
             std::vector<Binding> bindings{
-                {0, VACCEL_ACCESS_READ, a.get(), 0, matrix_bytes},
-                {1, VACCEL_ACCESS_READ, b.get(), 0, matrix_bytes},
+                {0, VACCEL_ACCESS_READ, a.get(), 0, input_bytes},
+                {1, VACCEL_ACCESS_READ, b.get(), 0, input_bytes},
                 {2, VACCEL_ACCESS_WRITE, outputs.back().get(), 0, matrix_bytes}};
             SubmitDesc desc;
             desc.queue = queue.get();
@@ -164,11 +174,11 @@ inline bool warming(const DispatchEntry& e) { return e.flow.starts_with("warm-up
 // (tens of milliseconds); its tests run with Mesa's shader cache on (ctest
 // gives them a folder of their own), so the measured flows' first runs find
 // the MATMUL there and their charges are their runs alone.
-inline std::int64_t side_for(Backend& device, std::uint64_t target_ns)
+inline std::int64_t side_for(Backend& device, std::uint64_t target_ns, DType input = DType::fp32)
 {
     for (std::int64_t side = 96;; side *= 2) {
         const std::string key = "warm-up-" + std::to_string(side);
-        Member warm(device, schedule(key, 100), side);
+        Member warm(device, schedule(key, 100), side, input);
         warm.submit(1, false);
         warm.wait_all();
         // The shorter of two runs: noise only ever adds time.

@@ -11,11 +11,13 @@ namespace {
 using namespace vulkan_test;
 using namespace scheduler_checks;
 
-// A MATMUL of a few milliseconds on lavapipe: its first run takes the
-// profile whole; later runs go out in several segments over its k (each
-// part going on from the sums the last one stored), and every run's output
-// is the same bytes as on a device that never cuts.
-void a_long_matmul_is_cut_into_segments_with_exact_output(void**)
+// A MATMUL of a few milliseconds with an FP32 result and `input` operands:
+// its first run takes the profile whole; later runs go out in several
+// segments over its k (each part going on from the sums the last one
+// stored), and every run's output is the same bytes as on a device that
+// never cuts. FP16 operands take the cooperative-matrix kernel on a GPU
+// that has one (make test-gpu), the tiled kernel on lavapipe.
+void long_matmul_is_cut_with_exact_output(DType input)
 {
     auto read_outputs = [](Member& m) {
         std::vector<std::vector<float>> all;
@@ -29,14 +31,14 @@ void a_long_matmul_is_cut_into_segments_with_exact_output(void**)
     std::int64_t side = 0;
     {
         auto probe = lavapipe();
-        side = side_for(*probe, 2'000'000);
+        side = side_for(*probe, 2'000'000, input);
     }
     VulkanOptions whole;
     whole.slice_us = 0;
     auto plain = lavapipe(whole);
     std::vector<float> want;
     {
-        Member m(*plain, schedule("plain", 100), side);
+        Member m(*plain, schedule("plain", 100), side, input);
         m.submit(1, false);
         m.wait_all();
         want = read_outputs(m)[0];
@@ -44,7 +46,7 @@ void a_long_matmul_is_cut_into_segments_with_exact_output(void**)
         assert_int_equal(record.size(), 1);
     }
     auto device = lavapipe();  // slice_us = 250
-    Member m(*device, schedule("cut", 100), side);
+    Member m(*device, schedule("cut", 100), side, input);
     for (int run = 0; run < 3; ++run) {
         m.submit(1, false);
         m.wait_all();
@@ -63,6 +65,16 @@ void a_long_matmul_is_cut_into_segments_with_exact_output(void**)
         assert_memory_equal(got.data(), want.data(), want.size() * sizeof(float));
 }
 
+void a_long_matmul_is_cut_into_segments_with_exact_output(void**)
+{
+    long_matmul_is_cut_with_exact_output(DType::fp32);
+}
+
+void a_long_half_matmul_is_cut_into_segments_with_exact_output(void**)
+{
+    long_matmul_is_cut_with_exact_output(DType::fp16);
+}
+
 }  // namespace
 
 int main()
@@ -73,6 +85,7 @@ int main()
         cmocka_unit_test(a_latency_tenant_goes_ahead_of_queued_batch_work),
         cmocka_unit_test(a_device_share_cap_holds_in_charged_time),
         cmocka_unit_test(a_long_matmul_is_cut_into_segments_with_exact_output),
+        cmocka_unit_test(a_long_half_matmul_is_cut_into_segments_with_exact_output),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

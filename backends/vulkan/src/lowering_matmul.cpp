@@ -195,15 +195,14 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
 std::uint32_t matmul_k_step(const tosa::KernelSpec& kernel)
 {
     // spec[i] is constant_id i + 1 (constant 0 is the buffer count): MODE
-    // is spec[10], BK spec[13] in matmul_tiled.comp.
+    // is spec[10], BK spec[13] in matmul_tiled.comp, spec[16] in
+    // matmul_coop.comp (FP16 x FP16 -> FP32 only).
     if (kernel.spec.size() < 17 || kernel.work == 0) return 0;
     if (kernel.kernel == static_cast<std::uint32_t>(KernelId::matmul_tiled))
         return kernel.spec[10] == static_cast<std::uint32_t>(MatmulMode::fp16_to_fp16)
                    ? 0
                    : kernel.spec[13];
-    // matmul_coop.comp reads its partial sums back (coopMatLoadNV) but is
-    // not cut over k until that runs on a GPU with cooperative matrices:
-    // it is cut over tiles, as before.
+    if (kernel.kernel == static_cast<std::uint32_t>(KernelId::matmul_coop)) return kernel.spec[16];
     return 0;
 }
 

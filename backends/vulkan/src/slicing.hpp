@@ -8,8 +8,8 @@
 //  - consecutive dispatches are packed into one segment while their measured
 //    time stays within the bound; a dispatch longer than the bound is cut
 //    into ceil(time / bound) parts, each a segment of its own:
-//     - over its k steps when it has them (the tiled MATMUL kernel with an
-//       FP32 result):
+//     - over its k steps when it has them (the tiled and the
+//       cooperative-matrix MATMUL kernels with an FP32 result):
 //       each part runs every tile over a range of the dot products' k, the
 //       next part going on from the partial sums the last one stored, so a
 //       part fills the device as the whole dispatch does;
