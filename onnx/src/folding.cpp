@@ -12,7 +12,10 @@ namespace {
 using Dims = std::vector<std::int64_t>;
 using T = ::onnx::TensorProto;
 
-bool is_float(std::int32_t elem) { return elem == T::FLOAT || elem == T::DOUBLE || elem == T::FLOAT16; }
+bool is_float(std::int32_t elem)
+{
+    return elem == T::FLOAT || elem == T::DOUBLE || elem == T::FLOAT16 || elem == T::BFLOAT16;
+}
 
 // A constant as doubles (exact for the integers shape arithmetic uses).
 struct Array {

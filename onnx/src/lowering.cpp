@@ -21,13 +21,10 @@ Result<Value> Lowering::input(const Node& node, int i)
     const std::string& name = node.input(i);
     if (auto it = values_.find(name); it != values_.end()) return it->second;
     if (const ConstantData* data = constant_of(name)) {
-        if (data->type.elem != ::onnx::TensorProto::FLOAT)
-            return fail(refuse(node, fmt::format("input '{}' is a {} constant; only FLOAT values "
-                                                 "are imported so far",
-                                                 name, elem_name(data->type.elem))));
-        Value v = constant(data->type.dims, data->floats);
-        values_.emplace(name, v);
-        return v;
+        auto v = constant_data(*data, name);
+        if (!v) return fail(refuse(node, v.error().note));
+        values_.emplace(name, *v);
+        return *v;
     }
     return fail(refuse(node, fmt::format("input '{}' is produced by nothing before it", name)));
 }
@@ -40,17 +37,23 @@ Result<Dims> Lowering::output_dims(const Node& node, int i) const
                                              "unknown; give the inputs' shapes with "
                                              "--input-shape NAME=D0,D1,...",
                                              node.output(i))));
-    if (type->elem != ::onnx::TensorProto::FLOAT)
-        return fail(refuse(node, fmt::format("output '{}' is {}; only FLOAT values are imported "
-                                             "so far",
-                                             node.output(i), elem_name(type->elem))));
+    if (!carrier_of(type->elem))
+        return fail(refuse(node, fmt::format("output '{}' is {}, which no TOSA 1.0 type carries",
+                                             node.output(i), onnx_type_name(type->elem))));
     return type->dims;
 }
 
-Value Lowering::tensor(const Dims& dims, std::string name)
+Result<tosa::DType> Lowering::output_type(const Node& node, int i) const
+{
+    auto dims = output_dims(node, i);
+    if (!dims) return fail(dims.error());
+    return *carrier_of(model_.type_of(node.output(i))->elem);
+}
+
+Value Lowering::tensor_of(const Dims& dims, tosa::DType dtype, std::string name)
 {
     if (name.empty() || values_.contains(name)) name = fresh(name.empty() ? "t" : name);
-    return Value{g_.tensor(std::move(name), dims, tosa::DType::fp32), dims};
+    return Value{g_.tensor(std::move(name), dims, dtype), dims, dtype};
 }
 
 Status Lowering::bind(const Node& node, int i, Value v)
@@ -61,16 +64,77 @@ Status Lowering::bind(const Node& node, int i, Value v)
 
 Value Lowering::constant(const Dims& dims, std::vector<float> values)
 {
-    Value v{g_.constant_f32(fresh("const"), dims, values), dims};
+    Value v{0, dims, type_};
+    if (type_ == tosa::DType::fp16) {
+        v.tensor = g_.constant_f16(fresh("const"), dims, values);
+    } else if (type_ == tosa::DType::int32 || type_ == tosa::DType::boolean) {
+        return constant_ints(dims, std::vector<std::int64_t>(values.begin(), values.end()), type_);
+    } else {
+        v.tensor = g_.constant_f32(fresh("const"), dims, values);
+        v.dtype = tosa::DType::fp32;
+    }
     g_.op(Op::const_, {}, {v.tensor});
     return v;
+}
+
+Value Lowering::constant_ints(const Dims& dims, const std::vector<std::int64_t>& values, tosa::DType dtype)
+{
+    const std::size_t width = dtype == tosa::DType::boolean ? 1 : 4;
+    std::vector<std::uint8_t> bytes(values.size() * width);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const auto v = static_cast<std::int32_t>(dtype == tosa::DType::boolean ? values[i] != 0 : values[i]);
+        std::memcpy(bytes.data() + i * width, &v, width);  // little-endian: the low bytes
+    }
+    Value c{g_.tensor(fresh("const"), dims, dtype, std::move(bytes)), dims, dtype};
+    g_.op(Op::const_, {}, {c.tensor});
+    return c;
+}
+
+Result<Value> Lowering::constant_data(const ConstantData& data, const std::string& name)
+{
+    // The model's type for the value wins over the data's (folding keeps
+    // floats as FLOAT).
+    const auto known = model_.type_of(name);
+    const std::int32_t elem = known ? known->elem : data.type.elem;
+    const auto dtype = carrier_of(elem);
+    if (!dtype)
+        return fail(Error::of(Errc::unsupported)
+                        .with_note(fmt::format("'{}' is a {} constant, which no TOSA 1.0 type "
+                                               "carries",
+                                               name, onnx_type_name(elem))));
+    if (*dtype == tosa::DType::fp32 || *dtype == tosa::DType::fp16 || *dtype == tosa::DType::bf16) {
+        if (data.floats.size() != static_cast<std::size_t>(elements(data.type.dims)))
+            return fail(Error::of(Errc::unsupported)
+                            .with_note(fmt::format("'{}' is a {} constant made from integers",
+                                                   name, onnx_type_name(elem))));
+        if (*dtype == tosa::DType::bf16)
+            return fail(Error::of(Errc::unsupported)
+                            .with_note(fmt::format("'{}' is a BFLOAT16 constant; BFLOAT16 "
+                                                   "constants are not imported yet",
+                                                   name)));
+        const tosa::DType was = type_;
+        type_ = *dtype;
+        Value v = constant(data.type.dims, data.floats);
+        type_ = was;
+        return v;
+    }
+    std::vector<std::int64_t> ints = data.ints;
+    if (ints.empty() && !data.floats.empty())
+        for (float f : data.floats) ints.push_back(static_cast<std::int64_t>(f));
+    for (std::int64_t x : ints)
+        if (x < INT32_MIN || x > INT32_MAX)
+            return fail(Error::of(Errc::unsupported)
+                            .with_note(fmt::format("constant '{}' holds {}, outside the INT32 "
+                                                   "that carries {} values",
+                                                   name, x, onnx_type_name(elem))));
+    return constant_ints(data.type.dims, ints, *dtype);
 }
 
 Value Lowering::transpose(Value v, std::vector<std::int32_t> perm)
 {
     Dims dims;
     for (std::int32_t p : perm) dims.push_back(v.dims[static_cast<std::size_t>(p)]);
-    Value out = tensor(dims);
+    Value out = tensor_of(dims, v.dtype);
     g_.op(Op::transpose, {v.tensor}, {out.tensor}, tosa::transpose_attr(std::move(perm)));
     return out;
 }
@@ -89,7 +153,7 @@ Value Lowering::reshape(Value v, const Dims& dims)
 {
     if (v.dims == dims) return v;
     const std::uint32_t shape = shape_operand(dims);
-    Value out = tensor(dims);
+    Value out = tensor_of(dims, v.dtype);
     g_.op(Op::reshape, {v.tensor, shape}, {out.tensor});
     return out;
 }
@@ -113,8 +177,9 @@ std::uint32_t Lowering::mul_shift()
 
 std::uint32_t Lowering::zero_point()
 {
-    if (!zero_) zero_ = constant({1}, {0.0f}).tensor;
-    return *zero_;
+    auto it = zeros_.find(type_);
+    if (it == zeros_.end()) it = zeros_.emplace(type_, constant({1}, {0.0f}).tensor).first;
+    return it->second;
 }
 
 Value Lowering::unary(Op op, Value x, const Dims& dims, tosa::Attributes attrs)
@@ -147,11 +212,52 @@ Value Lowering::binary(Op op, Value a, Value b, const Dims& dims)
 
 Value Lowering::mul(Value a, Value b, const Dims& dims) { return binary(Op::mul, a, b, dims); }
 
+// Refuses a node with a computed input or an output whose carrier its op
+// type's lowering does not handle. Constant inputs are left to the lowering:
+// most are read at import (a shape, axes, pads), and one it takes as a
+// tensor is made in the node's type (constant_data).
+Status Lowering::check_kinds(const Node& node, std::uint8_t kinds) const
+{
+    auto kind_of = [](tosa::DType d) -> std::uint8_t {
+        switch (d) {
+        case tosa::DType::fp32: return fp32_values;
+        case tosa::DType::fp16: return fp16_values;
+        case tosa::DType::int32: return int_values;
+        case tosa::DType::boolean: return bool_values;
+        default: return 0;
+        }
+    };
+    auto check = [&](const std::string& name) -> Status {
+        if (name.empty()) return {};
+        auto type = model_.type_of(name);
+        if (!type)
+            if (const ConstantData* data = constant_of(name)) type = data->type;
+        if (!type) return {};
+        const auto carrier = carrier_of(type->elem);
+        if (!carrier)
+            return fail(refuse(node, fmt::format("'{}' is {}, which no TOSA 1.0 type carries",
+                                                 name, onnx_type_name(type->elem))));
+        if ((kind_of(*carrier) & kinds) == 0)
+            return fail(refuse(node, fmt::format("'{}' is {}; {} values are not imported for "
+                                                 "this op type",
+                                                 name, onnx_type_name(type->elem),
+                                                 onnx_type_name(type->elem))));
+        return {};
+    };
+    for (const auto& name : node.input())
+        if (!constant_of(name))
+            if (auto ok = check(name); !ok) return ok;
+    for (const auto& name : node.output())
+        if (auto ok = check(name); !ok) return ok;
+    return {};
+}
+
 const Table& table()
 {
     static const Table lowerings = [] {
         Table t;
         add_elementwise(t);
+        add_logic(t);
         add_tensor(t);
         add_nn(t);
         add_data(t);
@@ -172,15 +278,16 @@ Result<Imported> Lowering::run()
                             .with_note(fmt::format("input '{}' has no static shape; give it with "
                                                    "--input-shape {}=D0,D1,...",
                                                    input.name(), input.name())));
-        if (type->elem != ::onnx::TensorProto::FLOAT)
+        const auto dtype = carrier_of(type->elem);
+        if (!dtype)
             return fail(Error::of(Errc::unsupported)
-                            .with_note(fmt::format("input '{}' is {}; only FLOAT inputs are "
-                                                   "imported so far",
-                                                   input.name(), elem_name(type->elem))));
-        Value v = tensor(type->dims, input.name());
+                            .with_note(fmt::format("input '{}' is {}, which no TOSA 1.0 type "
+                                                   "carries",
+                                                   input.name(), onnx_type_name(type->elem))));
+        Value v = tensor_of(type->dims, *dtype, input.name());
         values_[input.name()] = v;
         g_.input(v.tensor);
-        imported.inputs.push_back(input.name());
+        imported.inputs.push_back(Port{input.name(), type->elem, type->dims, *dtype});
     }
     for (const auto& node : graph.node()) {
         if (node.domain() != "" && node.domain() != "ai.onnx")
@@ -195,17 +302,23 @@ Result<Imported> Lowering::run()
         const auto found = table().find(node.op_type());
         if (found == table().end())
             return fail(refuse(node, "this op type is not imported yet"));
-        if (auto ok = found->second(*this, node); !ok) return fail(ok.error());
+        if (auto ok = check_kinds(node, found->second.kinds); !ok) return fail(ok.error());
+        type_ = tosa::DType::fp32;
+        if (node.output_size() > 0)
+            if (const auto t = model_.type_of(node.output(0)))
+                type_ = carrier_of(t->elem).value_or(tosa::DType::fp32);
+        if (auto ok = found->second.lower(*this, node); !ok) return fail(ok.error());
     }
     for (const auto& output : graph.output()) {
         auto it = values_.find(output.name());
         if (it == values_.end()) {
             // A constant output (folded, or an initializer): written by CONST
             // and an IDENTITY, as any output is written by an operator.
-            if (const ConstantData* data = constant_of(output.name());
-                data != nullptr && data->type.elem == ::onnx::TensorProto::FLOAT) {
-                Value c = constant(data->type.dims, data->floats);
-                values_[output.name()] = unary(Op::identity, c, c.dims);
+            if (const ConstantData* data = constant_of(output.name())) {
+                auto c = constant_data(*data, output.name());
+                if (!c) return fail(c.error());
+                type_ = c->dtype;
+                values_[output.name()] = unary(Op::identity, *c, c->dims);
                 it = values_.find(output.name());
             }
         }
@@ -217,15 +330,24 @@ Result<Imported> Lowering::run()
         // An output is a tensor of its own, written by an operator: an input
         // or a value that is also another output gets an IDENTITY.
         Value v = it->second;
-        const bool is_input = std::ranges::find(imported.inputs, output.name()) != imported.inputs.end();
-        const bool taken = std::ranges::find(imported.outputs, output.name()) != imported.outputs.end();
+        auto named = [&](const Port& p) { return p.name == output.name(); };
+        const bool is_input = std::ranges::any_of(imported.inputs, named);
+        const bool taken = std::ranges::any_of(imported.outputs, named);
+        type_ = v.dtype;
         if (is_input || taken) v = unary(Op::identity, v, v.dims);
+        const auto type = model_.type_of(output.name());
+        const std::int32_t elem = type ? type->elem : ::onnx::TensorProto::FLOAT;
+        if (carrier_of(elem) != v.dtype)
+            return fail(Error::of(Errc::unsupported)
+                            .with_note(fmt::format("output '{}' is {} and its lowering made {}",
+                                                   output.name(), onnx_type_name(elem),
+                                                   tosa::dtype_name(v.dtype))));
         // The output carries the model's name where no other tensor does.
         auto& tensors = g_.block().tensors;
         if (std::ranges::none_of(tensors, [&](const auto& t) { return t.name == output.name(); }))
             tensors[v.tensor].name = output.name();
         g_.output(v.tensor);
-        imported.outputs.push_back(output.name());
+        imported.outputs.push_back(Port{output.name(), elem, v.dims, v.dtype});
     }
     imported.graph = g_.finish();
     return imported;

@@ -15,15 +15,22 @@
 //       equal batch dimensions), Gemm;
 //     - lowering_nn.cpp: Conv, MaxPool, AveragePool, GlobalMaxPool,
 //       GlobalAveragePool, BatchNormalization, the Reduce* family, Clip,
-//       LeakyRelu, HardSigmoid, HardSwish, Dropout, Concat;
+//       LeakyRelu, HardSigmoid, HardSwish, Dropout, Concat, ArgMax and
+//       ArgMin (ARGMAX; INT32 indices);
 //     - lowering_data.cpp: Slice, Split, Pad, Expand, Tile,
 //       LayerNormalization;
+//     - lowering_logic.cpp: Equal, Greater, GreaterOrEqual, Less,
+//       LessOrEqual (BOOL results), Not, And, Or, Xor, Where (SELECT);
+//  - values are typed (ports.hpp): FLOAT as FP32, FLOAT16 as FP16, BOOL as
+//    BOOL, every integer as INT32. Each entry names the types it handles
+//    (Entry::kinds; FP32 unless it says more): Add, Sub, Mul, Max, Min, Abs
+//    and Neg take numbers, ArgMax and ArgMin FLOAT and integers; Identity, the reshaping ops, Transpose, Concat,
+//    Slice, Split, Expand, Tile, the comparisons and Where take any type;
+//    a node with a computed value of another type is refused naming it;
 //  - a node of any other op type, or one an entry cannot express, is
 //    refused naming the node, its op type and why.
-// Only FLOAT (FP32) values become TOSA tensors so far; an integer or BOOL
-// value must fold (it is refused naming the value otherwise). Div of floats
-// is a * (1 / b): the quotient can differ from IEEE division in its last
-// bit.
+// Div of floats is a * (1 / b): the quotient can differ from IEEE division
+// in its last bit.
 #pragma once
 
 #include "model.hpp"

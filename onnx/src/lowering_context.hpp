@@ -25,10 +25,24 @@ using Node = ::onnx::NodeProto;
 // TOSA's nan_mode PROPAGATE: a NaN operand gives NaN, as in ONNX.
 constexpr std::uint32_t nan_propagate = 1;
 
-// The TOSA tensor holding an ONNX value, and its dims.
+// The TOSA tensor holding an ONNX value, its dims and its element type
+// (the ONNX type's carrier, ports.hpp).
 struct Value {
     std::uint32_t tensor = 0;
     Dims dims;
+    tosa::DType dtype = tosa::DType::fp32;
+};
+
+// The element types an op type's lowering handles (Entry below); a node
+// with an input or output of another carrier is refused before it lowers.
+enum Kinds : std::uint8_t {
+    fp32_values = 1,
+    fp16_values = 2,
+    int_values = 4,
+    bool_values = 8,
+    float_values = fp32_values | fp16_values,
+    number_values = float_values | int_values,
+    any_values = number_values | bool_values,
 };
 
 inline std::int64_t elements(const Dims& dims)
@@ -59,9 +73,22 @@ public:
         return model_.constant(name);
     }
     Result<Dims> output_dims(const Node& node, int i = 0) const;
-    // A new FP32 tensor; `name` empty makes an internal one.
-    Value tensor(const Dims& dims, std::string name = {});
+    // The carrier of the node's output i (ports.hpp); refuses a type
+    // without one.
+    Result<tosa::DType> output_type(const Node& node, int i = 0) const;
+    // The element type new tensors and constants get unless a lowering
+    // says otherwise: the carrier of the node's output 0, set by run()
+    // before each node lowers (FP32 where it has none).
+    tosa::DType element_type() const { return type_; }
+    // For a lowering whose intermediate values are of another type than
+    // its output (ArgMax works on its input's type, then gives INT32).
+    void set_element_type(tosa::DType dtype) { type_ = dtype; }
+    // A new tensor of element_type() / of `dtype`; `name` empty makes an
+    // internal one.
+    Value tensor(const Dims& dims, std::string name = {}) { return tensor_of(dims, type_, std::move(name)); }
+    Value tensor_of(const Dims& dims, tosa::DType dtype, std::string name = {});
     Status bind(const Node& node, int i, Value v);
+    // RESHAPE / TRANSPOSE of `v`, in its own element type.
     Value reshape(Value v, const Dims& dims);
     // TRANSPOSE of `v` by `perm` (the result's dim i is v's perm[i]).
     Value transpose(Value v, std::vector<std::int32_t> perm);
@@ -70,9 +97,16 @@ public:
     // `v` reshaped to `rank` dims by leading 1s (TOSA broadcasting needs
     // equal ranks).
     Value to_rank(Value v, std::size_t rank);
+    // A constant of element_type() holding `values` (rounded to FP16 or
+    // truncated to INT32 where that is the type).
     Value constant(const Dims& dims, std::vector<float> values);
     Value scalar_like(float value, std::size_t rank) { return constant(Dims(rank, 1), {value}); }
+    // A constant of the carrier of `data`'s ONNX type; refuses an integer
+    // outside INT32 (naming `name`) and types without a carrier.
+    Result<Value> constant_data(const ConstantData& data, const std::string& name);
+    Value constant_ints(const Dims& dims, const std::vector<std::int64_t>& values, tosa::DType dtype);
     std::uint32_t mul_shift();
+    // A zero of element_type(), as NEGATE's and MATMUL's zero points.
     std::uint32_t zero_point();
     Value unary(Op op, Value x, const Dims& dims, tosa::Attributes attrs = {});
     Value binary(Op op, Value a, Value b, const Dims& dims);
@@ -81,6 +115,8 @@ public:
     const Model& model() const { return model_; }
     tosa::GraphBuilder& builder() { return g_; }
 
+    Status check_kinds(const Node& node, std::uint8_t kinds) const;
+
 private:
     std::string fresh(std::string_view base) { return fmt::format("{}#{}", base, serial_++); }
 
@@ -88,7 +124,9 @@ private:
     tosa::GraphBuilder g_;
     std::unordered_map<std::string, Value> values_;
     std::unordered_map<std::string, ConstantData> folded_;
-    std::optional<std::uint32_t> shift_, zero_;
+    std::optional<std::uint32_t> shift_;
+    std::unordered_map<tosa::DType, std::uint32_t> zeros_;
+    tosa::DType type_ = tosa::DType::fp32;
     std::uint64_t serial_ = 0;
 };
 
@@ -121,10 +159,23 @@ inline std::optional<Dims> ints_attr(const Node& node, std::string_view name)
 }
 
 using Lower = std::function<Status(Lowering&, const Node&)>;
-using Table = std::unordered_map<std::string, Lower>;
+// An op type's lowering and the element types it handles (FP32 only
+// unless the family says more).
+struct Entry {
+    Entry(Lower l, std::uint8_t k = fp32_values) : lower(std::move(l)), kinds(k) {}
+    template <class F>
+        requires std::is_invocable_r_v<Status, F, Lowering&, const Node&>
+    Entry(F f, std::uint8_t k = fp32_values) : lower(std::move(f)), kinds(k)
+    {
+    }
+    Lower lower;
+    std::uint8_t kinds;
+};
+using Table = std::unordered_map<std::string, Entry>;
 
 // The op families (lowering_*.cpp): each adds its op types to `table`.
 void add_elementwise(Table& table);
+void add_logic(Table& table);
 void add_tensor(Table& table);
 void add_nn(Table& table);
 void add_data(Table& table);

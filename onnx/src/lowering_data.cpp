@@ -171,9 +171,6 @@ Status lower_layer_norm(Lowering& l, const Node& node)
     if (!x) return fail(x.error());
     auto dims = l.output_dims(node);
     if (!dims) return fail(dims.error());
-    for (int o = 1; o < node.output_size(); ++o)
-        if (!node.output(o).empty())
-            return fail(l.refuse(node, "its Mean and InvStdDev outputs are not imported"));
     const auto rank = static_cast<std::int64_t>(dims->size());
     std::int64_t axis = int_attr(node, "axis", -1);
     if (axis < 0) axis += rank;
@@ -189,7 +186,8 @@ Status lower_layer_norm(Lowering& l, const Node& node)
         }
         return l.mul(v, l.scalar_like(1.0f / static_cast<float>(count), v.dims.size()), v.dims);
     };
-    Value centred = l.binary(Op::sub, *x, mean_of(*x), *dims);
+    const Value mean = mean_of(*x);
+    Value centred = l.binary(Op::sub, *x, mean, *dims);
     Value var = mean_of(l.mul(centred, centred, *dims));
     Value inv = l.unary(Op::rsqrt, l.binary(Op::add, var, l.scalar_like(eps, var.dims.size()), var.dims),
                         var.dims);
@@ -202,6 +200,17 @@ Status lower_layer_norm(Lowering& l, const Node& node)
         if (!bias) return fail(bias.error());
         y = l.binary(Op::add, y, *bias, *dims);
     }
+    // Mean and InvStdDev, when asked for: the input's dims with those from
+    // the axis on reduced to 1, as mean_of leaves them.
+    for (int o = 1; o < node.output_size() && o < 3; ++o) {
+        if (node.output(o).empty()) continue;
+        auto stat_dims = l.output_dims(node, o);
+        if (!stat_dims) return fail(stat_dims.error());
+        const Value& stat = o == 1 ? mean : inv;
+        if (*stat_dims != stat.dims)
+            return fail(l.refuse(node, fmt::format("output {} is not of the reduced input's shape", o)));
+        if (auto bound = l.bind(node, o, stat); !bound) return bound;
+    }
     return l.bind(node, 0, y);
 }
 
@@ -209,11 +218,11 @@ Status lower_layer_norm(Lowering& l, const Node& node)
 
 void add_data(Table& table)
 {
-    table.emplace("Slice", lower_slice);
-    table.emplace("Split", lower_split);
+    table.emplace("Slice", Entry(lower_slice, any_values));
+    table.emplace("Split", Entry(lower_split, any_values));
     table.emplace("Pad", lower_pad);
-    table.emplace("Expand", lower_expand);
-    table.emplace("Tile", lower_tile);
+    table.emplace("Expand", Entry(lower_expand, any_values));
+    table.emplace("Tile", Entry(lower_tile, any_values));
     table.emplace("LayerNormalization", lower_layer_norm);
 }
 

@@ -186,16 +186,16 @@ Status lower_cast(Lowering& l, const Node& node)
 
 void add_elementwise(Table& table)
 {
-    table.emplace("Add", elementwise(Op::add));
-    table.emplace("Sub", elementwise(Op::sub));
-    table.emplace("Mul", elementwise(Op::mul));
+    table.emplace("Add", Entry(elementwise(Op::add), number_values));
+    table.emplace("Sub", Entry(elementwise(Op::sub), number_values));
+    table.emplace("Mul", Entry(elementwise(Op::mul), number_values));
     table.emplace("Pow", elementwise(Op::pow));
     table.emplace("Div", lower_div);
-    table.emplace("Max", variadic(Op::maximum));
-    table.emplace("Min", variadic(Op::minimum));
+    table.emplace("Max", Entry(variadic(Op::maximum), number_values));
+    table.emplace("Min", Entry(variadic(Op::minimum), number_values));
     table.emplace("Relu", unary_op(Op::clamp, tosa::clamp_f32_attr(0.0f, std::numeric_limits<float>::infinity())));
-    table.emplace("Abs", unary_op(Op::abs));
-    table.emplace("Neg", unary_op(Op::negate));
+    table.emplace("Abs", Entry(unary_op(Op::abs), number_values));
+    table.emplace("Neg", Entry(unary_op(Op::negate), number_values));
     table.emplace("Exp", unary_op(Op::exp));
     table.emplace("Log", unary_op(Op::log));
     table.emplace("Reciprocal", unary_op(Op::reciprocal));
@@ -204,7 +204,7 @@ void add_elementwise(Table& table)
     table.emplace("Erf", unary_op(Op::erf));
     table.emplace("Floor", unary_op(Op::floor));
     table.emplace("Ceil", unary_op(Op::ceil));
-    table.emplace("Identity", unary_op(Op::identity));
+    table.emplace("Identity", Entry(unary_op(Op::identity), any_values));
     table.emplace("Sqrt", lower_sqrt);
     table.emplace("Softmax", softmax(false));
     table.emplace("LogSoftmax", softmax(true));

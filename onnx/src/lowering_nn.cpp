@@ -364,6 +364,46 @@ Status lower_concat(Lowering& l, const Node& node)
     return l.bind(node, 0, out);
 }
 
+// ArgMax, and ArgMin as the ArgMax of the order turned over (-x for
+// floats, -1 - x for integers, which cannot overflow); the last index of
+// ties (select_last_index) as the first of the axis reversed, counted back.
+Lower arg_extreme(bool min)
+{
+    return [min](Lowering& l, const Node& node) -> Status {
+        auto x = l.input(node, 0);
+        if (!x) return fail(x.error());
+        auto dims = l.output_dims(node);
+        if (!dims) return fail(dims.error());
+        const auto rank = static_cast<std::int64_t>(x->dims.size());
+        std::int64_t axis = int_attr(node, "axis", 0);
+        if (axis < -rank || axis >= rank)
+            return fail(l.refuse(node, fmt::format("axis {} is outside rank {}", axis, rank)));
+        if (axis < 0) axis += rank;
+        const bool last = int_attr(node, "select_last_index", 0) != 0;
+        const tosa::DType index_type = l.element_type();
+        l.set_element_type(x->dtype);
+        Value v = *x;
+        if (min)
+            v = x->dtype == tosa::DType::int32
+                    ? l.binary(Op::sub, l.scalar_like(-1.0f, v.dims.size()), v, v.dims)
+                    : l.unary(Op::negate, v, v.dims);
+        const auto a = static_cast<std::int32_t>(axis);
+        if (last) v = l.unary(Op::reverse, v, v.dims, tosa::axis_attr(a));
+        l.set_element_type(index_type);
+        Dims reduced = x->dims;
+        const std::int64_t length = reduced[static_cast<std::size_t>(axis)];
+        reduced.erase(reduced.begin() + axis);
+        Value index = l.tensor(reduced);
+        auto attr = tosa::axis_attr(a);
+        attr.nan_mode = nan_propagate;
+        l.builder().op(Op::argmax, {v.tensor}, {index.tensor}, attr);
+        if (last)
+            index = l.binary(Op::sub, l.constant_ints(Dims(reduced.size(), 1), {length - 1}, index_type),
+                             index, reduced);
+        return l.bind(node, 0, l.reshape(index, *dims));
+    };
+}
+
 }  // namespace
 
 void add_nn(Table& table)
@@ -384,12 +424,14 @@ void add_nn(Table& table)
     table.emplace("ReduceL2", reduce(Reduction::l2));
     table.emplace("ReduceLogSum", reduce(Reduction::log_sum));
     table.emplace("ReduceLogSumExp", reduce(Reduction::log_sum_exp));
+    table.emplace("ArgMax", Entry(arg_extreme(false), fp32_values | int_values));
+    table.emplace("ArgMin", Entry(arg_extreme(true), fp32_values | int_values));
     table.emplace("Clip", lower_clip);
     table.emplace("LeakyRelu", lower_leaky_relu);
     table.emplace("HardSigmoid", hard_sigmoid(false));
     table.emplace("HardSwish", hard_sigmoid(true));
     table.emplace("Dropout", lower_dropout);
-    table.emplace("Concat", lower_concat);
+    table.emplace("Concat", Entry(lower_concat, any_values));
 }
 
 }  // namespace vaccel::onnx::lowering

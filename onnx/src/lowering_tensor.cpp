@@ -113,11 +113,11 @@ Status lower_gemm(Lowering& l, const Node& node)
 
 void add_tensor(Table& table)
 {
-    table.emplace("Reshape", lower_reshape);
-    table.emplace("Flatten", lower_reshape);
-    table.emplace("Squeeze", lower_reshape);
-    table.emplace("Unsqueeze", lower_reshape);
-    table.emplace("Transpose", lower_transpose);
+    table.emplace("Reshape", Entry(lower_reshape, any_values));
+    table.emplace("Flatten", Entry(lower_reshape, any_values));
+    table.emplace("Squeeze", Entry(lower_reshape, any_values));
+    table.emplace("Unsqueeze", Entry(lower_reshape, any_values));
+    table.emplace("Transpose", Entry(lower_transpose, any_values));
     table.emplace("MatMul", lower_matmul);
     table.emplace("Gemm", lower_gemm);
 }

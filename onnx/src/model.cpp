@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "vaccel/tosa/builder.hpp"
+
 namespace vaccel::onnx {
 
 namespace {
@@ -28,13 +30,6 @@ std::optional<ValueType> static_type(const ::onnx::TypeProto& type)
 }
 
 }  // namespace
-
-std::string elem_name(std::int32_t elem)
-{
-    if (::onnx::TensorProto_DataType_IsValid(elem))
-        return ::onnx::TensorProto_DataType_Name(static_cast<::onnx::TensorProto_DataType>(elem));
-    return fmt::format("type {}", elem);
-}
 
 Result<ConstantData> decode_tensor(const ::onnx::TensorProto& t)
 {
@@ -60,40 +55,69 @@ Result<ConstantData> decode_tensor(const ::onnx::TensorProto& t)
         for (std::uint64_t i = 0; i < count; ++i) into[i] = convert(raw.data() + i * width);
         return {};
     };
-    auto read_f32 = [](const char* p) {
+    // Each element read as T from raw bytes, then widened.
+    auto le = []<class T>(T) {
+        return [](const char* p) {
+            T v;
+            std::memcpy(&v, p, sizeof(T));
+            return v;
+        };
+    };
+    auto half = [](const char* p) {
+        std::uint16_t bits;
+        std::memcpy(&bits, p, 2);
+        return tosa::f16_value(bits);
+    };
+    auto bfloat = [](const char* p) {
+        std::uint16_t bits;
+        std::memcpy(&bits, p, 2);
+        const std::uint32_t wide = std::uint32_t{bits} << 16;
         float v;
-        std::memcpy(&v, p, 4);
+        std::memcpy(&v, &wide, 4);
         return v;
     };
-    auto read_i64 = [](const char* p) {
-        std::int64_t v;
-        std::memcpy(&v, p, 8);
-        return v;
+    auto integers = [&]<class T>(T, const auto& typed) -> Status {
+        if (!raw.empty()) return raw_as(out.ints, sizeof(T), [&](const char* p) { return std::int64_t(le(T{})(p)); });
+        out.ints.assign(typed.begin(), typed.end());
+        return {};
     };
-    auto read_i32 = [](const char* p) {
-        std::int32_t v;
-        std::memcpy(&v, p, 4);
-        return std::int64_t{v};
+    auto bits16 = [&](auto convert) -> Status {
+        if (!raw.empty()) return raw_as(out.floats, 2, convert);
+        for (std::int32_t b : t.int32_data()) {
+            const auto bits = static_cast<std::uint16_t>(b);
+            char p[2];
+            std::memcpy(p, &bits, 2);
+            out.floats.push_back(convert(p));
+        }
+        return {};
     };
     Status decoded;
+    using P = ::onnx::TensorProto;
     switch (t.data_type()) {
-    case ::onnx::TensorProto::FLOAT:
+    case P::FLOAT:
         if (raw.empty()) out.floats.assign(t.float_data().begin(), t.float_data().end());
-        else decoded = raw_as(out.floats, 4, read_f32);
+        else decoded = raw_as(out.floats, 4, le(float{}));
         break;
-    case ::onnx::TensorProto::INT64:
-        if (raw.empty()) out.ints.assign(t.int64_data().begin(), t.int64_data().end());
-        else decoded = raw_as(out.ints, 8, read_i64);
+    case P::DOUBLE:  // read for folding; no TOSA 1.0 type carries it (ports.hpp)
+        if (raw.empty()) out.floats.assign(t.double_data().begin(), t.double_data().end());
+        else decoded = raw_as(out.floats, 8, [&](const char* p) { return float(le(double{})(p)); });
         break;
-    case ::onnx::TensorProto::INT32:
-        if (raw.empty()) out.ints.assign(t.int32_data().begin(), t.int32_data().end());
-        else decoded = raw_as(out.ints, 4, read_i32);
-        break;
+    case P::FLOAT16: decoded = bits16(half); break;
+    case P::BFLOAT16: decoded = bits16(bfloat); break;
+    case P::INT64: decoded = integers(std::int64_t{}, t.int64_data()); break;
+    case P::INT32: decoded = integers(std::int32_t{}, t.int32_data()); break;
+    case P::INT16: decoded = integers(std::int16_t{}, t.int32_data()); break;
+    case P::INT8: decoded = integers(std::int8_t{}, t.int32_data()); break;
+    case P::UINT16: decoded = integers(std::uint16_t{}, t.int32_data()); break;
+    case P::UINT8: decoded = integers(std::uint8_t{}, t.int32_data()); break;
+    case P::BOOL: decoded = integers(std::uint8_t{}, t.int32_data()); break;
+    case P::UINT32: decoded = integers(std::uint32_t{}, t.uint64_data()); break;
+    case P::UINT64: decoded = integers(std::uint64_t{}, t.uint64_data()); break;
     default:
         return fail(Error::of(Errc::unsupported)
-                        .with_note(fmt::format("tensor '{}' is {}; the importer reads FLOAT, "
-                                               "INT32 and INT64 data",
-                                               t.name(), elem_name(t.data_type()))));
+                        .with_note(fmt::format("tensor '{}' is {}, which the importer does not "
+                                               "read",
+                                               t.name(), onnx_type_name(t.data_type()))));
     }
     if (!decoded) return fail(decoded.error());
     const std::size_t have = out.floats.size() + out.ints.size();

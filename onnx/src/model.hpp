@@ -17,6 +17,7 @@
 
 #include "vaccel/common/error.hpp"
 #include "vaccel/onnx/importer.hpp"
+#include "vaccel/onnx/ports.hpp"
 
 namespace vaccel::onnx {
 
@@ -56,7 +57,5 @@ private:
 // Decodes a TensorProto (raw_data or the typed fields) to host values.
 Result<ConstantData> decode_tensor(const ::onnx::TensorProto& tensor);
 
-// "FLOAT", "INT64", ... for messages.
-std::string elem_name(std::int32_t elem);
 
 }  // namespace vaccel::onnx

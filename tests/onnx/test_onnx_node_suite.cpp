@@ -5,9 +5,12 @@
 // test`).
 //
 // For every node test: the model is imported with its inputs' shapes taken
-// from test_data_set_0, run on the CPU backend, and each output compared
-// with the expected one as ONNX's backend runner compares them
-// (|got - want| <= 1e-7 + 1e-3 |want|, NaN equal to NaN). Prints per test:
+// from test_data_set_0 (integer inputs folded as values where the model
+// cannot take them as inputs), its inputs converted to the graph's types
+// (vaccel/onnx/ports.hpp), run on the device, and each output converted back
+// and compared with the expected one: floating types as ONNX's backend
+// runner compares them (|got - want| <= 1e-7 + 1e-3 |want|, NaN equal to
+// NaN), integers and BOOL exactly. Prints per test:
 // passed, failed (the first element off) or not importable (the
 // importer's or the device's refusal), then the counts. The tests listed in
 // expected_<device>.txt must pass: a regression fails this test; a test that
@@ -19,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -28,6 +32,7 @@
 #include "vaccel/backend/vulkan.hpp"
 #endif
 #include "vaccel/onnx/importer.hpp"
+#include "vaccel/tosa/builder.hpp"
 #include "vaccel/tosa/graph.hpp"
 
 namespace {
@@ -43,48 +48,100 @@ std::string read_file(const fs::path& path)
     return s.str();
 }
 
-// A TensorProto of FP32 data as floats; nullopt for anything else.
-std::optional<std::pair<std::vector<std::int64_t>, std::vector<float>>> floats_of(
-    const fs::path& path)
+// A TensorProto's data in its ONNX type's little-endian layout, whichever
+// field holds it (raw_data, or the typed repeated fields: FLOAT16, BFLOAT16,
+// BOOL and the small integers are kept one per int32_data entry).
+struct Tensor {
+    std::int32_t type = 0;
+    std::vector<std::int64_t> dims;
+    std::vector<std::byte> bytes;
+};
+
+std::optional<Tensor> tensor_of(const fs::path& path)
 {
-    ::onnx::TensorProto t;
-    const std::string bytes = read_file(path);
-    if (!t.ParseFromString(bytes) || t.data_type() != ::onnx::TensorProto::FLOAT) return std::nullopt;
-    std::vector<std::int64_t> dims(t.dims().begin(), t.dims().end());
-    std::vector<float> values;
+    using T = ::onnx::TensorProto;
+    T t;
+    if (!t.ParseFromString(read_file(path))) return std::nullopt;
+    Tensor out{t.data_type(), {t.dims().begin(), t.dims().end()}, {}};
+    const std::size_t size = vaccel::onnx::onnx_element_size(t.data_type());
+    if (size == 0) return std::nullopt;
+    auto put = [&](auto value, std::size_t n) {
+        const std::size_t at = out.bytes.size();
+        out.bytes.resize(at + n);
+        std::memcpy(out.bytes.data() + at, &value, n);  // little-endian: the low n bytes
+    };
     if (!t.raw_data().empty()) {
-        values.resize(t.raw_data().size() / 4);
-        std::memcpy(values.data(), t.raw_data().data(), values.size() * 4);
+        const auto* raw = reinterpret_cast<const std::byte*>(t.raw_data().data());
+        out.bytes.assign(raw, raw + t.raw_data().size());
+    } else if (t.data_type() == T::FLOAT) {
+        for (float v : t.float_data()) put(v, 4);
+    } else if (t.data_type() == T::DOUBLE) {
+        for (double v : t.double_data()) put(v, 8);
+    } else if (t.data_type() == T::INT64) {
+        for (std::int64_t v : t.int64_data()) put(v, 8);
+    } else if (t.data_type() == T::UINT64 || t.data_type() == T::UINT32) {
+        for (std::uint64_t v : t.uint64_data()) put(v, size);
     } else {
-        values.assign(t.float_data().begin(), t.float_data().end());
+        for (std::int32_t v : t.int32_data()) put(v, size);
     }
-    return std::make_pair(std::move(dims), std::move(values));
+    std::int64_t count = 1;
+    for (auto d : out.dims) count *= d;
+    if (out.bytes.size() != static_cast<std::size_t>(count) * size) return std::nullopt;
+    return out;
 }
 
-// A TensorProto of INT64 or INT32 data; nullopt for anything else.
-std::optional<vaccel::onnx::ImportOptions::Values> integers_of(const fs::path& path)
+bool is_floating(std::int32_t type)
 {
-    ::onnx::TensorProto t;
-    if (!t.ParseFromString(read_file(path))) return std::nullopt;
+    using T = ::onnx::TensorProto;
+    return type == T::FLOAT || type == T::FLOAT16 || type == T::BFLOAT16 || type == T::DOUBLE;
+}
+
+// Element i of floating data as a double.
+double float_at(const Tensor& t, std::size_t i)
+{
+    using T = ::onnx::TensorProto;
+    switch (t.type) {
+    case T::FLOAT16:
+    case T::BFLOAT16: {
+        std::uint16_t bits;
+        std::memcpy(&bits, t.bytes.data() + i * 2, 2);
+        if (t.type == T::FLOAT16) return vaccel::tosa::f16_value(bits);
+        const std::uint32_t wide = static_cast<std::uint32_t>(bits) << 16;
+        float f;
+        std::memcpy(&f, &wide, 4);
+        return f;
+    }
+    case T::DOUBLE: {
+        double d;
+        std::memcpy(&d, t.bytes.data() + i * 8, 8);
+        return d;
+    }
+    default: {
+        float f;
+        std::memcpy(&f, t.bytes.data() + i * 4, 4);
+        return f;
+    }
+    }
+}
+
+// An integer input's values, for folding (ImportOptions::input_values).
+std::optional<vaccel::onnx::ImportOptions::Values> values_of(const Tensor& t)
+{
+    using T = ::onnx::TensorProto;
+    if (t.type != T::INT64 && t.type != T::INT32) return std::nullopt;
     vaccel::onnx::ImportOptions::Values v;
-    v.dims.assign(t.dims().begin(), t.dims().end());
-    const std::string& raw = t.raw_data();
-    if (t.data_type() == ::onnx::TensorProto::INT64) {
-        if (raw.empty()) v.values.assign(t.int64_data().begin(), t.int64_data().end());
-        for (std::size_t i = 0; i + 8 <= raw.size(); i += 8) {
-            std::int64_t x;
-            std::memcpy(&x, raw.data() + i, 8);
-            v.values.push_back(x);
+    v.dims = t.dims;
+    const std::size_t size = t.type == T::INT64 ? 8 : 4;
+    for (std::size_t at = 0; at < t.bytes.size(); at += size) {
+        std::int64_t x = 0;
+        if (size == 8) {
+            std::memcpy(&x, t.bytes.data() + at, 8);
+        } else {
+            std::int32_t y;
+            std::memcpy(&y, t.bytes.data() + at, 4);
+            x = y;
         }
-    } else if (t.data_type() == ::onnx::TensorProto::INT32) {
-        if (raw.empty()) v.values.assign(t.int32_data().begin(), t.int32_data().end());
-        for (std::size_t i = 0; i + 4 <= raw.size(); i += 4) {
-            std::int32_t x;
-            std::memcpy(&x, raw.data() + i, 4);
-            v.values.push_back(x);
-        }
-    } else {
-        return std::nullopt;
+        v.values.push_back(x);
     }
     return v;
 }
@@ -93,6 +150,36 @@ struct Outcome {
     enum Kind { passed, failed, not_importable } kind = failed;
     std::string why;
 };
+
+// Output `o` against its expected tensor: floating types as ONNX's runner
+// compares them, integers and BOOL exactly.
+std::optional<std::string> mismatch(std::size_t o, const Tensor& got, const Tensor& want)
+{
+    if (got.type != want.type)
+        return fmt::format("output {} is {}, expected {}", o, vaccel::onnx::onnx_type_name(got.type),
+                           vaccel::onnx::onnx_type_name(want.type));
+    if (got.bytes.size() != want.bytes.size())
+        return fmt::format("output {} has {} bytes, expected {}", o, got.bytes.size(), want.bytes.size());
+    if (!is_floating(want.type)) {
+        const std::size_t size = vaccel::onnx::onnx_element_size(want.type);
+        for (std::size_t i = 0; i < want.bytes.size(); i += size)
+            if (std::memcmp(got.bytes.data() + i, want.bytes.data() + i, size) != 0) {
+                std::int64_t g = 0, w = 0;
+                std::memcpy(&g, got.bytes.data() + i, size);
+                std::memcpy(&w, want.bytes.data() + i, size);
+                return fmt::format("output {} element {}: {} against {}", o, i / size, g, w);
+            }
+        return std::nullopt;
+    }
+    const std::size_t n = want.bytes.size() / vaccel::onnx::onnx_element_size(want.type);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double g = float_at(got, i), w = float_at(want, i);
+        const bool both_nan = std::isnan(g) && std::isnan(w);
+        if (!both_nan && !(std::fabs(g - w) <= 1e-7 + 1e-3 * std::fabs(w)) && !(g == w))
+            return fmt::format("output {} element {}: {} against {}", o, i, g, w);
+    }
+    return std::nullopt;
+}
 
 Outcome run_one(Rig& rig, const fs::path& dir)
 {
@@ -105,52 +192,71 @@ Outcome run_one(Rig& rig, const fs::path& dir)
     for (const auto& i : model.graph().input())
         if (!initializers.contains(i.name())) input_names.push_back(i.name());
     const fs::path data = dir / "test_data_set_0";
-    vaccel::onnx::ImportOptions options;
-    std::vector<std::vector<float>> inputs;
+    std::map<std::string, Tensor> given;
     for (std::size_t i = 0; i < input_names.size(); ++i) {
-        const fs::path file = data / ("input_" + std::to_string(i) + ".pb");
-        if (auto t = floats_of(file)) {
-            options.input_shapes[input_names[i]] = t->first;
-            inputs.push_back(std::move(t->second));
-        } else if (auto v = integers_of(file)) {
-            options.input_values[input_names[i]] = std::move(*v);  // folded (importer.hpp)
-        } else {
+        auto t = tensor_of(data / ("input_" + std::to_string(i) + ".pb"));
+        if (!t)
             return {Outcome::not_importable,
-                    fmt::format("input '{}' is neither FLOAT nor integer data", input_names[i])};
-        }
+                    fmt::format("input '{}': its test data is of a type the suite cannot read",
+                                input_names[i])};
+        given.emplace(input_names[i], std::move(*t));
     }
+    // Every input is bound as the graph's input first; where the importer
+    // or the device refuses that, integer inputs are folded as values (a
+    // Reshape's shape; a device without integer arithmetic).
     const auto* bytes = reinterpret_cast<const std::byte*>(model_bytes.data());
-    auto imported = vaccel::onnx::import_model(std::span(bytes, model_bytes.size()), options);
-    if (!imported) return {Outcome::not_importable, imported.error().note};
-    auto program = rig.load(std::move(imported->graph));
-    if (!program) return {Outcome::not_importable, "the CPU device refused it: " + program.error().note};
-    for (const auto& slot : (*program)->slots())
+    vaccel::onnx::ImportOptions bound, folded;
+    for (const auto& [name, t] : given) {
+        bound.input_shapes[name] = t.dims;
+        if (auto v = values_of(t)) folded.input_values[name] = std::move(*v);
+        else folded.input_shapes[name] = t.dims;
+    }
+    struct Loaded {
+        std::unique_ptr<Program> program;
+        std::vector<Bytes> inputs;
+        std::vector<vaccel::onnx::Port> outputs;
+    };
+    auto load = [&](const vaccel::onnx::ImportOptions& options) -> Result<Loaded> {
+        auto imported = vaccel::onnx::import_model(std::span(bytes, model_bytes.size()), options);
+        if (!imported) return fail(imported.error());
+        Loaded loaded;
+        for (const auto& port : imported->inputs) {
+            auto converted = vaccel::onnx::to_graph(port, given.at(port.name).bytes);
+            if (!converted) return fail(converted.error());
+            const auto* p = reinterpret_cast<const std::uint8_t*>(converted->data());
+            loaded.inputs.emplace_back(p, p + converted->size());
+        }
+        loaded.outputs = imported->outputs;
+        auto program = rig.load(std::move(imported->graph));
+        if (!program)
+            return fail(Error::of(program.error().code)
+                            .with_note("the device refused it: " + program.error().note));
+        loaded.program = std::move(*program);
+        return loaded;
+    };
+    auto loaded = load(bound);
+    if (!loaded && !folded.input_values.empty()) loaded = load(folded);
+    if (!loaded) return {Outcome::not_importable, loaded.error().note};
+    auto program = std::move(loaded->program);
+    const std::vector<Bytes>& input_bytes = loaded->inputs;
+    const auto& ports = loaded->outputs;
+    for (const auto& slot : program->slots())
         if (slot.bytes == 0) {
-            assert_ok(rig.backend->unload_program(*program));
+            assert_ok(rig.backend->unload_program(program));
             return {Outcome::not_importable,
                     "a zero-element input or output (a binding holds at least one byte)"};
         }
-    std::vector<Bytes> input_bytes;
-    for (const auto& values : inputs) input_bytes.push_back(to_bytes(values));
-    RawRun run = run_raw(rig, **program, input_bytes);
-    assert_ok(rig.backend->unload_program(*program));
+    RawRun run = run_raw(rig, *program, input_bytes);
+    assert_ok(rig.backend->unload_program(program));
     if (run.status.state != EventState::complete)
         return {Outcome::failed, "the run failed: " + run.status.failure.note};
-    std::vector<std::vector<float>> outputs;
-    for (const Bytes& b : run.outputs) outputs.push_back(from_bytes<float>(b));
-    for (std::size_t o = 0; o < outputs.size(); ++o) {
-        auto want = floats_of(data / ("output_" + std::to_string(o) + ".pb"));
-        if (!want) return {Outcome::failed, "an expected output is not FLOAT data"};
-        if (want->second.size() != outputs[o].size())
-            return {Outcome::failed, fmt::format("output {} has {} elements, expected {}", o,
-                                                 outputs[o].size(), want->second.size())};
-        for (std::size_t i = 0; i < outputs[o].size(); ++i) {
-            const double got = outputs[o][i], w = want->second[i];
-            const bool both_nan = std::isnan(got) && std::isnan(w);
-            if (!both_nan && !(std::fabs(got - w) <= 1e-7 + 1e-3 * std::fabs(w)))
-                return {Outcome::failed,
-                        fmt::format("output {} element {}: {} against {}", o, i, got, w)};
-        }
+    for (std::size_t o = 0; o < run.outputs.size(); ++o) {
+        auto want = tensor_of(data / ("output_" + std::to_string(o) + ".pb"));
+        if (!want) return {Outcome::failed, "an expected output is of a type the suite cannot read"};
+        auto out = vaccel::onnx::from_graph(ports[o], std::as_bytes(std::span(run.outputs[o])));
+        if (!out) return {Outcome::failed, out.error().note};
+        if (auto why = mismatch(o, Tensor{ports[o].onnx_type, ports[o].dims, std::move(*out)}, *want))
+            return {Outcome::failed, *why};
     }
     return {Outcome::passed, {}};
 }

@@ -68,8 +68,8 @@ Result<ImportedModel> import_onnx(const std::string& path, const std::vector<std
     for (const auto& block : imported->graph.regions.front().blocks)
         model.operators += block.operators.size();
     model.tosa = tosa::serialize(imported->graph);
-    model.inputs = std::move(imported->inputs);
-    model.outputs = std::move(imported->outputs);
+    for (const onnx::Port& port : imported->inputs) model.inputs.push_back(port.name);
+    for (const onnx::Port& port : imported->outputs) model.outputs.push_back(port.name);
     return model;
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "vaccel/common/error.hpp"
+#include "vaccel/onnx/ports.hpp"
 #include "vaccel/tosa/graph.hpp"
 
 namespace vaccel::onnx {
@@ -46,8 +47,8 @@ struct ImportOptions {
 
 struct Imported {
     tosa::Graph graph;
-    std::vector<std::string> inputs;   // ONNX names, in graph input order
-    std::vector<std::string> outputs;  // ONNX names, in graph output order
+    std::vector<Port> inputs;   // in graph input order
+    std::vector<Port> outputs;  // in graph output order
 };
 
 // `model`: the bytes of a .onnx file.
