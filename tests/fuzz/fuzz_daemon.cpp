@@ -34,6 +34,7 @@
 // into DIR and exits (the build does it).
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -228,11 +229,17 @@ void apply_directive(std::span<const std::byte> directive, ClientFiles& files)
         (void)!::pwrite(files.payload.get(), bytes.data(), bytes.size(), off_t(offset));
         return;
     }
-    case Directive::resize_mapping:
-        if (files.mapping &&
-            ::ftruncate(files.mapping.get(), off_t(u32_at(operands, 0))) == 0)
+    case Directive::resize_mapping: {
+        // The seals refuse a new size; truncating to the size it has
+        // already succeeds and changes nothing, so the size is compared.
+        if (!files.mapping) return;
+        struct stat before{}, after{};
+        if (::fstat(files.mapping.get(), &before) != 0) return;
+        if (::ftruncate(files.mapping.get(), off_t(u32_at(operands, 0))) == 0 &&
+            (::fstat(files.mapping.get(), &after) != 0 || after.st_size != before.st_size))
             std::abort();  // a buffer's memfd changed size under the daemon's mapping
         return;
+    }
     case Directive::write_mapping: {
         if (operands.size() < 4) return;
         const auto bytes = operands.subspan(4);
