@@ -8,16 +8,20 @@
 //     `add_elements` floats `runs` times, each submitted when the previous
 //     one ended: median and p99 alone, then beside `batch` batch tenants
 //     (weight 100) each keeping two MATMULs of side `n` in flight; with the
-//     device's slicing on (slice_us as configured) and off (slice_us = 0);
-//  2. the batch tenants' aggregate MATMUL throughput with slicing on
-//     against off;
+//     device's slicing on (slice_us as configured) and off (slice_us = 0),
+//     each with the latency hold off (latency_hold_us = 0) and, sliced or
+//     not cut, on (as configured); `think_us` between a run's end and the
+//     next submission (0: a closed loop);
+//  2. the batch tenants' aggregate MATMUL throughput in each configuration
+//     against slicing and hold off, and the share of the window the device
+//     sat idle held for the latency tenant;
 //  3. two batch tenants of weights 100 and 300: the device time each was
 //     charged (the scheduler's accounts), and their ratio;
 //  4. one tenant with device_share 30% alone on the device: its charged time
 //     over the wall time of the window.
 // Devices: vulkan:N, and cuda:N where the build has CUDA (its contexts in
 // vaccel-cuda-host processes, as vacceld runs them). CUDA runs are not cut
-// into slices, so a CUDA device has no "slicing on" configuration.
+// into slices, so a CUDA device has no "sliced" configurations.
 // Nothing is asserted; the exit status is non-zero only when the device
 // refused or failed work.
 #include <fmt/format.h>
@@ -56,6 +60,8 @@ struct Options {
     unsigned runs = 300;
     double seconds = 2.0;                // each throughput / share window
     std::uint32_t slice_us = 250;
+    std::uint32_t latency_hold_us = default_latency_hold_us;
+    unsigned think_us = 0;               // the latency tenant's pause between runs
     std::string device = "vulkan:0";     // vulkan:N or cuda:N
     bool cuda() const { return device.starts_with("cuda:"); }
     unsigned index() const { return static_cast<unsigned>(std::stoul(device.substr(device.find(':') + 1))); }
@@ -233,10 +239,11 @@ private:
     std::atomic<std::uint64_t> completed_{0};
 };
 
-vaccel::bench::Summary latency_runs(Tenant& t, unsigned runs)
+vaccel::bench::Summary latency_runs(Tenant& t, unsigned runs, unsigned think_us)
 {
     std::vector<std::uint64_t> samples;
     for (unsigned i = 0; i < runs + 10; ++i) {
+        if (think_us != 0) std::this_thread::sleep_for(std::chrono::microseconds(think_us));
         const std::uint64_t start = monotonic_ns();
         auto event = t.submit(0);
         t.wait(event);
@@ -250,13 +257,17 @@ void sleep_for(double seconds)
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
-std::unique_ptr<Backend> open_device(const Options& o, std::uint32_t slice_us)
+// The device, its slicing and latency hold as given (0: off).
+std::unique_ptr<Backend> open_device(const Options& o, std::uint32_t slice_us,
+                                     std::uint32_t hold_us)
 {
     std::vector<std::unique_ptr<Backend>> devices;
     std::string unavailable;
     if (o.cuda()) {
 #ifdef VACCEL_BENCH_HAS_CUDA
-        CudaDevices found = open_cuda_devices();
+        CudaOptions options;
+        options.latency_hold_us = hold_us;
+        CudaDevices found = open_cuda_devices(options);
         devices = std::move(found.devices);
         unavailable = found.unavailable;
 #else
@@ -265,6 +276,7 @@ std::unique_ptr<Backend> open_device(const Options& o, std::uint32_t slice_us)
     } else {
         VulkanOptions options;
         options.slice_us = slice_us;
+        options.latency_hold_us = hold_us;
         VulkanDevices found = open_vulkan_devices(options);
         devices = std::move(found.devices);
         unavailable = found.unavailable;
@@ -285,9 +297,19 @@ std::uint64_t charged(Backend& device, const std::string& flow)
     return 0;
 }
 
+// Of the flow's charged time, the idle time the device was held for it.
+std::uint64_t held(Backend& device, const std::string& flow)
+{
+    if (auto service = device.device_service())
+        for (const FlowService& f : service->flows)
+            if (f.flow == flow) return f.held_ns;
+    return 0;
+}
+
 struct Loaded {
     vaccel::bench::Summary alone, beside;
     double throughput = 0;  // batch MATMULs per second, beside the latency tenant
+    double held_share = 0;  // of that window, the device held idle for the latency tenant
     // The batch tenants' dispatches (segments, or whole runs) in the
     // device's record at the window's end: how the MATMUL was cut.
     vaccel::bench::Summary batch_dispatch;
@@ -303,23 +325,25 @@ vaccel::bench::Summary batch_dispatches(Backend& device)
     return summarize(std::move(used));
 }
 
-Loaded latency_and_throughput(const Options& o, std::uint32_t slice_us)
+Loaded latency_and_throughput(const Options& o, std::uint32_t slice_us, std::uint32_t hold_us)
 {
-    auto device = open_device(o, slice_us);
+    auto device = open_device(o, slice_us, hold_us);
     Loaded r;
     Tenant urgent(*device, schedule("latency", 1000, true), add_program(o.add_elements), 1);
-    r.alone = latency_runs(urgent, o.runs);
+    r.alone = latency_runs(urgent, o.runs, o.think_us);
     std::vector<ContextSchedule> batch;
     for (unsigned i = 0; i < o.batch; ++i) batch.push_back(schedule(fmt::format("batch{}", i), 100));
     BatchLoad load(*device, o, batch);
     sleep_for(2.0);  // the profile runs, the cuts settling, the steady state
     const std::uint64_t before = load.completed();
+    const std::uint64_t held_before = held(*device, "latency");
     const std::uint64_t start = monotonic_ns();
-    r.beside = latency_runs(urgent, o.runs);
+    r.beside = latency_runs(urgent, o.runs, o.think_us);
     const double elapsed = static_cast<double>(monotonic_ns() - start) / 1e9;
     sleep_for(std::max(0.0, o.seconds - elapsed));
-    r.throughput = static_cast<double>(load.completed() - before) /
-                   (static_cast<double>(monotonic_ns() - start) / 1e9);
+    const double window = static_cast<double>(monotonic_ns() - start) / 1e9;
+    r.throughput = static_cast<double>(load.completed() - before) / window;
+    r.held_share = static_cast<double>(held(*device, "latency") - held_before) / 1e9 / window;
     r.batch_dispatch = batch_dispatches(*device);
     return r;
 }
@@ -336,7 +360,11 @@ int main(int argc, char** argv)
     app.add_option("--batch", o.batch, "batch tenants");
     app.add_option("--runs", o.runs, "latency runs per measurement");
     app.add_option("--seconds", o.seconds, "each window");
-    app.add_option("--slice-us", o.slice_us, "the sliced configuration's slice_us");
+    app.add_option("--slice-us", o.slice_us, "the sliced configurations' slice_us");
+    app.add_option("--latency-hold-us", o.latency_hold_us,
+                   "the held configurations' latency_hold_us");
+    app.add_option("--think-us", o.think_us,
+                   "the latency tenant's pause between a run's end and its next submission");
     app.add_option("--device", o.device, "vulkan:N or cuda:N")
         ->check([](const std::string& d) {
             const bool ok = (d.starts_with("vulkan:") || d.starts_with("cuda:")) &&
@@ -347,29 +375,37 @@ int main(int argc, char** argv)
     CLI11_PARSE(app, argc, argv);
 
     std::printf("isolation on %s: %u batch tenants looping MATMUL %lld^3, a latency tenant's ADD "
-                "of %lld floats, %u runs\n",
+                "of %lld floats, %u runs, %u us between them\n",
                 o.device.c_str(), o.batch, static_cast<long long>(o.n),
-                static_cast<long long>(o.add_elements), o.runs);
-    std::vector<std::pair<const char*, Loaded>> configurations;
-    configurations.emplace_back(o.cuda() ? "not cut" : "slicing off", latency_and_throughput(o, 0));
-    if (!o.cuda()) configurations.emplace_back("slicing on", latency_and_throughput(o, o.slice_us));
-    for (const auto& [name, r] : configurations) {
-        std::printf("%-12s latency alone median %8.1f us p99 %8.1f us | beside batch median "
-                    "%8.1f us p99 %8.1f us | loaded/alone median %5.2fx p99 %5.2fx | batch %.2f "
-                    "MATMUL/s\n",
-                    name, r.alone.median_us, r.alone.p99_us, r.beside.median_us, r.beside.p99_us,
-                    r.beside.median_us / r.alone.median_us, r.beside.p99_us / r.alone.p99_us,
-                    r.throughput);
-        std::printf("%-12s batch dispatches in the record: %zu, device time median %.1f us, "
+                static_cast<long long>(o.add_elements), o.runs, o.think_us);
+    struct Configuration {
+        std::string name;
+        std::uint32_t slice_us, hold_us;
+    };
+    std::vector<Configuration> plan;
+    plan.push_back({o.cuda() ? "not cut" : "slicing off", 0, 0});
+    if (!o.cuda()) plan.push_back({"sliced", o.slice_us, 0});
+    plan.push_back({fmt::format("{}, hold {} us", o.cuda() ? "not cut" : "sliced", o.latency_hold_us),
+                    o.cuda() ? 0 : o.slice_us, o.latency_hold_us});
+    std::vector<Loaded> results;
+    for (const Configuration& c : plan) results.push_back(latency_and_throughput(o, c.slice_us, c.hold_us));
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        const Loaded& r = results[i];
+        std::printf("%-22s latency alone median %8.1f us p99 %8.1f us | beside batch median "
+                    "%8.1f us p99 %8.1f us | loaded/alone median %5.2fx p99 %5.2fx\n",
+                    plan[i].name.c_str(), r.alone.median_us, r.alone.p99_us, r.beside.median_us,
+                    r.beside.p99_us, r.beside.median_us / r.alone.median_us,
+                    r.beside.p99_us / r.alone.p99_us);
+        std::printf("%-22s batch %.2f MATMUL/s (%.3fx of %s), device held idle for the latency "
+                    "tenant %.2f%% of the window\n",
+                    "", r.throughput, r.throughput / results[0].throughput, plan[0].name.c_str(),
+                    100.0 * r.held_share);
+        std::printf("%-22s batch dispatches in the record: %zu, device time median %.1f us, "
                     "p99 %.1f us\n",
                     "", r.batch_dispatch.count, r.batch_dispatch.median_us, r.batch_dispatch.p99_us);
     }
-    if (configurations.size() == 2)
-        std::printf("batch throughput, slicing on / off: %.3fx (slice_us %u)\n",
-                    configurations[1].second.throughput / configurations[0].second.throughput,
-                    o.slice_us);
 
-    auto device = open_device(o, o.slice_us);
+    auto device = open_device(o, o.slice_us, o.latency_hold_us);
     {
         BatchLoad load(*device, o, {schedule("w100", 100), schedule("w300", 300)});
         sleep_for(0.5);

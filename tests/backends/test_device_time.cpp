@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "vaccel/sched/device_time.hpp"
@@ -37,7 +38,7 @@ struct Simulation {
     {
         scheduler.set_policy(id, policy);
         cost[id] = item;
-        scheduler.ready(id, depth);
+        scheduler.ready(id, now, depth);
     }
 
     // Runs until `until`, refilling backlogged flows so each keeps `depth`
@@ -57,7 +58,7 @@ struct Simulation {
             now += cost[id];
             served[id] += cost[id];
             scheduler.charge(id, cost[id], now);
-            if (refill) scheduler.ready(id);
+            if (refill) scheduler.ready(id, now);
         }
     }
 };
@@ -177,15 +178,15 @@ void debts_are_paid_and_idle_credit_is_not_banked(void**)
     const auto owed = sim.scheduler.account(1, sim.now);
     assert_true(owed->deficit_ns < -90'000'000);
     sim.served.clear();
-    sim.scheduler.ready(1, 4);
-    sim.scheduler.ready(2, 4);
+    sim.scheduler.ready(1, sim.now, 4);
+    sim.scheduler.ready(2, sim.now, 4);
     sim.run(sim.now + 100ms);
     // Flow 2 had the device while flow 1 paid back.
     assert_true(sim.served[2] >= 90ms);
     // A long-idle flow with positive credit does not keep it.
     DeviceTime fresh;
     fresh.set_policy(7, {});
-    fresh.ready(7);
+    fresh.ready(7, Clock::time_point{});
     const auto choice = fresh.next(Clock::time_point{});
     assert_int_equal(*choice.flow, 7);
     fresh.charge(7, 1us, Clock::time_point{} + 1us);  // credited 1 ms, used 1 us
@@ -203,7 +204,7 @@ void policies_are_clamped_and_flows_forgotten_only_when_idle(void**)
     a = s.account(1, Clock::time_point{});
     assert_int_equal(a->policy.weight, 1000);
     assert_int_equal(a->policy.share_permille, 1000);
-    s.ready(1, 2);
+    s.ready(1, Clock::time_point{}, 2);
     s.forget(1);
     assert_true(s.account(1, Clock::time_point{}).has_value());
     s.withdraw(1, 2);
@@ -216,10 +217,147 @@ void policies_are_clamped_and_flows_forgotten_only_when_idle(void**)
     // A priority change while queued moves the flow to the other ring.
     s.set_policy(2, {});
     s.set_policy(3, {});
-    s.ready(2);
-    s.ready(3);
+    s.ready(2, Clock::time_point{});
+    s.ready(3, Clock::time_point{});
     s.set_policy(3, {100, Priority::latency, 1000});
     assert_int_equal(*s.next(Clock::time_point{}).flow, 3);
+}
+
+
+// A latency tenant (flow 2, 40 us items) in a closed loop beside a
+// backlogged batch flow (flow 1, 1 ms items) on a device that runs one item
+// at a time: the tenant submits its next item `think` after its last one
+// ended, its first in the middle of a batch item.
+struct Beside {
+    std::vector<std::chrono::nanoseconds> waits;  // each latency item's, submission to start
+    std::size_t batch_between = 0;  // batch items started between latency items
+    DeviceTime::Account latency;
+};
+
+Beside closed_loop_beside_batch(std::chrono::nanoseconds hold, std::chrono::nanoseconds think,
+                                std::size_t items)
+{
+    DeviceTime::Options options;
+    options.latency_hold = hold;
+    DeviceTime s(options);
+    s.set_policy(1, {100, Priority::batch, 1000});
+    s.set_policy(2, {1000, Priority::latency, 1000});
+    const std::map<FlowId, std::chrono::nanoseconds> cost{{1, 1ms}, {2, 40us}};
+    Clock::time_point now{};
+    s.ready(1, now, 2);
+    struct Running {
+        FlowId flow;
+        Clock::time_point end;
+    };
+    std::optional<Running> running;
+    constexpr Clock::time_point never = Clock::time_point::max();
+    Clock::time_point submit_at = now + 300us, wake = never;
+    Clock::time_point submitted{};
+    std::size_t batch_since = 0;
+    Beside r;
+    auto dispatch = [&] {
+        if (running) return;
+        const DeviceTime::Choice c = s.next(now);
+        wake = c.held.value_or(never);
+        if (!c.flow) return;
+        running = Running{*c.flow, now + cost.at(*c.flow)};
+        if (*c.flow == 1) {
+            ++batch_since;
+            return;
+        }
+        if (!r.waits.empty()) r.batch_between += batch_since;
+        batch_since = 0;
+        r.waits.push_back(now - submitted);
+    };
+    dispatch();
+    while (r.waits.size() < items) {
+        now = std::min({running ? running->end : never, submit_at, wake});
+        if (running && running->end == now) {
+            s.charge(running->flow, cost.at(running->flow), now);
+            if (running->flow == 1) s.ready(1, now);  // backlogged
+            else submit_at = now + think;
+            running.reset();
+        }
+        if (submit_at == now) {
+            s.ready(2, now);
+            submitted = now;
+            submit_at = never;
+        }
+        dispatch();
+    }
+    r.latency = *s.account(2, now);
+    return r;
+}
+
+void a_latency_hold_keeps_the_device_for_a_closed_loop_tenant(void**)
+{
+    // Without a hold, a batch item starts in every gap between the tenant's
+    // items, and each item but the first waits for one (1 ms - 20 us).
+    const Beside without = closed_loop_beside_batch(0us, 20us, 50);
+    assert_int_equal(without.batch_between, 49);
+    for (std::size_t i = 1; i < without.waits.size(); ++i)
+        assert_int_equal(without.waits[i].count(), std::chrono::nanoseconds(980us).count());
+    assert_int_equal(without.latency.held.count(), 0);
+    // With a 200 us hold, batch work waits out each 20 us gap: only the
+    // first item waits (for the batch item it arrived during).
+    const Beside with = closed_loop_beside_batch(200us, 20us, 50);
+    assert_int_equal(with.batch_between, 0);
+    assert_int_equal(with.waits[0].count(), std::chrono::nanoseconds(700us).count());
+    for (std::size_t i = 1; i < with.waits.size(); ++i) assert_int_equal(with.waits[i].count(), 0);
+    // The idle gaps batch work waited through are the tenant's device time
+    // (the account is read as its 50th item starts: 49 have ended).
+    assert_int_equal(with.latency.held.count(), std::chrono::nanoseconds(49 * 20us).count());
+    assert_int_equal(with.latency.charged.count(),
+                     std::chrono::nanoseconds(49 * 40us + 49 * 20us).count());
+}
+
+void a_tenant_that_comes_back_late_is_not_held_for(void**)
+{
+    // The tenant comes back 1 ms after each item, past the 200 us hold:
+    // the holds after its first four items lapse (each charged its 200 us,
+    // batch waiting), and once four of its returns were late it is held for
+    // no more, so batch work starts in every later gap at once.
+    const Beside late = closed_loop_beside_batch(200us, 1ms, 20);
+    assert_int_equal(late.latency.held.count(), std::chrono::nanoseconds(4 * 200us).count());
+    assert_int_equal(late.batch_between, 19);
+    // Its waits: behind the batch item that started when its hold lapsed
+    // (200 us + 1 ms - 1 ms), then behind one started as its item ended.
+    for (std::size_t i = 1; i < 5; ++i)
+        assert_int_equal(late.waits[i].count(), std::chrono::nanoseconds(200us).count());
+    for (std::size_t i = 5; i < late.waits.size(); ++i) assert_int_equal(late.waits[i].count(), 0);
+}
+
+void a_hold_costs_nothing_while_no_batch_work_waits_and_ends_with_its_flow(void**)
+{
+    DeviceTime::Options options;
+    options.latency_hold = 200us;
+    DeviceTime s(options);
+    s.set_policy(2, {1000, Priority::latency, 1000});
+    Clock::time_point now{};
+    for (int i = 0; i < 10; ++i) {
+        s.ready(2, now);
+        assert_int_equal(*s.next(now).flow, 2);
+        now += 40us;
+        s.charge(2, 40us, now);
+        const DeviceTime::Choice idle = s.next(now + 10us);  // nothing ready: no hold told
+        assert_false(idle.flow.has_value());
+        assert_false(idle.held.has_value());
+        now += 50us;
+    }
+    assert_int_equal(s.account(2, now)->held.count(), 0);
+    // Batch work arrives inside a hold: it waits...
+    s.set_policy(1, {});
+    s.ready(2, now);
+    (void)s.next(now);
+    s.charge(2, 40us, now + 40us);
+    s.ready(1, now + 50us);
+    const DeviceTime::Choice waits = s.next(now + 50us);
+    assert_false(waits.flow.has_value());
+    assert_true(*waits.held == now + 240us);
+    // ...until the flow stops being a latency flow, which ends the hold.
+    s.set_policy(2, {});
+    assert_int_equal(*s.next(now + 60us).flow, 1);
+    assert_int_equal(s.account(2, now + 60us)->held.count(), std::chrono::nanoseconds(10us).count());
 }
 
 }  // namespace
@@ -237,8 +375,8 @@ void closed_loop_tenants_share_by_weight(void**)
     DeviceTime scheduler;
     scheduler.set_policy(1, {100, Priority::batch, 1000});
     scheduler.set_policy(2, {300, Priority::batch, 1000});
-    scheduler.ready(1, 2);
-    scheduler.ready(2, 2);
+    scheduler.ready(1, Clock::time_point{}, 2);
+    scheduler.ready(2, Clock::time_point{}, 2);
     constexpr auto cost = std::chrono::microseconds(3600);
     struct Running {
         FlowId flow;
@@ -268,7 +406,7 @@ void closed_loop_tenants_share_by_weight(void**)
         scheduler.charge(flow, cost, now);
         served[flow] += cost;
         fill();                 // the device goes on first
-        scheduler.ready(flow);  // then the tenant submits again
+        scheduler.ready(flow, now);  // then the tenant submits again
         fill();
     }
     const double r = ratio(served[2], served[1]);
@@ -285,13 +423,13 @@ void an_item_put_back_keeps_its_turn_and_others_ready_sees_the_rest(void**)
     const Clock::time_point now{};
     scheduler.set_policy(1, FlowPolicy{});
     scheduler.set_policy(2, FlowPolicy{});
-    scheduler.ready(1);
+    scheduler.ready(1, now);
     assert_false(scheduler.others_ready(1));
     assert_true(scheduler.others_ready(2));
     DeviceTime::Choice first = scheduler.next(now);
     assert_int_equal(*first.flow, 1);
     assert_false(scheduler.others_ready(2));  // started: no longer ready
-    scheduler.ready(2);
+    scheduler.ready(2, now);
     scheduler.put_back(1);
     assert_true(scheduler.others_ready(2));
     const auto account = scheduler.account(1, now);
@@ -317,6 +455,9 @@ int main()
         cmocka_unit_test(policies_are_clamped_and_flows_forgotten_only_when_idle),
         cmocka_unit_test(an_item_put_back_keeps_its_turn_and_others_ready_sees_the_rest),
         cmocka_unit_test(closed_loop_tenants_share_by_weight),
+        cmocka_unit_test(a_latency_hold_keeps_the_device_for_a_closed_loop_tenant),
+        cmocka_unit_test(a_tenant_that_comes_back_late_is_not_held_for),
+        cmocka_unit_test(a_hold_costs_nothing_while_no_batch_work_waits_and_ends_with_its_flow),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

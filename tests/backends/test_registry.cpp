@@ -147,6 +147,27 @@ void fp32_math_is_checked_per_backend(void**)
     assert_int_equal(open_devices(selection).error().code, Errc::invalid_argument);
 }
 
+// latency_hold_us, read by one rule for both GPUs: at most 10 ms, a number.
+void the_latency_hold_is_checked_on_both_gpus(void**)
+{
+    for (const char* gpu : {"vulkan", "cuda"}) {
+        Selection selection;
+        selection.devices = {gpu};
+        selection.settings[gpu].emplace("latency_hold_us", "10001");
+        auto devices = open_devices(selection);
+        assert_false(devices.has_value());
+        assert_int_equal(devices.error().code, Errc::invalid_argument);
+        const std::string expected = std::string("[devices.") + gpu +
+                                     "] latency_hold_us is at most 10000 (10 ms of a device kept "
+                                     "idle for a latency tenant); 0 never holds batch work back";
+        assert_string_equal(devices.error().note.c_str(), expected.c_str());
+        selection.settings[gpu]["latency_hold_us"] = "-5";
+        devices = open_devices(selection);
+        assert_false(devices.has_value());
+        assert_true(devices.error().note.find("is not an unsigned number") != std::string::npos);
+    }
+}
+
 // An EventSink that ignores completions.
 struct Quiet final : EventSink {
     void completed(const EventStatus&) noexcept override {}
@@ -245,6 +266,7 @@ int main()
         cmocka_unit_test(unknown_backends_and_patterns_are_refused),
         cmocka_unit_test(unknown_or_malformed_settings_are_refused),
         cmocka_unit_test(fp32_math_is_checked_per_backend),
+        cmocka_unit_test(the_latency_hold_is_checked_on_both_gpus),
         cmocka_unit_test(loss_is_injected_into_the_device_named_only),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

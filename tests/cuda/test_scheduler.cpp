@@ -53,10 +53,16 @@ int main()
 {
     cuda_test::require_device();
     open_device = [] { return cuda_test::cuda_device(); };
+    open_device_holding = [](std::uint32_t hold_us) {
+        CudaOptions options;
+        options.latency_hold_us = hold_us;
+        return cuda_test::cuda_device(options);
+    };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(weights_100_and_300_are_charged_device_time_1_to_3),
         cmocka_unit_test(a_latency_tenant_goes_ahead_of_queued_batch_work),
         cmocka_unit_test(a_device_share_cap_holds_in_charged_time),
+        cmocka_unit_test(a_closed_loop_latency_tenant_is_held_for),
         cmocka_unit_test(work_that_never_started_is_not_charged),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

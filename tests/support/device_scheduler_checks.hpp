@@ -4,8 +4,10 @@
 // weights 100 and 300 with work queued are charged device time 1:3 +- 10%;
 // a latency tenant's work goes out ahead of a batch tenant's queued work; a
 // device_share cap holds in charged time; the contexts of one tenant share
-// one account. Without a scheduler the device runs submissions in arrival
-// order (or time-slices them) and each of these fails.
+// one account; a latency tenant in a closed loop is held for, so batch work
+// does not start in the gaps between its runs. Without a scheduler the
+// device runs submissions in arrival order (or time-slices them) and each
+// of these fails.
 //
 // A test program sets open_device (lavapipe, a CUDA device, ...) and lists
 // the checks it runs; each opens its device afresh.
@@ -27,6 +29,8 @@ namespace scheduler_checks {
 using namespace cpu_test;
 
 inline std::function<std::unique_ptr<Backend>()> open_device;
+// The same device with its latency hold set (latency_hold_us; 0: none).
+inline std::function<std::unique_ptr<Backend>(std::uint32_t)> open_device_holding;
 
 // One context of a tenant: its queue, the MATMUL, its operands, a gate that
 // holds its work back until raised, and an output per submission.
@@ -113,6 +117,20 @@ struct Member {
         }
     }
     void release() { assert_ok(backend->raise_gate(*gate, 1)); }
+    // Waits for its runs polling without a pause, as a latency tenant does.
+    void wait_spinning()
+    {
+        for (auto& event : events) {
+            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+            EventStatus status;
+            while ((status = backend->poll(*event)).state == EventState::pending)
+                if (std::chrono::steady_clock::now() > give_up) fail_msg("a run never ended");
+            assert_int_equal(static_cast<int>(status.state),
+                             static_cast<int>(EventState::complete));
+            assert_ok(backend->destroy_event(event));
+        }
+        events.clear();
+    }
     void wait_all()
     {
         for (auto& event : events) {
@@ -341,6 +359,92 @@ inline void a_device_share_cap_holds_in_charged_time(void**)
     // plus what was in flight, so the charged time took at least that many
     // windows of the clock, less the first.
     assert_true(span + window >= total * window / (allowed + 2 * longest));
+}
+
+// A latency tenant in a closed loop (it submits its next run as soon as
+// its last one ended) beside batch work that is always queued. Without a
+// latency hold, the batch tenant's next segment goes out as the latency run
+// ends, before the tenant is back, so a batch dispatch sits in every gap
+// between its runs; with one, batch work waits for the tenant's return and
+// almost no gap has one. Read from the record: which flow's dispatch
+// followed which. A run may go out in several segments (one entry each);
+// no batch dispatch comes between those, the latency flow being served
+// first whenever it has work, so the batch dispatches between the tenant's
+// first and last entries come in at most one block per gap.
+struct HeldRun {
+    std::size_t gaps = 0;        // latency entries after the first
+    std::size_t with_batch = 0;  // of those, the ones after a batch dispatch
+    std::uint64_t held_ns = 0, charged_ns = 0;
+};
+
+inline HeldRun closed_loop_beside_batch(std::uint32_t hold_us)
+{
+    auto device = open_device_holding(hold_us);
+    const std::int64_t side = side_for(*device, 500'000);
+    std::vector<std::unique_ptr<Member>> batch;
+    for (int i = 0; i < 2; ++i)
+        batch.push_back(std::make_unique<Member>(*device, schedule("batch", 100), side));
+    {
+        Member warm(*device, schedule("warm-up-urgent", 100), 32);  // compiles its pipeline
+        warm.submit(1, false);
+        warm.wait_all();
+    }
+    Member urgent(*device, schedule("urgent", 100, true), 32);
+    for (auto& m : batch) m->submit(60, true);
+    for (auto& m : batch) m->release();
+    const auto started = record_of(*device).size();
+    while (record_of(*device).size() < started + 2)
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    for (int run = 0; run < 20; ++run) {
+        urgent.submit(1, false);
+        urgent.wait_spinning();
+    }
+    const auto service = *device->device_service();
+    for (auto& m : batch) m->wait_all();
+    auto record = service.recent;
+    std::erase_if(record, warming);
+    HeldRun r;
+    std::ptrdiff_t last_urgent = -1;
+    bool batch_since = false;
+    std::size_t batch_after_last = 0;
+    for (std::size_t i = 0; i < record.size(); ++i) {
+        if (record[i].flow == "urgent") {
+            if (last_urgent >= 0) {
+                ++r.gaps;
+                r.with_batch += batch_since ? 1 : 0;
+            }
+            last_urgent = static_cast<std::ptrdiff_t>(i);
+            batch_since = false;
+            batch_after_last = 0;
+        } else if (record[i].flow == "batch") {
+            batch_since = true;
+            ++batch_after_last;
+        }
+    }
+    r.held_ns = flow_in(service, "urgent").held_ns;
+    r.charged_ns = flow_in(service, "urgent").charged_ns;
+    print_message("latency hold %u us: %zu of the latency tenant's %zu later entries came "
+                  "after a batch dispatch; held %.3f ms of its %.3f ms charged; batch still queued after "
+                  "its last run: %s\n",
+                  hold_us, r.with_batch, r.gaps, r.held_ns / 1e6, r.charged_ns / 1e6,
+                  flow_in(service, "batch").queued != 0 ? "yes" : "no");
+    assert_true(flow_in(service, "batch").queued != 0);  // batch work waited throughout
+    return r;
+}
+
+inline void a_closed_loop_latency_tenant_is_held_for(void**)
+{
+    const HeldRun without = closed_loop_beside_batch(0);
+    assert_true(without.gaps >= 19);
+    assert_true(without.with_batch >= 18);
+    assert_int_equal(without.held_ns, 0);
+    // 10 ms: far beyond the test's own gap between a run's end and its
+    // next submission, even on a loaded machine.
+    const HeldRun with = closed_loop_beside_batch(10'000);
+    assert_true(with.gaps >= 19);
+    if (with.with_batch > 2) fail_msg("%zu gaps had a batch dispatch", with.with_batch);
+    assert_true(with.held_ns > 0);
+    assert_true(with.held_ns < with.charged_ns);
 }
 
 }  // namespace scheduler_checks

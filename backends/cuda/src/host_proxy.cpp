@@ -1221,7 +1221,8 @@ private:
     std::string uuid_;
     HostDeadlines deadlines_;
     // Shared with every accepted record, which tells it when it ends.
-    std::shared_ptr<Scheduler> scheduler_ = std::make_shared<Scheduler>(deadlines_.device_hold);
+    std::shared_ptr<Scheduler> scheduler_ = std::make_shared<Scheduler>(
+        deadlines_.device_hold, std::chrono::microseconds(core_->options.latency_hold_us));
 };
 
 }  // namespace

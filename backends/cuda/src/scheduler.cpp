@@ -5,8 +5,9 @@
 
 namespace vaccel::backend::cuda {
 
-Scheduler::Scheduler(std::chrono::milliseconds hold_bound)
-    : hold_bound_(hold_bound),
+Scheduler::Scheduler(std::chrono::milliseconds hold_bound, std::chrono::microseconds latency_hold)
+    : book_(sched::DeviceTime::Options{.latency_hold = latency_hold}),
+      hold_bound_(hold_bound),
       timer_(mutex_, [this](std::unique_lock<std::mutex>& lock) { pump(lock); })
 {
 }
@@ -60,7 +61,7 @@ void Scheduler::enqueue(std::shared_ptr<Item> item)
     std::unique_lock lock(mutex_);
     if (item->stage != Item::Stage::made) return;  // ended before it was ready
     item->stage = Item::Stage::queued;
-    book_.time().ready(item->flow);
+    book_.time().ready(item->flow, Clock::now());
     queues_[item->flow].push_back(std::move(item));
     pump(lock);
 }
@@ -74,7 +75,7 @@ bool Scheduler::start_now(Item& item)
     auto& queue = queues_[item.flow];
     if (!queue.empty()) return false;  // keeps its flow's order
     const Clock::time_point now = Clock::now();
-    book_.time().ready(item.flow);
+    book_.time().ready(item.flow, now);
     const sched::DeviceTime::Choice choice = book_.time().next(now);
     if (choice.flow != item.flow) {
         if (choice.flow) book_.time().put_back(*choice.flow);

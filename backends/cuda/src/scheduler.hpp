@@ -76,8 +76,9 @@ class Scheduler {
 public:
     static constexpr std::uint32_t max_on_device = 2;
 
-    // `hold_bound`: how long one item may keep the device to its flow.
-    explicit Scheduler(std::chrono::milliseconds hold_bound);
+    // `hold_bound`: how long one item may keep the device to its flow;
+    // `latency_hold`: DeviceTime::Options::latency_hold.
+    Scheduler(std::chrono::milliseconds hold_bound, std::chrono::microseconds latency_hold);
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
 

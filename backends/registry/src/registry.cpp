@@ -67,6 +67,22 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
 }
 #endif
 
+#if defined(VACCEL_REGISTRY_HAS_VULKAN) || defined(VACCEL_REGISTRY_HAS_CUDA)
+// latency_hold_us, read the same on every GPU (VulkanOptions, CudaOptions).
+Result<std::uint32_t> latency_hold_us(const Settings& settings, std::string_view backend)
+{
+    auto hold = setting_number(settings, backend, "latency_hold_us", default_latency_hold_us);
+    if (!hold) return fail(hold.error());
+    if (*hold > 10'000)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *hold)
+                        .with_note(fmt::format("[devices.{}] latency_hold_us is at most 10000 "
+                                               "(10 ms of a device kept idle for a latency "
+                                               "tenant); 0 never holds batch work back",
+                                               backend)));
+    return static_cast<std::uint32_t>(*hold);
+}
+#endif
+
 #ifdef VACCEL_REGISTRY_HAS_VULKAN
 // [devices.vulkan]: unified_memory (1 = on a single-heap device the Device
 // domain takes host-visible memory and transfers are mapped copies; 0 =
@@ -78,13 +94,14 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
 // synchronization2, timeline semaphores and a compute queue is found; the
 // others are named in the log with the reason (docs/adr/0013-vulkan-backend.md).
 // Each device keeps its pipeline cache under <state_dir>/vulkan/.
-// slice_us: the device time a segment of a run aims at (VulkanOptions).
+// slice_us: the device time a segment of a run aims at (VulkanOptions);
+// latency_hold_us: how long batch work waits for a latency tenant's next item.
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& settings,
                                                                const std::filesystem::path& state_dir)
 {
-    static constexpr std::array<std::string_view, 5> known{"unified_memory", "fp32_math",
-                                                           "slice_us", "inject_loss_after",
-                                                           "inject_loss_device"};
+    static constexpr std::array<std::string_view, 6> known{
+        "unified_memory", "fp32_math", "slice_us", "latency_hold_us", "inject_loss_after",
+        "inject_loss_device"};
     if (auto ok = settings_known(settings, "vulkan", known); !ok)
         return fail(ok.error());
     auto math = setting_choice(settings, "vulkan", "fp32_math", {"fp32", "tf32"});
@@ -105,12 +122,15 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *slice)
                         .with_note("[devices.vulkan] slice_us is at most 100000 (a tenth of a "
                                    "second); 0 never cuts a run"));
+    auto hold = latency_hold_us(settings, "vulkan");
+    if (!hold) return fail(hold.error());
     auto loss = setting_number(settings, "vulkan", "inject_loss_after", UINT64_MAX);
     if (!loss) return fail(loss.error());
     auto lossy = setting_number(settings, "vulkan", "inject_loss_device", 0);
     if (!lossy) return fail(lossy.error());
     VulkanOptions options;
     options.slice_us = static_cast<std::uint32_t>(*slice);
+    options.latency_hold_us = *hold;
     options.unified_memory = *unified == 1;
     options.state_dir = state_dir;
     options.inject_loss_after = *loss;
@@ -121,7 +141,7 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
 
 #ifdef VACCEL_REGISTRY_HAS_CUDA
 // [devices.cuda]: fp32_math ("fp32", the default, or "tf32": the opt-in of
-// CudaOptions::fp32_math); fault injection for tests, as the CPU's:
+// CudaOptions::fp32_math); latency_hold_us (CudaOptions); fault injection for tests, as the CPU's:
 // inject_loss_after (see CudaOptions) on device inject_loss_device. Every device the CUDA
 // driver reports is found; without a driver there are none
 // (docs/adr/0018-cuda-backend.md). Compiled PTX is kept under
@@ -129,17 +149,21 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_cuda(const Settings& settings,
                                                              const std::filesystem::path& state_dir)
 {
-    static constexpr std::array<std::string_view, 3> known{"fp32_math", "inject_loss_after",
+    static constexpr std::array<std::string_view, 4> known{"fp32_math", "latency_hold_us",
+                                                           "inject_loss_after",
                                                            "inject_loss_device"};
     if (auto ok = settings_known(settings, "cuda", known); !ok)
         return fail(ok.error());
     auto math = setting_choice(settings, "cuda", "fp32_math", {"fp32", "tf32"});
     if (!math) return fail(math.error());
+    auto hold = latency_hold_us(settings, "cuda");
+    if (!hold) return fail(hold.error());
     auto loss = setting_number(settings, "cuda", "inject_loss_after", UINT64_MAX);
     if (!loss) return fail(loss.error());
     auto lossy = setting_number(settings, "cuda", "inject_loss_device", 0);
     if (!lossy) return fail(lossy.error());
     CudaOptions options;
+    options.latency_hold_us = *hold;
     options.state_dir = state_dir;
     options.fp32_math = *math == 1 ? Fp32Math::tf32 : Fp32Math::fp32;
     options.inject_loss_after = *loss;

@@ -3,6 +3,7 @@
 #include "vaccel/sched/device_time.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 namespace vaccel::sched {
@@ -49,10 +50,17 @@ void DeviceTime::leave_ring_if_idle(Flow& flow)
     flow.deficit_ns = std::min<std::int64_t>(flow.deficit_ns, 0);
 }
 
-void DeviceTime::ready(FlowId id, std::uint32_t count)
+void DeviceTime::ready(FlowId id, Clock::time_point now, std::uint32_t count)
 {
     if (count == 0) return;
     Flow& flow = flow_of(id);
+    if (flow.idle_since) {
+        // Back from idle: whether it came within the hold (earns_hold()).
+        const bool soon = now - *flow.idle_since <= options_.latency_hold;
+        flow.returns = static_cast<std::uint8_t>((flow.returns << 1) | (soon ? 1 : 0));
+        flow.returns_known = static_cast<std::uint8_t>(std::min(flow.returns_known + 1, 8));
+        flow.idle_since.reset();
+    }
     flow.ready += count;
     if (!flow.in_ring) enter_ring(id, flow);
 }
@@ -83,6 +91,7 @@ void DeviceTime::forget(FlowId id)
 {
     auto found = flows_.find(id);
     if (found == flows_.end() || found->second.ready != 0 || found->second.in_flight != 0) return;
+    if (hold_ && hold_->flow == id) hold_.reset();
     flows_.erase(found);
 }
 
@@ -156,10 +165,58 @@ std::optional<FlowId> DeviceTime::pick(std::list<FlowId>& ring, Clock::time_poin
     return std::nullopt;
 }
 
+bool DeviceTime::earns_hold(const Flow& flow) const
+{
+    if (flow.returns_known < 4) return true;
+    const unsigned known = (1u << flow.returns_known) - 1;
+    return 2 * std::popcount(flow.returns & known) >= flow.returns_known;
+}
+
+bool DeviceTime::batch_ready(Clock::time_point now)
+{
+    // A batch flow its own cap holds back would not run anyway.
+    return std::ranges::any_of(batch_ring_, [&](FlowId id) {
+        Flow& flow = flows_.at(id);
+        return flow.ready != 0 && !cap_hold(flow, now);
+    });
+}
+
+void DeviceTime::end_hold(Clock::time_point now)
+{
+    auto found = flows_.find(hold_->flow);
+    if (hold_->batch_waited_since && found != flows_.end()) {
+        // The device sat idle for the flow while batch work waited: that is
+        // the flow's device time, as if it had run.
+        const Clock::time_point end = std::min(now, hold_->until);
+        const Duration idle = std::max(Duration{0}, end - *hold_->batch_waited_since);
+        found->second.held += idle;
+        bill(found->second, idle, end);
+    }
+    hold_.reset();
+}
+
+bool DeviceTime::hold_holds(Clock::time_point now)
+{
+    if (!hold_) return false;
+    auto found = flows_.find(hold_->flow);
+    const bool back = found == flows_.end() || found->second.ready != 0 ||
+                      found->second.in_flight != 0 ||
+                      found->second.policy.priority != Priority::latency;
+    if (!back && now < hold_->until) return true;
+    end_hold(now);
+    return false;
+}
+
 DeviceTime::Choice DeviceTime::next(Clock::time_point now)
 {
     Choice choice;
+    const bool holding = hold_holds(now);
     std::optional<FlowId> id = pick(latency_ring_, now, choice.held);
+    if (!id && holding && batch_ready(now)) {
+        if (!hold_->batch_waited_since) hold_->batch_waited_since = now;
+        choice.held = choice.held ? std::min(*choice.held, hold_->until) : hold_->until;
+        return choice;
+    }
     if (!id) id = pick(batch_ring_, now, choice.held);
     if (!id) return choice;
     Flow& flow = flows_.at(*id);
@@ -170,18 +227,31 @@ DeviceTime::Choice DeviceTime::next(Clock::time_point now)
     return choice;
 }
 
+void DeviceTime::bill(Flow& flow, Duration used, Clock::time_point now)
+{
+    flow.deficit_ns -= used.count();
+    flow.charged += used;
+    flow.recent.push_back({now, used});
+    flow.recent_total += used;
+    expire(flow, now);
+}
+
 void DeviceTime::charge(FlowId id, Duration used, Clock::time_point now)
 {
     auto found = flows_.find(id);
     if (found == flows_.end()) return;
     Flow& flow = found->second;
     if (flow.in_flight != 0) --flow.in_flight;
-    used = std::max(used, Duration{0});
-    flow.deficit_ns -= used.count();
-    flow.charged += used;
-    flow.recent.push_back({now, used});
-    flow.recent_total += used;
-    expire(flow, now);
+    bill(flow, std::max(used, Duration{0}), now);
+    const bool goes_idle = flow.ready == 0 && flow.in_flight == 0;
+    if (goes_idle && flow.policy.priority == Priority::latency &&
+        options_.latency_hold > Duration{0}) {
+        flow.idle_since = now;
+        if (earns_hold(flow)) {
+            if (hold_) end_hold(now);  // one hold at a time: the latest flow's
+            hold_ = Hold{id, now + options_.latency_hold, std::nullopt};
+        }
+    }
     leave_ring_if_idle(flow);
 }
 
@@ -191,8 +261,8 @@ std::optional<DeviceTime::Account> DeviceTime::account(FlowId id, Clock::time_po
     if (found == flows_.end()) return std::nullopt;
     Flow& flow = found->second;
     expire(flow, now);
-    return Account{flow.policy, flow.ready, flow.in_flight, flow.deficit_ns, flow.charged,
-                   flow.recent_total};
+    return Account{flow.policy,  flow.ready,        flow.in_flight, flow.deficit_ns,
+                   flow.charged, flow.recent_total, flow.held};
 }
 
 }  // namespace vaccel::sched

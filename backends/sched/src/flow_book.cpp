@@ -110,6 +110,7 @@ backend::DeviceService FlowBook::report(Clock::time_point now, std::uint32_t ser
         flow.share_permille = account->policy.share_permille;
         flow.charged_ns = static_cast<std::uint64_t>(account->charged.count());
         flow.window_ns = static_cast<std::uint64_t>(account->charged_in_window.count());
+        flow.held_ns = static_cast<std::uint64_t>(account->held.count());
         flow.queued = account->ready;
         flow.on_device = account->in_flight;
         service.flows.push_back(std::move(flow));

@@ -54,6 +54,8 @@ struct DeviceCore {
     // The device time a segment aims at (slicing.hpp); 0 keeps every run
     // whole.
     std::uint64_t slice_bound_ns = 0;
+    // VulkanOptions::latency_hold_us, for the scheduler.
+    std::uint64_t latency_hold_ns = 0;
     // Fault injection (VulkanOptions::inject_loss_after, this device only):
     // acceptances counted by `accepted`; UINT64_MAX = never.
     std::uint64_t inject_loss_after = UINT64_MAX;

@@ -22,6 +22,8 @@ Error lost_error(const DeviceCore& core)
 Scheduler::Scheduler(std::shared_ptr<DeviceCore> core, Completer& completer)
     : core_(std::move(core)),
       completer_(completer),
+      book_(sched::DeviceTime::Options{
+          .latency_hold = std::chrono::nanoseconds(core_->latency_hold_ns)}),
       timer_(mutex_, [this](std::unique_lock<std::mutex>& lock) {
           pump(lock);
           report_failures(lock);
@@ -68,7 +70,7 @@ void Scheduler::enqueue(std::shared_ptr<SubmissionState> submission)
         failed_.push_back({std::move(submission), lost_error(*core_)});
     } else {
         const sched::FlowId flow = submission->context->flow->id;
-        book_.time().ready(flow, submission->segments);
+        book_.time().ready(flow, Clock::now(), submission->segments);
         queues_[flow].push_back(std::move(submission));
         pump(lock);
     }

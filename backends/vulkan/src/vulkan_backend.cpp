@@ -150,6 +150,7 @@ std::expected<std::shared_ptr<DeviceCore>, std::string> open_device(
                                              static_cast<int>(r))));
     }
     vkGetDeviceQueue(state->device, record.queue_family, 0, &state->queue);
+    state->latency_hold_ns = std::uint64_t{options.latency_hold_us} * 1000;
     if (record.timestamp_bits != 0 && record.limits.timestampPeriod > 0) {
         state->timestamps = true;
         state->timestamp_mask =

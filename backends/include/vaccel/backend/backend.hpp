@@ -268,6 +268,12 @@ struct ContextSchedule {
     std::uint32_t share_permille = 1000;
 };
 
+// How long a GPU's scheduler keeps batch work waiting, by default, for a
+// latency tenant's next item once its last one ended ([devices.vulkan] and
+// [devices.cuda] latency_hold_us; docs/adr/0026-gpu-device-scheduler.md):
+// a round trip through vacceld and back takes well under this.
+inline constexpr std::uint32_t default_latency_hold_us = 200;
+
 // What a device's scheduler has served (docs/adr/0026-gpu-device-scheduler.md).
 struct FlowService {
     std::string flow;  // ContextSchedule::flow; empty for a context's own flow
@@ -276,6 +282,7 @@ struct FlowService {
     std::uint32_t share_permille = 1000;
     std::uint64_t charged_ns = 0;  // device time charged since the flow was made
     std::uint64_t window_ns = 0;   // of that, within the last share window
+    std::uint64_t held_ns = 0;     // of charged_ns: the device kept idle for it (latency hold)
     std::uint32_t queued = 0;      // work items waiting for the device
     std::uint32_t on_device = 0;   // on the device now
 };

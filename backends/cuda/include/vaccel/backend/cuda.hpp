@@ -69,6 +69,10 @@ struct CudaOptions {
     // (checked, its buffers held) like any other; SUBMIT_AFTER is not used
     // with it (the daemon keeps gates itself).
     bool hold_starts = false;
+    // How long batch work waits for a latency tenant's next item once its
+    // last one ended, in microseconds ([devices.cuda] latency_hold_us;
+    // docs/adr/0026-gpu-device-scheduler.md). 0: never.
+    std::uint32_t latency_hold_us = default_latency_hold_us;
 };
 
 struct CudaDevices {

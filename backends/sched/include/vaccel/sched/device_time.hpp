@@ -28,6 +28,18 @@
 //    (next() then says when the first hold lapses).
 //  - A flow that goes idle (no ready work, none in flight) leaves the ring
 //    and forgets its deficit, but not its charges within the share window.
+//  - Latency hold (anticipation, as an I/O scheduler's idle slice): when a
+//    latency flow's last item ends and the flow has nothing else, batch
+//    flows are not served for up to latency_hold, so a tenant that submits
+//    its next item as the last one ends (a closed loop, a burst) finds the
+//    device free instead of behind a batch item that started in the gap.
+//    The hold ends when the flow's next item is ready (it is served at once)
+//    or when the time lapses. It is granted only to a flow that came back
+//    within the hold in at least half of its last 8 idle moments (or has
+//    fewer than 4 of them), so a tenant whose items come far apart costs
+//    batch flows no idle time. While batch work was held back for it, the
+//    flow is charged the idle time as device time (Account::held), so its
+//    weight and share cap count the device it kept. Off when 0.
 // Threading: not thread-safe; one owner (a device's dispatcher) calls it
 // under its own lock.
 #pragma once
@@ -63,6 +75,9 @@ public:
         Duration quantum_per_weight = std::chrono::microseconds(10);
         // The window a share cap is measured over.
         Duration share_window = std::chrono::seconds(1);
+        // How long batch flows wait for a latency flow's next item after
+        // its last one ended (see above); 0: never.
+        Duration latency_hold{0};
     };
 
     DeviceTime() : DeviceTime(Options{}) {}
@@ -70,8 +85,8 @@ public:
 
     // The flow's policy from its next credit on; creates the flow.
     void set_policy(FlowId flow, FlowPolicy policy);
-    // `count` more items of the flow are ready to start.
-    void ready(FlowId flow, std::uint32_t count = 1);
+    // `count` more items of the flow are ready to start, from `now`.
+    void ready(FlowId flow, Clock::time_point now, std::uint32_t count = 1);
 
     struct Choice {
         std::optional<FlowId> flow;              // serve one item of it now
@@ -100,6 +115,7 @@ public:
         std::int64_t deficit_ns = 0;
         Duration charged{0};                 // in all, since the flow was made
         Duration charged_in_window{0};       // within the last share_window
+        Duration held{0};  // of `charged`: device kept idle for it (latency hold)
     };
     // The flow's account at `now`, if the flow exists.
     std::optional<Account> account(FlowId flow, Clock::time_point now);
@@ -120,9 +136,34 @@ private:
         std::deque<Charge> recent;
         Duration recent_total{0};
         std::list<FlowId>::iterator position{};
+        Duration held{0};
+        // Latency hold: when it last went idle (nullopt while it has work,
+        // or once its return was seen), and whether it came back within the
+        // hold in each of its last `returns_known` (at most 8) idle moments,
+        // newest in bit 0.
+        std::optional<Clock::time_point> idle_since;
+        std::uint8_t returns = 0, returns_known = 0;
+    };
+    // The latency hold in force: batch flows wait for `flow` until `until`;
+    // `batch_waited_since`: since when batch work was ready and held back.
+    struct Hold {
+        FlowId flow;
+        Clock::time_point until;
+        std::optional<Clock::time_point> batch_waited_since;
     };
 
     Flow& flow_of(FlowId id);
+    // Adds `used` to the flow's charges (deficit, totals, share window).
+    void bill(Flow& flow, Duration used, Clock::time_point now);
+    bool earns_hold(const Flow& flow) const;
+    // Ends the hold in force at `now`, charging its flow the idle time
+    // batch work waited for it.
+    void end_hold(Clock::time_point now);
+    // Ends the hold in force if it lapsed or its flow is back; true while
+    // it holds.
+    bool hold_holds(Clock::time_point now);
+    // Whether a batch flow has work it could start at `now`.
+    bool batch_ready(Clock::time_point now);
     void enter_ring(FlowId id, Flow& flow);
     void leave_ring_if_idle(Flow& flow);
     void expire(Flow& flow, Clock::time_point now);
@@ -135,6 +176,7 @@ private:
     Options options_;
     std::unordered_map<FlowId, Flow> flows_;
     std::list<FlowId> latency_ring_, batch_ring_;  // flows with work, head being visited
+    std::optional<Hold> hold_;
 };
 
 }  // namespace vaccel::sched

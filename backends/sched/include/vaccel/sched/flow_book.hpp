@@ -47,6 +47,8 @@ public:
     using Clock = DeviceTime::Clock;
     static constexpr std::size_t record_depth = 4096;
 
+    explicit FlowBook(DeviceTime::Options options = {}) : time_(options) {}
+
     DeviceTime& time() { return time_; }
 
     std::shared_ptr<FlowTag> own_flow();

@@ -49,6 +49,10 @@ struct VulkanOptions {
     // segments of about this much, so a waiting tenant gets the device
     // within about two of them. 0: runs are never cut.
     std::uint32_t slice_us = 250;
+    // How long batch work waits for a latency tenant's next item once its
+    // last one ended, in microseconds ([devices.vulkan] latency_hold_us;
+    // docs/adr/0026-gpu-device-scheduler.md). 0: never.
+    std::uint32_t latency_hold_us = default_latency_hold_us;
 };
 
 // What the probe found about one physical device.
