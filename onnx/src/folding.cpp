@@ -172,7 +172,7 @@ std::optional<ConstantData> fold(const ::onnx::NodeProto& node, const Model& mod
                                  const ConstantLookup& constant)
 {
     const std::string& op = node.op_type();
-    if (node.output_size() < 1) return std::nullopt;
+    if (node.output_size() < 1 || node.input_size() < 1) return std::nullopt;
     if (op == "Shape" || op == "Size") {
         const auto type = model.type_of(node.input(0));
         if (!type) return std::nullopt;

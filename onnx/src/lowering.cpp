@@ -62,13 +62,13 @@ Status Lowering::bind(const Node& node, int i, Value v)
     return {};
 }
 
-Value Lowering::constant(const Dims& dims, std::vector<float> values)
+Value Lowering::constant_typed(const Dims& dims, std::vector<float> values, tosa::DType dtype)
 {
-    Value v{0, dims, type_};
-    if (type_ == tosa::DType::fp16) {
+    Value v{0, dims, dtype};
+    if (dtype == tosa::DType::fp16) {
         v.tensor = g_.constant_f16(fresh("const"), dims, values);
-    } else if (type_ == tosa::DType::int32 || type_ == tosa::DType::boolean) {
-        return constant_ints(dims, std::vector<std::int64_t>(values.begin(), values.end()), type_);
+    } else if (dtype == tosa::DType::int32 || dtype == tosa::DType::boolean) {
+        return constant_ints(dims, std::vector<std::int64_t>(values.begin(), values.end()), dtype);
     } else {
         v.tensor = g_.constant_f32(fresh("const"), dims, values);
         v.dtype = tosa::DType::fp32;
@@ -212,6 +212,16 @@ Value Lowering::binary(Op op, Value a, Value b, const Dims& dims)
 
 Value Lowering::mul(Value a, Value b, const Dims& dims) { return binary(Op::mul, a, b, dims); }
 
+Value Lowering::apply(Op op, std::vector<Value> operands, const Dims& dims, tosa::DType dtype,
+                      tosa::Attributes attrs)
+{
+    std::vector<std::uint32_t> tensors;
+    for (Value& v : operands) tensors.push_back(to_rank(v, dims.size()).tensor);
+    Value out = tensor_of(dims, dtype);
+    g_.op(op, std::move(tensors), {out.tensor}, std::move(attrs));
+    return out;
+}
+
 // Refuses a node with a computed input or an output whose carrier its op
 // type's lowering does not handle. Constant inputs are left to the lowering:
 // most are read at import (a shape, axes, pads), and one it takes as a
@@ -224,6 +234,7 @@ Status Lowering::check_kinds(const Node& node, std::uint8_t kinds) const
         case tosa::DType::fp16: return fp16_values;
         case tosa::DType::int32: return int_values;
         case tosa::DType::boolean: return bool_values;
+        case tosa::DType::bf16: return bf16_values;
         default: return 0;
         }
     };
@@ -261,6 +272,8 @@ const Table& table()
         add_tensor(t);
         add_nn(t);
         add_data(t);
+        add_cast(t);
+        add_gather(t);
         return t;
     }();
     return lowerings;

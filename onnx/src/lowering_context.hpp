@@ -40,9 +40,11 @@ enum Kinds : std::uint8_t {
     fp16_values = 2,
     int_values = 4,
     bool_values = 8,
+    bf16_values = 16,
     float_values = fp32_values | fp16_values,
     number_values = float_values | int_values,
     any_values = number_values | bool_values,
+    every_carrier = any_values | bf16_values,
 };
 
 inline std::int64_t elements(const Dims& dims)
@@ -60,9 +62,11 @@ public:
     // A refusal naming the node, its op type and why.
     Error refuse(const Node& node, std::string why) const
     {
+        // A node is named by its name, else its first output; a malformed
+        // one may have neither.
+        const std::string& name = !node.name().empty() || node.output_size() == 0 ? node.name() : node.output(0);
         return Error::of(Errc::unsupported)
-            .with_note(fmt::format("node '{}' ({}): {}", node.name().empty() ? node.output(0) : node.name(),
-                                   node.op_type(), why));
+            .with_note(fmt::format("node '{}' ({}): {}", name, node.op_type(), why));
     }
     Result<Value> input(const Node& node, int i);
     // The value's data when it is known at import: an initializer, a
@@ -99,7 +103,8 @@ public:
     Value to_rank(Value v, std::size_t rank);
     // A constant of element_type() holding `values` (rounded to FP16 or
     // truncated to INT32 where that is the type).
-    Value constant(const Dims& dims, std::vector<float> values);
+    Value constant(const Dims& dims, std::vector<float> values) { return constant_typed(dims, std::move(values), type_); }
+    Value constant_typed(const Dims& dims, std::vector<float> values, tosa::DType dtype);
     Value scalar_like(float value, std::size_t rank) { return constant(Dims(rank, 1), {value}); }
     // A constant of the carrier of `data`'s ONNX type; refuses an integer
     // outside INT32 (naming `name`) and types without a carrier.
@@ -109,6 +114,11 @@ public:
     // A zero of element_type(), as NEGATE's and MATMUL's zero points.
     std::uint32_t zero_point();
     Value unary(Op op, Value x, const Dims& dims, tosa::Attributes attrs = {});
+    // `op` of `operands` (brought to the result's rank) into a new tensor of
+    // `dtype`: for ops whose operands are all tensors (not MUL's shift or
+    // NEGATE's zero points).
+    Value apply(Op op, std::vector<Value> operands, const Dims& dims, tosa::DType dtype,
+                tosa::Attributes attrs = {});
     Value binary(Op op, Value a, Value b, const Dims& dims);
     Value mul(Value a, Value b, const Dims& dims);
 
@@ -179,5 +189,7 @@ void add_logic(Table& table);
 void add_tensor(Table& table);
 void add_nn(Table& table);
 void add_data(Table& table);
+void add_cast(Table& table);
+void add_gather(Table& table);
 
 }  // namespace vaccel::onnx::lowering

@@ -8,7 +8,9 @@
 //  - Expand and Tile: TOSA TILE (Expand's multiples are the broadcast
 //    factors of the input reshaped to the result's rank);
 //  - LayerNormalization (opset 17): mean and variance over the axes from
-//    `axis` on, (x - mean) * rsqrt(var + epsilon) * scale + B.
+//    `axis` on, (x - mean) * rsqrt(var + epsilon) * scale + B;
+//  - Trilu: SELECT between the input and zero by a BOOL mask of its last
+//    two dims, made at import (its k must be constant).
 #include <algorithm>
 
 #include "lowering_context.hpp"
@@ -214,6 +216,32 @@ Status lower_layer_norm(Lowering& l, const Node& node)
     return l.bind(node, 0, y);
 }
 
+// Trilu keeps the elements (i, j) of each matrix with j - i >= k (upper)
+// or j - i <= k (lower) and zeroes the rest.
+Status lower_trilu(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    if (dims->size() < 2) return fail(l.refuse(node, "its input has fewer than 2 dimensions"));
+    auto k_input = ints_input(l, node, 1);
+    if (!k_input) return fail(k_input.error());
+    const std::int64_t k = *k_input && !(*k_input)->empty() ? (**k_input)[0] : 0;
+    const bool upper = int_attr(node, "upper", 1) != 0;
+    const std::int64_t rows = (*dims)[dims->size() - 2], cols = dims->back();
+    std::vector<std::int64_t> keep(static_cast<std::size_t>(rows * cols));
+    for (std::int64_t i = 0; i < rows; ++i)
+        for (std::int64_t j = 0; j < cols; ++j)
+            keep[static_cast<std::size_t>(i * cols + j)] = upper ? j - i >= k : j - i <= k;
+    Dims mask_dims(dims->size() - 2, 1);
+    mask_dims.push_back(rows);
+    mask_dims.push_back(cols);
+    Value mask = l.constant_ints(mask_dims, keep, tosa::DType::boolean);
+    Value zero = l.constant_typed(Dims(dims->size(), 1), {0.0f}, x->dtype);
+    return l.bind(node, 0, l.apply(Op::select, {mask, *x, zero}, *dims, x->dtype));
+}
+
 }  // namespace
 
 void add_data(Table& table)
@@ -224,6 +252,7 @@ void add_data(Table& table)
     table.emplace("Expand", Entry(lower_expand, any_values));
     table.emplace("Tile", Entry(lower_tile, any_values));
     table.emplace("LayerNormalization", lower_layer_norm);
+    table.emplace("Trilu", Entry(lower_trilu, any_values));
 }
 
 }  // namespace vaccel::onnx::lowering

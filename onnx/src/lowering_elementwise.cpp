@@ -60,8 +60,48 @@ Status lower_div(Lowering& l, const Node& node)
     if (!b) return fail(b.error());
     auto dims = l.output_dims(node);
     if (!dims) return fail(dims.error());
+    // Integers: INTDIV, which truncates toward zero as ONNX does.
+    if (a->dtype == tosa::DType::int32) return l.bind(node, 0, l.binary(Op::intdiv, *a, *b, *dims));
     Value inverse = l.unary(Op::reciprocal, *b, b->dims);
     return l.bind(node, 0, l.mul(*a, inverse, *dims));
+}
+
+// Mod: a - b * trunc(a / b), the remainder with the dividend's sign (C's
+// fmod, ONNX's fmod = 1; floats must ask for it); integers with fmod = 0
+// take the divisor's sign instead (Python's %): a remainder of the other
+// sign has b added.
+Status lower_mod(Lowering& l, const Node& node)
+{
+    auto a = l.input(node, 0);
+    if (!a) return fail(a.error());
+    auto b = l.input(node, 1);
+    if (!b) return fail(b.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    const bool fmod = int_attr(node, "fmod", 0) != 0;
+    const tosa::DType type = a->dtype;
+    const std::size_t rank = dims->size();
+    if (type != tosa::DType::int32) {
+        if (!fmod) return fail(l.refuse(node, "a floating Mod must set fmod = 1"));
+        Value q = l.mul(*a, l.unary(Op::reciprocal, *b, b->dims), *dims);
+        Value up = l.apply(Op::greater_equal, {q, l.scalar_like(0.0f, rank)}, *dims, tosa::DType::boolean);
+        Value whole = l.apply(Op::select, {up, l.unary(Op::floor, q, *dims), l.unary(Op::ceil, q, *dims)},
+                              *dims, type);
+        return l.bind(node, 0, l.binary(Op::sub, *a, l.mul(*b, whole, *dims), *dims));
+    }
+    Value q = l.binary(Op::intdiv, *a, *b, *dims);
+    Value r = l.binary(Op::sub, *a, l.mul(*b, q, *dims), *dims);
+    if (fmod) return l.bind(node, 0, r);
+    const Value zero = l.scalar_like(0.0f, rank);
+    auto negative = [&](const Value& v) {
+        return l.apply(Op::greater, {zero, v}, *dims, tosa::DType::boolean);
+    };
+    Value nonzero = l.apply(Op::logical_not, {l.apply(Op::equal, {r, zero}, *dims, tosa::DType::boolean)},
+                            *dims, tosa::DType::boolean);
+    Value differ = l.apply(Op::logical_xor, {negative(r), negative(*b)}, *dims, tosa::DType::boolean);
+    Value fix = l.apply(Op::logical_and, {nonzero, differ}, *dims, tosa::DType::boolean);
+    Value shifted = l.binary(Op::add, r, *b, *dims);
+    return l.bind(node, 0, l.apply(Op::select, {fix, shifted, r}, *dims, type));
 }
 
 Status lower_sqrt(Lowering& l, const Node& node)
@@ -168,20 +208,6 @@ Status lower_softsign(Lowering& l, const Node& node)
     return l.bind(node, 0, l.mul(*x, l.unary(Op::reciprocal, d, *dims), *dims));
 }
 
-// Cast between FLOAT and FLOAT only (other element types are refused where
-// their values are: Lowering::output_dims).
-Status lower_cast(Lowering& l, const Node& node)
-{
-    auto x = l.input(node, 0);
-    if (!x) return fail(x.error());
-    auto dims = l.output_dims(node);
-    if (!dims) return fail(dims.error());
-    const auto from = l.model().type_of(node.input(0));
-    if (!from || from->elem != ::onnx::TensorProto::FLOAT)
-        return fail(l.refuse(node, "only FLOAT to FLOAT is imported so far"));
-    return l.bind(node, 0, l.unary(Op::identity, *x, *dims));
-}
-
 }  // namespace
 
 void add_elementwise(Table& table)
@@ -190,7 +216,8 @@ void add_elementwise(Table& table)
     table.emplace("Sub", Entry(elementwise(Op::sub), number_values));
     table.emplace("Mul", Entry(elementwise(Op::mul), number_values));
     table.emplace("Pow", elementwise(Op::pow));
-    table.emplace("Div", lower_div);
+    table.emplace("Div", Entry(lower_div, number_values));
+    table.emplace("Mod", Entry(lower_mod, number_values));
     table.emplace("Max", Entry(variadic(Op::maximum), number_values));
     table.emplace("Min", Entry(variadic(Op::minimum), number_values));
     table.emplace("Relu", unary_op(Op::clamp, tosa::clamp_f32_attr(0.0f, std::numeric_limits<float>::infinity())));
@@ -216,7 +243,6 @@ void add_elementwise(Table& table)
     table.emplace("Softsign", lower_softsign);
     table.emplace("Sin", unary_op(Op::sin));
     table.emplace("Cos", unary_op(Op::cos));
-    table.emplace("Cast", lower_cast);
 }
 
 }  // namespace vaccel::onnx::lowering

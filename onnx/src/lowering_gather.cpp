@@ -1,0 +1,156 @@
+// lowering_gather.cpp - Gather and GatherElements on indices computed at
+// run time (an embedding's token ids), with TOSA GATHER; both fold at
+// import where data and indices are known (folding.hpp).
+//
+// Decides:
+//  - TOSA GATHER reads values [N, K, C] at indices [N, W] (one row of W
+//    indices per N) into [N, W, C];
+//  - Gather(axis): N is the product of the data's dims before the axis, K
+//    the axis, C the product of those after; the indices, the same for every
+//    N, are tiled to [N, W];
+//  - GatherElements(axis): the axis is moved last (TRANSPOSE) in the data
+//    and the indices, the data sliced to the indices' other dims, so N is
+//    the product of those, K the axis, C 1 and W the indices' extent along
+//    the axis; the result is moved back;
+//  - a negative index counts from the end, as in ONNX: constant indices are
+//    fixed at import (one outside the axis is refused, naming it); computed
+//    ones by SELECT(0 > i, i + K, i). An index outside the axis at run time
+//    is the device's to refuse (TOSA GATHER requires 0 <= i < K).
+#include <algorithm>
+#include <numeric>
+
+#include "lowering_context.hpp"
+
+namespace vaccel::onnx::lowering {
+
+namespace {
+
+using tosa::DType;
+
+// The indices as INT32 counted from the axis' start: constant ones checked
+// and fixed here, computed ones fixed in the graph.
+Result<Value> from_start(Lowering& l, const Node& node, std::int64_t extent)
+{
+    if (node.input_size() < 2) return fail(l.refuse(node, "it has no indices"));
+    const ConstantData* c = l.constant_of(node.input(1));
+    if (c != nullptr) {
+        std::vector<std::int64_t> fixed;
+        for (std::int64_t i : c->ints) {
+            if (i < -extent || i >= extent)
+                return fail(l.refuse(node, fmt::format("index {} is outside the axis of {} "
+                                                       "elements",
+                                                       i, extent)));
+            fixed.push_back(i < 0 ? i + extent : i);
+        }
+        return l.constant_ints(c->type.dims, fixed, DType::int32);
+    }
+    auto i = l.input(node, 1);
+    if (!i) return fail(i.error());
+    if (i->dtype != DType::int32) return fail(l.refuse(node, "its indices are not integers"));
+    const std::size_t rank = i->dims.size();
+    Value zero = l.constant_ints(Dims(rank, 1), {0}, DType::int32);
+    Value k = l.constant_ints(Dims(rank, 1), {extent}, DType::int32);
+    Value negative = l.apply(Op::greater, {zero, *i}, i->dims, DType::boolean);
+    Value shifted = l.apply(Op::add, {*i, k}, i->dims, DType::int32);
+    return l.apply(Op::select, {negative, shifted, *i}, i->dims, DType::int32);
+}
+
+Value gather(Lowering& l, Value values, Value indices, std::int64_t n, std::int64_t w, std::int64_t c)
+{
+    Value out = l.tensor_of({n, w, c}, values.dtype);
+    l.builder().op(Op::gather, {values.tensor, indices.tensor}, {out.tensor});
+    return out;
+}
+
+std::optional<std::size_t> axis_of(const Node& node, std::size_t rank)
+{
+    std::int64_t axis = int_attr(node, "axis", 0);
+    if (axis < 0) axis += static_cast<std::int64_t>(rank);
+    if (axis < 0 || axis >= static_cast<std::int64_t>(rank)) return std::nullopt;
+    return static_cast<std::size_t>(axis);
+}
+
+std::int64_t product(const Dims& dims, std::size_t from, std::size_t to)
+{
+    return std::accumulate(dims.begin() + static_cast<std::ptrdiff_t>(from),
+                           dims.begin() + static_cast<std::ptrdiff_t>(to), std::int64_t{1},
+                           std::multiplies<>());
+}
+
+Status lower_gather(Lowering& l, const Node& node)
+{
+    auto data = l.input(node, 0);
+    if (!data) return fail(data.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    const auto axis = axis_of(node, data->dims.size());
+    if (!axis) return fail(l.refuse(node, "its axis is outside the data's rank"));
+    const std::int64_t k = data->dims[*axis];
+    auto indices = from_start(l, node, k);
+    if (!indices) return fail(indices.error());
+    const std::int64_t n = product(data->dims, 0, *axis);
+    const std::int64_t c = product(data->dims, *axis + 1, data->dims.size());
+    const std::int64_t w = elements(indices->dims);
+    Value rows = l.reshape(*indices, {1, w});
+    if (n > 1) {
+        Value tiled = l.tensor_of({n, w}, DType::int32);
+        l.builder().op(Op::tile, {rows.tensor, l.shape_operand({n, 1})}, {tiled.tensor});
+        rows = tiled;
+    }
+    Value out = gather(l, l.reshape(*data, {n, k, c}), rows, n, w, c);
+    return l.bind(node, 0, l.reshape(out, *dims));
+}
+
+Status lower_gather_elements(Lowering& l, const Node& node)
+{
+    auto data = l.input(node, 0);
+    if (!data) return fail(data.error());
+    auto dims = l.output_dims(node);  // the indices' dims
+    if (!dims) return fail(dims.error());
+    const std::size_t rank = data->dims.size();
+    const auto axis = axis_of(node, rank);
+    if (!axis) return fail(l.refuse(node, "its axis is outside the data's rank"));
+    if (dims->size() != rank) return fail(l.refuse(node, "its indices are not of the data's rank"));
+    for (std::size_t a = 0; a < rank; ++a)
+        if (a != *axis && (*dims)[a] > data->dims[a])
+            return fail(l.refuse(node, "its indices run past the data outside the axis"));
+    auto indices = from_start(l, node, data->dims[*axis]);
+    if (!indices) return fail(indices.error());
+    // The axis last: perm moves it, back undoes that.
+    std::vector<std::int32_t> perm, back(rank);
+    for (std::size_t a = 0; a < rank; ++a)
+        if (a != *axis) perm.push_back(static_cast<std::int32_t>(a));
+    perm.push_back(static_cast<std::int32_t>(*axis));
+    for (std::size_t a = 0; a < rank; ++a) back[static_cast<std::size_t>(perm[a])] = static_cast<std::int32_t>(a);
+    Value values = *data;
+    Dims size = *dims;
+    size[*axis] = data->dims[*axis];
+    if (size != data->dims) {
+        Value part = l.tensor_of(size, data->dtype);
+        l.builder().op(Op::slice, {data->tensor, l.shape_operand(Dims(rank, 0)), l.shape_operand(size)},
+                       {part.tensor});
+        values = part;
+    }
+    const bool moves = *axis + 1 != rank;
+    if (moves) values = l.transpose(values, perm);
+    Value at = moves ? l.transpose(l.reshape(*indices, *dims), perm) : l.reshape(*indices, *dims);
+    const std::int64_t k = data->dims[*axis], w = (*dims)[*axis];
+    const std::int64_t n = elements(*dims) / std::max<std::int64_t>(w, 1);
+    Value out = gather(l, l.reshape(values, {n, k, 1}), l.reshape(at, {n, w}), n, w, 1);
+    Dims moved;
+    for (std::int32_t p : perm) moved.push_back((*dims)[static_cast<std::size_t>(p)]);
+    out = l.reshape(out, moved);
+    if (moves) out = l.transpose(out, back);
+    return l.bind(node, 0, out);
+}
+
+}  // namespace
+
+void add_gather(Table& table)
+{
+    // GATHER takes FP32, FP16 and integer values (not BOOL); indices INT32.
+    table.emplace("Gather", Entry(lower_gather, number_values));
+    table.emplace("GatherElements", Entry(lower_gather_elements, number_values));
+}
+
+}  // namespace vaccel::onnx::lowering
