@@ -273,6 +273,7 @@ const Table& table()
         add_nn(t);
         add_data(t);
         add_cast(t);
+        add_loss(t);
         add_gather(t);
         return t;
     }();

@@ -190,6 +190,11 @@ void add_tensor(Table& table);
 void add_nn(Table& table);
 void add_data(Table& table);
 void add_cast(Table& table);
+void add_loss(Table& table);
+
+// Softmax (exp(x - max) * (1 / sum)) or, with `log`, LogSoftmax ((x - max)
+// - log(sum)) of `x` over `axis` (lowering_elementwise.cpp).
+Value softmax_along(Lowering& l, Value x, const Dims& dims, std::int64_t axis, bool log);
 void add_gather(Table& table);
 
 }  // namespace vaccel::onnx::lowering

@@ -113,9 +113,25 @@ Status lower_sqrt(Lowering& l, const Node& node)
     return l.bind(node, 0, l.binary(Op::pow, *x, l.scalar_like(0.5f, dims->size()), *dims));
 }
 
-// exp(x - max) * (1 / sum) over one axis.
-// Softmax (exp(x - max) * (1 / sum)) and LogSoftmax ((x - max) -
-// log(sum)) over one axis.
+}  // namespace
+
+Value softmax_along(Lowering& l, Value x, const Dims& dims, std::int64_t axis, bool log)
+{
+    Dims reduced = dims;
+    reduced[static_cast<std::size_t>(axis)] = 1;
+    auto attr = tosa::axis_attr(static_cast<std::int32_t>(axis));
+    attr.nan_mode = nan_propagate;
+    Value max = l.unary(Op::reduce_max, x, reduced, attr);
+    Value shifted = l.binary(Op::sub, x, max, dims);
+    Value e = l.unary(Op::exp, shifted, dims);
+    Value sum = l.unary(Op::reduce_sum, e, reduced, attr);
+    if (log) return l.binary(Op::sub, shifted, l.unary(Op::log, sum, reduced), dims);
+    return l.mul(e, l.unary(Op::reciprocal, sum, reduced), dims);
+}
+
+namespace {
+
+// Softmax and LogSoftmax over the node's axis.
 Lower softmax(bool log)
 {
     return [log](Lowering& l, const Node& node) -> Status {
@@ -130,17 +146,7 @@ Lower softmax(bool log)
         if (l.model().opset() < 13 && axis != rank - 1)
             return fail(l.refuse(node, "before opset 13 it flattens the dimensions from its axis "
                                        "on; only the last axis is imported"));
-        Dims reduced = *dims;
-        reduced[static_cast<std::size_t>(axis)] = 1;
-        auto attr = tosa::axis_attr(static_cast<std::int32_t>(axis));
-        attr.nan_mode = nan_propagate;
-        Value max = l.unary(Op::reduce_max, *x, reduced, attr);
-        Value shifted = l.binary(Op::sub, *x, max, *dims);
-        Value e = l.unary(Op::exp, shifted, *dims);
-        Value sum = l.unary(Op::reduce_sum, e, reduced, attr);
-        if (log) return l.bind(node, 0, l.binary(Op::sub, shifted, l.unary(Op::log, sum, reduced), *dims));
-        Value inverse = l.unary(Op::reciprocal, sum, reduced);
-        return l.bind(node, 0, l.mul(e, inverse, *dims));
+        return l.bind(node, 0, softmax_along(l, *x, *dims, axis, log));
     };
 }
 

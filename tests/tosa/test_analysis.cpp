@@ -461,6 +461,21 @@ void refuses_a_const_without_data(void**)
                      "operator 0 (CONST) of block 'main' refused: its output 'c' carries no data");
 }
 
+// The shape operand of a RESHAPE to rank 0 has no elements, so no bytes:
+// that is not a constant without data.
+void a_const_of_no_elements_needs_no_data(void**)
+{
+    GraphBuilder b;
+    const auto in = b.tensor("in", {1}, DType::fp32);
+    const auto shape = b.tensor("shape", {0}, DType::shape);
+    const auto out = b.tensor("out", {}, DType::fp32);
+    b.op(Op::const_shape, {}, {shape});
+    b.op(Op::reshape, {in, shape}, {out});
+    b.input(in);
+    b.output(out);
+    assert_true(analyze(b.finish()).has_value());
+}
+
 void finds_dead_operators(void**)
 {
     GraphBuilder b;
@@ -1203,6 +1218,7 @@ int main()
         cmocka_unit_test(refuses_bad_tensors),
         cmocka_unit_test(computes_packed_byte_sizes),
         cmocka_unit_test(refuses_a_const_without_data),
+        cmocka_unit_test(a_const_of_no_elements_needs_no_data),
         cmocka_unit_test(finds_dead_operators),
         cmocka_unit_test(keeps_custom_and_variable_declarations_live),
         cmocka_unit_test(orders_variable_accesses_as_declared),

@@ -908,7 +908,8 @@ private:
             } else if (value.producer != no_operator) {
                 const Op op = block_.operators[value.producer].op;
                 const bool constant = op == Op::const_ || op == Op::const_shape;
-                if (constant && tensor.data.empty()) {
+                // A constant of no elements has no bytes to carry.
+                if (constant && tensor.data.empty() && tensor.element_count() != 0) {
                     return operator_refusal(VACCEL_TOSA_BAD_DATA, block_, value.producer,
                                             fmt::format("its output '{}' carries no data",
                                                         tensor.name));

@@ -536,11 +536,15 @@ Result<ExecutionOrder> order_block(const tosa::Block& block)
     order.constant.assign(tensor_count, false);
     // Data makes a constant only where no computing operator writes the
     // tensor: the output of a CONST/CONST_SHAPE, or a tensor nobody writes.
+    // A CONST of no elements (the shape of a rank-0 RESHAPE) has no bytes.
     for (std::size_t t = 0; t < tensor_count; ++t) {
-        const bool computed = producer[t] != none &&
-                              block.operators[producer[t]].op != Op::const_ &&
-                              block.operators[producer[t]].op != Op::const_shape;
-        order.constant[t] = !block.tensors[t].data.empty() && !is_input[t] && !computed;
+        const bool by_const = producer[t] != none &&
+                              (block.operators[producer[t]].op == Op::const_ ||
+                               block.operators[producer[t]].op == Op::const_shape);
+        const bool computed = producer[t] != none && !by_const;
+        const bool has_data = !block.tensors[t].data.empty() ||
+                              (by_const && block.tensors[t].element_count() == 0);
+        order.constant[t] = has_data && !is_input[t] && !computed;
     }
 
     // A tensor is available when it is a graph input, or its producer ran.
