@@ -8,6 +8,10 @@
 #   make test-gpu the Vulkan device tests on this machine's GPU (not lavapipe), the
 #                CUDA device tests (skipped by `make test` without a CUDA GPU) and the
 #                networks of tests/networks on both
+#   make test-models  deps + torch + build, then real networks exported from torch
+#                (ResNet-50, MobileNetV2, EfficientNet-B0, ViT-B/16, a TransformerEncoder,
+#                a GPT-2-style decoder) imported from ONNX and checked against torch on
+#                MODEL_DEVICES (default: cpu; tests/onnx/models/run-models.sh)
 #   make fuzz    the fuzz targets, each for its own time (FUZZ_SECONDS=N: N each)
 #   make bench   deps + build + benchmarks
 #   make demo    deps + vacceld, vaccelctl and make-network only, then the daemon
@@ -68,13 +72,18 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	linux-source-6.1 podman runc \
 	debhelper dh-dkms dh-python dpkg-dev fakeroot lintian rsync git systemd ccache
 
-.PHONY: all build deps test test-gpu bench demo clean configure fuzz vm-test \
+# What `make test-models` adds to DEPS: torch to export the models (Debian's
+# 1.13; about 250 packages, so `make test` leaves them out).
+MODEL_DEPS := python3-torch python3-torchvision python3-onnx
+MODEL_DEVICES ?= cpu
+
+.PHONY: all build deps test test-gpu test-models bench demo clean configure fuzz vm-test \
 	install dkms-install dkms-remove dkms-check checkpatch deb package-test container-test
 
 all: build
 
 deps:
-	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	@missing=$$(for p in $(DEPS) $(EXTRA_DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "deps: installing $$missing"; \
 		SUDO=$$( [ $$(id -u) -eq 0 ] || echo sudo ); \
@@ -99,6 +108,11 @@ test: deps
 	$(MAKE) dkms-check
 	$(MAKE) checkpatch
 	$(MAKE) package-test
+
+test-models:
+	$(MAKE) deps EXTRA_DEPS="$(MODEL_DEPS)"
+	$(MAKE) build
+	tests/onnx/models/run-models.sh $(BUILD) $(MODEL_DEVICES)
 
 # The Vulkan tests of `make test` (run there on lavapipe) on the machine's
 # own GPU driver, then the CUDA tests (which `make test` lists as skipped

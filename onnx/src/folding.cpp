@@ -292,4 +292,52 @@ std::optional<ConstantData> fold(const ::onnx::NodeProto& node, const Model& mod
     return std::nullopt;
 }
 
+namespace {
+
+bool every_value_typed(const Model& model)
+{
+    for (const auto& node : model.graph().node())
+        for (const auto& out : node.output())
+            if (!out.empty() && !model.type_of(out)) return false;
+    return true;
+}
+
+// The types make_constant writes: FLOAT and the integers (and BOOL).
+bool writable(const ConstantData& data)
+{
+    using T = ::onnx::TensorProto;
+    switch (data.type.elem) {
+    case T::FLOAT: case T::INT64: case T::INT32: case T::INT16: case T::INT8: case T::UINT64:
+    case T::UINT32: case T::UINT16: case T::UINT8: case T::BOOL: return true;
+    default: return false;
+    }
+}
+
+}  // namespace
+
+Status fold_until_shapes_settle(Model& model)
+{
+    for (int round = 0; round < max_folding_rounds && !every_value_typed(model); ++round) {
+        std::map<std::string, ConstantData> folded;
+        const ConstantLookup lookup = [&](const std::string& name) -> const ConstantData* {
+            if (auto it = folded.find(name); it != folded.end()) return &it->second;
+            return model.constant(name);
+        };
+        std::vector<int> nodes;
+        const auto& graph = model.graph();
+        for (int i = 0; i < graph.node_size(); ++i) {
+            const auto& node = graph.node(i);
+            if (node.op_type() == "Constant" || node.output_size() != 1) continue;
+            auto data = fold(node, model, lookup);
+            if (!data || !writable(*data)) continue;
+            folded.emplace(node.output(0), std::move(*data));
+            nodes.push_back(i);
+        }
+        if (nodes.empty()) return {};
+        for (int i : nodes) model.make_constant(i, folded.at(graph.node(i).output(0)));
+        if (auto ok = model.infer_shapes(); !ok) return ok;
+    }
+    return {};
+}
+
 }  // namespace vaccel::onnx

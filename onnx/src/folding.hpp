@@ -30,4 +30,14 @@ using ConstantLookup = std::function<const ConstantData*(const std::string&)>;
 std::optional<ConstantData> fold(const ::onnx::NodeProto& node, const Model& model,
                                  const ConstantLookup& constant);
 
+inline constexpr int max_folding_rounds = 16;
+
+// Where ONNX's shape inference (whose data propagation covers few op
+// types: not Div, for one) left values without a static shape: every node
+// that folds becomes a Constant node holding its value, and inference runs
+// again, until every value has a shape, nothing more folds, or
+// max_folding_rounds passed. Exporters compute a Slice's bounds or a
+// Reshape's shape from Shape -> Gather -> Div -> Mul chains so.
+Status fold_until_shapes_settle(Model& model);
+
 }  // namespace vaccel::onnx

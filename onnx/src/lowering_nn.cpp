@@ -13,8 +13,10 @@
 //  - padding: ONNX pads [top, left, bottom, right] (or auto_pad's SAME_*)
 //    become TOSA's [top, bottom, left, right]; the bottom and right pads
 //    are then set so the window count is exactly the inferred result's
-//    (TOSA needs the division exact: floor and ceil_mode both land there;
-//    a result that would need rows dropped is refused);
+//    (TOSA needs the division exact: floor and ceil_mode both land there);
+//    input rows or columns past the last window (a stride that does not
+//    divide the input, as ResNet's 1x1 stride-2 shortcut) are cut off by a
+//    SLICE first, since TOSA's pads cannot be negative;
 //  - BatchNormalization (inference): folded into one MUL and one ADD by
 //    per-channel constants (scale / sqrt(var + eps), bias - mean * that);
 //  - Reduce{Sum,Mean,Max,Min,Prod,SumSquare,L1,L2,LogSum,LogSumExp}: one
@@ -39,7 +41,21 @@ Value to_nchw(Lowering& l, Value v) { return l.transpose(v, {0, 3, 1, 2}); }
 // The window of a 2-D convolution or pool in TOSA's terms.
 struct Window {
     std::vector<std::int32_t> kernel, stride, dilation, pad;  // pad: top, bottom, left, right
+    std::int64_t crop[2] = {0, 0};  // input rows, columns past the last window
 };
+
+// The NHWC input without the rows and columns no window reads.
+Value cropped(Lowering& l, Value nhwc, const Window& w)
+{
+    if (w.crop[0] == 0 && w.crop[1] == 0) return nhwc;
+    Dims size = nhwc.dims;
+    size[1] -= w.crop[0];
+    size[2] -= w.crop[1];
+    Value out = l.tensor_of(size, nhwc.dtype);
+    l.builder().op(Op::slice, {nhwc.tensor, l.shape_operand(Dims(4, 0)), l.shape_operand(size)},
+                   {out.tensor});
+    return out;
+}
 
 Result<Window> window_of(Lowering& l, const Node& node, const Dims& in, const Dims& out,
                          const Dims& kernel)
@@ -65,10 +81,10 @@ Result<Window> window_of(Lowering& l, const Node& node, const Dims& in, const Di
             return fail(l.refuse(node, fmt::format("auto_pad {} is not an ONNX mode", mode)));
         }
         const std::int64_t end = total - pads[a];
-        if (end < 0)
-            return fail(l.refuse(node, "the result drops input rows past the last window; that "
-                                       "is not imported yet"));
-        pads[a + 2] = end;
+        if (end < 0 && -end >= in[a + 2])
+            return fail(l.refuse(node, "no window of the inferred result reads the input"));
+        pads[a + 2] = std::max<std::int64_t>(end, 0);
+        w.crop[a] = std::max<std::int64_t>(-end, 0);
         w.kernel.push_back(static_cast<std::int32_t>(kernel[a]));
         w.stride.push_back(static_cast<std::int32_t>(strides[a]));
         w.dilation.push_back(static_cast<std::int32_t>(dilations[a]));
@@ -139,7 +155,7 @@ Status lower_conv(Lowering& l, const Node& node)
             return fail(l.refuse(node, "its bias is not one value per output channel"));
         bias = *b;
     }
-    Value xt = to_nhwc(l, *x);
+    Value xt = cropped(l, to_nhwc(l, *x), *win);
     Value yt = l.tensor({(*dims)[0], (*dims)[2], (*dims)[3], m});
     l.builder().op(depthwise ? Op::depthwise_conv2d : Op::conv2d,
                    {xt.tensor, weights->tensor, bias.tensor, l.zero_point(), l.zero_point()},
@@ -172,7 +188,7 @@ Status pool(Lowering& l, const Node& node, Op op, bool global)
             return fail(l.refuse(node, "count_include_pad 1 with padding is not imported (TOSA "
                                        "averages over the input's own elements)"));
     }
-    Value xt = to_nhwc(l, *x);
+    Value xt = cropped(l, to_nhwc(l, *x), win);
     Value yt = l.tensor({(*dims)[0], (*dims)[2], (*dims)[3], (*dims)[1]});
     auto attrs = tosa::pool_attr(win.kernel, win.stride, win.pad, tosa::DType::fp32);
     if (op == Op::avg_pool2d)

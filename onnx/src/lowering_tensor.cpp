@@ -45,21 +45,59 @@ Status lower_transpose(Lowering& l, const Node& node)
     return l.bind(node, 0, out);
 }
 
-// MATMUL [N, H, C] x [N, C, W]; `a` and `b` of rank >= 2 with equal batch dims.
+// `v` (rank >= 2) tiled along its batch dims to `batch`.
+Value tile_batch(Lowering& l, Value v, const Dims& batch)
+{
+    Dims multiples;
+    bool tiles = false;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        multiples.push_back(batch[i] / v.dims[i]);
+        tiles = tiles || multiples.back() != 1;
+    }
+    if (!tiles) return v;
+    multiples.push_back(1);
+    multiples.push_back(1);
+    Dims dims = batch;
+    dims.push_back(v.dims[v.dims.size() - 2]);
+    dims.push_back(v.dims.back());
+    Value out = l.tensor_of(dims, v.dtype);
+    l.builder().op(Op::tile, {v.tensor, l.shape_operand(multiples)}, {out.tensor});
+    return out;
+}
+
+// ONNX MatMul (numpy's matmul) as MATMUL [N, H, C] x [N, C, W]: a 1-D `a`
+// is a row, a 1-D `b` a column (the inferred result drops that dim); batch
+// dims broadcast. Where `b` has no batch of its own (a weight), `a`'s
+// batch folds into its rows, one MATMUL over N = 1; else the side with a
+// batch dim of 1 is tiled to the other's.
 Result<Value> matmul(Lowering& l, const Node& node, Value a, Value b, const Dims& out_dims)
 {
-    if (a.dims.size() < 2 || b.dims.size() < 2)
-        return fail(l.refuse(node, "a 1-D operand is not imported yet (only rank 2 and up)"));
-    const std::size_t rank = out_dims.size();
+    if (a.dims.empty() || b.dims.empty()) return fail(l.refuse(node, "an operand is a scalar"));
+    if (a.dims.size() == 1) a = l.reshape(a, {1, a.dims[0]});
+    if (b.dims.size() == 1) b = l.reshape(b, {b.dims[0], 1});
+    const std::size_t rank = std::max(a.dims.size(), b.dims.size());
     a = l.to_rank(a, rank);
     b = l.to_rank(b, rank);
     const Dims batch_a(a.dims.begin(), a.dims.end() - 2), batch_b(b.dims.begin(), b.dims.end() - 2);
-    if (batch_a != batch_b)
-        return fail(l.refuse(node, fmt::format("batch dimensions {} and {} differ; broadcasting "
-                                               "MatMul's batch is not imported yet",
-                                               batch_a, batch_b)));
-    const std::int64_t n = elements(batch_a), h = a.dims[rank - 2], c = a.dims[rank - 1],
-                       w = b.dims[rank - 1];
+    Dims batch;
+    for (std::size_t i = 0; i + 2 < rank; ++i) {
+        if (batch_a[i] != batch_b[i] && batch_a[i] != 1 && batch_b[i] != 1)
+            return fail(l.refuse(node, fmt::format("batch dimensions {} and {} do not broadcast",
+                                                   batch_a, batch_b)));
+        batch.push_back(std::max(batch_a[i], batch_b[i]));
+    }
+    if (a.dims[rank - 1] != b.dims[rank - 2])
+        return fail(l.refuse(node, "the operands' inner dimensions differ"));
+    const std::int64_t h = a.dims[rank - 2], c = a.dims[rank - 1], w = b.dims[rank - 1];
+    if (elements(batch_b) == 1 && elements(batch_a) > 1) {
+        Value a3 = l.reshape(a, {1, elements(batch_a) * h, c}), b3 = l.reshape(b, {1, c, w});
+        Value out = l.tensor({1, elements(batch_a) * h, w});
+        l.builder().op(Op::matmul, {a3.tensor, b3.tensor, l.zero_point(), l.zero_point()}, {out.tensor});
+        return l.reshape(out, out_dims);
+    }
+    a = tile_batch(l, a, batch);
+    b = tile_batch(l, b, batch);
+    const std::int64_t n = elements(batch);
     Value a3 = l.reshape(a, {n, h, c}), b3 = l.reshape(b, {n, c, w});
     Value out = l.tensor({n, h, w});
     l.builder().op(Op::matmul, {a3.tensor, b3.tensor, l.zero_point(), l.zero_point()}, {out.tensor});

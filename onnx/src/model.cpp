@@ -179,33 +179,73 @@ Result<Model> Model::read(std::span<const std::byte> bytes, const ImportOptions&
                             .with_note(fmt::format("--input-shape names '{}', which is not an "
                                                    "input of the model",
                                                    name)));
+    if (auto ok = m.infer_shapes(); !ok) return fail(ok.error());
+    return m;
+}
+
+Status Model::infer_shapes()
+{
     try {
         ::onnx::ShapeInferenceOptions inference{true, 1, true};
-        ::onnx::shape_inference::InferShapes(m.model_, ::onnx::OpSchemaRegistry::Instance(),
+        ::onnx::shape_inference::InferShapes(model_, ::onnx::OpSchemaRegistry::Instance(),
                                              inference);
     } catch (const std::exception& e) {
         return fail(Error::of(Errc::invalid_argument)
                         .with_note(fmt::format("ONNX shape inference refused the model: {}",
                                                e.what())));
     }
-    auto note = [&m](const ::onnx::ValueInfoProto& v) {
-        if (auto t = static_type(v.type())) m.types_[v.name()] = std::move(*t);
+    const ::onnx::GraphProto& graph = model_.graph();
+    auto note = [this](const ::onnx::ValueInfoProto& v) {
+        if (auto t = static_type(v.type())) types_[v.name()] = std::move(*t);
     };
     for (const auto& v : graph.input()) note(v);
     for (const auto& v : graph.value_info()) note(v);
     for (const auto& v : graph.output()) note(v);
-    for (const auto& [name, data] : m.constants_) m.types_[name] = data.type;
+    for (const auto& [name, data] : constants_) types_[name] = data.type;
     for (const auto& node : graph.node()) {
         if (node.op_type() != "Constant" || node.output_size() != 1) continue;
         for (const auto& a : node.attribute())
             if (a.name() == "value" && a.has_t()) {
                 auto data = decode_tensor(a.t());
                 if (!data) return fail(data.error());
-                m.types_[node.output(0)] = data->type;
-                m.constants_.emplace(node.output(0), std::move(*data));
+                types_[node.output(0)] = data->type;
+                constants_.emplace(node.output(0), std::move(*data));
             }
     }
-    return m;
+    return {};
+}
+
+void Model::make_constant(int node, const ConstantData& data)
+{
+    ::onnx::NodeProto& n = *model_.mutable_graph()->mutable_node(node);
+    const std::string output = n.output(0);
+    n.Clear();
+    n.set_op_type("Constant");
+    n.set_name(output);
+    n.add_output(output);
+    ::onnx::AttributeProto& value = *n.add_attribute();
+    value.set_name("value");
+    value.set_type(::onnx::AttributeProto::TENSOR);
+    ::onnx::TensorProto& t = *value.mutable_t();
+    t.set_name(output);
+    for (std::int64_t d : data.type.dims) t.add_dims(d);
+    if (data.type.elem == ::onnx::TensorProto::FLOAT) {
+        t.set_data_type(::onnx::TensorProto::FLOAT);
+        for (float f : data.floats) t.add_float_data(f);
+    } else {
+        // Integers and BOOL as INT64 values of the value's own type: the
+        // typed field decode_tensor reads for each.
+        t.set_data_type(data.type.elem);
+        for (std::int64_t v : data.ints) {
+            if (data.type.elem == ::onnx::TensorProto::INT64) t.add_int64_data(v);
+            else if (data.type.elem == ::onnx::TensorProto::UINT64 ||
+                     data.type.elem == ::onnx::TensorProto::UINT32)
+                t.add_uint64_data(static_cast<std::uint64_t>(v));
+            else t.add_int32_data(static_cast<std::int32_t>(v));
+        }
+    }
+    constants_.insert_or_assign(output, data);
+    types_[output] = data.type;
 }
 
 std::optional<ValueType> Model::type_of(const std::string& name) const

@@ -47,6 +47,13 @@ public:
     const ConstantData* constant(const std::string& name) const;
     bool is_initializer(const std::string& name) const;
 
+    // ONNX shape inference again (after make_constant), noting every static
+    // type and Constant node's data.
+    Status infer_shapes();
+    // Graph node `node` becomes a Constant node holding `data` (its value,
+    // computed at import), with the same output name.
+    void make_constant(int node, const ConstantData& data);
+
 private:
     ::onnx::ModelProto model_;
     std::int64_t opset_ = 0;
