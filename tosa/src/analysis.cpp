@@ -908,8 +908,10 @@ private:
             } else if (value.producer != no_operator) {
                 const Op op = block_.operators[value.producer].op;
                 const bool constant = op == Op::const_ || op == Op::const_shape;
-                // A constant of no elements has no bytes to carry.
-                if (constant && tensor.data.empty() && tensor.element_count() != 0) {
+                // A shape of no elements (a RESHAPE to rank 0) has no
+                // bytes to carry.
+                const bool empty_shape = op == Op::const_shape && tensor.element_count() == 0;
+                if (constant && tensor.data.empty() && !empty_shape) {
                     return operator_refusal(VACCEL_TOSA_BAD_DATA, block_, value.producer,
                                             fmt::format("its output '{}' carries no data",
                                                         tensor.name));

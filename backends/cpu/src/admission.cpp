@@ -536,14 +536,17 @@ Result<ExecutionOrder> order_block(const tosa::Block& block)
     order.constant.assign(tensor_count, false);
     // Data makes a constant only where no computing operator writes the
     // tensor: the output of a CONST/CONST_SHAPE, or a tensor nobody writes.
-    // A CONST of no elements (the shape of a rank-0 RESHAPE) has no bytes.
+    // A CONST_SHAPE of no elements (the shape of a rank-0 RESHAPE) has no
+    // bytes.
     for (std::size_t t = 0; t < tensor_count; ++t) {
         const bool by_const = producer[t] != none &&
                               (block.operators[producer[t]].op == Op::const_ ||
                                block.operators[producer[t]].op == Op::const_shape);
         const bool computed = producer[t] != none && !by_const;
         const bool has_data = !block.tensors[t].data.empty() ||
-                              (by_const && block.tensors[t].element_count() == 0);
+                              (producer[t] != none &&
+                               block.operators[producer[t]].op == Op::const_shape &&
+                               block.tensors[t].element_count() == 0);
         order.constant[t] = has_data && !is_input[t] && !computed;
     }
 
