@@ -29,6 +29,37 @@ Result<Value> Lowering::input(const Node& node, int i)
     return fail(refuse(node, fmt::format("input '{}' is produced by nothing before it", name)));
 }
 
+Result<Lowering::Operands> Lowering::operands(const Node& node, int count)
+{
+    Operands ops;
+    for (int i = 0; i < count; ++i) {
+        auto v = input(node, i);
+        if (!v) return fail(v.error());
+        ops.in.push_back(*v);
+    }
+    auto dims = output_dims(node);
+    if (!dims) return fail(dims.error());
+    ops.dims = std::move(*dims);
+    return ops;
+}
+
+Value Lowering::slice(Value v, const Dims& start, const Dims& size)
+{
+    Value out = tensor_of(size, v.dtype);
+    g_.op(Op::slice, {v.tensor, shape_operand(start), shape_operand(size)}, {out.tensor});
+    return out;
+}
+
+Value Lowering::tile(Value v, const Dims& multiples)
+{
+    if (std::ranges::all_of(multiples, [](std::int64_t m) { return m == 1; })) return v;
+    Dims dims = v.dims;
+    for (std::size_t i = 0; i < dims.size(); ++i) dims[i] *= multiples[i];
+    Value out = tensor_of(dims, v.dtype);
+    g_.op(Op::tile, {v.tensor, shape_operand(multiples)}, {out.tensor});
+    return out;
+}
+
 Result<Dims> Lowering::output_dims(const Node& node, int i) const
 {
     const auto type = model_.type_of(node.output(i));

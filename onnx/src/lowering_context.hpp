@@ -69,6 +69,13 @@ public:
             .with_note(fmt::format("node '{}' ({}): {}", name, node.op_type(), why));
     }
     Result<Value> input(const Node& node, int i);
+    // The node's inputs 0..count-1 and its output 0's dims: what most
+    // lowerings open with.
+    struct Operands {
+        std::vector<Value> in;
+        Dims dims;
+    };
+    Result<Operands> operands(const Node& node, int count);
     // The value's data when it is known at import: an initializer, a
     // Constant node, a given input value, or a node folded (folding.hpp).
     const ConstantData* constant_of(const std::string& name) const
@@ -96,6 +103,10 @@ public:
     Value reshape(Value v, const Dims& dims);
     // TRANSPOSE of `v` by `perm` (the result's dim i is v's perm[i]).
     Value transpose(Value v, std::vector<std::int32_t> perm);
+    // SLICE of `v` from `start`, `size` long; TILE of `v` by `multiples`
+    // (`v` itself when every multiple is 1); both in v's own element type.
+    Value slice(Value v, const Dims& start, const Dims& size);
+    Value tile(Value v, const Dims& multiples);
     // A CONST_SHAPE operand holding `values`.
     std::uint32_t shape_operand(const Dims& values);
     // `v` reshaped to `rank` dims by leading 1s (TOSA broadcasting needs

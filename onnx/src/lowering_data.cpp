@@ -31,13 +31,6 @@ Result<std::optional<Dims>> ints_input(Lowering& l, const Node& node, int i)
     return std::optional<Dims>{c->ints};
 }
 
-Value slice(Lowering& l, Value x, const Dims& start, const Dims& size)
-{
-    Value out = l.tensor(size);
-    l.builder().op(Op::slice, {x.tensor, l.shape_operand(start), l.shape_operand(size)}, {out.tensor});
-    return out;
-}
-
 Status lower_slice(Lowering& l, const Node& node)
 {
     auto x = l.input(node, 0);
@@ -72,7 +65,7 @@ Status lower_slice(Lowering& l, const Node& node)
     for (std::size_t a = 0; a < rank; ++a)
         if (start[a] + (*dims)[a] > x->dims[a])
             return fail(l.refuse(node, "the inferred result runs past the input"));
-    return l.bind(node, 0, slice(l, *x, start, *dims));
+    return l.bind(node, 0, l.slice(*x, start, *dims));
 }
 
 Status lower_split(Lowering& l, const Node& node)
@@ -87,7 +80,7 @@ Status lower_split(Lowering& l, const Node& node)
     for (int o = 0; o < node.output_size(); ++o) {
         auto dims = l.output_dims(node, o);
         if (!dims) return fail(dims.error());
-        if (auto ok = l.bind(node, o, slice(l, *x, start, *dims)); !ok) return ok;
+        if (auto ok = l.bind(node, o, l.slice(*x, start, *dims)); !ok) return ok;
         start[static_cast<std::size_t>(axis)] += (*dims)[static_cast<std::size_t>(axis)];
     }
     return {};
@@ -127,13 +120,13 @@ Status lower_pad(Lowering& l, const Node& node)
     return l.bind(node, 0, out);
 }
 
+// Expand's and Tile's result: a TILE, or an IDENTITY when nothing repeats
+// (the node's output is a tensor of its own).
 Value tile(Lowering& l, Value x, const Dims& multiples, const Dims& dims)
 {
     if (std::ranges::all_of(multiples, [](std::int64_t m) { return m == 1; }))
         return l.unary(Op::identity, l.reshape(x, dims), dims);
-    Value out = l.tensor(dims);
-    l.builder().op(Op::tile, {x.tensor, l.shape_operand(multiples)}, {out.tensor});
-    return out;
+    return l.reshape(l.tile(x, multiples), dims);
 }
 
 Status lower_expand(Lowering& l, const Node& node)

@@ -12,13 +12,9 @@ namespace {
 Lower elementwise(Op op)
 {
     return [op](Lowering& l, const Node& node) -> Status {
-        auto a = l.input(node, 0);
-        if (!a) return fail(a.error());
-        auto b = l.input(node, 1);
-        if (!b) return fail(b.error());
-        auto dims = l.output_dims(node);
-        if (!dims) return fail(dims.error());
-        return l.bind(node, 0, l.binary(op, *a, *b, *dims));
+        auto ops = l.operands(node, 2);
+        if (!ops) return fail(ops.error());
+        return l.bind(node, 0, l.binary(op, ops->in[0], ops->in[1], ops->dims));
     };
 }
 
@@ -54,16 +50,12 @@ Lower unary_op(Op op, tosa::Attributes attrs = {})
 
 Status lower_div(Lowering& l, const Node& node)
 {
-    auto a = l.input(node, 0);
-    if (!a) return fail(a.error());
-    auto b = l.input(node, 1);
-    if (!b) return fail(b.error());
-    auto dims = l.output_dims(node);
-    if (!dims) return fail(dims.error());
+    auto ops = l.operands(node, 2);
+    if (!ops) return fail(ops.error());
+    const Value &a = ops->in[0], &b = ops->in[1];
     // Integers: INTDIV, which truncates toward zero as ONNX does.
-    if (a->dtype == tosa::DType::int32) return l.bind(node, 0, l.binary(Op::intdiv, *a, *b, *dims));
-    Value inverse = l.unary(Op::reciprocal, *b, b->dims);
-    return l.bind(node, 0, l.mul(*a, inverse, *dims));
+    if (a.dtype == tosa::DType::int32) return l.bind(node, 0, l.binary(Op::intdiv, a, b, ops->dims));
+    return l.bind(node, 0, l.mul(a, l.unary(Op::reciprocal, b, b.dims), ops->dims));
 }
 
 // Mod: a - b * trunc(a / b), the remainder with the dividend's sign (C's
@@ -72,12 +64,11 @@ Status lower_div(Lowering& l, const Node& node)
 // sign has b added.
 Status lower_mod(Lowering& l, const Node& node)
 {
-    auto a = l.input(node, 0);
-    if (!a) return fail(a.error());
-    auto b = l.input(node, 1);
-    if (!b) return fail(b.error());
-    auto dims = l.output_dims(node);
-    if (!dims) return fail(dims.error());
+    auto ops = l.operands(node, 2);
+    if (!ops) return fail(ops.error());
+    const Value* a = &ops->in[0];
+    const Value* b = &ops->in[1];
+    const Dims* dims = &ops->dims;
     const bool fmod = int_attr(node, "fmod", 0) != 0;
     const tosa::DType type = a->dtype;
     const std::size_t rank = dims->size();

@@ -91,12 +91,7 @@ Status lower_gather(Lowering& l, const Node& node)
     const std::int64_t n = product(data->dims, 0, *axis);
     const std::int64_t c = product(data->dims, *axis + 1, data->dims.size());
     const std::int64_t w = elements(indices->dims);
-    Value rows = l.reshape(*indices, {1, w});
-    if (n > 1) {
-        Value tiled = l.tensor_of({n, w}, DType::int32);
-        l.builder().op(Op::tile, {rows.tensor, l.shape_operand({n, 1})}, {tiled.tensor});
-        rows = tiled;
-    }
+    const Value rows = l.tile(l.reshape(*indices, {1, w}), {n, 1});
     Value out = gather(l, l.reshape(*data, {n, k, c}), rows, n, w, c);
     return l.bind(node, 0, l.reshape(out, *dims));
 }
@@ -125,12 +120,7 @@ Status lower_gather_elements(Lowering& l, const Node& node)
     Value values = *data;
     Dims size = *dims;
     size[*axis] = data->dims[*axis];
-    if (size != data->dims) {
-        Value part = l.tensor_of(size, data->dtype);
-        l.builder().op(Op::slice, {data->tensor, l.shape_operand(Dims(rank, 0)), l.shape_operand(size)},
-                       {part.tensor});
-        values = part;
-    }
+    if (size != data->dims) values = l.slice(*data, Dims(rank, 0), size);
     const bool moves = *axis + 1 != rank;
     if (moves) values = l.transpose(values, perm);
     Value at = moves ? l.transpose(l.reshape(*indices, *dims), perm) : l.reshape(*indices, *dims);

@@ -12,15 +12,11 @@ namespace {
 Lower compare(Op op, bool swapped = false)
 {
     return [op, swapped](Lowering& l, const Node& node) -> Status {
-        auto a = l.input(node, 0);
-        if (!a) return fail(a.error());
-        auto b = l.input(node, 1);
-        if (!b) return fail(b.error());
-        if (a->dtype != b->dtype)
-            return fail(l.refuse(node, "its operands are of different types"));
-        auto dims = l.output_dims(node);
-        if (!dims) return fail(dims.error());
-        return l.bind(node, 0, swapped ? l.binary(op, *b, *a, *dims) : l.binary(op, *a, *b, *dims));
+        auto ops = l.operands(node, 2);
+        if (!ops) return fail(ops.error());
+        const Value &a = ops->in[0], &b = ops->in[1];
+        if (a.dtype != b.dtype) return fail(l.refuse(node, "its operands are of different types"));
+        return l.bind(node, 0, swapped ? l.binary(op, b, a, ops->dims) : l.binary(op, a, b, ops->dims));
     };
 }
 

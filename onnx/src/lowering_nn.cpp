@@ -51,10 +51,7 @@ Value cropped(Lowering& l, Value nhwc, const Window& w)
     Dims size = nhwc.dims;
     size[1] -= w.crop[0];
     size[2] -= w.crop[1];
-    Value out = l.tensor_of(size, nhwc.dtype);
-    l.builder().op(Op::slice, {nhwc.tensor, l.shape_operand(Dims(4, 0)), l.shape_operand(size)},
-                   {out.tensor});
-    return out;
+    return l.slice(nhwc, Dims(4, 0), size);
 }
 
 Result<Window> window_of(Lowering& l, const Node& node, const Dims& in, const Dims& out,

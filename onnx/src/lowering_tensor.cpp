@@ -49,20 +49,10 @@ Status lower_transpose(Lowering& l, const Node& node)
 Value tile_batch(Lowering& l, Value v, const Dims& batch)
 {
     Dims multiples;
-    bool tiles = false;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-        multiples.push_back(batch[i] / v.dims[i]);
-        tiles = tiles || multiples.back() != 1;
-    }
-    if (!tiles) return v;
+    for (std::size_t i = 0; i < batch.size(); ++i) multiples.push_back(batch[i] / v.dims[i]);
     multiples.push_back(1);
     multiples.push_back(1);
-    Dims dims = batch;
-    dims.push_back(v.dims[v.dims.size() - 2]);
-    dims.push_back(v.dims.back());
-    Value out = l.tensor_of(dims, v.dtype);
-    l.builder().op(Op::tile, {v.tensor, l.shape_operand(multiples)}, {out.tensor});
-    return out;
+    return l.tile(v, multiples);
 }
 
 // ONNX MatMul (numpy's matmul) as MATMUL [N, H, C] x [N, C, W]: a 1-D `a`
@@ -88,16 +78,15 @@ Result<Value> matmul(Lowering& l, const Node& node, Value a, Value b, const Dims
     }
     if (a.dims[rank - 1] != b.dims[rank - 2])
         return fail(l.refuse(node, "the operands' inner dimensions differ"));
-    const std::int64_t h = a.dims[rank - 2], c = a.dims[rank - 1], w = b.dims[rank - 1];
-    if (elements(batch_b) == 1 && elements(batch_a) > 1) {
-        Value a3 = l.reshape(a, {1, elements(batch_a) * h, c}), b3 = l.reshape(b, {1, c, w});
-        Value out = l.tensor({1, elements(batch_a) * h, w});
-        l.builder().op(Op::matmul, {a3.tensor, b3.tensor, l.zero_point(), l.zero_point()}, {out.tensor});
-        return l.reshape(out, out_dims);
+    std::int64_t n = elements(batch), h = a.dims[rank - 2];
+    const std::int64_t c = a.dims[rank - 1], w = b.dims[rank - 1];
+    if (elements(batch_b) == 1 && n > 1) {
+        h *= n;  // a's batch becomes rows of one product with b
+        n = 1;
+    } else {
+        a = tile_batch(l, a, batch);
+        b = tile_batch(l, b, batch);
     }
-    a = tile_batch(l, a, batch);
-    b = tile_batch(l, b, batch);
-    const std::int64_t n = elements(batch);
     Value a3 = l.reshape(a, {n, h, c}), b3 = l.reshape(b, {n, c, w});
     Value out = l.tensor({n, h, w});
     l.builder().op(Op::matmul, {a3.tensor, b3.tensor, l.zero_point(), l.zero_point()}, {out.tensor});
@@ -106,13 +95,9 @@ Result<Value> matmul(Lowering& l, const Node& node, Value a, Value b, const Dims
 
 Status lower_matmul(Lowering& l, const Node& node)
 {
-    auto a = l.input(node, 0);
-    if (!a) return fail(a.error());
-    auto b = l.input(node, 1);
-    if (!b) return fail(b.error());
-    auto dims = l.output_dims(node);
-    if (!dims) return fail(dims.error());
-    auto out = matmul(l, node, *a, *b, *dims);
+    auto ops = l.operands(node, 2);
+    if (!ops) return fail(ops.error());
+    auto out = matmul(l, node, ops->in[0], ops->in[1], ops->dims);
     if (!out) return fail(out.error());
     return l.bind(node, 0, *out);
 }
