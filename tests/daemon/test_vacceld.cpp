@@ -403,6 +403,9 @@ void device_time_is_shown_per_tenant(void**)
         assert_int_equal(d["device"].get<int>(), 0);
         assert_true(d["charged_ns"].get<std::uint64_t>() > 0);
         assert_true(d["share"].get<double>() > 0.0 && d["share"].get<double>() <= 1.0);
+        // The CPU device holds no idle time for anyone (the latency hold
+        // is the GPUs').
+        assert_int_equal(d["held_ns"].get<std::uint64_t>(), 0);
         if (charged != 0) assert_int_equal(d["charged_ns"].get<std::uint64_t>(), charged);
         charged = d["charged_ns"].get<std::uint64_t>();
         tenant = s["tenant"].get<std::string>();
@@ -410,11 +413,16 @@ void device_time_is_shown_per_tenant(void**)
     const json tenants = json::parse(admin.admin(VACCEL_ADMIN_TENANTS).text())["tenants"];
     assert_int_equal(tenants.size(), 1);
     assert_int_equal(tenants[0]["devices"][0]["device_time_ns"].get<std::uint64_t>(), charged);
+    assert_int_equal(tenants[0]["devices"][0]["device_held_ns"].get<std::uint64_t>(), 0);
     const std::string text = admin.admin(VACCEL_ADMIN_METRICS).text();
     const std::string line = fmt::format("vaccel_tenant_device_seconds_total{{tenant=\"{}\",device=\"0\"}} {:.9f}\n",
                                          tenant, static_cast<double>(charged) / 1e9);
     if (text.find(line) == std::string::npos)
         fail_msg("metrics lack \"%s\":\n%s", line.c_str(), text.c_str());
+    const std::string held = fmt::format(
+        "vaccel_tenant_device_held_seconds_total{{tenant=\"{}\",device=\"0\"}} 0.000000000\n", tenant);
+    if (text.find(held) == std::string::npos)
+        fail_msg("metrics lack \"%s\":\n%s", held.c_str(), text.c_str());
     if (text.find("# TYPE vaccel_tenant_device_share gauge") == std::string::npos)
         fail_msg("metrics lack vaccel_tenant_device_share");
 }

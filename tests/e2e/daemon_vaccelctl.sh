@@ -72,7 +72,7 @@ PY
 	[ -n "$listed" ] || fail "sessions --json never listed pid $client: $(cat "$scratch/sessions.json")"
 	"$ctl" sessions >"$scratch/sessions.txt"
 	cat "$scratch/sessions.txt"
-	head -1 "$scratch/sessions.txt" | grep -q "^id  *pid  *uid  *tenant  *cgroup  *contexts  *buffers  *memory  *programs  *gates  *in-flight  *submissions  *errors  *device-time  *share$" ||
+	head -1 "$scratch/sessions.txt" | grep -q "^id  *pid  *uid  *tenant  *cgroup  *contexts  *buffers  *memory  *programs  *gates  *in-flight  *submissions  *errors  *device-time  *held  *share$" ||
 		fail "sessions table header is not the documented one"
 	awk -v pid="$client" 'NR > 1 && $2 == pid { found = 1 } END { exit !found }' \
 		"$scratch/sessions.txt" || fail "the sessions table lacks pid $client"

@@ -149,8 +149,8 @@ void sessions_table_aligns_columns_with_human_sizes(void**)
        "rule":"default",
        "weight":100,"contexts":1,"buffers":3,"memory_bytes":3145728,"programs":1,"queues":1,
        "gates":0,"events_in_flight":0,"submissions":200,"errors":0,
-       "device_time":[{"device":0,"charged_ns":1500000,"share":0.25},
-                      {"device":1,"charged_ns":0,"share":0.0}]},
+       "device_time":[{"device":0,"charged_ns":1500000,"held_ns":250000,"share":0.25},
+                      {"device":1,"charged_ns":0,"held_ns":0,"share":0.0}]},
       {"id":12,"pid":7,"uid":0,"gid":0,"cgroup":"/","tenant":"cgroup:/","rule":"cgroup:/",
        "weight":100,"contexts":2,
        "buffers":10,"memory_bytes":512,"programs":2,"queues":2,"gates":3,"events_in_flight":4,
@@ -158,11 +158,11 @@ void sessions_table_aligns_columns_with_human_sizes(void**)
     assert_string_equal(
         sessions_text(doc).c_str(),
         "id   pid   uid  tenant    cgroup         contexts  buffers   memory  programs  gates  "
-        "in-flight  submissions  errors  device-time  share\n"
+        "in-flight  submissions  errors  device-time      held  share\n"
         " 1  4242  1000  uid:1000  /user.slice/a         1        3  3.0 MiB         1      0  "
-        "        0          200       0      1.50 ms  0:25.0%\n"
+        "        0          200       0      1.50 ms  250.0 µs  0:25.0%\n"
         "12     7     0  cgroup:/  /                     2       10    512 B         2      3  "
-        "        4        12345       3         0 ns  -\n");
+        "        4        12345       3         0 ns         -  -\n");
 }
 
 void empty_listings_say_so(void**)
@@ -199,13 +199,13 @@ void tenants_table_shows_use_against_totals_per_device(void**)
          "memory_bytes":{"used":62914560,"total":67108864},"buffers":{"used":1,"total":null},
          "programs":{"used":0,"total":null},"queues":{"used":0,"total":null},
          "events":{"used":0,"total":null},"gates":{"used":0,"total":null},
-         "device_time_ns":2500000000,"device_share":0.305}]}]})");
+         "device_time_ns":2500000000,"device_held_ns":1200000,"device_share":0.305}]}]})");
     assert_string_equal(
         tenants_text(doc).c_str(),
         "tenant     sessions  device  contexts             memory  buffers  programs  queues  "
-        "events  gates  device-time  share\n"
+        "events  gates  device-time     held  share\n"
         "uid:65534      3/64       0       3/4  60.0 MiB/64.0 MiB        1         0       0  "
-        "     0      0       2.50 s  30.5%\n");
+        "     0      0       2.50 s  1.20 ms  30.5%\n");
     assert_string_equal(tenants_text(nlohmann::json::parse(R"({"tenants":[]})")).c_str(),
                         "no tenants: no session is open\n");
 }

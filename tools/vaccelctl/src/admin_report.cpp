@@ -73,20 +73,31 @@ std::string context_caps_cell(const nlohmann::json& rule)
 
 std::string share_text(double share) { return fmt::format("{:.1f}%", share * 100.0); }
 
-// The tenant's device time over its devices, and each device's share of
-// the last window ("1:30.2%"), from a session's "device_time" list; "-"
-// for a daemon that sends none.
-std::pair<std::string, std::string> device_time_cells(const nlohmann::json& session)
+// The cells of a tenant's device time over its devices.
+struct DeviceTimeCells {
+    std::string charged = "-", held = "-", shares = "-";
+};
+
+// From a session's "device_time" list: the charged time and its held part
+// summed over the devices, and each device's share of the last window
+// ("1:30.2%"); "-" for a daemon that sends none (held: one that predates
+// the latency hold).
+DeviceTimeCells device_time_cells(const nlohmann::json& session)
 {
     if (!session.contains("device_time") || !session["device_time"].is_array())
-        return {"-", "-"};
-    std::uint64_t total = 0;
+        return {};
+    std::uint64_t total = 0, held = 0;
+    bool any_held = false;
     std::string shares;
     for (const auto& d : session["device_time"]) {
         if (!d.contains("charged_ns") || !d["charged_ns"].is_number_unsigned())
             continue;
         const auto ns = d["charged_ns"].get<std::uint64_t>();
         total += ns;
+        if (d.contains("held_ns") && d["held_ns"].is_number_unsigned()) {
+            held += d["held_ns"].get<std::uint64_t>();
+            any_held = true;
+        }
         if (ns == 0 || !d.contains("share") || !d["share"].is_number())
             continue;
         if (!shares.empty())
@@ -94,7 +105,17 @@ std::pair<std::string, std::string> device_time_cells(const nlohmann::json& sess
         shares += fmt::format("{}:{}", number_cell(d, "device", "?"),
                               share_text(d["share"].get<double>()));
     }
-    return {duration_text(total), shares.empty() ? "-" : shares};
+    return {duration_text(total), any_held ? duration_text(held) : "-",
+            shares.empty() ? "-" : shares};
+}
+
+// Columns a cell takes on a terminal: its code points, not its bytes
+// ("µs" is three bytes, two columns).
+std::size_t columns(std::string_view cell)
+{
+    return static_cast<std::size_t>(std::count_if(cell.begin(), cell.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+    }));
 }
 
 }  // namespace
@@ -104,7 +125,7 @@ std::string Table::text() const
     std::vector<std::size_t> widths(header.size(), 0);
     auto measure = [&](const std::vector<std::string>& row) {
         for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i)
-            widths[i] = std::max(widths[i], row[i].size());
+            widths[i] = std::max(widths[i], columns(row[i]));
     };
     measure(header);
     for (const auto& row : rows)
@@ -117,8 +138,8 @@ std::string Table::text() const
             const bool right = i < right_aligned.size() && right_aligned[i];
             if (i > 0)
                 line += "  ";
-            line += right ? fmt::format("{:>{}}", cell, widths[i])
-                          : fmt::format("{:<{}}", cell, widths[i]);
+            const std::string pad(widths[i] - columns(cell), ' ');
+            line += right ? pad + cell : cell + pad;
         }
         while (!line.empty() && line.back() == ' ')
             line.pop_back();
@@ -151,11 +172,11 @@ std::string sessions_text(const nlohmann::json& document)
     // device-time and share are the session's tenant's (charged per tenant).
     table.header = {"id",       "pid",      "uid",   "tenant",    "cgroup",      "contexts",
                     "buffers",  "memory",   "programs", "gates", "in-flight", "submissions",
-                    "errors",   "device-time", "share"};
+                    "errors",   "device-time", "held", "share"};
     table.right_aligned = {true, true, true, false, false, true, true, true,
-                           true, true, true, true,  true,  true, false};
+                           true, true, true, true,  true,  true, true, false};
     for (const auto& s : sessions) {
-        auto [device_time, share] = device_time_cells(s);
+        DeviceTimeCells time = device_time_cells(s);
         table.rows.push_back({number_cell(s, "id", "?"), number_cell(s, "pid", "?"),
                               number_cell(s, "uid", "?"), text_cell(s, "tenant"),
                               text_cell(s, "cgroup"),
@@ -163,7 +184,8 @@ std::string sessions_text(const nlohmann::json& document)
                               bytes_cell(s, "memory_bytes", "?"), number_cell(s, "programs", "?"),
                               number_cell(s, "gates", "?"), number_cell(s, "events_in_flight", "?"),
                               number_cell(s, "submissions", "?"), number_cell(s, "errors", "?"),
-                              std::move(device_time), std::move(share)});
+                              std::move(time.charged), std::move(time.held),
+                              std::move(time.shares)});
     }
     return table.text();
 }
@@ -224,9 +246,10 @@ std::string tenants_text(const nlohmann::json& document)
         return "no tenants: no session is open\n";
     Table table;
     table.header = {"tenant", "sessions", "device", "contexts", "memory", "buffers",
-                    "programs", "queues",  "events", "gates", "device-time", "share"};
+                    "programs", "queues",  "events", "gates", "device-time", "held",
+                    "share"};
     table.right_aligned = {false, true, true, true, true, true,
-                           true,  true, true, true, true, true};
+                           true,  true, true, true, true, true, true};
     for (const auto& t : tenants) {
         const std::string name = text_cell(t, "tenant");
         const nlohmann::json sessions = t.contains("sessions") ? t["sessions"] : nlohmann::json();
@@ -240,11 +263,14 @@ std::string tenants_text(const nlohmann::json& document)
             const bool timed = d.contains("device_time_ns") &&
                                d["device_time_ns"].is_number_unsigned() &&
                                d.contains("device_share") && d["device_share"].is_number();
+            const bool held = d.contains("device_held_ns") &&
+                              d["device_held_ns"].is_number_unsigned();
             table.rows.push_back(
                 {name, open, number_cell(d, "index", "?"), cell("contexts", false),
                  cell("memory_bytes", true), cell("buffers", false), cell("programs", false),
                  cell("queues", false), cell("events", false), cell("gates", false),
                  timed ? duration_text(d["device_time_ns"].get<std::uint64_t>()) : "-",
+                 held ? duration_text(d["device_held_ns"].get<std::uint64_t>()) : "-",
                  timed ? share_text(d["device_share"].get<double>()) : "-"});
         }
     }

@@ -291,7 +291,10 @@ std::string sessions_document(const std::vector<SessionEntry>& sessions, const P
         if (auto it = times.find(entry.session->tenant().key()); it != times.end())
             for (const TenantDeviceTime& t : it->second)
                 device_time.push_back(
-                    {{"device", t.device}, {"charged_ns", t.charged_ns}, {"share", t.share}});
+                    {{"device", t.device},
+                     {"charged_ns", t.charged_ns},
+                     {"held_ns", t.held_ns},
+                     {"share", t.share}});
         list.push_back({{"id", entry.id},
                         {"transport", entry.transport},
                         {"pid", who.pid},

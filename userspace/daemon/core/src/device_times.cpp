@@ -18,7 +18,7 @@ DeviceTimes device_times(engine::DeviceManager& devices)
         for (const backend::FlowService& flow : service->flows) {
             if (flow.flow.empty()) continue;  // a context's own flow: no tenant yet
             times[flow.flow].push_back(
-                {i, flow.charged_ns,
+                {i, flow.charged_ns, flow.held_ns,
                  window > 0 ? std::min(1.0, static_cast<double>(flow.window_ns) / window) : 0.0});
         }
     }

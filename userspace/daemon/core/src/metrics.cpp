@@ -6,9 +6,11 @@
 // session vaccel_session_* (labels session, transport ("socket" or
 // "kernel"), pid, uid, cgroup, tenant), per tenant and device
 // vaccel_tenant_*_used / vaccel_tenant_*_total (labels tenant, device; a
-// total with no bound is not written), vaccel_tenant_device_seconds_total
-// and vaccel_tenant_device_share (labels tenant, device: the device time
-// its scheduler charged the tenant, and its share of the last window),
+// total with no bound is not written), vaccel_tenant_device_seconds_total,
+// vaccel_tenant_device_held_seconds_total and vaccel_tenant_device_share
+// (labels tenant, device: the device time its scheduler charged the
+// tenant, the part of it the device was held idle for the tenant, and its
+// share of the last window),
 // vaccel_tenant_sessions (label tenant), and the daemon-wide vaccel_sessions and
 // vaccel_daemon_uptime_seconds. Each family
 // is written once with its # HELP and # TYPE lines; label values are
@@ -163,6 +165,16 @@ std::string metrics_text(engine::DeviceManager& devices, const std::vector<Sessi
                            "vaccel_tenant_device_seconds_total{{tenant=\"{}\",device=\"{}\"}} {:.9f}\n",
                            prometheus_label_value(tenant), t.device,
                            static_cast<double>(t.charged_ns) / 1e9);
+    header(out, {"vaccel_tenant_device_held_seconds_total", "counter",
+                 "Of the tenant's device time: the device kept idle for its next item "
+                 "(the latency hold)."});
+    for (const auto& [tenant, list] : times)
+        for (const TenantDeviceTime& t : list)
+            fmt::format_to(std::back_inserter(out),
+                           "vaccel_tenant_device_held_seconds_total{{tenant=\"{}\",device=\"{}\"}} "
+                           "{:.9f}\n",
+                           prometheus_label_value(tenant), t.device,
+                           static_cast<double>(t.held_ns) / 1e9);
     header(out, {"vaccel_tenant_device_share", "gauge",
                  "The tenant's share of the device's time over the last share window (0..1)."});
     for (const auto& [tenant, list] : times)

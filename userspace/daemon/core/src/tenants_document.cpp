@@ -48,11 +48,15 @@ std::string tenants_document(const engine::Tenants& tenants, const DeviceTimes& 
         const auto timed = times.find(t.id.key());
         json devices = json::array();
         for (std::size_t d = 0; d < t.used.size(); ++d) {
-            json device{{"index", d}, {"device_time_ns", 0}, {"device_share", 0.0}};
+            json device{{"index", d},
+                        {"device_time_ns", 0},
+                        {"device_held_ns", 0},
+                        {"device_share", 0.0}};
             if (timed != times.end())
                 for (const TenantDeviceTime& time : timed->second)
                     if (time.device == d) {
                         device["device_time_ns"] = time.charged_ns;
+                        device["device_held_ns"] = time.held_ns;
                         device["device_share"] = time.share;
                     }
             for (std::size_t k = 0; k < resource_count; ++k)

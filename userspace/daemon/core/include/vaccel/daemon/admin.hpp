@@ -67,6 +67,9 @@ struct SessionEntry {
 struct TenantDeviceTime {
     std::uint32_t device = 0;
     std::uint64_t charged_ns = 0;  // since the tenant's flow on it was made
+    // Of charged_ns: the device kept idle for the tenant's next item (the
+    // latency hold, ADR 0026); 0 on devices without one.
+    std::uint64_t held_ns = 0;
     // Of the device's time within the last share window (0..1; the CPU's
     // time is its workers' together).
     double share = 0;
