@@ -286,9 +286,18 @@ Status Lowering::check_kinds(const Node& node, std::uint8_t kinds) const
                                                  onnx_type_name(type->elem))));
         return {};
     };
-    for (const auto& name : node.input())
-        if (!constant_of(name))
-            if (auto ok = check(name); !ok) return ok;
+    const std::vector<int>& parameters = parameter_inputs(node.op_type());
+    for (int i = 0; i < node.input_size(); ++i) {
+        const std::string& name = node.input(i);
+        if (name.empty() || constant_of(name)) continue;
+        if (std::ranges::find(parameters, i) != parameters.end())
+            return fail(refuse(node, fmt::format("input {} ('{}') sets a shape or an attribute, "
+                                                 "so its value must be known at import; it is "
+                                                 "computed at run time here: give its value "
+                                                 "(vaccelctl run --input {}=FILE.npy folds it)",
+                                                 i, name, name)));
+        if (auto ok = check(name); !ok) return ok;
+    }
     for (const auto& name : node.output())
         if (auto ok = check(name); !ok) return ok;
     return {};
@@ -306,6 +315,7 @@ const Table& table()
         add_cast(t);
         add_loss(t);
         add_gather(t);
+        add_resize(t);
         return t;
     }();
     return lowerings;

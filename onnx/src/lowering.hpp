@@ -39,4 +39,9 @@ namespace vaccel::onnx {
 
 Result<Imported> lower_model(const Model& model);
 
+// The inputs of `op` whose values set a shape or an attribute (a Reshape's
+// shape, a Resize's scales): they must be known at import
+// (value_inputs.cpp; importer.hpp's value_inputs walks up from them).
+const std::vector<int>& parameter_inputs(std::string_view op);
+
 }  // namespace vaccel::onnx

@@ -207,5 +207,6 @@ void add_loss(Table& table);
 // - log(sum)) of `x` over `axis` (lowering_elementwise.cpp).
 Value softmax_along(Lowering& l, Value x, const Dims& dims, std::int64_t axis, bool log);
 void add_gather(Table& table);
+void add_resize(Table& table);
 
 }  // namespace vaccel::onnx::lowering

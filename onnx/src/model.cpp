@@ -149,9 +149,10 @@ Result<Model> Model::read(std::span<const std::byte> bytes, const ImportOptions&
     for (const auto& [name, given] : options.input_values) {
         auto* init = graph.add_initializer();
         init->set_name(name);
-        init->set_data_type(::onnx::TensorProto::INT64);
+        init->set_data_type(given.floating ? ::onnx::TensorProto::FLOAT : ::onnx::TensorProto::INT64);
         for (std::int64_t d : given.dims) init->add_dims(d);
         for (std::int64_t v : given.values) init->add_int64_data(v);
+        for (float v : given.floats) init->add_float_data(v);
         auto data = decode_tensor(*init);
         if (!data) return fail(data.error());
         m.constants_.emplace(name, std::move(*data));

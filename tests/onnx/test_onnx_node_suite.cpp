@@ -124,13 +124,20 @@ double float_at(const Tensor& t, std::size_t i)
     }
 }
 
-// An integer input's values, for folding (ImportOptions::input_values).
+// An integer or FLOAT input's values, for folding
+// (ImportOptions::input_values).
 std::optional<vaccel::onnx::ImportOptions::Values> values_of(const Tensor& t)
 {
     using T = ::onnx::TensorProto;
-    if (t.type != T::INT64 && t.type != T::INT32) return std::nullopt;
     vaccel::onnx::ImportOptions::Values v;
     v.dims = t.dims;
+    if (t.type == T::FLOAT) {
+        v.floating = true;
+        v.floats.resize(t.bytes.size() / 4);
+        std::memcpy(v.floats.data(), t.bytes.data(), v.floats.size() * 4);
+        return v;
+    }
+    if (t.type != T::INT64 && t.type != T::INT32) return std::nullopt;
     const std::size_t size = t.type == T::INT64 ? 8 : 4;
     for (std::size_t at = 0; at < t.bytes.size(); at += size) {
         std::int64_t x = 0;
@@ -201,14 +208,20 @@ Outcome run_one(Rig& rig, const fs::path& dir)
                                 input_names[i])};
         given.emplace(input_names[i], std::move(*t));
     }
-    // Every input is bound as the graph's input first; where the importer
-    // or the device refuses that, integer inputs are folded as values (a
-    // Reshape's shape; a device without integer arithmetic).
+    // The inputs the importer needs as values (a Reshape's shape, a
+    // Resize's scales) are folded, every other input is bound as the
+    // graph's input first; where the importer or the device refuses that,
+    // integer inputs are folded too (a device without integer arithmetic).
     const auto* bytes = reinterpret_cast<const std::byte*>(model_bytes.data());
+    auto needed = vaccel::onnx::value_inputs(std::span(bytes, model_bytes.size()));
+    if (!needed) return {Outcome::not_importable, needed.error().note};
     vaccel::onnx::ImportOptions bound, folded;
     for (const auto& [name, t] : given) {
-        bound.input_shapes[name] = t.dims;
-        if (auto v = values_of(t)) folded.input_values[name] = std::move(*v);
+        const bool parameter = std::ranges::find(*needed, name) != needed->end();
+        auto v = values_of(t);
+        if (parameter && v) bound.input_values[name] = *v;
+        else bound.input_shapes[name] = t.dims;
+        if (v && (parameter || !v->floating)) folded.input_values[name] = std::move(*v);
         else folded.input_shapes[name] = t.dims;
     }
     struct Loaded {
@@ -235,7 +248,7 @@ Outcome run_one(Rig& rig, const fs::path& dir)
         return loaded;
     };
     auto loaded = load(bound);
-    if (!loaded && !folded.input_values.empty()) loaded = load(folded);
+    if (!loaded && folded.input_values.size() > bound.input_values.size()) loaded = load(folded);
     if (!loaded) return {Outcome::not_importable, loaded.error().note};
     auto program = std::move(loaded->program);
     const std::vector<Bytes>& input_bytes = loaded->inputs;

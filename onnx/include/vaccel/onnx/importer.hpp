@@ -34,13 +34,16 @@ struct ImportOptions {
     // Shapes for graph inputs by ONNX name (vaccelctl's --input-shape);
     // they override the model's own.
     std::map<std::string, std::vector<std::int64_t>> input_shapes;
-    // Integer inputs given as values (INT64 or INT32 data: a Reshape's
-    // shape, a Slice's starts, an Expand's shape): folded into the graph as
-    // constants, so the shapes they determine are static; they are then
-    // not inputs of the imported graph.
+    // Inputs given as values (a Reshape's shape, a Slice's starts, an
+    // Expand's shape as integers; a Resize's scales as floats): folded into
+    // the graph as constants, so the shapes they determine are static; they
+    // are then not inputs of the imported graph. `floating`: the values are
+    // `floats` (a FLOAT input), else `values` (INT64).
     struct Values {
         std::vector<std::int64_t> dims;
         std::vector<std::int64_t> values;
+        bool floating = false;
+        std::vector<float> floats;
     };
     std::map<std::string, Values> input_values;
 };
@@ -53,5 +56,11 @@ struct Imported {
 
 // `model`: the bytes of a .onnx file.
 Result<Imported> import_model(std::span<const std::byte> model, const ImportOptions& options = {});
+
+// The graph inputs whose values set a shape or an attribute (a Reshape's
+// shape, a Resize's scales, a Slice's starts, or what such an operand is
+// computed from, up to a Shape): the importer needs them in
+// ImportOptions::input_values. Every other input is bound at run time.
+Result<std::vector<std::string>> value_inputs(std::span<const std::byte> model);
 
 }  // namespace vaccel::onnx
