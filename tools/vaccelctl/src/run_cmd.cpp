@@ -102,19 +102,22 @@ Result<Slot> query_slot(const Session& session, std::uint64_t program, std::uint
     return slot;
 }
 
-// The input file must hold exactly what the slot takes.
-Result<npy::Array> read_input(const Slot& slot, const std::string& file)
+// The input file must hold exactly what the slot takes, in `dtype` (the
+// slot's, or an ONNX model's own type for the input).
+Result<npy::Array> read_input(const Slot& slot, const std::string& file, npy::DType dtype)
 {
     auto read = npy::read_file(file);
     if (!read)
         return refuse(read.error().message);
     npy::Array* array = &*read;
-    if (array->dtype != slot.dtype)
+    if (array->dtype != dtype)
         return refuse(fmt::format("input '{}' expects {} ({}, .npy dtype {}) but {} holds {}; "
                                   "convert with arr.astype('{}')",
-                                  slot.name, tosa_dtype_name(slot.info.dtype),
-                                  npy::dtype_name(slot.dtype), npy::dtype_descr(slot.dtype), file,
-                                  npy::dtype_name(array->dtype), npy::dtype_descr(slot.dtype)));
+                                  slot.name,
+                                  dtype == slot.dtype ? tosa_dtype_name(slot.info.dtype)
+                                                      : std::string("the model's type"),
+                                  npy::dtype_name(dtype), npy::dtype_descr(dtype), file,
+                                  npy::dtype_name(array->dtype), npy::dtype_descr(dtype)));
     if (array->shape != slot.shape)
         return refuse(fmt::format("input '{}' expects shape {} but {} has shape {}", slot.name,
                                   shape_brackets(slot.shape), file, shape_brackets(array->shape)));
@@ -162,22 +165,69 @@ Result<std::uint64_t> run_once(const Session& session, std::uint64_t queue, std:
         std::chrono::duration_cast<std::chrono::nanoseconds>(stop - start).count());
 }
 
-TensorReport tensor_report(const Slot& slot, std::string file)
+// `dtype`: the .npy file's (the slot's, or an ONNX model's own type).
+TensorReport tensor_report(const Slot& slot, npy::DType dtype, std::string file)
 {
     return TensorReport{
-        slot.info.slot, slot.name,       slot.dtype,     tosa_dtype_name(slot.info.dtype),
+        slot.info.slot, slot.name,       dtype,          tosa_dtype_name(slot.info.dtype),
         slot.shape,     slot.info.bytes, std::move(file)};
 }
 
 
+// An ONNX model's own types at the graph's inputs and outputs, by name
+// (none for a TOSA model): where the graph carries another type (INT64 as
+// INT32), the .npy files hold the model's type and are converted.
+struct ModelPorts {
+#ifdef VACCEL_HAS_ONNX
+    std::map<std::string, onnx::Port> inputs, outputs;
+#endif
+};
+
+// The .npy dtype input `slot` is given in.
+npy::DType input_dtype(const ModelPorts& ports, const Slot& slot)
+{
+#ifdef VACCEL_HAS_ONNX
+    if (auto it = ports.inputs.find(slot.name); it != ports.inputs.end())
+        return npy_dtype_of_onnx(it->second.onnx_type).value_or(slot.dtype);
+#endif
+    (void)ports;
+    return slot.dtype;
+}
+
+Result<npy::Array> input_for_graph(const ModelPorts& ports, const Slot& slot, npy::Array array,
+                                   const std::string& file)
+{
+#ifdef VACCEL_HAS_ONNX
+    if (auto it = ports.inputs.find(slot.name); it != ports.inputs.end() && array.dtype != slot.dtype)
+        return to_graph_array(it->second, array, slot.dtype, file);
+#endif
+    (void)ports, (void)slot, (void)file;
+    return array;
+}
+
+Result<npy::Array> output_for_model(const ModelPorts& ports, const Slot& slot, npy::Array array)
+{
+#ifdef VACCEL_HAS_ONNX
+    if (auto it = ports.outputs.find(slot.name); it != ports.outputs.end())
+        return to_model_array(it->second, array);
+#endif
+    (void)ports, (void)slot;
+    return array;
+}
+
 #ifdef VACCEL_HAS_ONNX
 // A .onnx model is imported here (onnx_model.hpp): each NAME=FILE.npy input
-// fixes that input's shape, and an integer one is folded into the graph as
-// a constant (it determines a shape) and no longer bound.
+// fixes that input's shape; one whose value sets a shape or an attribute
+// (onnx::value_inputs: a Reshape's shape, a Resize's scales) is folded into
+// the graph as a constant and no longer bound. Every other input is bound
+// in the model's own type (INT64 token ids narrowed at the boundary).
 Result<std::vector<std::uint8_t>> import_for_run(const std::string& model,
                                                  const std::vector<std::uint8_t>& bytes,
-                                                 std::vector<std::string>& inputs)
+                                                 std::vector<std::string>& inputs,
+                                                 ModelPorts& ports)
 {
+    auto folded = onnx_value_inputs(model, bytes);
+    if (!folded) return std::unexpected(folded.error());
     OnnxImport how;
     std::vector<std::string> bound;
     for (const std::string& argument : inputs) {
@@ -189,7 +239,7 @@ Result<std::vector<std::uint8_t>> import_for_run(const std::string& model,
         auto array = npy::read_file(argument.substr(eq + 1));
         if (!array) return refuse(array.error().message);
         const std::string name = argument.substr(0, eq);
-        if (array->dtype == npy::DType::i8 || array->dtype == npy::DType::i4) {
+        if (std::ranges::find(*folded, name) != folded->end()) {
             how.values.emplace(name, std::move(*array));
             continue;
         }
@@ -199,6 +249,8 @@ Result<std::vector<std::uint8_t>> import_for_run(const std::string& model,
     auto imported = import_onnx(model, bytes, how);
     if (!imported) return std::unexpected(imported.error());
     inputs = std::move(bound);
+    for (const onnx::Port& port : imported->input_ports) ports.inputs.emplace(port.name, port);
+    for (const onnx::Port& port : imported->output_ports) ports.outputs.emplace(port.name, port);
     return std::move(imported->tosa);
 }
 #endif
@@ -208,12 +260,13 @@ Result<std::vector<std::uint8_t>> import_for_run(const std::string& model,
 Result<void> run_command(const RunOptions& given)
 {
     RunOptions options = given;
+    ModelPorts ports;
     auto file = read_model(options.model);
     if (!file)
         return std::unexpected(file.error());
     if (is_onnx_path(options.model)) {
 #ifdef VACCEL_HAS_ONNX
-        auto tosa = import_for_run(options.model, *file, options.inputs);
+        auto tosa = import_for_run(options.model, *file, options.inputs, ports);
         if (!tosa) return std::unexpected(tosa.error());
         file = std::move(*tosa);
 #else
@@ -292,10 +345,13 @@ Result<void> run_command(const RunOptions& given)
         return std::unexpected(files.error());
     std::vector<npy::Array> arrays;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-        auto array = read_input(inputs[i], (*files)[i]);
+        auto array = read_input(inputs[i], (*files)[i], input_dtype(ports, inputs[i]));
         if (!array)
             return std::unexpected(array.error());
-        arrays.push_back(std::move(*array));
+        auto converted = input_for_graph(ports, inputs[i], std::move(*array), (*files)[i]);
+        if (!converted)
+            return std::unexpected(converted.error());
+        arrays.push_back(std::move(*converted));
     }
 
     std::vector<std::string> output_names;
@@ -340,7 +396,7 @@ Result<void> run_command(const RunOptions& given)
     report.model = options.model;
     report.device = device;
     for (std::size_t i = 0; i < inputs.size(); ++i)
-        report.inputs.push_back(tensor_report(inputs[i], (*files)[i]));
+        report.inputs.push_back(tensor_report(inputs[i], input_dtype(ports, inputs[i]), (*files)[i]));
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const Slot& slot = outputs[i];
         npy::Array array{slot.dtype, slot.shape, std::vector<std::uint8_t>(slot.info.bytes)};
@@ -349,7 +405,11 @@ Result<void> run_command(const RunOptions& given)
             return std::unexpected(call_refusal(
                 rc, fmt::format("cannot read output '{}' from the device", slot.name)));
         std::filesystem::path path = (dir / output_files[i].file_name).lexically_normal();
-        auto written = npy::write_file(path, array);
+        auto model_array = output_for_model(ports, slot, std::move(array));
+        if (!model_array)
+            return std::unexpected(model_array.error());
+        const npy::DType written_dtype = model_array->dtype;
+        auto written = npy::write_file(path, *model_array);
         if (!written)
             return refuse(written.error().message);
         if (output_files[i].renamed)
@@ -357,7 +417,7 @@ Result<void> run_command(const RunOptions& given)
                        "vaccelctl: output '{}' written as {} (its name is not a plain file "
                        "name: characters outside [A-Za-z0-9._+-] were replaced by '_')\n",
                        slot.name, path.string());
-        report.outputs.push_back(tensor_report(slot, path.string()));
+        report.outputs.push_back(tensor_report(slot, written_dtype, path.string()));
     }
     report.timing = timing_of(std::move(samples));
 
