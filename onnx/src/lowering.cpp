@@ -316,6 +316,7 @@ const Table& table()
         add_loss(t);
         add_gather(t);
         add_resize(t);
+        add_conv_transpose(t);
         return t;
     }();
     return lowerings;

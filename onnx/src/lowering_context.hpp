@@ -208,5 +208,6 @@ void add_loss(Table& table);
 Value softmax_along(Lowering& l, Value x, const Dims& dims, std::int64_t axis, bool log);
 void add_gather(Table& table);
 void add_resize(Table& table);
+void add_conv_transpose(Table& table);
 
 }  // namespace vaccel::onnx::lowering

@@ -38,15 +38,7 @@ tosa::Attributes max_pool_attr(Ints kernel, Ints stride, Ints pad, std::uint32_t
     return attributes;
 }
 
-tosa::Attributes transpose_conv_attr(Ints out_pad, Ints stride, DType acc_type = DType::fp32)
-{
-    tosa::Attributes attributes;
-    attributes.present = true;
-    attributes.out_pad = std::move(out_pad);
-    attributes.stride = std::move(stride);
-    attributes.acc_type = acc_type;
-    return attributes;
-}
+using tosa::transpose_conv_attr;
 
 // in -> MAX_POOL2D (operator 0) -> out.
 tosa::Graph max_pool_graph(Dims in, Dims out, tosa::Attributes attributes,

@@ -178,6 +178,17 @@ Attributes conv_attr(std::vector<std::int32_t> pad, std::vector<std::int32_t> st
     return attributes;
 }
 
+Attributes transpose_conv_attr(std::vector<std::int32_t> out_pad, std::vector<std::int32_t> stride,
+                               DType acc_type)
+{
+    Attributes attributes;
+    attributes.present = true;
+    attributes.out_pad = std::move(out_pad);
+    attributes.stride = std::move(stride);
+    attributes.acc_type = acc_type;
+    return attributes;
+}
+
 Attributes pool_attr(std::vector<std::int32_t> kernel, std::vector<std::int32_t> stride,
                      std::vector<std::int32_t> pad, DType acc_type)
 {

@@ -60,6 +60,9 @@ Attributes clamp_f16_attr(float min, float max);
 // Attributes of CONV2D, CONV3D, DEPTHWISE_CONV2D (pad top,bottom,left,right).
 Attributes conv_attr(std::vector<std::int32_t> pad, std::vector<std::int32_t> stride,
                      std::vector<std::int32_t> dilation, DType acc_type = DType::fp32);
+// Attributes of TRANSPOSE_CONV2D (out_pad top,bottom,left,right).
+Attributes transpose_conv_attr(std::vector<std::int32_t> out_pad, std::vector<std::int32_t> stride,
+                               DType acc_type = DType::fp32);
 // Attributes of MAX_POOL2D (nan_mode PROPAGATE) and AVG_POOL2D.
 Attributes pool_attr(std::vector<std::int32_t> kernel, std::vector<std::int32_t> stride,
                      std::vector<std::int32_t> pad, DType acc_type = DType::fp32);
