@@ -19,6 +19,8 @@
 //       ArgMin (ARGMAX; INT32 indices);
 //     - lowering_data.cpp: Slice, Split, Pad, Expand, Tile,
 //       LayerNormalization;
+//     - lowering_resize.cpp: Resize, Upsample; lowering_conv_transpose.cpp:
+//       ConvTranspose;
 //     - lowering_logic.cpp: Equal, Greater, GreaterOrEqual, Less,
 //       LessOrEqual (BOOL results), Not, And, Or, Xor, Where (SELECT);
 //  - values are typed (ports.hpp): FLOAT as FP32, FLOAT16 as FP16, BOOL as
