@@ -86,6 +86,12 @@ Status lower_conv_transpose(Lowering& l, const Node& node)
     std::int32_t out_pad[4] = {};
     std::int64_t taps[2] = {};
     for (std::size_t a = 0; a < 2; ++a) {
+        // A dilation past the output cannot place a second tap anywhere;
+        // bounding it keeps the dilated kernel's size finite.
+        if (stride[a] < 1 || dilation[a] < 1 || (kernel[a] > 1 && dilation[a] > out[a + 2]))
+            return fail(l.refuse(node, fmt::format("stride {} or dilation {} along axis {} is "
+                                                   "below 1 or past the output's {}",
+                                                   stride[a], dilation[a], a + 2, out[a + 2])));
         taps[a] = (kernel[a] - 1) * dilation[a] + 1;
         const std::int64_t full = stride[a] * (in[a + 2] - 1) + output_padding[a] + taps[a];
         std::int64_t begin = pads[a], end = pads[a + 2];
@@ -115,6 +121,8 @@ Status lower_conv_transpose(Lowering& l, const Node& node)
     Value weights;
     const ConstantData* data = l.constant_of(node.input(1));
     if (data != nullptr) {
+        if (static_cast<std::int64_t>(data->floats.size()) != elements(w->dims))
+            return fail(l.refuse(node, "its constant weights are not FLOAT values"));
         const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
         std::vector<float> reordered(at(m * taps[0] * taps[1] * c), 0.0f);
         for (std::int64_t ic = 0; ic < c; ++ic)

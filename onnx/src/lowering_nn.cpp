@@ -103,6 +103,8 @@ Result<Value> conv_weights(Lowering& l, const Node& node, bool depthwise, std::i
         if (!depthwise) return l.transpose(*w, {0, 2, 3, 1});  // OIHW -> OHWI
         return l.transpose(l.reshape(*w, {c, m / c, kh, kw}), {2, 3, 0, 1});
     }
+    if (static_cast<std::int64_t>(data->floats.size()) != elements(w->dims))
+        return fail(l.refuse(node, "its constant weights are not FLOAT values"));
     std::vector<float> reordered(data->floats.size());
     const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
     if (!depthwise) {  // OIHW -> OHWI

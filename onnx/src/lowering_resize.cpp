@@ -22,7 +22,9 @@
 //    up to float rounding; its cost is in * out per row, so it is the
 //    fallback, not the rule. A crop-and-resize sample outside the input
 //    gets extrapolation_value: its weights are zero and a constant adds
-//    the value where any axis falls outside;
+//    the value where any axis falls outside; a matrix or that constant of
+//    more than max_weights values (a model declaring huge dims) is refused
+//    rather than allocated;
 //  - Resize of opset 10 and Upsample: asymmetric coordinates; nearest
 //    takes the floor where the axis grows and the ceiling where it
 //    shrinks, as onnxruntime defines those opsets.
@@ -34,6 +36,9 @@
 namespace vaccel::onnx::lowering {
 
 namespace {
+
+// The most values one constant the fallback makes may hold (64 MiB of FP32).
+constexpr std::int64_t max_weights = std::int64_t{1} << 24;
 
 enum class Transform { half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize };
 enum class Mode { nearest, linear, cubic };
@@ -350,26 +355,28 @@ Status lower_resize_as(Lowering& l, const Node& node, bool legacy)
     if (rule->transform == Transform::tf_crop_and_resize && roi.size() != 2 * rank)
         return fail(l.refuse(node, "tf_crop_and_resize needs a constant roi of 2 values per axis"));
     std::vector<std::vector<Sample>> axes(rank);
+    std::vector<double> scale(rank);
     std::vector<bool> resized(rank, false);
+    bool outside = false;  // a crop and resize sample past the input, on some axis
     for (std::size_t a = 0; a < rank; ++a) {
         const std::int64_t in = x->dims[a], out = (*dims)[a];
         if (in < 1 || out < 1) return fail(l.refuse(node, "an axis of its input or output is empty"));
-        const double scale = by_sizes ? static_cast<double>(out) / static_cast<double>(in)
-                                      : static_cast<double>(scales[a]);
-        if (!(scale > 0)) return fail(l.refuse(node, fmt::format("scale {} is not positive", scale)));
-        axes[a] = samples_of(*rule, in, out, scale, roi.empty() ? 0.0 : roi[a],
+        if (out > max_weights)
+            return fail(l.refuse(node, fmt::format("axis {} resizes to {}, more samples than the "
+                                                   "{} the importer computes",
+                                                   a, out, max_weights)));
+        scale[a] = by_sizes ? static_cast<double>(out) / static_cast<double>(in)
+                            : static_cast<double>(scales[a]);
+        if (!(scale[a] > 0)) return fail(l.refuse(node, fmt::format("scale {} is not positive", scale[a])));
+        axes[a] = samples_of(*rule, in, out, scale[a], roi.empty() ? 0.0 : roi[a],
                              roi.empty() ? 1.0 : roi[a + rank]);
         resized[a] = !identity(axes[a], in);
+        outside = outside || std::ranges::any_of(axes[a], [](const Sample& s) { return s.outside; });
     }
-    const auto any_outside = [&](std::size_t a) {
-        return std::ranges::any_of(axes[a], [](const Sample& s) { return s.outside; });
-    };
     // One TOSA RESIZE where it reads exactly those samples.
     if (rank == 4 && !resized[0] && !resized[1] && rule->mode != Mode::cubic) {
-        const double scale_h = by_sizes ? static_cast<double>((*dims)[2]) / static_cast<double>(x->dims[2]) : scales[2];
-        const double scale_w = by_sizes ? static_cast<double>((*dims)[3]) / static_cast<double>(x->dims[3]) : scales[3];
-        const auto h = tosa_axis(*rule, axes[2], x->dims[2], scale_h);
-        const auto w = tosa_axis(*rule, axes[3], x->dims[3], scale_w);
+        const auto h = tosa_axis(*rule, axes[2], x->dims[2], scale[2]);
+        const auto w = tosa_axis(*rule, axes[3], x->dims[3], scale[3]);
         if (h && w) {
             Value xt = l.transpose(*x, {0, 2, 3, 1});
             Value yt = l.tensor({(*dims)[0], (*dims)[2], (*dims)[3], (*dims)[1]});
@@ -386,11 +393,21 @@ Status lower_resize_as(Lowering& l, const Node& node, bool legacy)
     // Else one MATMUL per resized axis, then extrapolation_value where a
     // crop and resize sample fell outside.
     Value y = *x;
-    for (std::size_t a = 0; a < rank; ++a)
-        if (resized[a]) y = resize_axis(l, y, a, axes[a]);
-    bool outside = false;
-    for (std::size_t a = 0; a < rank; ++a) outside = outside || any_outside(a);
+    for (std::size_t a = 0; a < rank; ++a) {
+        if (!resized[a]) continue;
+        if (x->dims[a] > max_weights / (*dims)[a])
+            return fail(l.refuse(node, fmt::format("axis {} resizes {} to {}: its weight matrix "
+                                                   "would hold more than {} values (TOSA's "
+                                                   "RESIZE cannot read these samples)",
+                                                   a, x->dims[a], (*dims)[a], max_weights)));
+        y = resize_axis(l, y, a, axes[a]);
+    }
     if (outside && rule->extrapolation != 0.0f) {
+        if (elements(*dims) > max_weights)
+            return fail(l.refuse(node, fmt::format("its extrapolation_value fills an output of {} "
+                                                   "elements, more than the {} the importer "
+                                                   "computes",
+                                                   elements(*dims), max_weights)));
         std::vector<float> fill(static_cast<std::size_t>(elements(*dims)), 0.0f);
         for (std::int64_t i = 0; i < elements(*dims); ++i) {
             std::int64_t rest = i;

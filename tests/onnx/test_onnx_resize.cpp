@@ -25,16 +25,16 @@ void add_float_input(::onnx::GraphProto& g, const std::string& name, std::vector
     for (std::int64_t d : dims) type->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
-// X [1, 2, h, w] resized to `sizes` by a Resize with `attrs` (name, value).
-std::string resize_model(std::int64_t h, std::int64_t w, std::vector<std::int64_t> sizes,
-                         std::vector<std::pair<std::string, std::string>> attrs)
+// X of dims `in` resized to `sizes` by a Resize with `attrs` (name, value).
+std::string resize_model_of(std::vector<std::int64_t> in, std::vector<std::int64_t> sizes,
+                            std::vector<std::pair<std::string, std::string>> attrs)
 {
     ::onnx::ModelProto m;
     m.set_ir_version(8);
     m.add_opset_import()->set_version(13);
     auto* g = m.mutable_graph();
     g->set_name("resize");
-    add_float_input(*g, "X", {1, 2, h, w});
+    add_float_input(*g, "X", in);
     auto* s = g->add_initializer();
     s->set_name("sizes");
     s->set_data_type(T::INT64);
@@ -53,6 +53,13 @@ std::string resize_model(std::int64_t h, std::int64_t w, std::vector<std::int64_
     }
     g->add_output()->set_name("Y");
     return m.SerializeAsString();
+}
+
+// X [1, 2, h, w].
+std::string resize_model(std::int64_t h, std::int64_t w, std::vector<std::int64_t> sizes,
+                         std::vector<std::pair<std::string, std::string>> attrs)
+{
+    return resize_model_of({1, 2, h, w}, std::move(sizes), std::move(attrs));
 }
 
 std::span<const std::byte> bytes(const std::string& s)
@@ -101,6 +108,25 @@ void what_tosa_cannot_read_takes_a_matmul_per_axis(void**)
     imported(resize_model(4, 6, {1, 4, 4, 6}, {{"mode", "nearest"}}), 0, 1);
 }
 
+void refused(const std::string& model, const char* wanted)
+{
+    auto got = vo::import_model(bytes(model));
+    assert_false(got.has_value());
+    if (got.error().note.find(wanted) == std::string::npos)
+        fail_msg("refused with \"%s\", not \"%s\"", got.error().note.c_str(), wanted);
+}
+
+// A model can declare any dims: the importer refuses to compute a weight
+// matrix or a sample table past its bound instead of allocating it.
+void huge_declared_dims_are_refused_not_allocated(void**)
+{
+    refused(resize_model_of({1, 1, 100000, 100000}, {1, 1, 100001, 100001}, {{"mode", "cubic"}}),
+            "node 'r' (Resize): axis 2 resizes 100000 to 100001: its weight matrix would hold "
+            "more than 16777216 values");
+    refused(resize_model_of({1, 1, 2, 2}, {1, 1, 2, std::int64_t{1} << 40}, {{"mode", "nearest"}}),
+            "node 'r' (Resize): axis 3 resizes to 1099511627776, more samples than the 16777216");
+}
+
 void parameters_and_what_they_are_computed_from_are_value_inputs(void**)
 {
     ::onnx::ModelProto m;
@@ -139,6 +165,7 @@ int main()
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(whole_scales_take_tosa_resize),
         cmocka_unit_test(what_tosa_cannot_read_takes_a_matmul_per_axis),
+        cmocka_unit_test(huge_declared_dims_are_refused_not_allocated),
         cmocka_unit_test(parameters_and_what_they_are_computed_from_are_value_inputs),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
