@@ -39,7 +39,7 @@ Result<std::vector<tosa::DispatchRequest>> lower_matmul(const tosa::OperatorView
                                                         const MatmulChoice& choice);
 
 // The depth of one k step of a MATMUL dispatch the scheduler may cut over
-// its dot products' k (slicing.hpp): the tiled and the cooperative-matrix
+// its dot products' k (vaccel/sched/slicing.hpp): the tiled and the cooperative-matrix
 // kernels with an FP32 result, whose partial sums are exact in the result
 // between parts. 0 for every other dispatch.
 std::uint32_t matmul_k_step(const tosa::KernelSpec& kernel);

@@ -51,7 +51,7 @@ struct DeviceCore {
     bool timestamps = false;
     std::uint64_t timestamp_mask = 0;
     double timestamp_period = 1.0;
-    // The device time a segment aims at (slicing.hpp); 0 keeps every run
+    // The device time a segment aims at (vaccel/sched/slicing.hpp); 0 keeps every run
     // whole.
     std::uint64_t slice_bound_ns = 0;
     // VulkanOptions::latency_hold_us, for the scheduler.

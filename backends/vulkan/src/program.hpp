@@ -22,10 +22,18 @@
 #include <vector>
 
 #include "objects.hpp"
-#include "slicing.hpp"
+#include "vaccel/sched/slicing.hpp"
 #include "vaccel/tosa/plan.hpp"
 
 namespace vaccel::backend::vulkan {
+
+using sched::Cut;
+using sched::cut_segments;
+using sched::DispatchCost;
+using sched::halve_costly_cuts;
+using sched::Piece;
+using sched::Segment;
+using sched::whole_run;
 
 struct ProgramState {
     std::shared_ptr<ContextState> owner;
@@ -40,7 +48,7 @@ struct ProgramState {
     std::atomic<std::uint64_t> in_flight{0};
     bool counted = false;
 
-    // The profile (slicing.hpp): the first run's device time per dispatch,
+    // The profile (vaccel/sched/slicing.hpp): the first run's device time per dispatch,
     // taken by the one submission that moves `profile` from unmeasured to
     // measuring (submit.cpp); `cut` is stored before it becomes measured
     // (release) and only read after (acquire). A run that fails puts it

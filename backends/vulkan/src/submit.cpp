@@ -391,29 +391,14 @@ void Completer::end_unstarted(SubmissionState& submission, EventState state, Err
     finish(submission, state, std::move(failure));
 }
 
-// Cuts that slice a dispatch into parts that together took more than
-// slicing_overhead_limit over its whole time get half the parts next time.
+// A completed run may lower the caps of a cut that cost too much
+// (halve_costly_cuts), and the program is cut again.
 void adapt_cut(DeviceCore& core, SubmissionState& s)
 {
     ProgramState& program = *s.program;
-    const Cut& cut = *s.cut;
-    std::vector<std::uint64_t> sliced(cut.parts.size(), 0);
-    for (std::size_t i = 0; i < cut.segments.size(); ++i) {
-        const Segment& segment = cut.segments[i];
-        if (segment.size() == 1 && !segment[0].whole()) sliced[segment[0].dispatch] += s.used_ns[i];
-    }
     std::lock_guard lock(program.cut_mutex);
     if (program.cut.load(std::memory_order_acquire) != s.cut) return;  // already replaced
-    bool changed = false;
-    for (std::size_t d = 0; d < cut.parts.size(); ++d) {
-        if (cut.parts[d] <= 1) continue;
-        const auto whole = static_cast<double>(program.costs[d].ns);
-        if (static_cast<double>(sliced[d]) > whole * (1.0 + slicing_overhead_limit)) {
-            program.costs[d].max_parts = cut.parts[d] / 2;
-            changed = true;
-        }
-    }
-    if (changed)
+    if (halve_costly_cuts(*s.cut, s.used_ns, program.costs))
         program.cut.store(std::make_shared<const Cut>(
                               cut_segments(program.costs, core.slice_bound_ns, max_segments)),
                           std::memory_order_release);

@@ -1,5 +1,5 @@
 // test_slicing.cpp - cutting a run into segments of bounded device time
-// (slicing.hpp): exact segments for measured costs, no device needed.
+// (vaccel/sched/slicing.hpp): exact segments for measured costs, no device needed.
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -10,11 +10,11 @@ extern "C" {
 #include <cmocka.h>
 }
 
-#include "slicing.hpp"
+#include "vaccel/sched/slicing.hpp"
 
 namespace {
 
-using namespace vaccel::backend::vulkan;
+using namespace vaccel::sched;
 
 constexpr std::uint64_t us = 1000;
 
@@ -115,6 +115,26 @@ void never_more_parts_than_k_steps_and_the_cap_holds(void**)
     assert_true((two.segments[1] == Segment{{0, 0, 0, 32, 64}}));
 }
 
+void parts_that_cost_too_much_get_half_the_parts(void**)
+{
+    // 1 ms cut into 4 parts over k, then a short dispatch packed alone.
+    std::vector<DispatchCost> costs{{1000 * us, 4, 0, 64}, {50 * us, 0}};
+    const Cut made = cut_segments(costs, 250 * us, 64);
+    assert_int_equal(made.parts[0], 4);
+    // Parts within 8% of the whole: nothing changes.
+    const std::vector<std::uint64_t> cheap{270 * us, 270 * us, 270 * us, 270 * us, 50 * us};
+    assert_false(halve_costly_cuts(made, cheap, costs));
+    assert_int_equal(costs[0].max_parts, 0);
+    // 1.2 ms in all: over 8%, so the next cut has 2 parts.
+    const std::vector<std::uint64_t> dear{300 * us, 300 * us, 300 * us, 300 * us, 50 * us};
+    assert_true(halve_costly_cuts(made, dear, costs));
+    assert_int_equal(costs[0].max_parts, 2);
+    assert_int_equal(costs[1].max_parts, 0);  // never cut: left as it was
+    const Cut again = cut_segments(costs, 250 * us, 64);
+    assert_int_equal(again.parts[0], 2);
+    assert_true((again.segments[1] == Segment{{0, 0, 0, 32, 64}}));
+}
+
 }  // namespace
 
 int main()
@@ -128,6 +148,7 @@ int main()
         cmocka_unit_test(a_cap_on_parts_holds_and_the_cut_says_how_many),
         cmocka_unit_test(a_dispatch_with_k_steps_is_cut_over_k_with_every_tile),
         cmocka_unit_test(never_more_parts_than_k_steps_and_the_cap_holds),
+        cmocka_unit_test(parts_that_cost_too_much_get_half_the_parts),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

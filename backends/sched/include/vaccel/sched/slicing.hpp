@@ -23,15 +23,16 @@
 //    it took whole (too few tiles per part to fill the device), so the cut
 //    settles where slicing costs little;
 //  - without a profile there is one segment holding every dispatch.
-// The bound is [devices.vulkan] slice_us (VulkanOptions). Pure: no device;
-// tested in vulkan.slicing.
+// The bound is [devices.vulkan] and [devices.cuda] slice_us. Pure: no
+// device; tested in backends.slicing. Shared by both GPU backends, so the
+// rule of how a run is cut lives here alone.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
-namespace vaccel::backend::vulkan {
+namespace vaccel::sched {
 
 struct DispatchCost {
     std::uint64_t ns = 0;      // measured on the profiling run
@@ -68,4 +69,12 @@ Cut cut_segments(std::span<const DispatchCost> costs, std::uint64_t bound_ns,
 // One segment of every dispatch, whole (no profile yet).
 std::vector<Segment> whole_run(std::size_t dispatches);
 
-}  // namespace vaccel::backend::vulkan
+// After a run of `cut` whose segment i took used_ns[i] on the device: a
+// dispatch whose parts together took more than slicing_overhead_limit over
+// its whole time (costs[d].ns) gets half its parts as its cap
+// (costs[d].max_parts). True when a cap changed, and the cut should be
+// made again from `costs`.
+bool halve_costly_cuts(const Cut& cut, std::span<const std::uint64_t> used_ns,
+                       std::span<DispatchCost> costs);
+
+}  // namespace vaccel::sched

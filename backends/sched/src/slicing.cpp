@@ -1,9 +1,9 @@
 // slicing.cpp - segments of bounded device time (slicing.hpp).
-#include "slicing.hpp"
+#include "vaccel/sched/slicing.hpp"
 
 #include <algorithm>
 
-namespace vaccel::backend::vulkan {
+namespace vaccel::sched {
 
 namespace {
 
@@ -62,6 +62,26 @@ std::vector<Segment> whole_run(std::size_t dispatches)
     return {std::move(all)};
 }
 
+bool halve_costly_cuts(const Cut& cut, std::span<const std::uint64_t> used_ns,
+                       std::span<DispatchCost> costs)
+{
+    std::vector<std::uint64_t> sliced(cut.parts.size(), 0);
+    for (std::size_t i = 0; i < cut.segments.size() && i < used_ns.size(); ++i) {
+        const Segment& segment = cut.segments[i];
+        if (segment.size() == 1 && !segment[0].whole()) sliced[segment[0].dispatch] += used_ns[i];
+    }
+    bool changed = false;
+    for (std::size_t d = 0; d < cut.parts.size() && d < costs.size(); ++d) {
+        if (cut.parts[d] <= 1) continue;
+        const auto whole = static_cast<double>(costs[d].ns);
+        if (static_cast<double>(sliced[d]) > whole * (1.0 + slicing_overhead_limit)) {
+            costs[d].max_parts = cut.parts[d] / 2;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
 Cut cut_segments(std::span<const DispatchCost> costs, std::uint64_t bound_ns,
                  std::uint32_t max_segments)
 {
@@ -77,4 +97,4 @@ Cut cut_segments(std::span<const DispatchCost> costs, std::uint64_t bound_ns,
     }
 }
 
-}  // namespace vaccel::backend::vulkan
+}  // namespace vaccel::sched
