@@ -6,7 +6,9 @@
 // registers. Static shared memory only (16.6 KB). The lowering picks it
 // only when C, W and the three bases are multiples of 4 words (every float4
 // aligned and wholly inside or past a row) and C > 0; H and W edges and the
-// K tail are zero-filled and predicated.
+// K tail are zero-filled and predicated. It honours d.k_first / d.k_end
+// (dispatch.h) in steps of bk: a part starts from the partial sums the
+// output holds and adds its k range in the same order a whole run does.
 #include "dispatch.h"
 
 namespace {
@@ -42,9 +44,11 @@ extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt(
     const int bkr = tid >> 5, bc = (tid & 31) * 4;
     const bool a_row_ok = m0 + ar < h, b_col_ok = n0 + bc < w;
     // Both advance one tile per step; out-of-range lanes keep a valid address.
-    const float* a_src = pa + (a_row_ok ? (m0 + ar) * c : 0) + ak;
-    const float* b_src = pb + (b_col_ok ? n0 + bc + bkr * w : 0);
-    const unsigned cw = d.spec[2];
+    // This launch's k range; k_lo is a multiple of bk (the backend's cut).
+    const unsigned k_lo = d.k_first;
+    const unsigned cw = d.k_end != 0 && d.k_end < d.spec[2] ? d.k_end : d.spec[2];
+    const float* a_src = pa + (a_row_ok ? (m0 + ar) * c : 0) + ak + k_lo;
+    const float* b_src = pb + (b_col_ok ? n0 + bc + (bkr + k_lo) * w : 0);
     const unsigned long long b_step = b_col_ok ? bk * w : 0;
 
     const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -62,17 +66,36 @@ extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt(
         *reinterpret_cast<float4*>(&sb[buf][bkr][bc]) = vb;
     };
 
+    float* po = reinterpret_cast<float*>(d.buffer[d.spec[4]]) + d.spec[5] + batch * h * w;
+    auto row_of = [&](int i) { return m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4); };
     float acc[8][8];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
 #pragma unroll
         for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+    if (k_lo != 0) {  // a later part: go on from the sums the part before stored
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const unsigned long long row = row_of(i);
+            if (row >= h) continue;
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const unsigned long long col = n0 + half * 64 + tx * 4;
+                if (col >= w) continue;
+                const float4 v = *reinterpret_cast<const float4*>(po + row * w + col);
+                acc[i][half * 4] = v.x;
+                acc[i][half * 4 + 1] = v.y;
+                acc[i][half * 4 + 2] = v.z;
+                acc[i][half * 4 + 3] = v.w;
+            }
+        }
+    }
 
-    store(0, load_a(0), load_b(0));
+    store(0, load_a(k_lo), load_b(k_lo));
     __syncthreads();
 
     int buf = 0;
-    for (unsigned k0 = 0; k0 < cw; k0 += bk) {
+    for (unsigned k0 = k_lo; k0 < cw; k0 += bk) {
         const bool more = k0 + bk < cw;
         float4 na = zero, nb = zero;
         if (more) {
@@ -99,10 +122,9 @@ extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt(
         buf ^= 1;
     }
 
-    float* po = reinterpret_cast<float*>(d.buffer[d.spec[4]]) + d.spec[5] + batch * h * w;
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        const unsigned long long row = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
+        const unsigned long long row = row_of(i);
         if (row >= h) continue;
 #pragma unroll
         for (int half = 0; half < 2; ++half) {

@@ -28,6 +28,12 @@
 //                        the reply)
 //   load_bad_rank        answers a load with a slot of rank 9
 //   cancel_overcount     answers a cancel with 1000 cancelled
+//   segmented            as held, each submission in 3 segments: every
+//                        release runs one, whose end is reported
+//                        (Op::segment_ended), the last's as a completion
+//   segment_past_last    2 segments; at the first release reports both
+//                        segments' ends, the last's as a segment's
+//   segments_zero        says a submission goes out in 0 segments
 // Ownership: everything is in this process and ends with it.
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -97,6 +103,39 @@ std::uint8_t request_last_byte = 0;
 std::set<std::uint64_t> held;
 std::uint64_t next_identity = 1;
 bool submitted = false;
+// "segmented" and "segment_past_last": releases taken per held event.
+std::map<std::uint64_t, std::uint32_t> releases;
+
+std::uint32_t segments_said()
+{
+    if (mode == "segmented") return 3;
+    if (mode == "segment_past_last") return 2;
+    if (mode == "segments_zero") return 0;
+    return 1;
+}
+
+void segment_ended(std::uint64_t event, std::uint32_t index)
+{
+    Writer w(Op::segment_ended, event);
+    w.put(index);
+    send(w);
+}
+
+// One release of a segmented event: its next segment runs (here: ends at once).
+void run_segment(std::uint64_t event)
+{
+    const std::uint32_t k = releases[event]++;
+    if (mode == "segment_past_last") {
+        segment_ended(event, 0);
+        segment_ended(event, 1);  // the last segment's end is a completion
+        return;
+    }
+    if (k + 1 < segments_said()) return segment_ended(event, k);
+    releases.erase(event);
+    completed(event, VACCEL_EVENT_COMPLETE);
+}
+
+bool segmented() { return mode == "segmented" || mode == "segment_past_last"; }
 
 void submission(std::uint64_t id, std::uint64_t event)
 {
@@ -106,9 +145,14 @@ void submission(std::uint64_t id, std::uint64_t event)
     }
     if (mode == "complete_before_reply") completed(event, VACCEL_EVENT_COMPLETE);
     Writer w(Op::reply, id);
-    w.put(std::uint8_t{1}).put(std::uint8_t{0});
+    w.put(std::uint8_t{1}).put(segments_said()).put(std::uint8_t{0});
     send(w);
     submitted = true;
+    if (segmented()) {
+        releases[event] = 0;
+        if (request_last_byte == 1) run_segment(event);
+        return;
+    }
     if (mode == "complete_before_reply") return;
     if (mode == "hang_after_submit") return;  // pending for ever
     if (mode == "held" && request_last_byte != 1) {
@@ -195,6 +239,7 @@ void serve(Op op, std::uint64_t id, Reader& r)
     case Op::end_held:
         if (mode == "held" && op == Op::release && held.erase(r.get<std::uint64_t>()) == 1)
             completed(id, VACCEL_EVENT_COMPLETE);
+        if (segmented() && op == Op::release && releases.contains(id)) run_segment(id);
         return;  // no reply (other modes complete their work without waiting for a release)
     case Op::event_destroy:
         return;  // no reply

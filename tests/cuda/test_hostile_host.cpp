@@ -533,6 +533,102 @@ void a_completion_before_its_reply_is_told_once(void**)
     assert_int_equal(open_fds(), fds);
 }
 
+// Work that its host cuts into segments goes out one segment per release:
+// the scheduler's record holds each segment as a dispatch, every one ended
+// and charged, and the engine is told once per submission, when the last
+// ends.
+void segmented_work_goes_out_one_segment_per_release(void**)
+{
+    const std::size_t fds = open_fds();
+    auto device = hostile_device();
+    auto context = context_as(*device, "segmented");
+    ContextSchedule schedule;
+    schedule.flow = "cut";
+    device->set_context_schedule(*context, schedule);
+    Work w = prepare(*device, *context);
+    for (int i = 0; i < 4; ++i) {
+        auto sink = std::make_shared<CountingSink>();
+        auto submitted = submit(*device, w, sink);
+        assert_true(submitted.has_value());
+        const auto give_up = std::chrono::steady_clock::now() + 10s;
+        while (device->poll(*submitted->event).state == EventState::pending) {
+            if (std::chrono::steady_clock::now() > give_up)
+                fail_msg("run %d: its segments were not all released", i);
+            usleep(1000);
+        }
+        assert_int_equal(static_cast<int>(device->poll(*submitted->event).state),
+                         static_cast<int>(EventState::complete));
+        assert_int_equal(sink->calls.load(), 1);
+        assert_true(device->destroy_event(submitted->event).has_value());
+    }
+    const auto service = device->device_service();
+    assert_true(service.has_value());
+    const auto dispatches = std::ranges::count_if(
+        service->recent, [](const DispatchEntry& e) { return e.flow == "cut" && e.ended; });
+    assert_int_equal(dispatches, 4 * 3);
+    assert_int_equal(device->live().events_in_flight, 0);
+    assert_int_equal(w.buffer->in_flight(), 0);
+    release(*device, w);
+    assert_true(device->destroy_context(context).has_value());
+    all_zero(device->live());
+    no_child_left();
+    assert_int_equal(open_fds(), fds);
+}
+
+// A host that reports a segment's end the scheduler never released (here:
+// the last segment's, whose end only a completion may report) breaks the
+// protocol: it is killed, and its event fails, told once.
+void a_segment_end_that_was_not_released_fails_the_host(void**)
+{
+    const std::size_t fds = open_fds();
+    auto device = hostile_device();
+    auto context = context_as(*device, "segment_past_last");
+    Work w = prepare(*device, *context);
+    auto sink = std::make_shared<CountingSink>();
+    auto submitted = submit(*device, w, sink);
+    if (submitted) {  // refused when the host died before its reply was taken
+        while (device->poll(*submitted->event).state == EventState::pending) usleep(1000);
+        const EventStatus status = device->poll(*submitted->event);
+        assert_int_equal(static_cast<int>(status.state), static_cast<int>(EventState::failed));
+        is_host_failure(status.failure, "not on the device");
+        assert_int_equal(sink->calls.load(), 1);
+        assert_true(device->destroy_event(submitted->event).has_value());
+    } else {
+        is_host_failure(submitted.error(), "not on the device");
+        assert_int_equal(sink->calls.load(), 0);
+    }
+    auto queue = device->create_queue(*context);
+    assert_false(queue.has_value());
+    is_host_failure(queue.error(), "not on the device");
+    assert_int_equal(w.buffer->in_flight(), 0);
+    release(*device, w);
+    assert_true(device->destroy_context(context).has_value());
+    all_zero(device->live());
+    no_child_left();
+    assert_int_equal(open_fds(), fds);
+}
+
+// A reply that says a submission goes out in no segments is malformed.
+void a_submission_in_zero_segments_is_a_host_failure(void**)
+{
+    const std::size_t fds = open_fds();
+    auto device = hostile_device();
+    auto context = context_as(*device, "segments_zero");
+    Work w = prepare(*device, *context);
+    auto sink = std::make_shared<CountingSink>();
+    auto submitted = submit(*device, w, sink);
+    assert_false(submitted.has_value());
+    is_host_failure(submitted.error(), "malformed");
+    assert_int_equal(sink->calls.load(), 0);
+    assert_int_equal(w.buffer->in_flight(), 0);
+    assert_int_equal(device->live().events, 0);
+    release(*device, w);
+    assert_true(device->destroy_context(context).has_value());
+    all_zero(device->live());
+    no_child_left();
+    assert_int_equal(open_fds(), fds);
+}
+
 struct Named {
     const char* name;
     CMUnitTestFunction test;
@@ -555,6 +651,9 @@ const Named all[] = {
     {"completion_then_refusal", a_completion_of_a_refused_submission_counts_once},
     {"completion_before_reply", a_completion_before_its_reply_is_told_once},
     {"endless_work_holds_the_device_for_the_bound", work_that_never_ends_holds_the_device_only_for_the_bound},
+    {"segmented_work_goes_out_by_segment", segmented_work_goes_out_one_segment_per_release},
+    {"segment_end_not_released", a_segment_end_that_was_not_released_fails_the_host},
+    {"zero_segments", a_submission_in_zero_segments_is_a_host_failure},
 };
 
 }  // namespace

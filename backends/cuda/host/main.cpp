@@ -1,7 +1,7 @@
 // main.cpp - vaccel-cuda-host: one vaccel context's CUDA work, in a process
 // of its own (docs/adr/0018-cuda-backend.md, "One process per vaccel context").
 //
-// Usage: vaccel-cuda-host SOCKET_FD WINDOW_FD UUID [STATE_DIR]
+// Usage: vaccel-cuda-host SOCKET_FD WINDOW_FD UUID [STATE_DIR [FP32_MATH [SLICE_US]]]
 // vacceld starts one per context of a CUDA device, with one end of a
 // SOCK_SEQPACKET socketpair and the memfd of the transfer window
 // (host_protocol.hpp). The host opens the device with that UUID through the
@@ -50,6 +50,12 @@ public:
     {
         Writer w(Op::completed, id_);
         w.put(static_cast<std::uint32_t>(status.state)).error(status.failure);
+        send(w);
+    }
+    void segment_ended(std::uint32_t index) noexcept override
+    {
+        Writer w(Op::segment_ended, id_);
+        w.put(index);
         send(w);
     }
 
@@ -126,7 +132,8 @@ void reply_submitted(std::uint64_t id, std::uint64_t event, Host& h, Result<Subm
 {
     if (!s) return reply_error(id, s.error());
     Writer w(Op::reply, id);
-    w.put(std::uint8_t{1}).put(std::uint8_t{s->indeterminate.has_value()});
+    w.put(std::uint8_t{1}).put(held_segments(*h.device, *s->event));
+    w.put(std::uint8_t{s->indeterminate.has_value()});
     if (s->indeterminate) w.error(*s->indeterminate);
     h.events[event] = std::move(s->event);
     send(w);
@@ -301,7 +308,8 @@ void Host::serve(Op op, std::uint64_t id, Reader& r)
 int main(int argc, char** argv)
 {
     if (argc < 4) {
-        std::fprintf(stderr, "usage: vaccel-cuda-host SOCKET_FD WINDOW_FD UUID [STATE_DIR [FP32_MATH]]\n"
+        std::fprintf(stderr, "usage: vaccel-cuda-host SOCKET_FD WINDOW_FD UUID "
+                             "[STATE_DIR [FP32_MATH [SLICE_US]]]\n"
                              "(started by vacceld, one per context of a CUDA device)\n");
         return 2;
     }
@@ -319,6 +327,7 @@ int main(int argc, char** argv)
     options.hold_starts = true;               // vacceld's scheduler releases each submission
     if (argc > 4 && *argv[4] != '\0') options.state_dir = argv[4];
     if (argc > 5 && std::string_view(argv[5]) == "tf32") options.fp32_math = Fp32Math::tf32;
+    options.slice_us = argc > 6 ? static_cast<std::uint32_t>(std::strtoul(argv[6], nullptr, 10)) : 0;
     CudaDevices found = open_cuda_devices(options);
     Error why = Error::of(Errc::device_lost, VACCEL_D_DEVICE_STATE)
                     .with_note("the CUDA host found no device with UUID " + uuid + ": " +

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "slicing.hpp"
+
 namespace vaccel::backend::cuda {
 namespace {
 
@@ -35,7 +37,17 @@ void Completer::track(std::shared_ptr<SubmissionState> submission)
 {
     {
         std::lock_guard lock(mutex_);
-        pending_.push_back(std::move(submission));
+        pending_.push_back({std::move(submission)});
+        ++wakes_;
+    }
+    changed_.notify_one();
+}
+
+void Completer::track_segment(std::shared_ptr<SubmissionState> submission, std::uint32_t index)
+{
+    {
+        std::lock_guard lock(mutex_);
+        pending_.push_back({std::move(submission), index});
         ++wakes_;
     }
     changed_.notify_one();
@@ -58,6 +70,8 @@ void Completer::end_unstarted(SubmissionState& submission, EventState state, Err
 
 void Completer::finish(SubmissionState& s, EventState state, Error why)
 {
+    if (s.reported.exchange(true)) return;  // ended already (a fault, then a cancel)
+    settle_run(*core_, s, state == EventState::complete);
     s.failure = std::move(why);
     s.state.store(static_cast<std::uint32_t>(state), std::memory_order_release);
     s.release();
@@ -72,14 +86,23 @@ void Completer::finish(SubmissionState& s, EventState state, Error why)
 
 bool Completer::sweep()
 {
-    std::vector<std::shared_ptr<SubmissionState>> batch;
+    std::vector<Pending> batch;
     {
         std::lock_guard lock(mutex_);
         batch = pending_;
     }
-    std::vector<const SubmissionState*> finished;
+    std::vector<const Pending*> finished;
+    // Runs with an earlier entry not ended yet: their later ones wait, so
+    // segments and the run's end are reported in order.
+    std::vector<const SubmissionState*> waiting;
     const Driver& cu = *core_->cu;
-    for (const auto& s : batch) {
+    for (const Pending& p : batch) {
+        const auto& s = p.submission;
+        if (std::ranges::find(waiting, s.get()) != waiting.end()) continue;
+        if (s->reported.load()) {  // failed by an earlier segment's fault
+            finished.push_back(&p);
+            continue;
+        }
         ContextState& context = *s->queue->owner;
         if (core_->lost.load(std::memory_order_acquire)) {
             finish(*s, EventState::failed,
@@ -87,17 +110,25 @@ bool Completer::sweep()
                        .with_note(fmt::format("the CUDA device \"{}\" was lost while this work "
                                               "was on it; its outputs are undefined",
                                               core_->info.name)));
-            finished.push_back(s.get());
+            finished.push_back(&p);
             continue;
         }
+        const bool segment = p.segment != Pending::none;
+        const CUevent event = segment ? s->marks[2 * p.segment + 1] : s->done;
         CUresult r = CUDA_ERROR_NOT_READY;
-        if (const auto scope = context.enter()) r = cu.cuEventQuery(s->done);
-        if (r == CUDA_ERROR_NOT_READY) continue;
+        if (const auto scope = context.enter()) r = cu.cuEventQuery(event);
+        if (r == CUDA_ERROR_NOT_READY) {
+            waiting.push_back(s.get());
+            continue;
+        }
         if (r == CUDA_SUCCESS) {
-            if (s->partial)
-                finish(*s, EventState::failed, *s->partial);
-            else
+            if (segment) {
+                if (s->sink) s->sink->segment_ended(p.segment);
+            } else if (s->partial) {
+                finish(*s, s->partial_state, *s->partial);
+            } else {
                 finish(*s, EventState::complete, {});
+            }
         } else if (context_fault(r) || context.faulted.load()) {
             context.poison(r, s->launch ? "a kernel launched in this context"
                                         : "a program run in this context");
@@ -105,13 +136,19 @@ bool Completer::sweep()
         } else {
             finish(*s, EventState::failed, core_->error(r, "waiting for the work"));
         }
-        finished.push_back(s.get());
+        finished.push_back(&p);
     }
     if (finished.empty()) return false;
     std::lock_guard lock(mutex_);
-    std::erase_if(pending_, [&](const auto& s) {
-        return std::find(finished.begin(), finished.end(), s.get()) != finished.end();
-    });
+    // pending_ only grew since the copy: its first batch.size() entries are
+    // the batch's, in order.
+    std::vector<Pending> kept;
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+        const bool done = i < batch.size() &&
+                          std::ranges::find(finished, &batch[i]) != finished.end();
+        if (!done) kept.push_back(std::move(pending_[i]));
+    }
+    pending_ = std::move(kept);
     return true;
 }
 

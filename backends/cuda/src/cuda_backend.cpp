@@ -29,6 +29,7 @@
 #include <functional>
 
 #include "completion.hpp"
+#include "slicing.hpp"
 #include "device_info.hpp"
 #include "dispatch.h"
 #include "gate.hpp"
@@ -306,7 +307,8 @@ public:
             held.assign(std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
             held_.erase(moved.begin(), moved.end());
         }
-        for (auto& s : held) completer_.end_unstarted(*s, EventState::cancelled, why);
+        std::erase_if(held, [](const auto& s) { return s->reported.load(); });
+        for (auto& s : held) cut_short(s, EventState::cancelled, why);
         std::vector<std::shared_ptr<GateState>> gates;
         {
             std::lock_guard lock(gates_mutex_);
@@ -423,11 +425,15 @@ private:
     void start(std::shared_ptr<SubmissionState> s, std::string_view waited_for = "its gate")
     {
         ContextState& owner = *s->queue->owner;
-        if (auto ok = owner.usable(); !ok) {
+        if (s->next_segment != 0) {  // a later segment: the run is under way
+            if (auto ok = owner.usable(); !ok) {
+                cut_short(std::move(s), EventState::failed, ok.error());
+                return;
+            }
+        } else if (auto ok = owner.usable(); !ok) {
             completer_.end_unstarted(*s, EventState::failed, ok.error());
             return;
-        }
-        if (s->deadline_ns != 0 && monotonic_ns() >= s->deadline_ns) {
+        } else if (s->deadline_ns != 0 && monotonic_ns() >= s->deadline_ns) {
             completer_.end_unstarted(
                 *s, EventState::failed,
                 Error::of(Errc::deadline_expired, VACCEL_D_DEADLINE)
@@ -436,10 +442,53 @@ private:
                                            waited_for)));
             return;
         }
+        const std::uint32_t segment = s->next_segment;
         if (auto ok = enqueue(*s); !ok) {
-            completer_.end_unstarted(*s, EventState::failed, ok.error());
+            if (segment == 0)
+                completer_.end_unstarted(*s, EventState::failed, ok.error());
+            else
+                cut_short(std::move(s), EventState::failed, ok.error());
             return;
         }
+        go_on(std::move(s), segment);
+    }
+    // `segment` of `s` is on its stream: the completion thread waits for
+    // it, and a run with more segments waits in held_ for its next
+    // start_held().
+    void go_on(std::shared_ptr<SubmissionState> s, std::uint32_t segment)
+    {
+        if (segments_left(*s) == 0) {
+            completer_.track(std::move(s));
+            return;
+        }
+        completer_.track_segment(s, segment);
+        std::lock_guard lock(held_mutex_);
+        held_.push_back(std::move(s));
+    }
+    // Ends a run cut into segments before its last one went: what is on the
+    // stream runs, and the event ends as `state` for `why` after it (never
+    // before: its buffers are in use until then). A run that has not
+    // started ends at once.
+    void cut_short(std::shared_ptr<SubmissionState> s, EventState state, Error why)
+    {
+        if (s->next_segment == 0) {
+            completer_.end_unstarted(*s, state, std::move(why));
+            return;
+        }
+        s->partial = std::move(why);
+        s->partial_state = state;
+        s->next_segment = static_cast<std::uint32_t>(s->cut->segments.size());  // no more go
+        const Driver& cu = *core_->cu;
+        const auto scope = s->queue->owner->enter();
+        // `done` was made as the first segment went (enqueue).
+        if (!scope || s->done == nullptr ||
+            cu.cuEventRecord(s->done, s->queue->stream) != CUDA_SUCCESS) {
+            // Nothing can wait on the stream: wait for it here.
+            if (scope) cu.cuStreamSynchronize(s->queue->stream);
+            completer_.end_unstarted(*s, state, *s->partial);
+            return;
+        }
+        cu.cuLaunchHostFunc(s->queue->stream, &Completer::wake, &completer_);
         completer_.track(std::move(s));
     }
     // Accepted: parked on its gate, or on its stream. Fault injection makes
@@ -475,7 +524,7 @@ private:
             core_->counters.events.fetch_sub(1);
             return fail(ok.error());
         }
-        completer_.track(std::move(s));
+        go_on(std::move(s), 0);  // not cut: hold_starts is off
         return out;
     }
 
@@ -489,12 +538,13 @@ public:
         if (it == held_.end()) return nullptr;
         std::shared_ptr<SubmissionState> s = std::move(*it);
         held_.erase(it);
+        if (s->reported.load()) return nullptr;  // a segment faulted: it ended
         return s;
     }
     void start_held(std::shared_ptr<SubmissionState> s) { start(std::move(s), "the device"); }
-    void end_held(SubmissionState& s, EventState state, const Error& why)
+    void end_held(std::shared_ptr<SubmissionState> s, EventState state, const Error& why)
     {
-        completer_.end_unstarted(s, state, why);
+        cut_short(std::move(s), state, why);
     }
 
 private:
@@ -620,6 +670,7 @@ Result<Submitted> CudaBackend::submit(const SubmitDesc& desc)
         s->buffers[b.slot] = static_cast<const CudaBuffer&>(*b.buffer).address + b.offset;
     if (program->arena != 0) s->buffers.back() = program->arena;
     s->deadline_ns = desc.deadline_ns;
+    plan_run(*core_, *s);
     if (gate != nullptr) {
         s->gate = gate->state;
         s->after_value = desc.after_value;
@@ -765,23 +816,35 @@ Result<Submitted> CudaBackend::launch(const LaunchDesc& desc)
 
 namespace {
 
-// A run of `program` on `buffers` as one graph launch on `stream`: the
-// graph recorded for these buffers, or, the first time, `launch_all`
-// captured into a new one (the least recently used of max_recorded_runs
-// destroyed to make room). The context is current.
-CUresult run_recorded(const Driver& cu, ProgramState& program,
-                      const std::vector<CUdeviceptr>& buffers, CUstream stream,
+// Segment `segment` of run `s` of `program` as one graph launch on
+// `stream` (the whole run when it has no cut): the graph recorded for its
+// buffers and cut, or, the first time, `launch_all` captured into a new one
+// (the least recently used of max_recorded_runs destroyed to make room).
+// The context is current.
+CUresult run_recorded(const Driver& cu, ProgramState& program, const SubmissionState& s,
+                      std::uint32_t segment, CUstream stream,
                       const std::function<CUresult(std::size_t&)>& launch_all)
 {
     std::lock_guard lock(program.graphs_mutex);
     auto& recorded = program.recorded;
     auto found = std::ranges::find_if(recorded, [&](const ProgramState::RecordedRun& r) {
-        return r.buffers == buffers;
+        return r.buffers == s.buffers && r.cut == s.cut;
     });
-    if (found != recorded.end()) {
+    if (found == recorded.end()) {
+        if (recorded.size() == ProgramState::max_recorded_runs) {
+            for (CUgraphExec exec : recorded.front().segments)
+                if (exec != nullptr) cu.cuGraphExecDestroy(exec);
+            recorded.erase(recorded.begin());
+        }
+        const std::size_t segments = s.cut ? s.cut->segments.size() : 1;
+        recorded.push_back({s.buffers, s.cut, std::vector<CUgraphExec>(segments, nullptr)});
+        found = recorded.end() - 1;
+    } else {
         std::rotate(found, found + 1, recorded.end());  // most recently used last
-        return cu.cuGraphLaunch(recorded.back().exec, stream);
+        found = recorded.end() - 1;
     }
+    CUgraphExec& exec = found->segments[segment];
+    if (exec != nullptr) return cu.cuGraphLaunch(exec, stream);
     // Thread-local capture: only this thread's calls are restricted.
     if (CUresult r = cu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
         r != CUDA_SUCCESS)
@@ -794,15 +857,12 @@ CUresult run_recorded(const Driver& cu, ProgramState& program,
         if (graph != nullptr) cu.cuGraphDestroy(graph);
         return launch != CUDA_SUCCESS ? launch : end;
     }
-    CUgraphExec exec = nullptr;
     const CUresult made = cu.cuGraphInstantiateWithFlags(&exec, graph, 0);
     cu.cuGraphDestroy(graph);  // the exec keeps what it needs
-    if (made != CUDA_SUCCESS) return made;
-    if (recorded.size() == ProgramState::max_recorded_runs) {
-        cu.cuGraphExecDestroy(recorded.front().exec);
-        recorded.erase(recorded.begin());
+    if (made != CUDA_SUCCESS) {
+        exec = nullptr;
+        return made;
     }
-    recorded.push_back({buffers, exec});
     return cu.cuGraphLaunch(exec, stream);
 }
 
@@ -832,10 +892,12 @@ Status CudaBackend::enqueue(SubmissionState& s)
     auto scope = owner.enter();
     if (!scope) return fail(scope.error());
     const CUstream stream = s.queue->stream;
-    if (CUresult r = cu.cuEventCreate(&s.done, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
-        s.done = nullptr;
-        return fail(core_->error(r, "creating the submission's event"));
-    }
+    // Made as the first segment goes; recorded after the last.
+    if (s.done == nullptr)
+        if (CUresult r = cu.cuEventCreate(&s.done, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
+            s.done = nullptr;
+            return fail(core_->error(r, "creating the submission's event"));
+        }
     auto refused = [&](CUresult r, std::string_view what) -> Error {
         if (context_fault(r)) {
             owner.poison(r, what);
@@ -861,35 +923,63 @@ Status CudaBackend::enqueue(SubmissionState& s)
         any = true;
     } else {
         ProgramState& program = *s.program;
-        // After the program's previous run: they share the arena.
-        if (CUresult r = cu.cuStreamWaitEvent(stream, program.last_run, 0); r != CUDA_SUCCESS)
-            return fail(refused(r, "ordering the run after the program's previous one"));
-        // Every planned kernel onto the stream; how many went is `launched`.
-        // A profiled run marks each kernel's start and the run's end.
+        // One segment of a run cut into segments (slicing.hpp), else the
+        // whole run.
+        const std::uint32_t segment = s.next_segment;
+        const bool last = segments_left(s) <= 1;
+        // After the program's previous run: they share the arena. A run's
+        // later segments follow its first on the one stream, and the
+        // device's scheduler releases no other run of the context between
+        // them (it releases a flow's work in order, a run's segments first).
+        if (segment == 0)
+            if (CUresult r = cu.cuStreamWaitEvent(stream, program.last_run, 0); r != CUDA_SUCCESS)
+                return fail(refused(r, "ordering the run after the program's previous one"));
+        if (s.measures_costs && program.cost_events.empty()) {
+            program.cost_events.assign(program.launches.size() + 1, nullptr);
+            for (CUevent& e : program.cost_events)
+                if (CUresult r = cu.cuEventCreate(&e, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
+                    return fail(refused(r, "creating the events that time the program"));
+        }
+        if (s.cut) {
+            for (CUevent* e : {&s.marks[2 * segment], &s.marks[2 * segment + 1]})
+                if (CUresult r = cu.cuEventCreate(e, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
+                    return fail(refused(r, "creating the events around a segment"));
+            cu.cuEventRecord(s.marks[2 * segment], stream);
+        }
+        // The segment's kernels onto the stream; how many went is `launched`.
+        // A profiled run marks each kernel's start and the run's end, as a
+        // run that measures the program's costs does.
         ProgramProfile* const profile = program.profile.get();
+        const std::vector<CUevent>* const timing =
+            profile != nullptr ? &profile->events
+                               : (s.measures_costs ? &program.cost_events : nullptr);
+        const std::vector<sched::Piece> pieces = segment_pieces(s, segment);
         auto launch_all = [&](std::size_t& launched) -> CUresult {
             vaccel_cuda_dispatch d{};
             std::copy(s.buffers.begin(), s.buffers.end(), d.buffer);
             void* params[] = {&d};
-            for (std::size_t i = 0; i < program.launches.size(); ++i) {
-                const PlannedLaunch& l = program.launches[i];
-                if (profile != nullptr) cu.cuEventRecord(profile->events[i], stream);
+            for (const sched::Piece& piece : pieces) {
+                const PlannedLaunch& l = program.launches[piece.dispatch];
+                if (timing != nullptr) cu.cuEventRecord((*timing)[piece.dispatch], stream);
                 if (l.kernel.work == 0) continue;  // an empty result: nothing to compute
                 std::fill(std::begin(d.spec), std::end(d.spec), 0u);
                 std::copy(l.kernel.spec.begin(), l.kernel.spec.end(), d.spec);
                 d.work = l.kernel.work;
+                const std::uint32_t step = piece.k_end != 0 ? k_step_of(l) : 0;
+                d.k_first = piece.k_first * step;
+                d.k_end = piece.k_end * step;
                 if (CUresult r = cu.cuLaunchKernel(l.function, l.grid, 1, 1, l.block, 1, 1,
                                                    l.shared_bytes, stream, params, nullptr);
                     r != CUDA_SUCCESS)
                     return r;
                 ++launched;
             }
-            if (profile != nullptr) cu.cuEventRecord(profile->events.back(), stream);
+            if (timing != nullptr) cu.cuEventRecord(timing->back(), stream);
             return CUDA_SUCCESS;
         };
-        if (program.use_graphs) {
+        if (program.use_graphs && !s.measures_costs) {
             // One graph launch; nothing of it runs when it is refused.
-            if (CUresult r = run_recorded(cu, program, s.buffers, stream, launch_all);
+            if (CUresult r = run_recorded(cu, program, s, segment, stream, launch_all);
                 r != CUDA_SUCCESS)
                 return fail(refused(r, "launching the program's recorded run"));
             any = true;
@@ -899,13 +989,26 @@ Status CudaBackend::enqueue(SubmissionState& s)
             std::size_t launched = 0;
             const CUresult r = launch_all(launched);
             if (r != CUDA_SUCCESS) {
-                if (launched == 0) return fail(refused(r, "launching the program's first kernel"));
+                if (launched == 0 && segment == 0)
+                    return fail(refused(r, "launching the program's first kernel"));
                 s.partial = refused(r, "launching one of the program's kernels");
             }
             any = any || launched != 0;
             if (profile != nullptr && r == CUDA_SUCCESS) add_profiled_run(cu, *profile);
         }
-        cu.cuEventRecord(program.last_run, stream);
+        if (s.cut) cu.cuEventRecord(s.marks[2 * segment + 1], stream);
+        ++s.next_segment;
+        if (!last) {
+            if (s.partial) {  // a launch was refused: the run ends after what went
+                s.next_segment = static_cast<std::uint32_t>(s.cut->segments.size());
+                cu.cuEventRecord(program.last_run, stream);
+            } else {
+                cu.cuLaunchHostFunc(stream, &Completer::wake, &completer_);
+                return {};
+            }
+        } else {
+            cu.cuEventRecord(program.last_run, stream);
+        }
     }
     if (CUresult r = cu.cuEventRecord(s.done, stream); r != CUDA_SUCCESS) {
         // The work is on the stream but cannot be waited for by its event:
@@ -970,8 +1073,15 @@ bool end_held(Backend& device, Event& event, EventState state, const Error& why)
     if (cuda == nullptr) return false;
     auto s = cuda->take_held(event);
     if (!s) return false;
-    cuda->end_held(*s, state, why);
+    cuda->end_held(std::move(s), state, why);
     return true;
+}
+
+std::uint32_t held_segments(Backend& device, Event& event)
+{
+    if (dynamic_cast<cuda::CudaBackend*>(&device) == nullptr) return 1;
+    const auto& s = static_cast<cuda::CudaEvent&>(event).submission;
+    return s && s->cut ? static_cast<std::uint32_t>(s->cut->segments.size()) : 1;
 }
 
 std::string cuda_uuid_text(const vaccel_device_info& info)

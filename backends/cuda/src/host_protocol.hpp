@@ -20,7 +20,9 @@
 //  - a host holds every accepted submission and launch until the daemon
 //    releases it (Op::release, or the request's last byte, 1, when the
 //    scheduler released it before sending): the daemon's device scheduler decides when
-//    each context's work reaches the device; SUBMIT_AFTER gates are kept by
+//    each context's work reaches the device. A submission's reply says in
+//    how many segments it goes (slicing.hpp); each release starts one, and
+//    the host reports each segment's end but the last (Op::segment_ended); SUBMIT_AFTER gates are kept by
 //    the daemon, which sends such work as it sends any and releases it once
 //    the gate is reached (or ends it with Op::end_held);
 //  - the daemon side waits for nothing without a deadline
@@ -75,6 +77,11 @@ enum class Op : std::uint32_t {
     // (its gate was destroyed: the state and the reason follow).
     release = 26,
     end_held = 27,
+    // host -> daemon (id = the event, then the segment's index, u32): one
+    // segment of work cut into segments ended and the work goes on (the
+    // submit reply said how many segments; the last one's end is
+    // `completed`). Each release after the first starts the next segment.
+    segment_ended = 28,
 };
 
 struct Header {

@@ -20,6 +20,7 @@
 #include "host_protocol.hpp"
 #include "program.hpp"
 #include "scheduler.hpp"
+#include "slicing.hpp"
 #include "vaccel/backend/cuda.hpp"
 
 namespace vaccel::backend::cuda {
@@ -69,6 +70,9 @@ struct EventRecord final : Item {
     // a completion that came before that reply.
     bool accepted = false;
     std::optional<Outcome> early;
+    // Segment ends (Op::segment_ended) that came before that reply; the
+    // submitter tells the scheduler of them once it knows the segments.
+    std::uint32_t early_segments = 0;
 };
 
 // The kinds of call, each with its deadline (HostDeadlines).
@@ -146,6 +150,8 @@ public:
     void track(std::uint64_t id, std::shared_ptr<EventRecord> record);
     // The reply accepted submission `id`: a completion that came first, to
     // deliver now; refused when the host failed meanwhile (then withdraw).
+    // Segment ends that came first are left on the record (early_segments)
+    // for the caller, who alone reads them after this.
     Result<std::optional<Outcome>> accept(std::uint64_t id);
     // Takes back a submission that was not accepted; true when the host had
     // completed it all the same (a contradiction the caller fails it for).
@@ -164,6 +170,7 @@ public:
 private:
     void read_loop();
     void complete(std::uint64_t id, Reader& r);
+    void segment_ended(std::uint64_t id, Reader& r);
     void reply(std::uint64_t id, std::vector<std::byte> packet);
     void died();
     // Waits for the host to end and reaps it: at once when it was killed,
@@ -447,6 +454,40 @@ void HostChannel::complete(std::uint64_t id, Reader& r)
     finish(*record, static_cast<EventState>(state), std::move(failure));
 }
 
+void HostChannel::segment_ended(std::uint64_t id, Reader& r)
+{
+    (void)r.get<std::uint32_t>();  // the index: the scheduler counts them in order
+    if (!r.done()) {
+        (void)fail_host(host_gone(
+            fmt::format("sent a malformed segment end of event {} and was killed", id)));
+        return;
+    }
+    std::shared_ptr<EventRecord> record;
+    {
+        std::lock_guard lock(mutex_);
+        if (dead_) return;
+        auto it = events_.find(id);
+        if (it == events_.end() || it->second->early) {
+            dead_ = host_gone(fmt::format("ended a segment of event {}, which it was not "
+                                          "running, and was killed",
+                                          id));
+        } else if (!it->second->accepted) {
+            ++it->second->early_segments;  // its submitter tells the scheduler
+            return;
+        } else {
+            record = it->second;
+        }
+    }
+    if (record && record->scheduler && record->scheduler->segment_ended(*record)) return;
+    if (record)
+        (void)fail_host(host_gone(fmt::format("ended a segment of event {} that was not on the "
+                                              "device (more than it was released, or its "
+                                              "last) and was killed",
+                                              id)));
+    else
+        (void)fail_host(Error{});  // dead_ is set: this only kills
+}
+
 void HostChannel::reply(std::uint64_t id, std::vector<std::byte> packet)
 {
     {
@@ -495,11 +536,13 @@ void HostChannel::read_loop()
         const auto header = r.get<host::Header>();
         if (r.ok() && header.op == Op::completed) {
             complete(header.id, r);
+        } else if (r.ok() && header.op == Op::segment_ended) {
+            segment_ended(header.id, r);
         } else if (r.ok() && header.op == Op::reply) {
             reply(header.id, std::move(*packet));
         } else {
-            (void)fail_host(host_gone("sent a message that is neither a reply nor a completion "
-                                      "and was killed"));
+            (void)fail_host(host_gone("sent a message that is neither a reply, a completion "
+                                      "nor a segment's end, and was killed"));
         }
     }
     died();
@@ -595,7 +638,8 @@ struct Started {
     std::byte* window;
 };
 Result<Started> start_host(const std::filesystem::path& program, const std::string& uuid,
-                           const std::filesystem::path& state_dir, Fp32Math fp32_math)
+                           const std::filesystem::path& state_dir, Fp32Math fp32_math,
+                           std::uint32_t slice_us)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
@@ -612,15 +656,18 @@ Result<Started> start_host(const std::filesystem::path& program, const std::stri
     }
     void* window = mmap(nullptr, host::window_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0);
     const std::string path = program.string(), dir = state_dir.string();
+    const std::string slice = std::to_string(slice_us);
     pid_t pid = window == MAP_FAILED ? -1 : fork();
     if (pid == 0) {
         // Only async-signal-safe calls until exec: move both fds above 9,
         // then onto 3 and 4 (dup2 leaves the copies without CLOEXEC).
         const int s = fcntl(sv[1], F_DUPFD, 10), m = fcntl(memory, F_DUPFD, 10);
         if (s < 0 || m < 0 || dup2(s, 3) < 0 || dup2(m, 4) < 0) _exit(127);
-        // STATE_DIR may be empty (nothing kept); FP32_MATH as the config spells it.
+        // STATE_DIR may be empty (nothing kept); FP32_MATH as the config
+        // spells it; SLICE_US a decimal number.
         const char* argv[] = {path.c_str(), "3", "4", uuid.c_str(), dir.c_str(),
-                              fp32_math == Fp32Math::tf32 ? "tf32" : "fp32", nullptr};
+                              fp32_math == Fp32Math::tf32 ? "tf32" : "fp32", slice.c_str(),
+                              nullptr};
         execv(path.c_str(), const_cast<char* const*>(argv));
         _exit(127);
     }
@@ -658,7 +705,8 @@ public:
         if (used >= core_->info.limits.max_contexts)
             return fail(Error::limit_hit(VACCEL_LIMIT_CONTEXTS, core_->info.limits.max_contexts,
                                          used));
-        auto started = start_host(program_, uuid_, core_->options.state_dir, core_->options.fp32_math);
+        auto started = start_host(program_, uuid_, core_->options.state_dir, core_->options.fp32_math,
+                                  core_->options.slice_us);
         if (!started) return fail(started.error());
         auto host = std::make_shared<HostChannel>(started->fd, started->pid, started->window,
                                                   deadlines_);
@@ -1162,18 +1210,32 @@ private:
             refused = translate(c, reply.error());
         } else {
             Reader r(*reply);
+            const auto segments = r.get<std::uint32_t>();
             const auto indeterminate = r.get<std::uint8_t>();
             if (indeterminate == 1) out.indeterminate = r.error();
-            if (!r.done() || indeterminate > 1 ||
+            if (!r.done() || indeterminate > 1 || segments == 0 || segments > max_segments ||
                 (out.indeterminate && !host::well_formed(*out.indeterminate)))
                 refused = c.host->fail_host(
                     malformed(op_name(Reader(w.bytes()).get<host::Header>().op)));
+            else if (segments > 1)
+                scheduler_->set_segments(record, segments);
         }
         if (!refused) {
-            if (auto early = c.host->accept(id); !early)
+            if (auto early = c.host->accept(id); !early) {
                 refused = early.error();  // the host failed before the reply was taken
-            else if (*early)
-                finish(*record, (*early)->state, std::move((*early)->failure));
+            } else {
+                // Accepted: a host that broke the protocol here fails it
+                // as it fails every accepted record (died()).
+                for (std::uint32_t i = 0; i < record->early_segments; ++i)
+                    if (!scheduler_->segment_ended(*record)) {
+                        (void)c.host->fail_host(host_gone(fmt::format(
+                            "ended a segment of event {} that was not on the device and was "
+                            "killed",
+                            id)));
+                        break;
+                    }
+                if (*early) finish(*record, (*early)->state, std::move((*early)->failure));
+            }
         }
         if (refused) {
             if (started) scheduler_->unstart(*record);

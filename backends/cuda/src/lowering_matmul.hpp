@@ -69,6 +69,9 @@ struct MatmulKernel {
     std::uint32_t dynamic_shared_bytes;  // over 48 KiB needs the function's opt-in
     const char* module;                  // the fatbin vaccel_cuda_fatbin_<module>
     std::uint32_t only_cc = 0;  // 10 * major + minor of the one device it runs on; 0: any
+    // It honours k_first / k_end (kernels/cuda/dispatch.h) in steps of this
+    // many k, so a long run of it can be cut over k (slicing.hpp); 0: never cut.
+    std::uint32_t k_step = 0;
 };
 
 std::span<const MatmulKernel> matmul_kernels();

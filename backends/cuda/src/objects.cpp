@@ -114,7 +114,10 @@ ProgramState::~ProgramState()
     const Driver& cu = *owner->device->cu;
     const auto scope = owner->enter();
     if (last_run != nullptr) cu.cuEventDestroy(last_run);
-    for (const RecordedRun& r : recorded) cu.cuGraphExecDestroy(r.exec);
+    for (const RecordedRun& r : recorded)
+        for (CUgraphExec exec : r.segments)
+            if (exec != nullptr) cu.cuGraphExecDestroy(exec);
+    for (CUevent e : cost_events) cu.cuEventDestroy(e);
     if (profile) {
         if (const std::string report = profile_report(*profile, launches); !report.empty())
             std::fputs(report.c_str(), stderr);
@@ -131,9 +134,10 @@ ProgramState::~ProgramState()
 SubmissionState::~SubmissionState()
 {
     release();
-    if (done != nullptr) {
+    if (done != nullptr || !marks.empty()) {
         const auto scope = queue->owner->enter();
-        queue->owner->device->cu->cuEventDestroy(done);
+        if (done != nullptr) queue->owner->device->cu->cuEventDestroy(done);
+        for (CUevent e : marks) queue->owner->device->cu->cuEventDestroy(e);
     }
 }
 

@@ -26,6 +26,7 @@
 #include "profile.hpp"
 #include "vaccel/backend/backend.hpp"
 #include "vaccel/backend/cuda.hpp"
+#include "vaccel/sched/slicing.hpp"
 #include "vaccel/tosa/plan.hpp"
 
 namespace vaccel::backend::cuda {
@@ -185,13 +186,15 @@ struct ProgramState {
     CUevent last_run = nullptr;
     // TOSA: the launches of a run recorded as CUDA graphs, one per set of
     // buffer addresses the runs were bound to (the kernels take them by
-    // value), the most recently used last; at most max_recorded_runs, the
-    // least recently used destroyed first. Under graphs_mutex (runs of one
+    // value) and cut (a graph per segment, recorded as each first runs),
+    // the most recently used last; at most max_recorded_runs, the least
+    // recently used destroyed first. Under graphs_mutex (runs of one
     // program may be enqueued from two queues at once); the execs are
     // destroyed with the program.
     struct RecordedRun {
         std::vector<CUdeviceptr> buffers;
-        CUgraphExec exec = nullptr;
+        std::shared_ptr<const sched::Cut> cut;  // null: the run whole
+        std::vector<CUgraphExec> segments;      // null until recorded
     };
     static constexpr std::size_t max_recorded_runs = 4;
     bool use_graphs = true;  // VACCEL_CUDA_GRAPHS at load (program.hpp)
@@ -200,6 +203,17 @@ struct ProgramState {
     // VACCEL_CUDA_PROFILE (profile.hpp): set at load when profiled (then
     // use_graphs is false); reported and its events destroyed with the program.
     std::unique_ptr<ProgramProfile> profile;
+    // Slicing (slicing.hpp): each launch's device time as the first run
+    // measured it, taken by the one submission that moves `costs_state`
+    // from unmeasured to measuring; the cut made from it (null: runs go
+    // whole). `cut` and `costs` under cut_mutex; cost_events (launches + 1
+    // timing events) are made by that run and destroyed with the program.
+    enum CostState : int { unmeasured = 0, measuring = 1, measured = 2 };
+    std::atomic<int> costs_state{unmeasured};
+    std::vector<CUevent> cost_events;
+    std::mutex cut_mutex;
+    std::vector<sched::DispatchCost> costs;
+    std::shared_ptr<const sched::Cut> cut;
     // PTX and cubin: the module, its functions by entry name.
     CUmodule module = nullptr;
     std::mutex functions_mutex;
@@ -251,9 +265,26 @@ struct SubmissionState {
     std::uint64_t after_value = 0;
     std::uint64_t deadline_ns = 0;
     CUevent done = nullptr;  // recorded after the work, on the queue's stream
-    // A launch after the first was refused by the driver: what did go to
-    // the stream runs, and the event fails with this once it is done.
+    // A run cut into segments (slicing.hpp): the cut it was accepted with
+    // (null: one segment, the whole run), the next segment to go on the
+    // stream, and two timing events around each segment that went (made as
+    // it goes, destroyed with the submission), whose spans become used_ns
+    // as each ends. A run between segments waits in the backend's held
+    // list for its next start_held(). `measures_costs`: this run times
+    // each launch for the program's costs (its cost_events), and is whole.
+    std::shared_ptr<const sched::Cut> cut;
+    std::uint32_t next_segment = 0;
+    std::vector<CUevent> marks;
+    std::vector<std::uint64_t> used_ns;
+    bool measures_costs = false;
+    // Reported once: the first finish() sets it (the completion thread and
+    // a cancel may both try to end a run cut into segments).
+    std::atomic<bool> reported{false};
+    // A launch after the first was refused by the driver, or a run cut into
+    // segments was cancelled between them: what did go to the stream runs,
+    // and the event ends with this (as partial_state) once it is done.
     std::optional<Error> partial;
+    EventState partial_state = EventState::failed;
     std::shared_ptr<EventSink> sink;
     std::atomic<std::uint32_t> state{VACCEL_EVENT_PENDING};
     Error failure;  // written before `state` leaves pending
@@ -266,6 +297,14 @@ struct SubmissionState {
     void release();
     bool released = false;
 };
+
+// Segments of the run still to go on the stream (0 once the last went, and
+// for a raw kernel).
+inline std::uint32_t segments_left(const SubmissionState& s)
+{
+    const std::size_t total = s.cut ? s.cut->segments.size() : 1;
+    return total > s.next_segment ? static_cast<std::uint32_t>(total - s.next_segment) : 0;
+}
 
 struct CudaEvent final : Event {
     std::shared_ptr<SubmissionState> submission;

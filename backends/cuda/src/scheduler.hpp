@@ -27,6 +27,12 @@
 //  - within a flow, work is released in the order it became ready (accepted,
 //    or its gate reached); one that ends before it is released (cancelled,
 //    its host lost) leaves its FIFO uncharged;
+//  - an item may go out in segments (a TOSA run cut by its host,
+//    slicing.hpp): each segment is released, counted on the device and
+//    charged as an item is, and the item stays at the head of its flow's
+//    FIFO until its last segment is released, so nothing else of its flow
+//    (nothing else of its context, whose runs share a program's arena)
+//    goes between its segments, while other flows' work may;
 //  - raw kernels are items like any other: charged what they took, held
 //    back while their tenant is over its share (they are not cut);
 //  - an item that keeps the device longer than the hold bound (a kernel
@@ -60,16 +66,18 @@ namespace vaccel::backend::cuda {
 // One accepted submission or launch as the scheduler sees it.
 struct Item {
     virtual ~Item() = default;
-    // Tells the item's host to put it on its stream (mutex_ held: quick).
+    // Tells the item's host to put its next segment on its stream (mutex_
+    // held: quick).
     virtual void release() = 0;
 
-    // overran: released longer ago than the hold bound and still running;
-    // the device no longer counts it (others go beside it).
-    enum class Stage { made, queued, on_device, overran, ended };
+    // made: not ready yet; live: enqueued or started; ended: reported.
+    enum class Stage { made, live, ended };
     sched::FlowId flow = 0;
     Stage stage = Stage::made;
-    std::uint64_t released_ns = 0;
-    std::uint64_t entry = 0;  // in the FlowBook's record
+    std::uint32_t segments = 1;  // how many it goes out in (set_segments)
+    std::uint32_t released = 0;  // segments released so far
+    std::uint32_t finished = 0;  // segments whose end segment_ended() took
+    bool queued = false;         // in its flow's FIFO: a segment waits for release
 };
 
 class Scheduler {
@@ -97,6 +105,14 @@ public:
     // An accepted item ready to start (no gate, or its gate reached); an
     // item that ended already, or started at once, is not queued.
     void enqueue(std::shared_ptr<Item> item);
+    // The accepted item goes out in `segments` (its host's reply said so),
+    // before enqueue(); one start_now() started waits for its second
+    // segment's release at the head of its flow.
+    void set_segments(std::shared_ptr<Item> item, std::uint32_t segments);
+    // One of the item's segments on the device ended, not its last; false
+    // when none of its segments is on the device (the host broke the
+    // protocol).
+    bool segment_ended(Item& item);
     // The item ended (completed, failed, cancelled), released or not.
     void ended(Item& item);
 
@@ -104,19 +120,32 @@ public:
 
 private:
     using Clock = sched::DeviceTime::Clock;
+    // A segment on the device: released at released_ns, its entry in the
+    // FlowBook's record; overran: released longer ago than the hold bound
+    // and still running, so the device no longer counts it (others go
+    // beside it).
+    struct Running {
+        Item* item;
+        std::uint64_t released_ns;
+        std::uint64_t entry;
+        bool overran = false;
+    };
     void pump(std::unique_lock<std::mutex>& lock);
+    // The next segment of `item` goes on the device.
     void put_on_device(Item& item, Clock::time_point now);
-    // Items on the device past the hold bound stop counting (Stage::overran).
+    // Charges and forgets the segment running_[at], which ended at `now`.
+    void charge_ended(std::size_t at, Clock::time_point now);
+    // Segments on the device past the hold bound stop counting.
     void expire_holds(Clock::time_point now);
 
     mutable std::mutex mutex_;
     mutable sched::FlowBook book_;  // report() expires old charges
     std::unordered_map<sched::FlowId, std::deque<std::shared_ptr<Item>>> queues_;
     const std::chrono::milliseconds hold_bound_;
-    std::uint32_t on_device_ = 0;
-    // The items on_device_ counts, each alive until ended() or unstart()
-    // takes it out (its host channel holds it).
-    std::vector<Item*> running_;
+    std::uint32_t on_device_ = 0;  // running_ entries not overran
+    // Segments released and not ended, oldest first; each item alive until
+    // ended() or unstart() takes its entries out (its host channel holds it).
+    std::vector<Running> running_;
     sched::FlowId device_flow_ = 0;  // the flow on the device while on_device_ > 0
     std::uint64_t last_end_ns_ = 0;
     sched::CapTimer timer_;  // last: pumps when a share cap lapses

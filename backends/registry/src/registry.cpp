@@ -81,6 +81,20 @@ Result<std::uint32_t> latency_hold_us(const Settings& settings, std::string_view
                                                backend)));
     return static_cast<std::uint32_t>(*hold);
 }
+
+// slice_us, read the same on every GPU: the device time a segment of a run
+// aims at (VulkanOptions, CudaOptions; docs/adr/0026-gpu-device-scheduler.md).
+Result<std::uint32_t> slice_us(const Settings& settings, std::string_view backend)
+{
+    auto slice = setting_number(settings, backend, "slice_us", default_slice_us);
+    if (!slice) return fail(slice.error());
+    if (*slice > 100'000)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *slice)
+                        .with_note(fmt::format("[devices.{}] slice_us is at most 100000 (a "
+                                               "tenth of a second); 0 never cuts a run",
+                                               backend)));
+    return static_cast<std::uint32_t>(*slice);
+}
 #endif
 
 #ifdef VACCEL_REGISTRY_HAS_VULKAN
@@ -116,12 +130,8 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
     if (*unified > 1)
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *unified)
                         .with_note("[devices.vulkan] unified_memory is 0 or 1"));
-    auto slice = setting_number(settings, "vulkan", "slice_us", VulkanOptions{}.slice_us);
+    auto slice = slice_us(settings, "vulkan");
     if (!slice) return fail(slice.error());
-    if (*slice > 100'000)
-        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *slice)
-                        .with_note("[devices.vulkan] slice_us is at most 100000 (a tenth of a "
-                                   "second); 0 never cuts a run"));
     auto hold = latency_hold_us(settings, "vulkan");
     if (!hold) return fail(hold.error());
     auto loss = setting_number(settings, "vulkan", "inject_loss_after", UINT64_MAX);
@@ -129,7 +139,7 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
     auto lossy = setting_number(settings, "vulkan", "inject_loss_device", 0);
     if (!lossy) return fail(lossy.error());
     VulkanOptions options;
-    options.slice_us = static_cast<std::uint32_t>(*slice);
+    options.slice_us = *slice;
     options.latency_hold_us = *hold;
     options.unified_memory = *unified == 1;
     options.state_dir = state_dir;
@@ -141,7 +151,8 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
 
 #ifdef VACCEL_REGISTRY_HAS_CUDA
 // [devices.cuda]: fp32_math ("fp32", the default, or "tf32": the opt-in of
-// CudaOptions::fp32_math); latency_hold_us (CudaOptions); fault injection for tests, as the CPU's:
+// CudaOptions::fp32_math); slice_us and latency_hold_us (CudaOptions); fault
+// injection for tests, as the CPU's:
 // inject_loss_after (see CudaOptions) on device inject_loss_device. Every device the CUDA
 // driver reports is found; without a driver there are none
 // (docs/adr/0018-cuda-backend.md). Compiled PTX is kept under
@@ -149,13 +160,14 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_cuda(const Settings& settings,
                                                              const std::filesystem::path& state_dir)
 {
-    static constexpr std::array<std::string_view, 4> known{"fp32_math", "latency_hold_us",
-                                                           "inject_loss_after",
-                                                           "inject_loss_device"};
+    static constexpr std::array<std::string_view, 5> known{
+        "fp32_math", "slice_us", "latency_hold_us", "inject_loss_after", "inject_loss_device"};
     if (auto ok = settings_known(settings, "cuda", known); !ok)
         return fail(ok.error());
     auto math = setting_choice(settings, "cuda", "fp32_math", {"fp32", "tf32"});
     if (!math) return fail(math.error());
+    auto slice = slice_us(settings, "cuda");
+    if (!slice) return fail(slice.error());
     auto hold = latency_hold_us(settings, "cuda");
     if (!hold) return fail(hold.error());
     auto loss = setting_number(settings, "cuda", "inject_loss_after", UINT64_MAX);
@@ -163,6 +175,7 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cuda(const Settings& set
     auto lossy = setting_number(settings, "cuda", "inject_loss_device", 0);
     if (!lossy) return fail(lossy.error());
     CudaOptions options;
+    options.slice_us = *slice;
     options.latency_hold_us = *hold;
     options.state_dir = state_dir;
     options.fp32_math = *math == 1 ? Fp32Math::tf32 : Fp32Math::fp32;

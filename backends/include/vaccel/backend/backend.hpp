@@ -176,6 +176,10 @@ class EventSink {
 public:
     virtual ~EventSink() = default;
     virtual void completed(const EventStatus& status) noexcept = 0;
+    // Segment `index` of work that goes out in segments ended on the
+    // device, and the work goes on (a CUDA device with hold_starts; cuda.hpp,
+    // held_segments). Never for the last segment: completed() is its end.
+    virtual void segment_ended(std::uint32_t index) noexcept { (void)index; }
 };
 
 // SUBMIT and SUBMIT_AFTER. The engine has checked handles, contexts and
@@ -273,6 +277,12 @@ struct ContextSchedule {
 // [devices.cuda] latency_hold_us; docs/adr/0026-gpu-device-scheduler.md):
 // a round trip through vacceld and back takes well under this.
 inline constexpr std::uint32_t default_latency_hold_us = 200;
+
+// The device time a segment of a run aims at on a GPU, by default
+// ([devices.vulkan] and [devices.cuda] slice_us; ADR 0026): long runs and
+// long MATMULs are cut into segments of about this much, so a waiting
+// tenant gets the device within about two of them.
+inline constexpr std::uint32_t default_slice_us = 250;
 
 // What a device's scheduler has served (docs/adr/0026-gpu-device-scheduler.md).
 struct FlowService {

@@ -69,6 +69,13 @@ struct CudaOptions {
     // (checked, its buffers held) like any other; SUBMIT_AFTER is not used
     // with it (the daemon keeps gates itself).
     bool hold_starts = false;
+    // The device time a segment of a run aims at, in microseconds
+    // ([devices.cuda] slice_us; docs/adr/0026-gpu-device-scheduler.md). With
+    // hold_starts, a TOSA run is cut into segments of about this much (an
+    // FP32 MATMUL over its k), each released by vacceld's scheduler on its
+    // own, so a waiting tenant gets the device within about two of them.
+    // 0, or without hold_starts: runs are never cut.
+    std::uint32_t slice_us = default_slice_us;
     // How long batch work waits for a latency tenant's next item once its
     // last one ended, in microseconds ([devices.cuda] latency_hold_us;
     // docs/adr/0026-gpu-device-scheduler.md). 0: never.
@@ -91,8 +98,14 @@ CudaDevices open_cuda_devices(const CudaOptions& options = {});
 // while it was held). False when `event` is not held (it ended already, or
 // `device` is no such device).
 bool start_held(Backend& device, Event& event);
+// How many segments the held work of `event` goes out in: each
+// start_held() puts the next one on its stream (the first, then the rest
+// as the daemon's scheduler releases them), and the event's sink hears of
+// each but the last through EventSink::segment_ended(). 1 for work that is
+// not cut, and for an event that is not held.
+std::uint32_t held_segments(Backend& device, Event& event);
 // Ends the held work of `event` unstarted, as `state` (failed or
-// cancelled) for `why`; false when it is not held.
+// cancelled) for `why`; false when it is not held, or part of it ran.
 bool end_held(Backend& device, Event& event, EventState state, const Error& why);
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", the device's UUID as

@@ -48,7 +48,7 @@ struct VulkanOptions {
     // the scheduler cuts long runs and long MATMUL / CONV2D dispatches into
     // segments of about this much, so a waiting tenant gets the device
     // within about two of them. 0: runs are never cut.
-    std::uint32_t slice_us = 250;
+    std::uint32_t slice_us = default_slice_us;
     // How long batch work waits for a latency tenant's next item once its
     // last one ended, in microseconds ([devices.vulkan] latency_hold_us;
     // docs/adr/0026-gpu-device-scheduler.md). 0: never.
