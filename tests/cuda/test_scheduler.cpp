@@ -4,7 +4,8 @@
 // Each context is a vaccel-cuda-host of its own, so the tenants' work meets
 // only in the scheduler; without it the driver time-slices the hosts and
 // each check fails. Needs a GPU (skipped without one, as every CUDA device
-// test; make test-gpu requires it).
+// test; make test-gpu requires it). A long FP32 MATMUL is cut over k into
+// segments the scheduler releases one by one, with the bytes of a whole run.
 #include "../support/device_scheduler_checks.hpp"
 #include "cuda_test_support.hpp"
 
@@ -58,12 +59,18 @@ int main()
         options.latency_hold_us = hold_us;
         return cuda_test::cuda_device(options);
     };
+    open_device_slicing = [](std::uint32_t slice_us) {
+        CudaOptions options;
+        options.slice_us = slice_us;
+        return cuda_test::cuda_device(options);
+    };
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(weights_100_and_300_are_charged_device_time_1_to_3),
         cmocka_unit_test(a_latency_tenant_goes_ahead_of_queued_batch_work),
         cmocka_unit_test(a_device_share_cap_holds_in_charged_time),
         cmocka_unit_test(a_closed_loop_latency_tenant_is_held_for),
         cmocka_unit_test(work_that_never_started_is_not_charged),
+        cmocka_unit_test(a_long_matmul_is_cut_into_segments_with_exact_output),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

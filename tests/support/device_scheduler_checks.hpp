@@ -31,6 +31,8 @@ using namespace cpu_test;
 inline std::function<std::unique_ptr<Backend>()> open_device;
 // The same device with its latency hold set (latency_hold_us; 0: none).
 inline std::function<std::unique_ptr<Backend>(std::uint32_t)> open_device_holding;
+// The same device with its slice bound set (slice_us; 0: runs go whole).
+inline std::function<std::unique_ptr<Backend>(std::uint32_t)> open_device_slicing;
 
 // One context of a tenant: its queue, the MATMUL, its operands, a gate that
 // holds its work back until raised, and an output per submission.
@@ -435,6 +437,64 @@ inline void a_closed_loop_latency_tenant_is_held_for(void**)
     if (with.with_batch > 2) fail_msg("%zu gaps had a batch dispatch", with.with_batch);
     assert_true(with.held_ns > 0);
     assert_true(with.held_ns < with.charged_ns);
+}
+
+// A MATMUL of a few milliseconds with an FP32 result and `input` operands:
+// its first run takes the profile whole; later runs go out in several
+// segments over its k (each part going on from the sums the last one
+// stored), and every run's output is the same bytes as on a device that
+// never cuts. On Vulkan, FP16 operands take the cooperative-matrix kernel on
+// a GPU that has one (make test-gpu), the tiled kernel on lavapipe; on
+// CUDA, FP32 takes the SIMT tiles, cut over k through k_first / k_end.
+inline void long_matmul_is_cut_with_exact_output(DType input)
+{
+    auto read_outputs = [](Member& m) {
+        std::vector<std::vector<float>> all;
+        for (auto& out : m.outputs) {
+            std::vector<float> values(m.side * m.side);
+            assert_ok(m.backend->read_buffer(*out, 0, std::as_writable_bytes(std::span(values))));
+            all.push_back(std::move(values));
+        }
+        return all;
+    };
+    std::int64_t side = 0;
+    {
+        auto probe = open_device();
+        side = side_for(*probe, 2'000'000, input);
+    }
+    auto plain = open_device_slicing(0);
+    std::vector<float> want;
+    {
+        Member m(*plain, schedule("plain", 100), side, input);
+        m.submit(1, false);
+        m.wait_all();
+        want = read_outputs(m)[0];
+        const auto record = record_of(*plain);
+        assert_int_equal(record.size(), 1);
+    }
+    auto device = open_device_slicing(250);
+    Member m(*device, schedule("cut", 100), side, input);
+    for (int run = 0; run < 3; ++run) {
+        m.submit(1, false);
+        m.wait_all();
+    }
+    auto record = record_of(*device);
+    std::erase_if(record, warming);
+    std::uint64_t first = 0, rest = 0;
+    assert_true(record.size() >= 3);
+    first = record[0].used_ns;
+    for (std::size_t i = 1; i < record.size(); ++i) rest = std::max(rest, record[i].used_ns);
+    print_message("profile run %.2f ms whole; then %zu segments, the longest %.3f ms\n",
+                  first / 1e6, record.size() - 1, rest / 1e6);
+    // Cut: each later run is more than one segment.
+    assert_true(record.size() - 1 >= 2 * 2);
+    for (const auto& got : read_outputs(m))
+        assert_memory_equal(got.data(), want.data(), want.size() * sizeof(float));
+}
+
+inline void a_long_matmul_is_cut_into_segments_with_exact_output(void**)
+{
+    long_matmul_is_cut_with_exact_output(DType::fp32);
 }
 
 }  // namespace scheduler_checks
