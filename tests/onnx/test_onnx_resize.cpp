@@ -127,6 +127,51 @@ void huge_declared_dims_are_refused_not_allocated(void**)
             "node 'r' (Resize): axis 3 resizes to 1099511627776, more samples than the 16777216");
 }
 
+// A Conv or ConvTranspose of `op` on FLOAT16 data whose constant weights
+// W [1, 1, 1, 1] are FLOAT16 values.
+std::string conv_with_half_weights(const char* op)
+{
+    ::onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    auto* g = m.mutable_graph();
+    g->set_name("conv");
+    add_float_input(*g, "X", {1, 1, 3, 3});
+    g->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(T::FLOAT16);
+    auto* w = g->add_initializer();
+    w->set_name("W");
+    w->set_data_type(T::FLOAT16);
+    for (int i = 0; i < 4; ++i) w->add_dims(1);
+    w->add_int32_data(0x4000);  // 2.0
+    auto* node = g->add_node();
+    node->set_op_type(op);
+    node->set_name("c");
+    node->add_input("X");
+    node->add_input("W");
+    node->add_output("Y");
+    g->add_output()->set_name("Y");
+    return m.SerializeAsString();
+}
+
+// An FP16 convolution, whose constant weights the importer cannot take as
+// FLOAT values, is refused by node before its weights are read, never
+// reinterpreted. (lowering_nn.cpp and lowering_conv_transpose.cpp also
+// refuse non-FLOAT constant weights themselves, for an op type that may
+// one day admit FLOAT16 data.)
+void fp16_convolutions_are_refused_by_node(void**)
+{
+    for (const char* op : {"Conv", "ConvTranspose"}) {
+        auto got = vo::import_model(bytes(conv_with_half_weights(op)));
+        assert_false(got.has_value());
+        const std::string& note = got.error().note;
+        const std::string wanted = std::string("node 'c' (") + op +
+                                   "): 'X' is FLOAT16; FLOAT16 values are not imported for this "
+                                   "op type";
+        if (note.find(wanted) == std::string::npos)
+            fail_msg("%s: refused with \"%s\", not \"%s\"", op, note.c_str(), wanted.c_str());
+    }
+}
+
 void parameters_and_what_they_are_computed_from_are_value_inputs(void**)
 {
     ::onnx::ModelProto m;
@@ -166,6 +211,7 @@ int main()
         cmocka_unit_test(whole_scales_take_tosa_resize),
         cmocka_unit_test(what_tosa_cannot_read_takes_a_matmul_per_axis),
         cmocka_unit_test(huge_declared_dims_are_refused_not_allocated),
+        cmocka_unit_test(fp16_convolutions_are_refused_by_node),
         cmocka_unit_test(parameters_and_what_they_are_computed_from_are_value_inputs),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
