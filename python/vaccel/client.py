@@ -6,7 +6,8 @@ version, load, buffer, close. Decides:
     set, else the kernel module, else the daemon's socket, else embedded);
     "embedded", "socket" and "kernel" name one, never silently replaced by
     another; `socket` names the daemon's socket for "socket" (and for the
-    automatic choice), else $VACCEL_SOCKET or vaccel.SOCKET_DEFAULT;
+    automatic choice, which then never falls back to embedded), else
+    $VACCEL_SOCKET (likewise) or vaccel.SOCKET_DEFAULT;
   - load() takes a path or the bytes of a TOSA 1.0 flatbuffer and a device
     spec (vaccel/devices.py); a Program's buffers and runs live in the
     client's one context on that device;

@@ -5,12 +5,21 @@
 #include <cstring>
 #include <string>
 
+#include <unistd.h>
+
 #include "test_programs.hpp"
 #include "lib_support.hpp"
 
 using namespace vaccel::test;
 
 namespace {
+
+// $VACCEL_TRANSPORT as ctest set it for this program ("embedded"), put back
+// by the tests that change it.
+void restore_transport()
+{
+    setenv("VACCEL_TRANSPORT", VACCEL_TRANSPORT_EMBEDDED, 1);
+}
 
 void full_flow_reads_back_the_exact_sum(void**)
 {
@@ -190,7 +199,7 @@ void kernel_transport_without_the_node_is_device_lost_naming_it(void**)
 
     setenv("VACCEL_TRANSPORT", "kernel", 1);
     assert_int_equal(vaccel_client_open(nullptr, &client), -ENODEV);
-    unsetenv("VACCEL_TRANSPORT");
+    restore_transport();
     unsetenv("VACCEL_DEVICE");
 }
 
@@ -284,23 +293,71 @@ void socket_transport_without_a_daemon_is_device_lost_naming_the_path(void**)
     // Forced through the environment: the same refusal, never embedded.
     setenv("VACCEL_TRANSPORT", "socket", 1);
     assert_int_equal(vaccel_client_open(nullptr, &client), -ENODEV);
-    unsetenv("VACCEL_TRANSPORT");
+    restore_transport();
     unsetenv("VACCEL_SOCKET");
 }
 
-void automatic_choice_without_a_daemon_is_embedded(void**)
+// The last refusal's sentence holds `wanted`.
+void said(const std::string& wanted)
 {
+    const std::string message = vaccel_last_error_message();
+    if (message.find(wanted) == std::string::npos)
+        fail_msg("the refusal \"%s\" does not say \"%s\"", message.c_str(), wanted.c_str());
+}
+
+// A daemon named explicitly ($VACCEL_SOCKET, $VACCEL_DEVICE, a path given to
+// vaccel_client_open_at) is never replaced by embedded: the automatic choice
+// is refused as the named transport is, so its limits cannot be bypassed
+// unnoticed.
+void an_explicit_endpoint_is_never_replaced_by_embedded(void**)
+{
+    setenv("VACCEL_TRANSPORT", "", 1);  // empty: the automatic choice
+    unsetenv("VACCEL_DEVICE");
     setenv("VACCEL_SOCKET", no_daemon_socket, 1);
-    vaccel_client* client = nullptr;
-    assert_call(vaccel_client_open(nullptr, &client));
-    assert_string_equal(vaccel_client_transport(client), "embedded");
-    vaccel_client_close(client);
-    setenv("VACCEL_TRANSPORT", "", 1);  // empty: the automatic choice too
-    assert_call(vaccel_client_open(nullptr, &client));
-    assert_string_equal(vaccel_client_transport(client), "embedded");
-    vaccel_client_close(client);
-    unsetenv("VACCEL_TRANSPORT");
+    vaccel_client* client = reinterpret_cast<vaccel_client*>(0x1);
+    assert_int_equal(vaccel_client_open(nullptr, &client), -ENODEV);
+    assert_null(client);
+    assert_int_equal(vaccel_last_status()->detail, VACCEL_D_PEER_GONE);
+    said(std::string("no daemon accepts connections at ") + no_daemon_socket);
     unsetenv("VACCEL_SOCKET");
+    assert_int_equal(vaccel_client_open_at(nullptr, no_daemon_socket, &client), -ENODEV);
+    said(std::string("no daemon accepts connections at ") + no_daemon_socket);
+    setenv("VACCEL_DEVICE", no_kernel_node, 1);
+    assert_int_equal(vaccel_client_open(nullptr, &client), -ENODEV);
+    said(std::string("cannot open ") + no_kernel_node);
+    // Both named: the node, then the socket, and still never embedded.
+    setenv("VACCEL_SOCKET", no_daemon_socket, 1);
+    assert_int_equal(vaccel_client_open(nullptr, &client), -ENODEV);
+    said(std::string("no daemon accepts connections at ") + no_daemon_socket);
+    unsetenv("VACCEL_SOCKET");
+    unsetenv("VACCEL_DEVICE");
+    restore_transport();
+}
+
+// With no endpoint named, the automatic choice runs in process where no
+// daemon serves the default endpoints (the CI machine: neither exists).
+void the_implicit_choice_without_a_daemon_is_embedded(void**)
+{
+    unsetenv("VACCEL_SOCKET");
+    unsetenv("VACCEL_DEVICE");
+    const bool defaults_exist =
+        access(VACCEL_SOCKET_DEFAULT, F_OK) == 0 || access(VACCEL_DEVICE_DEFAULT, F_OK) == 0;
+    for (const char* automatic : {"", static_cast<const char*>(nullptr)}) {
+        if (automatic != nullptr)
+            setenv("VACCEL_TRANSPORT", automatic, 1);  // empty: the automatic choice too
+        else
+            unsetenv("VACCEL_TRANSPORT");
+        vaccel_client* client = nullptr;
+        assert_call(vaccel_client_open(nullptr, &client));
+        if (!defaults_exist)
+            assert_string_equal(vaccel_client_transport(client), "embedded");
+        else
+            print_message("a daemon's default endpoint exists here: the automatic choice took "
+                          "'%s'\n",
+                          vaccel_client_transport(client));
+        vaccel_client_close(client);
+    }
+    restore_transport();
 }
 
 void admin_over_embedded_is_refused_saying_it_needs_the_daemon(void**)
@@ -360,7 +417,8 @@ int main()
         cmocka_unit_test(kernel_transport_refusal_without_status_gets_one_from_the_errno),
         cmocka_unit_test(unknown_transport_is_refused_by_name),
         cmocka_unit_test(socket_transport_without_a_daemon_is_device_lost_naming_the_path),
-        cmocka_unit_test(automatic_choice_without_a_daemon_is_embedded),
+        cmocka_unit_test(an_explicit_endpoint_is_never_replaced_by_embedded),
+        cmocka_unit_test(the_implicit_choice_without_a_daemon_is_embedded),
         cmocka_unit_test(admin_over_embedded_is_refused_saying_it_needs_the_daemon),
         cmocka_unit_test(handle_of_another_client_is_unknown),
         cmocka_unit_test(strerror_and_error_name_cover_errno_and_codes),

@@ -30,6 +30,7 @@ struct RunOptions {
     unsigned warmup = 0;  // untimed runs before the --repeat timed ones
     bool json = false;
     bool verbose = false;
+    bool quiet = false;  // -q: no notes on stderr, refusals only
 };
 
 Result<void> run_command(const RunOptions& options);

@@ -4,7 +4,9 @@
 // else. Decides: a refusal is printed as "vaccelctl: <sentence>" on stderr
 // and the exit status is 1; a command line CLI11 cannot parse exits with
 // CLI11's status and its message. --socket PATH sets VACCEL_SOCKET for the
-// client before any command runs.
+// client before any command runs, which names the daemon: the client is then
+// refused when no daemon answers there, never run in process (libvaccel's
+// automatic choice, vaccel/vaccel.h).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -43,6 +45,8 @@ int main(int argc, char** argv)
     app.fallthrough();  // --verbose and --socket also after the subcommand
     bool verbose = false;
     app.add_flag("-v,--verbose", verbose, "say which transport the client uses");
+    bool quiet = false;
+    app.add_flag("-q,--quiet", quiet, "print no notes on stderr, only refusals");
     std::string socket;
     app.add_option("--socket", socket,
                    "the daemon's socket (sets VACCEL_SOCKET; default " VACCEL_SOCKET_DEFAULT ")");
@@ -208,6 +212,7 @@ int main(int argc, char** argv)
         result = devices_command(devices);
     } else if (run_cmd->parsed()) {
         run.verbose = verbose;
+        run.quiet = quiet;
         result = run_command(run);
     } else if (import_cmd != nullptr && import_cmd->parsed()) {
         result = import_command(import_options);

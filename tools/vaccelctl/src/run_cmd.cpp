@@ -293,7 +293,7 @@ Result<void> run_command(const RunOptions& given)
     auto spec = parse_device_spec(options.device);
     if (!spec)
         return std::unexpected(spec.error());
-    auto session = Session::open(options.verbose, /*announce_fallback=*/true);
+    auto session = Session::open(options.verbose, /*announce_fallback=*/!options.quiet);
     if (!session)
         return std::unexpected(session.error());
     auto devices = session->devices();
@@ -412,7 +412,7 @@ Result<void> run_command(const RunOptions& given)
         auto written = npy::write_file(path, *model_array);
         if (!written)
             return refuse(written.error().message);
-        if (output_files[i].renamed)
+        if (output_files[i].renamed && !options.quiet)
             fmt::print(stderr,
                        "vaccelctl: output '{}' written as {} (its name is not a plain file "
                        "name: characters outside [A-Za-z0-9._+-] were replaced by '_')\n",
