@@ -2,8 +2,8 @@
 //
 // Owns: the wiring of subcommands and options to commands.hpp, and nothing
 // else. Decides: a refusal is printed as "vaccelctl: <sentence>" on stderr
-// and the exit status is 1; a command line CLI11 cannot parse exits with
-// CLI11's status and its message. --socket PATH sets VACCEL_SOCKET for the
+// and the exit status is 1; a command line that cannot be parsed exits 2
+// with a sentence of ours (vaccel/cli/usage.hpp). --socket PATH sets VACCEL_SOCKET for the
 // client before any command runs, which names the daemon: the client is then
 // refused when no daemon answers there, never run in process (libvaccel's
 // automatic choice, vaccel/vaccel.h).
@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "commands.hpp"
+#include "vaccel/cli/usage.hpp"
 #include "vaccel.h"  // uapi first: see the note in session.cpp
 #include "vaccel/vaccel.h"
 
@@ -36,7 +37,8 @@ void add_selector(CLI::App* command, RuleSelector& selector)
 int main(int argc, char** argv)
 {
     CLI::App app{"vaccelctl - inspect vaccel devices, run models on them, and administer "
-                 "the vacceld daemon"};
+                 "the vacceld daemon",
+                 "vaccelctl"};
     // VACCEL_VERSION: the project's version (CMakeLists.txt, project()).
     app.set_version_flag("--version", std::string("vaccelctl " VACCEL_VERSION " (contract ABI ") +
                                           std::to_string(VACCEL_ABI_MAJOR) + "." +
@@ -201,7 +203,7 @@ int main(int argc, char** argv)
     app.add_subcommand("metrics",
                        "print the daemon's metrics in the Prometheus text exposition format");
 
-    CLI11_PARSE(app, argc, argv);
+    if (const std::optional<int> status = vaccel::cli::parse(app, argc, argv)) return *status;
 
     if (!socket.empty())
         setenv("VACCEL_SOCKET", socket.c_str(), 1);

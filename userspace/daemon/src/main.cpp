@@ -17,11 +17,12 @@
 #include <string>
 
 #include "vaccel.h"  // VACCEL_ABI_MAJOR, VACCEL_ABI_MINOR (--version)
+#include "vaccel/cli/usage.hpp"
 #include "vaccel/daemon/server.hpp"
 
 int main(int argc, char** argv)
 {
-    CLI::App app{"vacceld - shares this machine's accelerators among local processes"};
+    CLI::App app{"vacceld - shares this machine's accelerators among local processes", "vacceld"};
     // VACCEL_VERSION: the project's version (CMakeLists.txt, project()).
     app.set_version_flag("--version", std::string("vacceld " VACCEL_VERSION " (contract ABI ") +
                                           std::to_string(VACCEL_ABI_MAJOR) + "." +
@@ -68,11 +69,7 @@ int main(int argc, char** argv)
     bool workers_only = false;
     app.add_flag("--workers-only", workers_only,
                  "run every device call on its device's worker, even short ones (ADR 0007)");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e) == 0 ? 0 : 2;
-    }
+    if (const std::optional<int> status = vaccel::cli::parse(app, argc, argv)) return *status;
 
     auto logger = spdlog::stderr_logger_mt("vacceld");
     logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %l %v");
