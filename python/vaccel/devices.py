@@ -3,9 +3,11 @@
 Owns: vaccel.Device (a device's vaccel_device_info, named) and device
 selection. Decides, as vaccelctl's --device does
 (tools/vaccelctl/src/device_spec.hpp):
-  - a spec is "auto" (the default), "cpu", "cpu:N", "vulkan:N", "cuda:N"
-    (N counts devices of that kind, from 0; a bare kind means :0), a
-    device's exact name, an index (int), or a Device;
+  - a spec is "auto" (the default), an index (int, or "N" or "[N]" as
+    `vaccelctl devices` prints it), "cpu", "cpu:N", "vulkan:N", "cuda:N"
+    (N counts devices of that kind, from 0; a bare kind means :0; kinds in
+    any case), a device's name (exact, else in any case, else the start of
+    exactly one device's name in any case), or a Device;
   - a device's kind comes from its driver string;
   - "auto" is, among the devices that admit TOSA programs, a GPU before an
     NPU before anything else, then the lowest index;
@@ -100,6 +102,10 @@ def select_device(devices, spec):
     """The Device of `devices` that `spec` names (see the module comment)."""
     if isinstance(spec, Device):
         spec = spec.index
+    if isinstance(spec, str):
+        bare = spec[1:-1] if len(spec) >= 2 and spec[0] == "[" and spec[-1] == "]" else spec
+        if bare.isdigit():
+            spec = int(bare)
     if isinstance(spec, int) and not isinstance(spec, bool):
         if 0 <= spec < len(devices):
             return devices[spec]
@@ -110,13 +116,14 @@ def select_device(devices, spec):
         raise refusal(_vaccel.E_INVALID_ARGUMENT,
                       "device=%r is not a device: give 'auto', 'cpu', 'vulkan:N', 'cuda:N', "
                       "a device name, an index or a vaccel.Device" % (spec,))
-    if spec == "auto":
+    if spec.lower() == "auto":
         admitting = [d for d in devices if "tosa" in d.formats]
         if not admitting:
             raise refusal(_vaccel.E_INVALID_ARGUMENT,
                           "no device admits TOSA programs; %s" % _listing(devices))
         return min(admitting, key=lambda d: (_class_rank(d), d.index))
     kind, colon, number = spec.partition(":")
+    kind = kind.lower()
     if kind in _KINDS:
         if colon and not number.isdigit():
             raise refusal(_vaccel.E_INVALID_ARGUMENT,
@@ -133,6 +140,17 @@ def select_device(devices, spec):
     for device in devices:
         if device.name == spec:
             return device
+    for device in devices:
+        if device.name.lower() == spec.lower():
+            return device
+    starting = [d for d in devices if d.name.lower().startswith(spec.lower())]
+    if len(starting) == 1:
+        return starting[0]
+    if starting:
+        raise refusal(_vaccel.E_INVALID_ARGUMENT,
+                      "device=%r starts the name of %d devices: %s; give its index or more of "
+                      "its name" % (spec, len(starting),
+                                    ", ".join('[%d] "%s"' % (d.index, d.name) for d in starting)))
     raise refusal(_vaccel.E_INVALID_ARGUMENT,
-                  "no device matches device=%r (not auto, cpu, vulkan:N, cuda:N, nor a "
-                  "device's exact name); %s" % (spec, _listing(devices)))
+                  "no device matches device=%r (not auto, an index, cpu, vulkan:N, cuda:N, nor "
+                  "the start of a device's name); %s" % (spec, _listing(devices)))

@@ -101,6 +101,18 @@ def test_device_specs_are_refused_with_the_device_list(client):
     with pytest.raises(vaccel.InvalidArgument) as excinfo:
         client.device("vulkan:x")
     expect_error(excinfo, vaccel.InvalidArgument, vaccel.E_INVALID_ARGUMENT, vaccel.D_NONE)
+    with pytest.raises(vaccel.InvalidArgument) as excinfo:
+        client.device("tpu")
+    error = expect_error(excinfo, vaccel.InvalidArgument, vaccel.E_INVALID_ARGUMENT,
+                         vaccel.D_NONE)
+    assert error.context.startswith("no device matches device='tpu' (not auto, an index, cpu")
+
+
+def test_device_specs_take_what_vaccelctl_devices_prints(client):
+    cpu = client.device("cpu")
+    for spec in (cpu.index, str(cpu.index), "[%d]" % cpu.index, "CPU", "Cpu:0",
+                 cpu.name, cpu.name.upper(), cpu.name[:3].lower()):
+        assert client.device(spec).index == cpu.index, spec
 
 
 def test_errors_name_their_status_and_survive_pickling(add_program):

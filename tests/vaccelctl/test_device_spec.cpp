@@ -140,8 +140,42 @@ void unknown_name_is_refused_with_the_device_list(void**)
     std::vector<DeviceSummary> cpu_only{machine()[0]};
     auto message = refusal("tpu", cpu_only);
     assert_string_equal(message.c_str(),
-                        "no device matches --device tpu (not auto, cpu, vulkan:N, cuda:N, nor a "
-                        "device's exact name); the devices are: [0] cpu \"Host CPU\"");
+                        "no device matches --device tpu (not auto, an index, cpu, vulkan:N, "
+                        "cuda:N, nor the start of a device's name); the devices are: [0] cpu "
+                        "\"Host CPU\"");
+}
+
+// What `vaccelctl devices` prints is what --device takes: the index, bare
+// or in brackets, and kinds in any case.
+void the_index_devices_prints_picks_that_device(void**)
+{
+    assert_int_equal(pick("1", machine()), 1);
+    assert_int_equal(pick("[3]", machine()), 3);
+    assert_int_equal(pick("[0]", machine()), 0);
+    assert_int_equal(pick("Vulkan:1", machine()), 2);
+    assert_int_equal(pick("CUDA", machine()), 3);
+    assert_int_equal(pick("AUTO", machine()), 2);
+    assert_string_equal(refusal("[7]", machine()).c_str(),
+                        "no device has index 7 (--device [7]); the devices are: [0] cpu \"Host "
+                        "CPU\", [1] vulkan \"llvmpipe (LLVM 15, 256 bits)\", [2] vulkan \"NVIDIA "
+                        "H200\", [3] cuda \"NVIDIA H200\"");
+}
+
+// A name in any case, or the start of exactly one device's name.
+void a_name_in_any_case_or_its_unique_start_picks_the_device(void**)
+{
+    assert_int_equal(pick("llvmpipe", machine()), 1);
+    assert_int_equal(pick("LLVMPIPE", machine()), 1);
+    assert_int_equal(pick("host cpu", machine()), 0);
+    assert_int_equal(pick("Host", machine()), 0);
+    // Two devices are "NVIDIA H200": the exact name takes the first, as before;
+    // a start that two different names share is refused, naming both.
+    auto devices = machine();
+    devices[3].name = "NVIDIA H100";
+    assert_string_equal(refusal("nvidia", devices).c_str(),
+                        "--device nvidia starts the name of 2 devices: [2] \"NVIDIA H200\", [3] "
+                        "\"NVIDIA H100\"; give its index or more of its name");
+    assert_int_equal(pick("nvidia h1", devices), 3);
 }
 
 void chosen_device_must_admit_the_format(void**)
@@ -172,6 +206,8 @@ int main()
         cmocka_unit_test(kind_ordinal_matching_nothing_lists_the_devices),
         cmocka_unit_test(kind_with_no_device_of_that_kind_says_so),
         cmocka_unit_test(unknown_name_is_refused_with_the_device_list),
+        cmocka_unit_test(the_index_devices_prints_picks_that_device),
+        cmocka_unit_test(a_name_in_any_case_or_its_unique_start_picks_the_device),
         cmocka_unit_test(chosen_device_must_admit_the_format),
         cmocka_unit_test(auto_with_no_devices_is_refused),
     };

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <charconv>
 #include <optional>
+#include <vector>
 
 #include "vaccel.h"
 
@@ -110,18 +111,36 @@ DeviceKind device_kind(const DeviceSummary& device)
     return DeviceKind::other;
 }
 
+// `text` as a whole decimal number.
+std::optional<std::uint32_t> number_of(std::string_view text)
+{
+    std::uint32_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
 Result<DeviceSpec> parse_device_spec(std::string_view text)
 {
     DeviceSpec spec;
     spec.text = std::string(text);
     if (text.empty())
-        return refuse("--device is empty; give auto, cpu, vulkan:N, cuda:N or a device name");
-    if (text == "auto") {
+        return refuse("--device is empty; give auto, a device index N, cpu, vulkan:N, cuda:N "
+                      "or a device name");
+    if (lower(text) == "auto") {
         spec.form = DeviceSpec::Form::automatic;
         return spec;
     }
+    std::string_view bare = text;
+    if (bare.size() >= 2 && bare.front() == '[' && bare.back() == ']')
+        bare = bare.substr(1, bare.size() - 2);
+    if (auto index = number_of(bare)) {
+        spec.form = DeviceSpec::Form::index;
+        spec.ordinal = *index;
+        return spec;
+    }
     auto colon = text.find(':');
-    auto kind = kind_of_word(text.substr(0, colon));
+    auto kind = kind_of_word(lower(text.substr(0, colon)));
     if (kind) {
         spec.form = DeviceSpec::Form::kind_ordinal;
         spec.kind = *kind;
@@ -158,6 +177,13 @@ Result<std::uint32_t> select_device(const DeviceSpec& spec, std::span<const Devi
             return refuse(fmt::format("no device admits {} programs; {}", format_word(format),
                                       device_list(devices)));
         return chosen->index;
+    case DeviceSpec::Form::index:
+        for (const auto& device : devices)
+            if (device.index == spec.ordinal) chosen = &device;
+        if (!chosen)
+            return refuse(fmt::format("no device has index {} (--device {}); {}", spec.ordinal,
+                                      spec.text, device_list(devices)));
+        break;
     case DeviceSpec::Form::kind_ordinal: {
         std::uint32_t seen = 0;
         for (const auto& device : devices) {
@@ -175,18 +201,32 @@ Result<std::uint32_t> select_device(const DeviceSpec& spec, std::span<const Devi
                 device_kind_word(spec.kind), seen == 1 ? "" : "s", device_list(devices)));
         break;
     }
-    case DeviceSpec::Form::name:
-        for (const auto& device : devices) {
-            if (device.name == spec.name) {
-                chosen = &device;
-                break;
-            }
+    case DeviceSpec::Form::name: {
+        // Exact, then in any case, then the start of one device's name.
+        const std::string wanted = lower(spec.name);
+        for (const auto& device : devices)
+            if (!chosen && device.name == spec.name) chosen = &device;
+        for (const auto& device : devices)
+            if (!chosen && lower(device.name) == wanted) chosen = &device;
+        if (chosen) break;
+        std::vector<const DeviceSummary*> starting;
+        for (const auto& device : devices)
+            if (lower(device.name).starts_with(wanted)) starting.push_back(&device);
+        if (starting.size() > 1) {
+            std::string which;
+            for (const DeviceSummary* d : starting)
+                which += fmt::format("{}[{}] \"{}\"", which.empty() ? "" : ", ", d->index, d->name);
+            return refuse(fmt::format("--device {} starts the name of {} devices: {}; give its "
+                                      "index or more of its name",
+                                      spec.text, starting.size(), which));
         }
-        if (!chosen)
-            return refuse(fmt::format("no device matches --device {} (not auto, cpu, vulkan:N, "
-                                      "cuda:N, nor a device's exact name); {}",
+        if (starting.empty())
+            return refuse(fmt::format("no device matches --device {} (not auto, an index, cpu, "
+                                      "vulkan:N, cuda:N, nor the start of a device's name); {}",
                                       spec.text, device_list(devices)));
+        chosen = starting.front();
         break;
+    }
     }
     if (!admits(*chosen, format))
         return refuse(fmt::format("device [{}] \"{}\" does not admit {} programs; {}",

@@ -1,12 +1,16 @@
 // device_spec.hpp - the --device argument: what it says and which device it picks.
 //
 // Owns: parsing a device spec and matching it against the devices a client
-// reports. Decides: the spec forms `auto` (the default), `cpu`, `cpu:N`,
-// `vulkan:N`, `cuda:N` (N counts devices of that kind, from 0; a bare kind
-// means :0) and an exact device name; what kind a device is (from its driver
-// string); and which device `auto` means: among the devices that admit the
-// program format, a GPU before an NPU before anything else, then the lowest
-// index. A spec that matches nothing is refused with the list of devices.
+// reports. Decides: the spec forms `auto` (the default); `N` or `[N]`, the
+// device index `vaccelctl devices` prints; `cpu`, `cpu:N`, `vulkan:N`,
+// `cuda:N` (N counts devices of that kind, from 0; a bare kind means :0;
+// the kind in any case); and a device's name: exact, else the same letters
+// in any case, else the start of exactly one device's name in any case
+// (`llvmpipe`); two devices that start so are refused, both named. What
+// kind a device is (from its driver string); and which device `auto`
+// means: among the devices that admit the program format, a GPU before an
+// NPU before anything else, then the lowest index. A spec that matches
+// nothing is refused with the list of devices.
 #pragma once
 
 #include <cstdint>
@@ -36,10 +40,10 @@ struct DeviceSummary {
 DeviceKind device_kind(const DeviceSummary& device);
 
 struct DeviceSpec {
-    enum class Form { automatic, kind_ordinal, name };
+    enum class Form { automatic, index, kind_ordinal, name };
     Form form = Form::automatic;
     DeviceKind kind = DeviceKind::other;  // kind_ordinal
-    std::uint32_t ordinal = 0;            // kind_ordinal
+    std::uint32_t ordinal = 0;            // kind_ordinal; index: the device index
     std::string name;                     // name
     std::string text;                     // as given, for messages
 };

@@ -84,7 +84,8 @@ int main(int argc, char** argv)
     run_cmd->add_option("-o,--output-dir", run.output_dir,
                         "where outputs go, as <tensor name>.npy (default: the current directory)");
     run_cmd->add_option("-d,--device", run.device,
-                        "auto (default), cpu, vulkan:N, cuda:N or an exact device name");
+                        "auto (default); an index, N or [N] as `devices` prints it; cpu, "
+                        "vulkan:N, cuda:N; or a device name (any case; its start is enough)");
     run_cmd->add_option("-n,--repeat", run.repeat, "run N times; timing reports the median")
         ->check(CLI::Range(1u, 1000000u));
     run_cmd->add_option("--warmup", run.warmup,
