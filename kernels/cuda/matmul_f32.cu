@@ -66,14 +66,19 @@ extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt(
         *reinterpret_cast<float4*>(&sb[buf][bkr][bc]) = vb;
     };
 
-    float* po = reinterpret_cast<float*>(d.buffer[d.spec[4]]) + d.spec[5] + batch * h * w;
     auto row_of = [&](int i) { return m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4); };
+    // The output, found where it is used (not kept live through the loop:
+    // registers are what bound this kernel's occupancy).
+    auto output = [&] {
+        return reinterpret_cast<float*>(d.buffer[d.spec[4]]) + d.spec[5] + batch * h * w;
+    };
     float acc[8][8];
 #pragma unroll
     for (int i = 0; i < 8; ++i)
 #pragma unroll
         for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
     if (k_lo != 0) {  // a later part: go on from the sums the part before stored
+        const float* po = output();
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
             const unsigned long long row = row_of(i);
@@ -122,6 +127,7 @@ extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt(
         buf ^= 1;
     }
 
+    float* po = output();
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
         const unsigned long long row = row_of(i);

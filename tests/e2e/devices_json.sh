@@ -22,3 +22,12 @@ PY
 "$ctl" devices >"$scratch/devices.txt"
 grep -q "^\[0\] " "$scratch/devices.txt" || fail "devices text lists no device [0]"
 grep -q "formats  *tosa" "$scratch/devices.txt" || fail "devices text lacks the formats row"
+
+# -L: one line per device, "[index] kind:N  name  (memory, state)".
+"$ctl" devices -L >"$scratch/devices.lines"
+cat "$scratch/devices.lines"
+count=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$scratch/devices.json")
+[ "$(wc -l <"$scratch/devices.lines")" -eq "$count" ] || fail "devices -L does not print one line per device"
+cpu_name=$("$PY" -c 'import json,sys; print([d for d in json.load(open(sys.argv[1]))["devices"] if d["kind"] == "cpu"][0]["name"])' "$scratch/devices.json")
+grep -qxF "[0] cpu:0  $cpu_name  ($(grep -o '^    memory  *[0-9.]* [KMGT]*i*B' "$scratch/devices.txt" | head -1 | sed 's/^    memory  *//'), ok)" "$scratch/devices.lines" ||
+	fail "devices -L has no line '[0] cpu:0  $cpu_name  (MEMORY, ok)'"

@@ -15,6 +15,7 @@ namespace vaccel::ctl {
 
 struct DevicesOptions {
     bool json = false;
+    bool list = false;  // -L: one line per device
     bool verbose = false;
 };
 

@@ -5,6 +5,8 @@
 // described in report.hpp.
 #include <fmt/format.h>
 
+#include <map>
+
 #include <array>
 #include <utility>
 
@@ -160,6 +162,21 @@ DeviceSummary summary_of(const DeviceRecord& device)
 DeviceKind kind_of(const DeviceRecord& device)
 {
     return device_kind(summary_of(device));
+}
+
+std::string devices_lines(std::span<const DeviceRecord> devices)
+{
+    std::string out;
+    std::map<DeviceKind, std::uint32_t> ordinals;
+    for (const auto& device : devices) {
+        const DeviceKind kind = kind_of(device);
+        const std::uint32_t ordinal = ordinals[kind]++;
+        const auto& info = device.info;
+        out += fmt::format("[{}] {}:{}  {}  ({}, {})\n", device.index, device_kind_word(kind),
+                           ordinal, bounded(info.name), bytes_text(info.memory_bytes),
+                           info.state == VACCEL_DEVICE_LOST ? "lost" : state_word(info.state));
+    }
+    return out;
 }
 
 std::string devices_text(std::span<const DeviceRecord> devices,

@@ -1,6 +1,7 @@
 // devices_cmd.cpp - `vaccelctl devices [--json]`.
 //
-// Owns: listing every device the client reports, as text or JSON (report.hpp).
+// Owns: listing every device the client reports, as text, one line each
+// (-L) or JSON (report.hpp).
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -21,6 +22,8 @@ Result<void> devices_command(const DevicesOptions& options)
         return std::unexpected(devices.error());
     if (options.json)
         fmt::print("{}\n", devices_json(*devices, *version).dump(2));
+    else if (options.list)
+        fmt::print("{}", devices_lines(*devices));
     else
         fmt::print("{}", devices_text(*devices, *version));
     return {};

@@ -57,6 +57,8 @@ int main(int argc, char** argv)
     CLI::App* devices_cmd = app.add_subcommand("devices", "list every device with its "
                                                           "identity, memory, limits and formats");
     devices_cmd->add_flag("--json", devices.json, "print a JSON document instead of text");
+    devices_cmd->add_flag("-L,--list", devices.list,
+                          "one line per device: [index] kind:N name (memory, state)");
 
     RunOptions run;
     CLI::App* run_cmd = app.add_subcommand(

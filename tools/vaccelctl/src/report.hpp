@@ -53,6 +53,9 @@ DeviceKind kind_of(const DeviceRecord& device);
 
 std::string devices_text(std::span<const DeviceRecord> devices,
                          const struct vaccel_get_version& version);
+// One line per device, as `devices -L` prints them: its index, the
+// kind:ordinal --device takes, its name, memory and state.
+std::string devices_lines(std::span<const DeviceRecord> devices);
 nlohmann::ordered_json devices_json(std::span<const DeviceRecord> devices,
                                     const struct vaccel_get_version& version);
 
