@@ -29,7 +29,8 @@ namespace {
 // injection for tests: inject_loss_after (see CpuOptions) applied to the
 // device inject_loss_device (default 0) only.
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& settings,
-                                                            const std::filesystem::path&)
+                                                            const std::filesystem::path&,
+                                                            FactoryMode mode)
 {
     static constexpr std::array<std::string_view, 5> known{"threads", "count", "inline_us",
                                                            "inject_loss_after",
@@ -54,6 +55,7 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
     if (*count == 0 || *count > 16 || *threads > 1024)
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *count)
                         .with_note("[devices.cpu] count is 1..16 and threads at most 1024"));
+    if (mode == FactoryMode::check) return std::vector<std::unique_ptr<Backend>>{};
     std::vector<std::unique_ptr<Backend>> devices;
     for (unsigned i = 0; i < *count; ++i) {
         CpuOptions options;
@@ -111,7 +113,8 @@ Result<std::uint32_t> slice_us(const Settings& settings, std::string_view backen
 // slice_us: the device time a segment of a run aims at (VulkanOptions);
 // latency_hold_us: how long batch work waits for a latency tenant's next item.
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& settings,
-                                                               const std::filesystem::path& state_dir)
+                                                               const std::filesystem::path& state_dir,
+                                                               FactoryMode mode)
 {
     static constexpr std::array<std::string_view, 6> known{
         "unified_memory", "fp32_math", "slice_us", "latency_hold_us", "inject_loss_after",
@@ -138,6 +141,7 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
     if (!loss) return fail(loss.error());
     auto lossy = setting_number(settings, "vulkan", "inject_loss_device", 0);
     if (!lossy) return fail(lossy.error());
+    if (mode == FactoryMode::check) return std::vector<std::unique_ptr<Backend>>{};
     VulkanOptions options;
     options.slice_us = *slice;
     options.latency_hold_us = *hold;
@@ -158,7 +162,8 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_vulkan(const Settings& s
 // (docs/adr/0018-cuda-backend.md). Compiled PTX is kept under
 // <state_dir>/cuda/.
 Result<std::vector<std::unique_ptr<Backend>>> enumerate_cuda(const Settings& settings,
-                                                             const std::filesystem::path& state_dir)
+                                                             const std::filesystem::path& state_dir,
+                                                             FactoryMode mode)
 {
     static constexpr std::array<std::string_view, 5> known{
         "fp32_math", "slice_us", "latency_hold_us", "inject_loss_after", "inject_loss_device"};
@@ -174,6 +179,7 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cuda(const Settings& set
     if (!loss) return fail(loss.error());
     auto lossy = setting_number(settings, "cuda", "inject_loss_device", 0);
     if (!lossy) return fail(lossy.error());
+    if (mode == FactoryMode::check) return std::vector<std::unique_ptr<Backend>>{};
     CudaOptions options;
     options.slice_us = *slice;
     options.latency_hold_us = *hold;
@@ -301,6 +307,23 @@ Status settings_known(const Settings& settings, std::string_view backend,
     return {};
 }
 
+Status check_selection(const Selection& selection)
+{
+    for (const auto& [name, settings] : selection.settings)
+        if (find(name) == nullptr)
+            return fail(unknown_backend(name));
+    for (const std::string& text : selection.devices)
+        if (auto pattern = parse_pattern(text); !pattern) return fail(pattern.error());
+    static const Settings none;
+    for (const Factory& factory : builtin_factories) {
+        auto it = selection.settings.find(factory.name);
+        auto checked = factory.enumerate(it == selection.settings.end() ? none : it->second,
+                                         selection.state_dir, FactoryMode::check);
+        if (!checked) return fail(checked.error());
+    }
+    return {};
+}
+
 Result<std::vector<std::unique_ptr<Backend>>> open_devices(const Selection& selection)
 {
     for (const auto& [name, settings] : selection.settings)
@@ -323,7 +346,7 @@ Result<std::vector<std::unique_ptr<Backend>>> open_devices(const Selection& sele
         static const Settings none;
         auto it = selection.settings.find(factory.name);
         auto found = factory.enumerate(it == selection.settings.end() ? none : it->second,
-                                       selection.state_dir);
+                                       selection.state_dir, FactoryMode::open);
         if (!found) return fail(found.error());
         for (const Pattern& p : patterns)
             if (p.backend == factory.name && p.index && *p.index >= found->size())

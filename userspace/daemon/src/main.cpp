@@ -17,6 +17,8 @@
 #include <string>
 
 #include "vaccel.h"  // VACCEL_ABI_MAJOR, VACCEL_ABI_MINOR (--version)
+#include <cstdio>
+
 #include "vaccel/cli/usage.hpp"
 #include "vaccel/daemon/server.hpp"
 
@@ -66,10 +68,20 @@ int main(int argc, char** argv)
     app.add_option("--cdi-hook", cdi_hook,
                    "the vaccelctl the CDI spec's hooks run (default: the one installed beside "
                    "vacceld)");
+    std::string check;
+    app.add_option("--check-config", check,
+                   "check FILE as the daemon would read it at start (every error with its file "
+                   "and line), open nothing, and exit: 0 when it is good, 1 when not");
     bool workers_only = false;
     app.add_flag("--workers-only", workers_only,
                  "run every device call on its device's worker, even short ones (ADR 0007)");
     if (const std::optional<int> status = vaccel::cli::parse(app, argc, argv)) return *status;
+    if (!check.empty()) {
+        auto checked = vaccel::daemon::check_config(check);
+        std::fprintf(checked ? stdout : stderr, "vacceld: %s\n",
+                     checked ? checked->c_str() : checked.error().c_str());
+        return checked ? 0 : 1;
+    }
 
     auto logger = spdlog::stderr_logger_mt("vacceld");
     logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %l %v");

@@ -121,7 +121,48 @@ sigset_t served_signals()
     return set;
 }
 
+// A backend's refusal of its settings or of the device list: its own
+// sentence, which names the [devices.NAME] key or the pattern, without the
+// contract's field words (they describe a struct no operator wrote).
+std::string setting_refusal(const Error& e)
+{
+    return e.note.empty() ? describe(e) : e.note;
+}
+
+// Devices: --devices, else the config's list, else every device found;
+// each backend with its [devices.NAME] settings (--cpu-threads, when
+// given, overrides [devices.cpu] threads).
+backend::Selection selection_of(const DaemonSettings& settings, const ServerOptions& options)
+{
+    backend::Selection selection;
+    if (const auto wanted = options.devices ? options.devices : settings.devices)
+        selection.devices = *wanted;
+    for (const auto& [name, values] : settings.backends)
+        selection.settings[name] = backend::Settings(values.begin(), values.end());
+    if (options.cpu_threads != 0)
+        selection.settings["cpu"]["threads"] = std::to_string(options.cpu_threads);
+    selection.state_dir = settings.state_dir;
+    return selection;
+}
+
 }  // namespace
+
+std::expected<std::string, std::string> check_config(const std::filesystem::path& path)
+{
+    auto config = load_config(path);
+    if (!config) return std::unexpected(config.error().message());
+    if (auto ok = backend::check_selection(selection_of(config->daemon, ServerOptions{})); !ok)
+        return std::unexpected(fmt::format("{}: {}", path.string(), setting_refusal(ok.error())));
+    const DaemonSettings& d = config->daemon;
+    std::string devices = "every device found";
+    if (d.devices) {
+        devices.clear();
+        for (const std::string& p : *d.devices) devices += (devices.empty() ? "" : ", ") + p;
+    }
+    return fmt::format("{}: good: {} rule{}, devices: {}, socket {}", path.string(),
+                       config->policy.rules().size(), config->policy.rules().size() == 1 ? "" : "s",
+                       devices, d.socket);
+}
 
 std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions options)
 {
@@ -147,20 +188,11 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
         return std::unexpected(config.error().message());
     const DaemonSettings settings = config->config().daemon;
 
-    // Devices: --devices, else the config's list, else every device found;
-    // each backend with its [devices.NAME] settings (--cpu-threads, when
-    // given, overrides [devices.cpu] threads).
-    backend::Selection selection;
-    if (const auto wanted = options.devices ? options.devices : settings.devices)
-        selection.devices = *wanted;
-    for (const auto& [name, values] : settings.backends)
-        selection.settings[name] = backend::Settings(values.begin(), values.end());
-    if (options.cpu_threads != 0)
-        selection.settings["cpu"]["threads"] = std::to_string(options.cpu_threads);
-    selection.state_dir = settings.state_dir;
-    auto devices = engine::DeviceManager::open(selection);
+    auto devices = engine::DeviceManager::open(selection_of(settings, options));
     if (!devices)
-        return std::unexpected("no device to serve: " + describe(devices.error()));
+        return std::unexpected(fmt::format("no device to serve: {} (in {}, or --devices)",
+                                           setting_refusal(devices.error()),
+                                           options.config_path.string()));
     server->devices_ = std::move(*devices);
 
     auto policy = std::make_shared<PolicyStore>(config->config().policy);

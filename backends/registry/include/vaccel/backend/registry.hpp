@@ -37,13 +37,17 @@ namespace vaccel::backend {
 // One backend's settings: key -> value as text ("2", "true").
 using Settings = std::map<std::string, std::string, std::less<>>;
 
+// What a factory is asked: open the devices, or only check the settings.
+enum class FactoryMode { open, check };
+
 struct Factory {
     std::string_view name;  // "cpu", "vulkan", "cuda"
     // Opens every device of this backend that the machine has (none is not
     // an error). Refuses unknown or malformed settings (InvalidArgument,
-    // with a note naming the key).
+    // with a note naming the key). With FactoryMode::check it refuses the
+    // same, opens nothing and returns no device.
     Result<std::vector<std::unique_ptr<Backend>>> (*enumerate)(
-        const Settings& settings, const std::filesystem::path& state_dir);
+        const Settings& settings, const std::filesystem::path& state_dir, FactoryMode mode);
 };
 
 // The factories of this build, in serving order.
@@ -59,6 +63,11 @@ struct Selection {
 // in `devices` or `settings`, a bad pattern, a missing "NAME:N", and no
 // device at all (Unsupported, VACCEL_D_NO_DEVICE).
 Result<std::vector<std::unique_ptr<Backend>>> open_devices(const Selection& selection);
+
+// What open_devices() refuses without opening a device: unknown backend
+// names, bad patterns, unknown or malformed settings. (Whether "NAME:N"
+// exists, and whether there is any device at all, needs the devices.)
+Status check_selection(const Selection& selection);
 
 // Helpers for factories: a setting as an unsigned number (absent = fallback;
 // not a number = InvalidArgument naming backend and key).

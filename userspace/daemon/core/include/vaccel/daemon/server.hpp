@@ -97,6 +97,14 @@ struct ServerOptions {
     bool listen = true;
 };
 
+// vacceld --check-config: reads `path` as the daemon would at start (its
+// schema, rules and [daemon] keys, each error with the file and line) and
+// checks what the backends would refuse of [daemon] devices and the
+// [devices.NAME] tables, without opening a device or a socket. A line
+// saying what the file sets when it is good; else the first refusal, as
+// the daemon would log it.
+std::expected<std::string, std::string> check_config(const std::filesystem::path& path);
+
 class Server {
 public:
     static constexpr std::size_t max_outstanding = 256;
