@@ -207,6 +207,8 @@ check "systemd-analyze verify reports a broken copy of the unit (it works here, 
 	bash -c "systemd-analyze verify $TMP/vacceld.service 2>&1 | grep -q NoSuchSetting"
 check "unit: ExecStart /usr/sbin/vacceld, Documentation in /usr/share/doc/vacceld" \
 	bash -c "grep -q '^ExecStart=/usr/sbin/vacceld ' $unit && grep '^Documentation=' $unit | grep -q /usr/share/doc/vacceld/install.md && [ -f /usr/share/doc/vacceld/install.md ]"
+check "unit: ExecStartPre checks /etc/vaccel/vacceld.toml, and the installed one is good" \
+	bash -c "grep -qx 'ExecStartPre=/usr/sbin/vacceld --check-config /etc/vaccel/vacceld.toml' $unit && /usr/sbin/vacceld --check-config /etc/vaccel/vacceld.toml | grep -q ': good: '"
 check "vacceld --version: vacceld $version" bash -c "/usr/sbin/vacceld --version | tee /dev/stderr | grep -q '^vacceld $version '"
 check "vaccelctl --version: vaccelctl $version" bash -c "/usr/bin/vaccelctl --version | tee /dev/stderr | grep -q '^vaccelctl $version '"
 check "groups ${GROUPS_MADE[*]} created" bash -c "getent group ${GROUPS_MADE[*]} | wc -l | grep -qx ${#GROUPS_MADE[@]}"
