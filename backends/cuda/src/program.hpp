@@ -7,7 +7,8 @@
 //    resolve each dispatch to its kernel and launch shape, allocate and
 //    fill the arena. The arena counts against the context's memory limit,
 //    before it is allocated;
-//  - a run of a TOSA program is one CUDA graph launch: its launches are
+//  - a run of a TOSA program is one CUDA graph launch (one per segment in
+//    a context host that cuts runs, slicing.hpp): its launches are
 //    recorded (stream capture) the first time the program runs on a set of
 //    buffers and replayed after (ProgramState::recorded);
 //    VACCEL_CUDA_GRAPHS=0 launches every kernel of every run instead (the
