@@ -6,9 +6,12 @@
 // registers. Static shared memory only (16.6 KB). The lowering picks it
 // only when C, W and the three bases are multiples of 4 words (every float4
 // aligned and wholly inside or past a row) and C > 0; H and W edges and the
-// K tail are zero-filled and predicated. It honours d.k_first / d.k_end
-// (dispatch.h) in steps of bk: a part starts from the partial sums the
-// output holds and adds its k range in the same order a whole run does.
+// K tail are zero-filled and predicated. Two entries of one body:
+// vaccel_matmul_f32_simt runs every k; vaccel_matmul_f32_simt_k honours
+// d.k_first / d.k_end (dispatch.h) in steps of bk, a part starting from the
+// partial sums the output holds and adding its k range in the same order a
+// whole run does. Whole runs keep the entry without the range, so cutting
+// costs them nothing.
 #include "dispatch.h"
 
 namespace {
@@ -19,7 +22,8 @@ constexpr int group_m = 8;
 
 }  // namespace
 
-extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt(struct vaccel_cuda_dispatch d)
+template <bool ranged>
+__device__ __forceinline__ void matmul_f32_simt(const struct vaccel_cuda_dispatch& d)
 {
     __shared__ __align__(16) float sa[2][bk][a_row];
     __shared__ __align__(16) float sb[2][bk][bn];
@@ -45,8 +49,8 @@ extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt(
     const bool a_row_ok = m0 + ar < h, b_col_ok = n0 + bc < w;
     // Both advance one tile per step; out-of-range lanes keep a valid address.
     // This launch's k range; k_lo is a multiple of bk (the backend's cut).
-    const unsigned k_lo = d.k_first;
-    const unsigned cw = d.k_end != 0 && d.k_end < d.spec[2] ? d.k_end : d.spec[2];
+    const unsigned k_lo = ranged ? d.k_first : 0u;
+    const unsigned cw = ranged && d.k_end != 0 && d.k_end < d.spec[2] ? d.k_end : d.spec[2];
     const float* a_src = pa + (a_row_ok ? (m0 + ar) * c : 0) + ak + k_lo;
     const float* b_src = pb + (b_col_ok ? n0 + bc + (bkr + k_lo) * w : 0);
     const unsigned long long b_step = b_col_ok ? bk * w : 0;
@@ -77,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt(
     for (int i = 0; i < 8; ++i)
 #pragma unroll
         for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
-    if (k_lo != 0) {  // a later part: go on from the sums the part before stored
+    if (ranged && k_lo != 0) {  // a later part: go on from the sums the part before stored
         const float* po = output();
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
@@ -140,4 +144,14 @@ extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt(
                 make_float4(acc[i][half * 4], acc[i][half * 4 + 1], acc[i][half * 4 + 2], acc[i][half * 4 + 3]);
         }
     }
+}
+
+extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt(struct vaccel_cuda_dispatch d)
+{
+    matmul_f32_simt<false>(d);
+}
+
+extern "C" __global__ void __launch_bounds__(threads, 2) vaccel_matmul_f32_simt_k(struct vaccel_cuda_dispatch d)
+{
+    matmul_f32_simt<true>(d);
 }

@@ -965,10 +965,14 @@ Status CudaBackend::enqueue(SubmissionState& s)
                 std::fill(std::begin(d.spec), std::end(d.spec), 0u);
                 std::copy(l.kernel.spec.begin(), l.kernel.spec.end(), d.spec);
                 d.work = l.kernel.work;
-                const std::uint32_t step = piece.k_end != 0 ? k_step_of(l) : 0;
+                // A part over k takes the kernel's ranged entry; a whole
+                // launch the entry without the range.
+                const bool ranged = piece.k_end != 0 && l.k_function != nullptr;
+                const std::uint32_t step = ranged ? k_step_of(l) : 0;
                 d.k_first = piece.k_first * step;
                 d.k_end = piece.k_end * step;
-                if (CUresult r = cu.cuLaunchKernel(l.function, l.grid, 1, 1, l.block, 1, 1,
+                if (CUresult r = cu.cuLaunchKernel(ranged ? l.k_function : l.function, l.grid, 1, 1,
+                                                   l.block, 1, 1,
                                                    l.shared_bytes, stream, params, nullptr);
                     r != CUDA_SUCCESS)
                     return r;

@@ -53,7 +53,7 @@ std::vector<Entry> all_kernels()
     std::vector<Entry> all(shared_kernels.begin(), shared_kernels.end());
     for (const MatmulKernel& m : matmul_kernels())
         all.push_back({m.id, {m.module, m.function, m.block_threads, m.dynamic_shared_bytes, false,
-                              m.only_cc}});
+                              m.only_cc, m.k_function != nullptr ? m.k_function : ""}});
     for (const ConvKernel& c : conv_kernels())
         all.push_back({c.id, {c.module, c.function, c.block_threads, 0, false}});
     return all;

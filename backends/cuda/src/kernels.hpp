@@ -28,6 +28,8 @@ struct KernelLaunchShape {
     std::uint32_t dynamic_shared = 0;
     bool grid_stride = true;    // grid capped, kernel loops over the work
     std::uint32_t only_cc = 0;  // 10 * major + minor of the one device it runs on; 0: any
+    // The entry of the same kernel that takes a k range (MatmulKernel::k_function); empty: none.
+    std::string_view k_function = {};
 };
 
 // The launch shape of KernelSpec::kernel `id`; nullptr for an id no CUDA

@@ -37,7 +37,8 @@ constexpr std::uint32_t id_of(MatmulKernelId id) { return static_cast<std::uint3
 constexpr std::array<MatmulKernel, 22> kernels{{
     {static_cast<std::uint32_t>(MatmulKernelId::general), "vaccel_matmul_general", 256, 0, "matmul"},
     {static_cast<std::uint32_t>(MatmulKernelId::rows), "vaccel_matmul_rows", 256, 0, "matmul"},
-    {static_cast<std::uint32_t>(MatmulKernelId::f32), "vaccel_matmul_f32_simt", 256, 0, "matmul_f32", 0, 8},
+    {static_cast<std::uint32_t>(MatmulKernelId::f32), "vaccel_matmul_f32_simt", 256, 0, "matmul_f32", 0,
+     "vaccel_matmul_f32_simt_k", 8},
     // 4 stages of a 128 x 32 A tile and a 32 x 256 B tile of halves.
     {static_cast<std::uint32_t>(MatmulKernelId::f16), "vaccel_matmul_f16_tc", 256, 98304, "matmul_f16"},
     // matmul_f16_mma.cu: stages * (bm * bk + bk * bn) halves.

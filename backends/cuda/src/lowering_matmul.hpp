@@ -69,8 +69,10 @@ struct MatmulKernel {
     std::uint32_t dynamic_shared_bytes;  // over 48 KiB needs the function's opt-in
     const char* module;                  // the fatbin vaccel_cuda_fatbin_<module>
     std::uint32_t only_cc = 0;  // 10 * major + minor of the one device it runs on; 0: any
-    // It honours k_first / k_end (kernels/cuda/dispatch.h) in steps of this
-    // many k, so a long run of it can be cut over k (slicing.hpp); 0: never cut.
+    // The entry of the same kernel that honours k_first / k_end
+    // (kernels/cuda/dispatch.h) in steps of k_step k, which a run cut over k
+    // launches (slicing.hpp); null and 0: never cut.
+    const char* k_function = nullptr;
     std::uint32_t k_step = 0;
 };
 

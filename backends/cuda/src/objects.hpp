@@ -170,6 +170,9 @@ struct PlannedLaunch {
     std::uint32_t op_index = 0;
     tosa::Op op = tosa::Op::unknown;
     std::string_view function_name;
+    // The kernel's entry that takes a k range (a part of a run cut over k,
+    // slicing.hpp); null when it has none.
+    CUfunction k_function = nullptr;
 };
 
 struct ProgramState {

@@ -101,9 +101,17 @@ Status resolve_launches(ProgramState& program, const tosa::ProgramPlan& plan)
                                                    d.kernel.kernel)));
         auto function = context_kernel(*program.owner, *shape);
         if (!function) return fail(function.error());
+        CUfunction k_function = nullptr;
+        if (!shape->k_function.empty()) {
+            KernelLaunchShape ranged = *shape;
+            ranged.function = shape->k_function;
+            auto found = context_kernel(*program.owner, ranged);
+            if (!found) return fail(found.error());
+            k_function = *found;
+        }
         program.launches.push_back(PlannedLaunch{*function, grid_for(*shape, d.kernel.work),
                                                  shape->block, shape->dynamic_shared, d.kernel,
-                                                 d.op_index, d.op, shape->function});
+                                                 d.op_index, d.op, shape->function, k_function});
     }
     return {};
 }

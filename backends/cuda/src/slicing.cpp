@@ -16,7 +16,7 @@ bool slicing_on(const DeviceCore& core, const ProgramState& program)
 std::uint32_t k_step_of(const PlannedLaunch& launch)
 {
     for (const MatmulKernel& m : matmul_kernels())
-        if (m.id == launch.kernel.kernel) return m.k_step;
+        if (m.id == launch.kernel.kernel) return m.k_function != nullptr ? m.k_step : 0;
     return 0;
 }
 
