@@ -9,6 +9,8 @@
 PYBIND11_MODULE(_vaccel, module)
 {
     module.doc() = "libvaccel's C API for the vaccel package (use `import vaccel`).";
+    // VACCEL_VERSION: the project's version (CMakeLists.txt, project()).
+    module.attr("__version__") = VACCEL_VERSION;
     vaccel::python::register_errors(module);
     vaccel::python::register_constants(module);
     vaccel::python::register_client(module);

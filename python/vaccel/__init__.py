@@ -20,7 +20,7 @@ from ._vaccel import Buffer
 from .client import Client, Version
 from .devices import Device
 from .dtypes import numpy_dtype_of, tosa_dtype_name
-from .errors import (Busy, Cancelled, DeadlineExpired, DeviceLost, Error, External,
+from .errors import (Busy, Cancelled, DaemonGone, DeadlineExpired, DeviceLost, Error, External,
                      Incompatible, InvalidArgument, OutOfBounds, OutOfMemory,
                      PermissionDenied, ResourceLimit, Unsupported)
 from .program import Program, TensorInfo
@@ -28,6 +28,9 @@ from .program import Program, TensorInfo
 # The contract's constants (uapi/vaccel.h) without their VACCEL_ prefix.
 globals().update({name: getattr(_vaccel, name) for name in dir(_vaccel)
                   if name.isupper() and not name.startswith("_")})
+
+# The project's version, as `vaccelctl --version` and `vacceld --version` say it.
+__version__ = _vaccel.__version__
 
 status_message = _vaccel.status_message
 error_name = _vaccel.error_name
@@ -37,6 +40,6 @@ __all__ = [
     "Client", "Version", "Program", "TensorInfo", "Buffer", "Device",
     "Error", "Unsupported", "Incompatible", "InvalidArgument", "OutOfBounds",
     "OutOfMemory", "ResourceLimit", "DeviceLost", "Busy", "PermissionDenied",
-    "DeadlineExpired", "External", "Cancelled",
+    "DeadlineExpired", "External", "Cancelled", "DaemonGone",
     "status_message", "error_name", "strerror", "numpy_dtype_of", "tosa_dtype_name",
 ]

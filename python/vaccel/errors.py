@@ -12,7 +12,12 @@ InvalidArgument, ResourceLimit, Busy, DeviceLost, ... Decides:
     libvaccel's sentence for that status, so every error reads the same;
   - a few subclasses are also the matching built-in exception
     (InvalidArgument is a ValueError, OutOfMemory a MemoryError,
-    PermissionDenied a PermissionError, DeadlineExpired a TimeoutError).
+    PermissionDenied a PermissionError, DeadlineExpired a TimeoutError);
+    DaemonGone (DeviceLost with VACCEL_D_PEER_GONE: no daemon at the socket
+    or node, or it went away) is a DeviceLost and a ConnectionError;
+  - the package's own refusals read as their one sentence: str(error) is
+    the context alone, which already says what was refused and why (the
+    status's generic sentence stays in `sentence`).
 """
 
 from . import _vaccel
@@ -20,7 +25,7 @@ from . import _vaccel
 __all__ = [
     "Error", "Unsupported", "Incompatible", "InvalidArgument", "OutOfBounds",
     "OutOfMemory", "ResourceLimit", "DeviceLost", "Busy", "PermissionDenied",
-    "DeadlineExpired", "External", "Cancelled", "refusal",
+    "DeadlineExpired", "External", "Cancelled", "DaemonGone", "refusal",
 ]
 
 
@@ -47,9 +52,14 @@ class Error(Exception):
     done).
     """
 
-    def __init__(self, rc, code, detail, limit, arg0, arg1, context, sentence):
+    def __init__(self, rc, code, detail, limit, arg0, arg1, context, sentence, own=False):
         # First: OSError's __init__ (PermissionError, TimeoutError) resets errno.
-        super().__init__("%s: %s" % (context, sentence) if context else sentence)
+        if own:
+            text = context
+        else:
+            text = "%s: %s" % (context, sentence) if context else sentence
+        super().__init__(text)
+        self.own = own  # a refusal of the package's own (see the module comment)
         self.errno = -rc if rc < 0 else rc
         self.code = code
         self.name = _vaccel.error_name(code)
@@ -67,7 +77,7 @@ class Error(Exception):
 
     def __reduce__(self):
         return (_from_failure, (-self.errno, self.code, self.detail, self.limit,
-                                self.arg0, self.arg1, self.context, self.sentence))
+                                self.arg0, self.arg1, self.context, self.sentence, self.own))
 
 
 class Unsupported(Error):
@@ -96,6 +106,11 @@ class ResourceLimit(Error):
 
 class DeviceLost(Error):
     """VACCEL_E_DEVICE_LOST (-ENODEV), also: no daemon serves the socket."""
+
+
+class DaemonGone(DeviceLost, ConnectionError):
+    """DeviceLost with VACCEL_D_PEER_GONE: no daemon serves the socket or the
+    node (or the one that did went away): a ConnectionError too."""
 
 
 class Busy(Error):
@@ -134,10 +149,12 @@ _CLASS_OF_CODE = {
 }
 
 
-def _from_failure(rc, code, detail, limit, arg0, arg1, context, sentence):
+def _from_failure(rc, code, detail, limit, arg0, arg1, context, sentence, own=False):
     """The exception for a failure; the extension calls it (call_failure.cpp)."""
     cls = _CLASS_OF_CODE.get(code, Error)
-    return cls(rc, code, detail, limit, arg0, arg1, context, sentence)
+    if code == _vaccel.E_DEVICE_LOST and detail == _vaccel.D_PEER_GONE:
+        cls = DaemonGone
+    return cls(rc, code, detail, limit, arg0, arg1, context, sentence, own)
 
 
 def refusal(code, context, detail=_vaccel.D_NONE, arg0=0, arg1=0):
@@ -145,4 +162,4 @@ def refusal(code, context, detail=_vaccel.D_NONE, arg0=0, arg1=0):
     libvaccel's sentence for its status."""
     sentence = _vaccel.status_message(code, detail, 0, arg0, arg1)
     return _from_failure(_vaccel.errno_of(code), code, detail, 0, arg0, arg1, context,
-                         sentence)
+                         sentence, own=True)

@@ -28,6 +28,11 @@ def test_automatic_choice_follows_vaccel_transport(client):
     assert repr(client) == "<vaccel.Client open over %s>" % TRANSPORT
 
 
+def test_the_package_says_its_version():
+    assert vaccel.__version__ and vaccel.__version__[0].isdigit()
+    assert vaccel.__version__ == vaccel._vaccel.__version__
+
+
 def test_named_transport_is_used():
     with vaccel.Client(TRANSPORT) as named:
         assert named.transport == TRANSPORT
@@ -54,7 +59,8 @@ def test_socket_path_is_given_for_the_open_only(monkeypatch, tmp_path):
     absent = tmp_path / "absent.sock"
     with pytest.raises(vaccel.DeviceLost) as excinfo:
         vaccel.Client("socket", socket=absent)
-    error = expect_error(excinfo, vaccel.DeviceLost, vaccel.E_DEVICE_LOST, vaccel.D_PEER_GONE)
+    error = expect_error(excinfo, vaccel.DaemonGone, vaccel.E_DEVICE_LOST, vaccel.D_PEER_GONE)
+    assert isinstance(error, vaccel.DeviceLost) and isinstance(error, ConnectionError)
     assert error.errno == errno.ENODEV
     assert str(absent) in error.sentence
     assert "start vacceld" in error.sentence
@@ -96,7 +102,8 @@ def test_kernel_transport_without_its_node_is_refused_naming_it(monkeypatch, tmp
     monkeypatch.setenv("VACCEL_DEVICE", str(absent))
     with pytest.raises(vaccel.DeviceLost) as excinfo:
         vaccel.Client("kernel")
-    error = expect_error(excinfo, vaccel.DeviceLost, vaccel.E_DEVICE_LOST, vaccel.D_PEER_GONE)
+    error = expect_error(excinfo, vaccel.DaemonGone, vaccel.E_DEVICE_LOST, vaccel.D_PEER_GONE)
+    assert isinstance(error, vaccel.DeviceLost) and isinstance(error, ConnectionError)
     assert error.errno == errno.ENODEV
     assert error.sentence.startswith("DeviceLost: cannot open %s (No such file or directory); "
                                      "load the kernel module" % absent)
