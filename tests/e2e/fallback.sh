@@ -2,7 +2,7 @@
 # fallback.sh VACCELCTL FIXTURES CASE
 #
 # No daemon at the socket (a path in an empty scratch directory). Cases:
-#   run    a socket named with --socket or VACCEL_SOCKET is never replaced:
+#   run    a socket named with --socket or VACCEL_SOCKET is never replaced
 #          `run` is refused, naming the socket, and writes nothing; forced
 #          with VACCEL_TRANSPORT=socket the same. With nothing named and no
 #          daemon at the default endpoints, `run` falls back to the engine in

@@ -4,9 +4,9 @@
 // else. Decides: a refusal is printed as "vaccelctl: <sentence>" on stderr
 // and the exit status is 1; a command line that cannot be parsed exits 2
 // with a sentence of ours (vaccel/cli/usage.hpp). --socket PATH sets VACCEL_SOCKET for the
-// client before any command runs, which names the daemon: the client is then
-// refused when no daemon answers there, never run in process (libvaccel's
-// automatic choice, vaccel/vaccel.h).
+// client before any command runs, and, unless VACCEL_TRANSPORT says
+// otherwise, the socket transport: the client uses that socket or is
+// refused, never the kernel node or the engine in process.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -208,8 +208,12 @@ int main(int argc, char** argv)
 
     if (const std::optional<int> status = vaccel::cli::parse(app, argc, argv)) return *status;
 
-    if (!socket.empty())
+    // --socket names the transport too: that socket, or a refusal.
+    if (!socket.empty()) {
         setenv("VACCEL_SOCKET", socket.c_str(), 1);
+        const char* forced = std::getenv("VACCEL_TRANSPORT");
+        if (forced == nullptr || forced[0] == '\0') setenv("VACCEL_TRANSPORT", "socket", 1);
+    }
 
     Result<void> result;
     if (devices_cmd->parsed()) {

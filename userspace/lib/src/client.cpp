@@ -8,12 +8,14 @@
 // replaced by another: "socket" with no daemon and "kernel" with no node or
 // no daemon behind it are -ENODEV (DeviceLost, PEER_GONE), a node the caller
 // may not open -EACCES; unknown names are -EPROTONOSUPPORT.
-// An endpoint given explicitly is a name too: a socket path passed to
+// An endpoint given explicitly names a daemon: a socket path passed to
 // vaccel_client_open_at() or in $VACCEL_SOCKET, a node in $VACCEL_DEVICE.
-// The automatic choice then tries only what was given (the node first when
-// both are) and never falls back to embedded: a client that names a daemon
-// means that daemon's limits and sharing, and is refused when it is not
-// there rather than run unshared without anyone noticing.
+// The automatic choice then still takes the node first and the socket
+// next (a container given both, through CDI, uses the node), but never
+// falls back to embedded: a client that names a daemon means a daemon's
+// limits and sharing, and is refused when none is there (as the named
+// socket is, or the node when only it was named) rather than run
+// unshared without anyone noticing.
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -77,17 +79,14 @@ Result<std::unique_ptr<lib::Transport>> open_named(std::string_view name, int& r
     if (name.empty()) {
         const bool socket_given = !socket_path.empty() || names_endpoint("VACCEL_SOCKET");
         const bool node_given = names_endpoint("VACCEL_DEVICE");
-        if (node_given && !socket_given) return open_named(VACCEL_TRANSPORT_KERNEL, rc);
-        if (socket_given && !node_given)
-            return open_named(VACCEL_TRANSPORT_SOCKET, rc, socket_path);
         int ignored = 0;
         if (auto kernel = lib::open_kernel_transport(lib::kernel_device_path(), &ignored))
             return kernel;
-        if (node_given)  // and the socket: the socket is the last one to try
+        if (node_given && !socket_given)  // only the node was named: its refusal
+            return open_named(VACCEL_TRANSPORT_KERNEL, rc);
+        if (socket_given)  // refused as the named socket is, never embedded
             return open_named(VACCEL_TRANSPORT_SOCKET, rc, socket_path);
-        const std::string path =
-            socket_path.empty() ? lib::daemon_socket_path() : std::string(socket_path);
-        if (auto socket = lib::open_socket_transport(path, &ignored))
+        if (auto socket = lib::open_socket_transport(lib::daemon_socket_path(), &ignored))
             return socket;
         return lib::open_embedded_transport();
     }

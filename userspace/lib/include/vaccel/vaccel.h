@@ -77,10 +77,10 @@
  * $VACCEL_TRANSPORT if set, else the kernel when /dev/vaccel opens (the
  * module is loaded and a daemon serves it), else the socket when the daemon
  * accepts a connection, else embedded. A daemon named explicitly is never
- * replaced by embedded: with $VACCEL_SOCKET set (or a socket path given to
- * vaccel_client_open_at) the automatic choice is the socket, with
- * $VACCEL_DEVICE set the kernel, with both the kernel then the socket, and
- * each is refused as the named transport is. If the daemon goes away, every
+ * replaced by embedded: with $VACCEL_SOCKET or $VACCEL_DEVICE set (or a
+ * socket path given to vaccel_client_open_at) the automatic choice is the
+ * kernel, else the socket, and with neither there it is refused as the
+ * named socket (or node, when only it was named) is. If the daemon goes away, every
  * pending and later call of its clients fails promptly with -ENODEV
  * (DeviceLost, VACCEL_D_PEER_GONE); open a new client once a daemon serves
  * again.
@@ -119,8 +119,8 @@ typedef struct vaccel_client vaccel_client;
 /* Transport names accepted by vaccel_client_open(); NULL = automatic
  * ($VACCEL_TRANSPORT if set and not empty, else "kernel" when /dev/vaccel
  * opens, else "socket" when the daemon's socket accepts a connection, else
- * "embedded"; only the daemon's endpoints that $VACCEL_SOCKET and
- * $VACCEL_DEVICE name, and never "embedded", when either is set). */
+ * "embedded"; never "embedded" when $VACCEL_SOCKET or $VACCEL_DEVICE is
+ * set). */
 #define VACCEL_TRANSPORT_EMBEDDED "embedded"
 #define VACCEL_TRANSPORT_SOCKET "socket"
 #define VACCEL_TRANSPORT_KERNEL "kernel"
@@ -141,7 +141,7 @@ VACCEL_API int vaccel_client_open(const char *transport, vaccel_client **client)
 /* vaccel_client_open() with the daemon's socket given: `socket_path` is
  * where the "socket" transport connects, whether named or the automatic
  * choice (NULL or "": $VACCEL_SOCKET if set, else VACCEL_SOCKET_DEFAULT);
- * a path given makes the automatic choice that socket, never embedded.
+ * with a path given the automatic choice never falls back to embedded.
  * No environment variable is read for a path given, so threads may open
  * clients to different daemons at once. Same refusals as
  * vaccel_client_open(). */
