@@ -456,7 +456,9 @@ void HostChannel::complete(std::uint64_t id, Reader& r)
 
 void HostChannel::segment_ended(std::uint64_t id, Reader& r)
 {
-    (void)r.get<std::uint32_t>();  // the index: the scheduler counts them in order
+    // The index is not trusted: the scheduler counts the segments it released
+    // and refuses an end past them (Scheduler::segment_ended).
+    (void)r.get<std::uint32_t>();
     if (!r.done()) {
         (void)fail_host(host_gone(
             fmt::format("sent a malformed segment end of event {} and was killed", id)));
