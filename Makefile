@@ -70,7 +70,8 @@ DEPS := build-essential cmake ninja-build pkg-config \
 	linux-headers-cloud-amd64 linux-image-cloud-amd64 qemu-system-x86 busybox-static cpio \
 	linux-headers-6.12-cloud-amd64 linux-image-6.12-cloud-amd64 gcc-multilib libsystemd-dev dkms \
 	linux-source-6.1 podman runc \
-	debhelper dh-dkms dh-python dpkg-dev fakeroot lintian rsync git systemd ccache
+	debhelper dh-dkms dh-python dpkg-dev fakeroot lintian rsync git systemd ccache \
+	bash-completion zsh
 
 # What `make test-models` adds to DEPS: torch to export the models (Debian's
 # 1.13; about 250 packages, so `make test` leaves them out).

@@ -61,14 +61,17 @@ extern "C" {
  * devices a container was given) and VACCEL_D_DEVICE_NOT_GRANTED, the
  * refusal of a context on a device the session's container was not given
  * (docs/adr/0023-containers-through-cdi.md). Nothing of 2.0 moved.
- * 2.2 (this header): tenants. Limits are a tenant's totals across its
+ * 2.2: tenants. Limits are a tenant's totals across its
  * sessions; vaccel_status.scope (the old pad) says whose limit a
  * VACCEL_D_LIMIT refusal hit, VACCEL_LIMIT_SESSIONS caps a tenant's open
  * sessions, VACCEL_ADMIN_TENANTS reports each tenant's use
  * (docs/adr/0024-tenants.md). Nothing of 2.1 moved.
+ * 2.3 (this header): VACCEL_ADMIN_MINE, the caller's own rule, limits
+ * and use, answered to any caller (not only administrators). Nothing of
+ * 2.2 moved.
  */
 #define VACCEL_ABI_MAJOR 2
-#define VACCEL_ABI_MINOR 2
+#define VACCEL_ABI_MINOR 3
 
 /* Capabilities reported by VACCEL_IOCTL_GET_VERSION. */
 #define VACCEL_CAP_TOSA		(1ULL << 0)	/* TOSA 1.0 programs */
@@ -940,7 +943,9 @@ struct vaccel_msg_header {
 /*
  * VACCEL_OP_ADMIN is a wire opcode with no ioctl: the daemon serves it on
  * its socket to root and to members of its configured admin group, and
- * refuses everyone else with PermissionDenied / VACCEL_D_NOT_ADMIN. The
+ * refuses everyone else with PermissionDenied / VACCEL_D_NOT_ADMIN; only
+ * VACCEL_ADMIN_MINE, which shows nothing but the caller's own, is served
+ * to every caller. The
  * request payload is a UTF-8 JSON document (may be empty for the listing
  * commands); the response payload is a JSON document, except for METRICS,
  * which answers in the Prometheus text exposition format.
@@ -961,7 +966,9 @@ enum vaccel_admin_command {
 	VACCEL_ADMIN_CONTAINER_REMOVE = 9, /* {id}: the container stopped */
 	/* ABI 2.2: each tenant's use against its totals */
 	VACCEL_ADMIN_TENANTS = 10,
-	VACCEL_ADMIN_COUNT = 11,
+	/* ABI 2.3: the caller's own rule, limits and use; any caller */
+	VACCEL_ADMIN_MINE = 11,
+	VACCEL_ADMIN_COUNT = 12,
 };
 
 struct vaccel_admin {

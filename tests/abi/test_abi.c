@@ -109,13 +109,13 @@ static void ioctl_numbers_encode_their_struct_size(void **state)
  * them from type 0xAC to 0xA7 (nothing else moved); 2.1 added the
  * container admin commands and one detail, after every 2.0 value; 2.2
  * the tenants admin command, the sessions limit and vaccel_status.scope
- * (the old pad, at the same place).
+ * (the old pad, at the same place); 2.3 the MINE admin command.
  */
-static void abi_is_version_2_2_on_type_0xa7(void **state)
+static void abi_is_version_2_3_on_type_0xa7(void **state)
 {
 	(void)state;
 	assert_int_equal(VACCEL_ABI_MAJOR, 2);
-	assert_int_equal(VACCEL_ABI_MINOR, 2);
+	assert_int_equal(VACCEL_ABI_MINOR, 3);
 	assert_int_equal(VACCEL_IOCTL_BASE, 0xA7);
 	assert_int_equal(VACCEL_D_DOMAIN, 47);
 	assert_int_equal(VACCEL_D_DEVICE_NOT_GRANTED, 48);
@@ -125,7 +125,8 @@ static void abi_is_version_2_2_on_type_0xa7(void **state)
 	assert_int_equal(VACCEL_ADMIN_CONTAINER_ADD, 8);
 	assert_int_equal(VACCEL_ADMIN_CONTAINER_REMOVE, 9);
 	assert_int_equal(VACCEL_ADMIN_TENANTS, 10);
-	assert_int_equal(VACCEL_ADMIN_COUNT, 11);
+	assert_int_equal(VACCEL_ADMIN_MINE, 11);
+	assert_int_equal(VACCEL_ADMIN_COUNT, 12);
 	assert_int_equal(VACCEL_LIMIT_SESSIONS, 14);
 	assert_int_equal(VACCEL_LIMIT_COUNT, 15);
 	assert_int_equal(VACCEL_SCOPE_COUNT, 6);
@@ -173,7 +174,7 @@ int main(void)
 		cmocka_unit_test(ioctl_table_is_complete),
 		cmocka_unit_test(status_leads_every_ioctl_struct),
 		cmocka_unit_test(ioctl_numbers_encode_their_struct_size),
-		cmocka_unit_test(abi_is_version_2_2_on_type_0xa7),
+		cmocka_unit_test(abi_is_version_2_3_on_type_0xa7),
 		cmocka_unit_test(server_contract_is_protocol_2),
 	};
 

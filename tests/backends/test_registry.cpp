@@ -98,7 +98,7 @@ void unknown_or_malformed_settings_are_refused(void**)
     selection.settings["cpu"].emplace("thread", "1");
     auto devices = open_devices(selection);
     assert_false(devices.has_value());
-    assert_true(devices.error().note.find("[devices.cpu] has no setting \"thread\"") !=
+    assert_true(devices.error().note.find("[devices.cpu] thread is not a setting of the cpu backend; its settings are threads, ") !=
                 std::string::npos);
     selection.settings["cpu"].clear();
     selection.settings["cpu"].emplace("threads", "four");

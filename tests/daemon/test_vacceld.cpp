@@ -252,6 +252,57 @@ void non_admin_peer_is_refused_the_admin_channel(void**)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+// MINE answers any caller, with its own rule, limits and use only: a
+// user outside the admin group sees its rule's totals and caps, its own
+// context counted, and nothing of another tenant.
+void any_caller_sees_its_own_limits_and_use(void**)
+{
+    DaemonProcess daemon;
+    WireClient admin(daemon.socket());
+    assert_status(admin.admin(VACCEL_ADMIN_LIMITS_SET,
+                              R"({"selector":{"uid":65534},"limits":{"contexts":2,"memory_bytes":1048576,"sessions":3,"weight":250,"context":{"memory_bytes":65536}}})"),
+                  VACCEL_OK, VACCEL_D_NONE, 0);
+    make_context(admin);  // another tenant's use, which the caller must not see
+    const pid_t child = ::fork();
+    if (child == 0) {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0)
+            ::_exit(10);
+        WireClient client(daemon.socket());
+        // The other admin commands stay closed to it.
+        if (client.admin(VACCEL_ADMIN_TENANTS).status().detail != VACCEL_D_NOT_ADMIN)
+            ::_exit(11);
+        make_context(client);
+        const Received r = client.admin(VACCEL_ADMIN_MINE);
+        if (r.status().error != VACCEL_OK)
+            ::_exit(12);
+        const json mine = json::parse(r.text());
+        if (mine["rule"] != "uid:65534" || mine["tenant"] != "uid:65534" || mine["weight"] != 250 ||
+            mine["caller"]["uid"] != 65534 || mine.contains("tenants"))
+            ::_exit(13);
+        if (mine["sessions"]["open"] != 1 || mine["sessions"]["total"] != 3)
+            ::_exit(14);
+        const json& device = mine["devices"].at(0);
+        if (device["index"] != 0 || device["contexts"]["used"] != 1 ||
+            device["contexts"]["total"] != 2 || device["memory_bytes"]["total"] != 1048576 ||
+            !device["buffers"]["total"].is_null() || device["context"]["memory_bytes"] != 65536 ||
+            !device["name"].is_string())
+            ::_exit(15);
+        // MINE takes no request document.
+        if (client.admin(VACCEL_ADMIN_MINE, "{}").status().detail != VACCEL_D_ADMIN_REQUEST)
+            ::_exit(16);
+        ::_exit(0);
+    }
+    int status = 0;
+    assert_int_equal(::waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    // The admin's own MINE: the default (no rule), its uid's tenant, its one context.
+    const json own = json::parse(admin.admin(VACCEL_ADMIN_MINE).text());
+    assert_string_equal(own["rule"].get<std::string>().c_str(), "none");
+    assert_string_equal(own["tenant"].get<std::string>().c_str(), "uid:0");
+    assert_int_equal(own["devices"][0]["contexts"]["used"].get<int>(), 1);
+}
+
 void unknown_admin_command_is_refused_with_its_value(void**)
 {
     DaemonProcess daemon;
@@ -678,6 +729,7 @@ int main()
         cmocka_unit_test(descriptor_without_payload_fd_flag_closes_the_connection),
         cmocka_unit_test(non_admin_peer_is_refused_the_admin_channel),
         cmocka_unit_test(unknown_admin_command_is_refused_with_its_value),
+        cmocka_unit_test(any_caller_sees_its_own_limits_and_use),
         cmocka_unit_test(limits_set_persists_and_a_new_context_obeys_it),
         cmocka_unit_test(sessions_and_devices_list_use_and_disconnect_releases_it),
         cmocka_unit_test(metrics_are_prometheus_text_with_help_and_type),

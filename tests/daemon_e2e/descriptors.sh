@@ -18,7 +18,7 @@ start_daemon
 "$ctl" devices >"$scratch/devices.txt" || fail "vaccelctl devices failed"
 # The CPU's profiles and extensions follow its table (docs/adr/0014-tosa-descriptors.md).
 ext='int16, int4, bf16, fp8e4m3, fp8e5m2, fft, variable, controlflow'
-for line in 'vaccel ABI 2\.2, 2 devices' \
+for line in 'vaccel ABI 2\.3, 2 devices' \
 	"    tosa targets   1\\.0  profiles int, fp  level 8K  extensions $ext" \
 	'    tosa descriptor 0 of 1: TOSA 1\.0 INT FP level 8K \+INT16 \+INT4 \+BF16 \+FP8E4M3 \+FP8E5M2 \+FFT \+VARIABLE \+CONTROLFLOW' \
 	'      envelope  any number of regions, any number of blocks, static shapes, advisory runtime conditions'; do
@@ -38,8 +38,8 @@ verdict=$(/usr/bin/python3 - "$scratch/devices.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 problems = []
-if (doc["abi"]["major"], doc["abi"]["minor"]) != (2, 2) or "tosa-descriptors" not in doc["abi"]["capabilities"]:
-    problems.append("abi %r is not 2.2 with tosa-descriptors" % doc["abi"])
+if (doc["abi"]["major"], doc["abi"]["minor"]) != (2, 3) or "tosa-descriptors" not in doc["abi"]["capabilities"]:
+    problems.append("abi %r is not 2.3 with tosa-descriptors" % doc["abi"])
 for device in doc["devices"]:
     # The fields that were there before stay.
     for key in ("index", "name", "state", "driver", "formats", "tosa_targets", "capabilities"):

@@ -33,12 +33,15 @@ printf '[[rule]]\nuid = 1000\nweight = 5000\n' >"$scratch/weight.toml"
 check 1 "vacceld: $scratch/weight.toml:3: key 'rule.weight': 5000 is out of range; use 1..1000" "$scratch/weight.toml"
 
 printf '[devices.cpu]\ninline_us = 5000\n' >"$scratch/backend.toml"
-check 1 "vacceld: $scratch/backend.toml: [devices.cpu] inline_us is at most 1000 (a millisecond: the calling thread serves other clients meanwhile); 0 never runs a submission inline" "$scratch/backend.toml"
+check 1 "vacceld: $scratch/backend.toml:2: [devices.cpu] inline_us is at most 1000 (a millisecond: the calling thread serves other clients meanwhile); 0 never runs a submission inline" "$scratch/backend.toml"
 
-printf '[devices.tpu]\nx = 1\n' >"$scratch/unknown.toml"
+printf '[devices.cpu]\nthreads = 2\ncolour = 1\n' >"$scratch/key.toml"
+check 1 "vacceld: $scratch/key.toml:3: [devices.cpu] colour is not a setting of the cpu backend; its settings are threads, count, inline_us, inject_loss_after, inject_loss_device" "$scratch/key.toml"
+
+printf '[daemon]\ndevices = ["cpu"]\n\n[devices.tpu]\nx = 1\n' >"$scratch/unknown.toml"
 "$daemon" --check-config "$scratch/unknown.toml" >"$scratch/out" 2>&1 || true
-grep -q "unknown.toml: no backend named \"tpu\" in this build" "$scratch/out" ||
-	fail "an unknown backend table is not named: $(cat "$scratch/out")"
+grep -q "unknown.toml:4: \[devices.tpu\] names no backend of this build" "$scratch/out" ||
+	fail "an unknown backend table is not named with its line: $(cat "$scratch/out")"
 
 printf '[daemon]\ndevices = ["cpu:x"]\n' >"$scratch/pattern.toml"
 status=0

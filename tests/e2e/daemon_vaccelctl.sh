@@ -13,7 +13,8 @@
 #             documented metric
 #   not-admin a user who is neither root nor in the admin group is refused
 #             `sessions` with PermissionDenied naming its uid, while `run`
-#             through the same daemon works for it
+#             through the same daemon works for it, and `limits mine` shows
+#             it its own rule's totals (set by root) and nothing of others
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.sh"
 vacceld=$1 ctl=$2 fixtures=$3 case=$4
@@ -90,6 +91,11 @@ rules = [r for r in doc["rules"] if r["selector"] == {"uid": int(sys.argv[2])}]
 assert len(rules) == 1 and rules[0]["buffers"] == 1, doc
 PY
 	grep -q "buffers *= *1" "$daemon_config" || fail "the rule was not persisted in the config"
+	"$ctl" limits mine >"$scratch/mine.txt"
+	cat "$scratch/mine.txt"
+	grep -q "^you: uid $me, " "$scratch/mine.txt" || fail "limits mine does not say who I am"
+	grep -q "^rule: uid:$me; tenant uid:$me; weight 100, priority batch, device share 100%$" \
+		"$scratch/mine.txt" || fail "limits mine does not name my rule"
 	expect_refusal "buffers" run_add
 	grep -q "ResourceLimit" "$scratch/stderr" || fail "the refusal does not say ResourceLimit"
 	grep -q "uid $me holds 1 of its 1 buffers on device 0 across 1 session; free buffers there or raise the rule" "$scratch/stderr" ||
@@ -133,6 +139,26 @@ not-admin)
 	expect_refusal "PermissionDenied: the daemon's admin channel (sessions) serves root and members of its admin group on the host, never a process inside a container (whatever its uid), and uid $outsider" \
 		"${as_user[@]}" "$ctl" sessions
 	expect_refusal "uid $outsider" "${as_user[@]}" "$ctl" limits set --default --buffers 1
+	# The rule root sets for the outsider (a user who is not root cannot
+	# set one: then the outsider has no rule and the default totals).
+	rule=none
+	if [ "$(id -u)" -eq 0 ]; then
+		"$ctl" limits set --uid "$outsider" --contexts 3 --sessions 5 >/dev/null
+		rule=uid:$outsider
+	fi
+	"${as_user[@]}" "$ctl" limits mine --json >"$scratch/mine.json" 2>"$scratch/mine.err" ||
+		{ cat "$scratch/mine.err"; fail "limits mine was refused to uid $outsider"; }
+	"$PY" - "$scratch/mine.json" "$outsider" "$rule" <<'PY' || fail "limits mine --json is not the outsider's own"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+me, rule = int(sys.argv[2]), sys.argv[3]
+assert doc["caller"]["uid"] == me and doc["rule"] == rule, doc
+assert doc["tenant"] == "uid:%d" % me and doc["devices"], doc
+if rule != "none":
+    assert doc["sessions"]["total"] == 5, doc
+    assert all(d["contexts"]["total"] == 3 for d in doc["devices"]), doc
+assert "tenants" not in doc and "sessions" not in json.dumps(doc["devices"]), doc
+PY
 	"${as_user[@]}" "$ctl" --verbose run "$model" "${inputs[@]}" --output-dir "$scratch/outsider" \
 		2>"$scratch/outsider.err" || { cat "$scratch/outsider.err"; fail "the outsider's run failed"; }
 	grep -q "transport socket" "$scratch/outsider.err" || fail "the outsider's run did not use the daemon"

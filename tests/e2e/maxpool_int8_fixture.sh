@@ -23,3 +23,14 @@ PYTHON
 "$ctl" run "$model" --input "$scratch/input.npy" --output-dir "$scratch/out"
 [ -f "$scratch/out/TosaOutput_0.npy" ] || fail "no TosaOutput_0.npy in the output directory"
 compare "$scratch/out/TosaOutput_0.npy" "$scratch/expected.npy" --exact
+
+# The Vulkan device (lavapipe here) refuses the integer profile; the
+# refusal names the device that runs the model, found by asking each.
+status=0
+"$ctl" run "$model" --input "$scratch/input.npy" --output-dir "$scratch/gpu" --device vulkan:0 \
+	2>"$scratch/err" || status=$?
+[ "$status" -eq 1 ] || fail "the INT8 model on vulkan:0 exited $status: $(cat "$scratch/err")"
+grep -q "is not supported by this device.*; it runs on \[0\] cpu.* (--device 0)$" "$scratch/err" ||
+	fail "the refusal does not name the device that runs the model: $(cat "$scratch/err")"
+[ -e "$scratch/gpu" ] && fail "a refused run left its output directory behind"
+echo "ok: the refusal on vulkan:0 names [0] cpu"

@@ -23,7 +23,7 @@ usage 2 "vaccelctl: 'devcies' is not a command of vaccelctl; did you mean 'devic
 usage 2 "vaccelctl: 'frobnicate' is not a command of vaccelctl" "$ctl" frobnicate
 usage 2 "vaccelctl: vaccelctl needs a command: devices, run, import, sessions, limits, tenants, containers, cdi, metrics" "$ctl"
 usage 2 "vaccelctl: 'sett' is not a command of vaccelctl limits; did you mean 'set'?" "$ctl" limits sett
-usage 2 "vaccelctl: vaccelctl limits needs a command: get, set, reset" "$ctl" limits
+usage 2 "vaccelctl: vaccelctl limits needs a command: get, mine, set, reset" "$ctl" limits
 usage 2 "vaccelctl: vaccelctl devices has no option --jsn; did you mean '--json'?" "$ctl" devices --jsn
 usage 2 "vaccelctl: vaccelctl run has no option --frobnicate" "$ctl" run m.tosa --frobnicate
 usage 2 "vaccelctl: vaccelctl sessions takes no argument 'extra'" "$ctl" sessions extra

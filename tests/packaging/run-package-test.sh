@@ -12,6 +12,10 @@
 #     itself fails);
 #   - vacceld --version and vaccelctl --version print CMakeLists.txt's
 #     project() version;
+#   - the bash and zsh completions and the man pages are installed, each by
+#     its program's package; bash loads the completions, zsh -n passes on
+#     them (where zsh is installed) and man -w finds the pages (where
+#     man-db is);
 #   - a vacceld started from the installed files (a copy of the installed
 #     config with a private socket and state dir in a temporary folder)
 #     serves `vaccelctl devices`, and is stopped at the end whatever happens;
@@ -211,6 +215,30 @@ check "unit: ExecStartPre checks /etc/vaccel/vacceld.toml, and the installed one
 	bash -c "grep -qx 'ExecStartPre=/usr/sbin/vacceld --check-config /etc/vaccel/vacceld.toml' $unit && /usr/sbin/vacceld --check-config /etc/vaccel/vacceld.toml | grep -q ': good: '"
 check "vacceld --version: vacceld $version" bash -c "/usr/sbin/vacceld --version | tee /dev/stderr | grep -q '^vacceld $version '"
 check "vaccelctl --version: vaccelctl $version" bash -c "/usr/bin/vaccelctl --version | tee /dev/stderr | grep -q '^vaccelctl $version '"
+# The shell completions and man pages, each in its package; bash loads the
+# completion, zsh parses it (where installed), man finds the pages.
+for entry in vaccelctl:/usr/share/bash-completion/completions/vaccelctl \
+	vaccelctl:/usr/share/zsh/vendor-completions/_vaccelctl \
+	vaccelctl:/usr/share/man/man1/vaccelctl.1.gz \
+	vacceld:/usr/share/bash-completion/completions/vacceld \
+	vacceld:/usr/share/zsh/vendor-completions/_vacceld \
+	vacceld:/usr/share/man/man8/vacceld.8.gz; do
+	check "${entry#*:} installed by ${entry%%:*}" \
+		bash -c "[ -f ${entry#*:} ] && dpkg-query -S ${entry#*:} | grep -qx '${entry%%:*}: ${entry#*:}'"
+done
+for program in vaccelctl vacceld; do
+	check "bash: the installed completion of $program registers _$program" \
+		bash -c "source /usr/share/bash-completion/completions/$program && complete -p $program | grep -q -- '-F _$program '"
+	if command -v zsh >/dev/null; then
+		check "zsh -n /usr/share/zsh/vendor-completions/_$program" zsh -n "/usr/share/zsh/vendor-completions/_$program"
+	fi
+done
+if command -v man >/dev/null; then
+	check "man -w vaccelctl: /usr/share/man/man1/vaccelctl.1.gz" \
+		bash -c "man -w vaccelctl | tee /dev/stderr | grep -qx /usr/share/man/man1/vaccelctl.1.gz"
+	check "man -w 8 vacceld: /usr/share/man/man8/vacceld.8.gz" \
+		bash -c "man -w 8 vacceld | tee /dev/stderr | grep -qx /usr/share/man/man8/vacceld.8.gz"
+fi
 check "groups ${GROUPS_MADE[*]} created" bash -c "getent group ${GROUPS_MADE[*]} | wc -l | grep -qx ${#GROUPS_MADE[@]}"
 check "/etc/vaccel/vacceld.toml is a conffile of vacceld" \
 	bash -c "dpkg-query -W -f='\${Conffiles}\n' vacceld | grep -q '^ /etc/vaccel/vacceld.toml '"

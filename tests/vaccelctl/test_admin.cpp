@@ -210,6 +210,35 @@ void tenants_table_shows_use_against_totals_per_device(void**)
                         "no tenants: no session is open\n");
 }
 
+// `limits mine`: who, which rule, then the caller's devices with use/total
+// and each context's caps (unbounded ones left out).
+void mine_shows_the_callers_rule_use_and_caps(void**)
+{
+    const auto doc = nlohmann::json::parse(R"({"caller":{"pid":42,"uid":1000,"gid":100,
+       "cgroup":"/user.slice","container":""},"rule":"uid:1000","tenant":"uid:1000",
+       "kind":"uid","name":"1000","weight":250,"priority":"latency","device_share":"30%",
+       "sessions":{"open":1,"total":8},
+       "devices":[{"index":1,"name":"llvmpipe","contexts":{"used":1,"total":4},
+         "memory_bytes":{"used":0,"total":2147483648},"buffers":{"used":0,"total":null},
+         "programs":{"used":0,"total":null},"queues":{"used":1,"total":null},
+         "events":{"used":0,"total":null},"gates":{"used":0,"total":null},
+         "device_time_ns":0,"device_held_ns":0,"device_share":0.0,
+         "context":{"memory_bytes":67108864,"buffer_bytes":null,"buffers":16,"programs":null,
+           "queues":null,"events":64,"gates":null,"bindings":null}}]})");
+    assert_string_equal(
+        mine_text(doc).c_str(),
+        "you: uid 1000, gid 100, pid 42, cgroup /user.slice\n"
+        "rule: uid:1000; tenant uid:1000; weight 250, priority latency, device share 30%\n"
+        "sessions open: 1/8\n"
+        "device  name      contexts       memory  buffers  programs  queues  events  gates  "
+        "device-time  share  each context\n"
+        "     1  llvmpipe       1/4  0 B/2.0 GiB        0         0       1       0      0  "
+        "       0 ns   0.0%  memory 64.0 MiB, buffers 16, events 64\n");
+    auto none = doc;
+    none["devices"] = nlohmann::json::array();
+    assert_true(mine_text(none).ends_with("devices: none you may use\n"));
+}
+
 void admin_document_refuses_what_is_not_the_document(void**)
 {
     auto refused = admin_document("not json", "sessions", "sessions");
@@ -239,6 +268,7 @@ int main()
         cmocka_unit_test(limits_table_marks_unset_limits_with_a_dash),
         cmocka_unit_test(tenants_table_shows_use_against_totals_per_device),
         cmocka_unit_test(admin_document_refuses_what_is_not_the_document),
+        cmocka_unit_test(mine_shows_the_callers_rule_use_and_caps),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

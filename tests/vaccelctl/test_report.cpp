@@ -195,6 +195,29 @@ void run_summary_is_one_line_with_tensors_and_timing(void**)
     assert_int_equal(doc["timing"]["repeat"].get<int>(), 3);
 }
 
+// Ctrl-C: the summary keeps the runs that completed and says how many were
+// asked; none completed is said in words, not as a median of nothing.
+void an_interrupted_run_says_so_and_keeps_its_timings(void**)
+{
+    RunReport report;
+    report.model = "m.tosa";
+    report.device = cpu_device();
+    report.timing = timing_of({1000, 3000});
+    report.planned = 1000;
+    report.interrupted = true;
+    assert_string_equal(run_summary(report).c_str(),
+                        "m.tosa on [0] Host CPU (cpu): in ; out ; median 2.0 µs (min 1.0 µs, max "
+                        "3.0 µs) over 2 runs (interrupted: 1000 asked)");
+    auto doc = run_json(report);
+    assert_true(doc["timing"]["interrupted"].get<bool>());
+    assert_int_equal(doc["timing"]["planned"].get<int>(), 1000);
+    assert_int_equal(doc["timing"]["samples_ns"].size(), 2);
+    report.timing = timing_of({});
+    assert_string_equal(run_summary(report).c_str(),
+                        "m.tosa on [0] Host CPU (cpu): in ; out ; no timed run completed "
+                        "(interrupted: 1000 asked)");
+}
+
 }  // namespace
 
 int main()
@@ -209,6 +232,7 @@ int main()
         cmocka_unit_test(devices_json_names_fields_and_flags_in_words),
         cmocka_unit_test(devices_text_aligns_labels_under_each_device),
         cmocka_unit_test(run_summary_is_one_line_with_tensors_and_timing),
+        cmocka_unit_test(an_interrupted_run_says_so_and_keeps_its_timings),
     };
     return cmocka_run_group_tests_name("report", tests, nullptr, nullptr);
 }

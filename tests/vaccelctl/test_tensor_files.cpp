@@ -72,6 +72,18 @@ void missing_input_is_named(void**)
                         "'TosaInput_1')");
 }
 
+// `-i NAME` without =FILE: said as such, not "cannot open NAME"; a file
+// of that name still binds positionally.
+void an_input_name_without_a_file_is_refused_as_such(void**)
+{
+    assert_string_equal(refusal({"TosaInput_1"}).c_str(),
+                        "--input TosaInput_1: 'TosaInput_1' is the name of an input, not a file; "
+                        "write --input TosaInput_1=FILE.npy");
+    auto files = assigned({"TosaInput_0", "b.npy"}, two_inputs,
+                          [](const std::string& path) { return path == "TosaInput_0"; });
+    assert_string_equal(files[0].c_str(), "TosaInput_0");
+}
+
 void unknown_input_name_is_refused_with_the_names(void**)
 {
     assert_string_equal(refusal({"x=a.npy", "b.npy"}).c_str(),
@@ -157,6 +169,7 @@ int main()
 {
     const CMUnitTest tests[] = {
         cmocka_unit_test(inputs_bind_by_name_in_any_order),
+        cmocka_unit_test(an_input_name_without_a_file_is_refused_as_such),
         cmocka_unit_test(plain_files_bind_in_block_order),
         cmocka_unit_test(plain_files_fill_the_inputs_not_bound_by_name),
         cmocka_unit_test(existing_file_with_equals_sign_binds_positionally),

@@ -52,9 +52,12 @@ Result<std::vector<std::unique_ptr<Backend>>> enumerate_cpu(const Settings& sett
                         .with_note("[devices.cpu] inline_us is at most 1000 (a millisecond: "
                                    "the calling thread serves other clients meanwhile); 0 "
                                    "never runs a submission inline"));
-    if (*count == 0 || *count > 16 || *threads > 1024)
+    if (*count == 0 || *count > 16)
         return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *count)
-                        .with_note("[devices.cpu] count is 1..16 and threads at most 1024"));
+                        .with_note("[devices.cpu] count is 1..16 (CPU devices to serve)"));
+    if (*threads > 1024)
+        return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE, 0, *threads)
+                        .with_note("[devices.cpu] threads is at most 1024 (0: every core)"));
     if (mode == FactoryMode::check) return std::vector<std::unique_ptr<Backend>>{};
     std::vector<std::unique_ptr<Backend>> devices;
     for (unsigned i = 0; i < *count; ++i) {
@@ -229,6 +232,14 @@ Error unknown_backend(std::string_view name)
                                names()));
 }
 
+// A [devices.NAME] table for a backend this build lacks.
+Error unknown_settings_table(std::string_view name)
+{
+    return Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
+        .with_note(fmt::format("[devices.{}] names no backend of this build (built in: {})", name,
+                               names()));
+}
+
 struct Pattern {
     std::string_view backend;
     std::optional<std::uint64_t> index;  // nullopt = every device
@@ -302,8 +313,9 @@ Status settings_known(const Settings& settings, std::string_view backend,
     for (const auto& [key, value] : settings)
         if (std::ranges::find(known, std::string_view(key)) == known.end())
             return fail(Error::of(Errc::invalid_argument, VACCEL_D_BAD_VALUE)
-                            .with_note(fmt::format("[devices.{}] has no setting \"{}\"", backend,
-                                                   key)));
+                            .with_note(fmt::format("[devices.{}] {} is not a setting of the {} "
+                                                   "backend; its settings are {}",
+                                                   backend, key, backend, fmt::join(known, ", "))));
     return {};
 }
 
@@ -311,7 +323,7 @@ Status check_selection(const Selection& selection)
 {
     for (const auto& [name, settings] : selection.settings)
         if (find(name) == nullptr)
-            return fail(unknown_backend(name));
+            return fail(unknown_settings_table(name));
     for (const std::string& text : selection.devices)
         if (auto pattern = parse_pattern(text); !pattern) return fail(pattern.error());
     static const Settings none;
@@ -328,7 +340,7 @@ Result<std::vector<std::unique_ptr<Backend>>> open_devices(const Selection& sele
 {
     for (const auto& [name, settings] : selection.settings)
         if (find(name) == nullptr)
-            return fail(unknown_backend(name));
+            return fail(unknown_settings_table(name));
     std::vector<Pattern> patterns;
     for (const std::string& text : selection.devices) {
         auto pattern = parse_pattern(text);

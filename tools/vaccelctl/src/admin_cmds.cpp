@@ -1,6 +1,6 @@
-// admin_cmds.cpp - `vaccelctl sessions | tenants | containers | limits get|set|reset |
-// metrics`:
-// the daemon's admin channel.
+// admin_cmds.cpp - `vaccelctl sessions | tenants | containers |
+// limits get|set|reset|mine | metrics`: the daemon's admin channel (`limits
+// mine` is answered to every user; the rest to root and the admin group).
 //
 // Owns: one admin exchange per command and how its answer is shown. Decides:
 // these commands always go to the daemon (never embedded: there is nothing
@@ -64,6 +64,21 @@ Result<void> containers_command(const AdminOptions& options)
 Result<void> limits_get_command(const AdminOptions& options)
 {
     return list(options, VACCEL_ADMIN_LIMITS_GET, "limits get", "rules", limits_text);
+}
+
+Result<void> limits_mine_command(const AdminOptions& options)
+{
+    auto answer = ask(options.verbose, VACCEL_ADMIN_MINE, "", "limits mine");
+    if (!answer)
+        return std::unexpected(answer.error());
+    auto document = admin_document(*answer, "limits mine", "devices");
+    if (!document)
+        return std::unexpected(document.error());
+    if (options.json)
+        fmt::print("{}\n", document->dump(2));
+    else
+        fmt::print("{}", mine_text(*document));
+    return {};
 }
 
 Result<void> metrics_command(const AdminOptions& options)

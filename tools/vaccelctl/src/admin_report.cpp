@@ -277,4 +277,71 @@ std::string tenants_text(const nlohmann::json& document)
     return table.text();
 }
 
+namespace {
+
+// "memory 64.0 MiB, buffers 4096, ...": a device's caps on each context,
+// those without a bound left out; "none" when no cap binds.
+std::string caps_cell(const nlohmann::json& caps)
+{
+    if (!caps.is_object())
+        return "?";
+    std::string out;
+    for (const char* key : {"memory_bytes", "buffer_bytes", "buffers", "programs", "queues",
+                            "events", "gates", "bindings"}) {
+        if (!caps.contains(key) || caps[key].is_null())
+            continue;
+        const std::string_view k = key;
+        const bool bytes = k.ends_with("_bytes");
+        const std::string label = k == "memory_bytes" ? "memory" : k == "buffer_bytes" ? "one buffer" : key;
+        out += fmt::format("{}{} {}", out.empty() ? "" : ", ", label,
+                           bytes ? bytes_cell(caps, key, "?") : number_cell(caps, key, "?"));
+    }
+    return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::string mine_text(const nlohmann::json& d)
+{
+    std::string out;
+    if (d.contains("caller") && d["caller"].is_object()) {
+        const auto& c = d["caller"];
+        out += fmt::format("you: uid {}, gid {}, pid {}", number_cell(c, "uid", "?"),
+                           number_cell(c, "gid", "?"), number_cell(c, "pid", "?"));
+        if (c.contains("cgroup") && c["cgroup"].is_string() && !c["cgroup"].get<std::string>().empty())
+            out += ", cgroup " + c["cgroup"].get<std::string>();
+        if (c.contains("container") && c["container"].is_string() &&
+            !c["container"].get<std::string>().empty())
+            out += ", container " + c["container"].get<std::string>();
+        out += "\n";
+    }
+    const std::string weight = number_cell(d, "weight", "?");
+    out += fmt::format("rule: {}; tenant {}; weight {}, priority {}, device share {}\n",
+                       text_cell(d, "rule"), text_cell(d, "tenant"), weight,
+                       text_cell(d, "priority"), text_cell(d, "device_share"));
+    out += fmt::format("sessions open: {}\n",
+                       use_cell(d.contains("sessions") ? d["sessions"] : nlohmann::json(), false));
+    if (!d.contains("devices") || !d["devices"].is_array() || d["devices"].empty())
+        return out + "devices: none you may use\n";
+    Table table;
+    table.header = {"device", "name", "contexts", "memory", "buffers", "programs", "queues",
+                    "events", "gates", "device-time", "share", "each context"};
+    table.right_aligned = {true, false, true, true, true, true, true, true, true, true, true, false};
+    for (const auto& dev : d["devices"]) {
+        auto cell = [&](const char* key, bool bytes) {
+            return dev.contains(key) ? use_cell(dev[key], bytes) : std::string("?");
+        };
+        const bool timed = dev.contains("device_time_ns") && dev["device_time_ns"].is_number_unsigned() &&
+                           dev.contains("device_share") && dev["device_share"].is_number();
+        table.rows.push_back(
+            {number_cell(dev, "index", "?"), text_cell(dev, "name"), cell("contexts", false),
+             cell("memory_bytes", true), cell("buffers", false), cell("programs", false),
+             cell("queues", false), cell("events", false), cell("gates", false),
+             timed ? duration_text(dev["device_time_ns"].get<std::uint64_t>()) : "-",
+             timed ? share_text(dev["device_share"].get<double>()) : "-",
+             dev.contains("context") ? caps_cell(dev["context"]) : "?"});
+    }
+    return out + table.text();
+}
+
 }  // namespace vaccel::ctl

@@ -37,6 +37,10 @@ std::string sessions_text(const nlohmann::json& sessions_document);
 std::string limits_text(const nlohmann::json& limits_document);
 // tenants: one row per tenant and device, each resource as used/total
 std::string tenants_text(const nlohmann::json& tenants_document);
+// mine (limits mine): who the daemon takes the caller for, its rule and
+// schedule, then one row per device it may use: its tenant's use/total of
+// each resource, device time and share, and the caps of each context
+std::string mine_text(const nlohmann::json& mine_document);
 // containers: container first-pid cgroup devices sessions
 std::string containers_text(const nlohmann::json& containers_document);
 

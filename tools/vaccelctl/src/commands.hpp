@@ -55,6 +55,8 @@ Result<void> sessions_command(const AdminOptions& options);
 Result<void> containers_command(const AdminOptions& options);
 Result<void> tenants_command(const AdminOptions& options);
 Result<void> limits_get_command(const AdminOptions& options);
+// The caller's own rule, limits and use (any user may ask).
+Result<void> limits_mine_command(const AdminOptions& options);
 Result<void> metrics_command(const AdminOptions& options);
 
 // limits set / reset: one rule, chosen by exactly one selector.
@@ -73,8 +75,16 @@ struct CdiGenerateOptions {
     std::string output = "/etc/cdi/vaccel.yaml";  // "-": stdout
     std::string hook_program;                     // empty: this vaccelctl
     bool socket_only = false;  // the socket even where /dev/vaccel exists
+    // Not empty: the devices this daemon configuration would serve (asked
+    // of `vacceld --list-devices`), not the running daemon's.
+    std::string config;
+    std::string daemon_program;  // empty: the vacceld beside this vaccelctl
     bool verbose = false;
+    bool quiet = false;
 };
+
+// The configuration `cdi generate` reads when no daemon answers.
+inline constexpr const char* default_config = "/etc/vaccel/vacceld.toml";
 
 Result<void> cdi_generate_command(const CdiGenerateOptions& options);
 

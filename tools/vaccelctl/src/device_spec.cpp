@@ -74,12 +74,12 @@ int class_rank(std::uint32_t device_class)
     }
 }
 
+}  // namespace
+
 bool admits(const DeviceSummary& device, std::uint32_t format)
 {
     return format < 32 && (device.formats & VACCEL_FORMAT_BIT(format)) != 0;
 }
-
-}  // namespace
 
 std::string_view device_kind_word(DeviceKind kind)
 {

@@ -38,6 +38,8 @@ struct DeviceSummary {
 // From the driver string: it names "vulkan", "cuda" or "cpu" ("vaccel-cpu");
 // a device of class OTHER whose name says CPU is a cpu too.
 DeviceKind device_kind(const DeviceSummary& device);
+// Whether the device loads programs of `format` (enum vaccel_program_format).
+bool admits(const DeviceSummary& device, std::uint32_t format);
 
 struct DeviceSpec {
     enum class Form { automatic, index, kind_ordinal, name };

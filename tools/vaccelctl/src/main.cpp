@@ -2,7 +2,7 @@
 //
 // Owns: the wiring of subcommands and options to commands.hpp, and nothing
 // else. Decides: a refusal is printed as "vaccelctl: <sentence>" on stderr
-// and the exit status is 1; a command line that cannot be parsed exits 2
+// and the exit status is 1 (130 for a run stopped by Ctrl-C); a command line that cannot be parsed exits 2
 // with a sentence of ours (vaccel/cli/usage.hpp). --socket PATH sets VACCEL_SOCKET for the
 // client before any command runs, and, unless VACCEL_TRANSPORT says
 // otherwise, the socket transport: the client uses that socket or is
@@ -123,6 +123,12 @@ int main(int argc, char** argv)
     AdminOptions limits_get;
     CLI::App* limits_get_cmd = limits_cmd->add_subcommand("get", "list the limit rules");
     limits_get_cmd->add_flag("--json", limits_get.json, "print the daemon's JSON document");
+    AdminOptions limits_mine;
+    CLI::App* limits_mine_cmd = limits_cmd->add_subcommand(
+        "mine", "show the limits and use that apply to you: the rule that selects you, your "
+                "tenant's use against its totals on each device you may use, and each "
+                "context's caps (any user may run it)");
+    limits_mine_cmd->add_flag("--json", limits_mine.json, "print the daemon's JSON document");
     LimitsChangeOptions limits_set;
     CLI::App* limits_set_cmd = limits_cmd->add_subcommand(
         "set", "set limits of one rule (persisted by the daemon): its tenant's totals on each "
@@ -183,7 +189,8 @@ int main(int argc, char** argv)
     cdi_cmd->require_subcommand(1);
     CdiGenerateOptions cdi_generate;
     CLI::App* cdi_generate_cmd = cdi_cmd->add_subcommand(
-        "generate", "write the CDI spec of the daemon's devices");
+        "generate", "write the CDI spec of the daemon's devices (with no daemon running: of "
+                    "those its configuration would serve)");
     cdi_generate_cmd
         ->add_option("-o,--output", cdi_generate.output, "the spec file ('-': standard output)")
         ->capture_default_str();
@@ -191,6 +198,13 @@ int main(int argc, char** argv)
                                  "the vaccelctl the hooks run (default: this one)");
     cdi_generate_cmd->add_flag("--socket-only", cdi_generate.socket_only,
                                "give containers the daemon's socket even where /dev/vaccel exists");
+    cdi_generate_cmd->add_option("--config", cdi_generate.config,
+                                 "the devices this vacceld configuration would serve, not the "
+                                 "running daemon's (default when no daemon answers: "
+                                 "/etc/vaccel/vacceld.toml)");
+    cdi_generate_cmd->add_option("--daemon-program", cdi_generate.daemon_program,
+                                 "the vacceld that lists a configuration's devices (default: the "
+                                 "one installed beside this vaccelctl, else /usr/sbin/vacceld)");
     CLI::App* cdi_hook_cmd = cdi_cmd->add_subcommand(
         "hook", "run by the container runtime from the spec, with the container's state on stdin");
     cdi_hook_cmd->require_subcommand(1);
@@ -236,6 +250,7 @@ int main(int argc, char** argv)
         result = containers_command(containers);
     } else if (cdi_generate_cmd->parsed()) {
         cdi_generate.verbose = verbose;
+        cdi_generate.quiet = quiet;
         result = cdi_generate_command(cdi_generate);
     } else if (cdi_hook_create_cmd->parsed()) {
         cdi_hook.verbose = verbose;
@@ -246,6 +261,9 @@ int main(int argc, char** argv)
     } else if (limits_get_cmd->parsed()) {
         limits_get.verbose = verbose;
         result = limits_get_command(limits_get);
+    } else if (limits_mine_cmd->parsed()) {
+        limits_mine.verbose = verbose;
+        result = limits_mine_command(limits_mine);
     } else if (limits_set_cmd->parsed()) {
         limits_set.verbose = verbose;
         result = limits_set_command(limits_set);
@@ -258,7 +276,7 @@ int main(int argc, char** argv)
     }
     if (!result) {
         fmt::print(stderr, "vaccelctl: {}\n", result.error().message);
-        return 1;
+        return result.error().exit_status;
     }
     return 0;
 }

@@ -91,6 +91,8 @@ struct RunReport {
     std::vector<TensorReport> inputs;
     std::vector<TensorReport> outputs;
     Timing timing;
+    unsigned planned = 0;      // --repeat: the timed runs asked for
+    bool interrupted = false;  // Ctrl-C stopped the runs before `planned`
 };
 
 // One line: model (file name), device, inputs, outputs, median (min, max) of

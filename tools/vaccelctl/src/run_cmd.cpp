@@ -9,7 +9,10 @@
 // --repeat times timed,
 // read every output and write it as .npy. Decides: inputs must match their
 // slot's dtype and shape exactly (no implicit reshape or cast); every run
-// must complete, and the outputs written are those of the last run. A model
+// must complete, and the outputs written are those of the last run; the
+// output directory is made only once a run has completed; Ctrl-C stops
+// after the run in progress and writes what the runs so far gave
+// (run_progress.hpp), exiting 130. A model
 // with variables is loaded rewritten (model_variables.hpp): --variable sets
 // initial values, and each variable's value after the last run is written
 // as variable.<NAME>.npy with the outputs.
@@ -30,6 +33,7 @@
 #include "device_spec.hpp"
 #include "model_variables.hpp"
 #include "report.hpp"
+#include "run_progress.hpp"
 #include "session.hpp"
 #include "tensor_files.hpp"
 
@@ -255,6 +259,53 @@ Result<std::vector<std::uint8_t>> import_for_run(const std::string& model,
 }
 #endif
 
+// A model loaded on one device: its context, queue and program.
+struct Loaded {
+    std::uint64_t context = 0, queue = 0, program = 0;
+    std::uint32_t input_count = 0, output_count = 0;
+};
+
+struct LoadRefusal {
+    Refusal refusal;
+    bool cannot_run = false;  // the device does not run this graph (another may)
+    std::string why;          // the device's own reason, for a note
+};
+
+// Opens a context and a queue on `device` and loads the model there. With
+// keep false (asking whether the device runs it), the context is destroyed
+// again, with everything in it.
+std::expected<Loaded, LoadRefusal> load_on(const Session& session, const DeviceRecord& device,
+                                           const std::vector<std::uint8_t>& bytes,
+                                           const std::string& model_path, bool keep = true)
+{
+    vaccel_client* client = session.client();
+    const std::string device_text = fmt::format("device [{}] {}", device.index, bounded(device.info.name));
+    Loaded loaded;
+    int rc = vaccel_context_create(client, device.index, &loaded.context);
+    if (rc < 0)
+        return std::unexpected(
+            LoadRefusal{call_refusal(rc, fmt::format("cannot open a context on {}", device_text)), false, {}});
+    rc = vaccel_queue_create(client, loaded.context, &loaded.queue);
+    if (rc < 0)
+        return std::unexpected(
+            LoadRefusal{call_refusal(rc, fmt::format("cannot create a queue on {}", device_text)), false, {}});
+    rc = vaccel_program_load(client, loaded.context, VACCEL_FORMAT_TOSA, nullptr, bytes.data(),
+                             bytes.size(), &loaded.program, &loaded.input_count,
+                             &loaded.output_count);
+    if (rc < 0) {
+        const vaccel_status* status = vaccel_last_status();
+        const bool cannot_run = status != nullptr && (status->error == VACCEL_E_UNSUPPORTED ||
+                                                      status->error == VACCEL_E_INCOMPATIBLE);
+        LoadRefusal refused{call_refusal(rc, fmt::format("cannot load model {} on {}", model_path,
+                                                         device_text)),
+                            cannot_run, vaccel_last_error_message()};
+        vaccel_context_destroy(client, loaded.context);
+        return std::unexpected(std::move(refused));
+    }
+    if (!keep) vaccel_context_destroy(client, loaded.context);
+    return loaded;
+}
+
 }  // namespace
 
 Result<void> run_command(const RunOptions& given)
@@ -305,26 +356,39 @@ Result<void> run_command(const RunOptions& given)
     auto chosen = select_device(*spec, summaries, VACCEL_FORMAT_TOSA);
     if (!chosen)
         return std::unexpected(chosen.error());
-    const DeviceRecord& device = (*devices)[*chosen];
-    std::string device_text =
-        fmt::format("device [{}] {}", device.index, bounded(device.info.name));
+    const DeviceRecord* picked = &(*devices)[*chosen];
+    auto loaded = load_on(*session, *picked, model->bytes, options.model);
+    if (!loaded && loaded.error().cannot_run) {
+        // Which other devices run it, each asked itself (the refusal alone
+        // does not say where the graph would go).
+        std::vector<const DeviceRecord*> able;
+        for (const DeviceRecord& other : *devices)
+            if (&other != picked && admits(summary_of(other), VACCEL_FORMAT_TOSA) &&
+                load_on(*session, other, model->bytes, options.model, /*keep=*/false))
+                able.push_back(&other);
+        if (spec->form == DeviceSpec::Form::automatic && !able.empty()) {
+            if (!options.quiet)
+                fmt::print(stderr, "vaccelctl: [{}] {} cannot run {} ({}); running it on [{}] {}\n",
+                           picked->index, bounded(picked->info.name),
+                           std::filesystem::path(options.model).filename().string(),
+                           loaded.error().why, able.front()->index, bounded(able.front()->info.name));
+            picked = able.front();
+            loaded = load_on(*session, *picked, model->bytes, options.model);
+        } else {
+            std::vector<std::string> names;
+            for (const DeviceRecord* d : able)
+                names.push_back(fmt::format("[{}] {} (--device {})", d->index, bounded(d->info.name), d->index));
+            return refuse(fmt::format("{}; {}", loaded.error().refusal.message,
+                                      names.empty() ? std::string("no other device here runs it either")
+                                                    : fmt::format("it runs on {}", fmt::join(names, ", "))));
+        }
+    }
+    if (!loaded)
+        return std::unexpected(loaded.error().refusal);
+    const DeviceRecord& device = *picked;
+    const auto [context, queue, program, input_count, output_count] = *loaded;
     vaccel_client* client = session->client();
-
-    std::uint64_t context = 0, queue = 0, program = 0;
-    int rc = vaccel_context_create(client, device.index, &context);
-    if (rc < 0)
-        return std::unexpected(
-            call_refusal(rc, fmt::format("cannot open a context on {}", device_text)));
-    rc = vaccel_queue_create(client, context, &queue);
-    if (rc < 0)
-        return std::unexpected(
-            call_refusal(rc, fmt::format("cannot create a queue on {}", device_text)));
-    std::uint32_t input_count = 0, output_count = 0;
-    rc = vaccel_program_load(client, context, VACCEL_FORMAT_TOSA, nullptr, model->bytes.data(),
-                             model->bytes.size(), &program, &input_count, &output_count);
-    if (rc < 0)
-        return std::unexpected(call_refusal(
-            rc, fmt::format("cannot load model {} on {}", options.model, device_text)));
+    int rc = 0;
 
     std::vector<Slot> inputs, outputs;
     for (std::uint32_t i = 0; i < input_count + output_count; ++i) {
@@ -360,10 +424,8 @@ Result<void> run_command(const RunOptions& given)
     auto output_files = output_file_names(output_names);
     std::filesystem::path dir(options.output_dir);
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-        return refuse(
-            fmt::format("cannot create output directory {}: {}", dir.string(), ec.message()));
+    if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+        return refuse(fmt::format("cannot write outputs into {}: it is not a directory", dir.string()));
 
     std::vector<vaccel_binding> bindings;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -385,14 +447,27 @@ Result<void> run_command(const RunOptions& given)
     }
 
     std::vector<std::uint64_t> samples;
-    for (unsigned run = 0; run < options.warmup + options.repeat; ++run) {
-        auto elapsed = run_once(*session, queue, program, bindings);
-        if (!elapsed)
-            return std::unexpected(elapsed.error());
-        if (run >= options.warmup) samples.push_back(*elapsed);
+    unsigned done = 0;
+    bool interrupted = false;
+    {
+        RunProgress progress(!options.quiet, options.warmup, options.repeat);
+        for (; done < options.warmup + options.repeat && !progress.interrupted(); ++done) {
+            auto elapsed = run_once(*session, queue, program, bindings);
+            if (!elapsed)
+                return std::unexpected(elapsed.error());
+            if (done >= options.warmup) samples.push_back(*elapsed);
+            progress.ran(done + 1, *elapsed);
+        }
+        interrupted = progress.interrupted();
     }
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+        return refuse(
+            fmt::format("cannot create output directory {}: {}", dir.string(), ec.message()));
 
     RunReport report;
+    report.planned = options.repeat;
+    report.interrupted = interrupted;
     report.model = options.model;
     report.device = device;
     for (std::size_t i = 0; i < inputs.size(); ++i)
@@ -425,6 +500,12 @@ Result<void> run_command(const RunOptions& given)
         fmt::print("{}\n", run_json(report).dump(2));
     else
         fmt::print("{}\n", run_summary(report));
+    if (interrupted)
+        return refuse(fmt::format("interrupted (Ctrl-C) after {} of {} timed runs{}; the outputs "
+                                  "and timings above are those of the runs that completed",
+                                  samples.size(), options.repeat,
+                                  done <= options.warmup ? " (during the warm-up)" : ""),
+                      interrupted_status);
     return {};
 }
 

@@ -92,13 +92,17 @@ std::string run_summary(const RunReport& report)
     for (const auto& tensor : report.outputs)
         outputs.push_back(fmt::format("{} -> {}", tensor_text(tensor), tensor.file));
     const Timing& t = report.timing;
-    return fmt::format("{} on [{}] {} ({}): in {}; out {}; median {} (min {}, max {}) over {} "
-                       "run{}",
-                       model_name(report.model), report.device.index,
-                       bounded(report.device.info.name), device_kind_word(kind_of(report.device)),
-                       fmt::join(inputs, ", "), fmt::join(outputs, ", "),
-                       duration_text(t.median_ns), duration_text(t.min_ns), duration_text(t.max_ns),
-                       t.samples_ns.size(), t.samples_ns.size() == 1 ? "" : "s");
+    const std::string timing =
+        t.samples_ns.empty()
+            ? std::string("no timed run completed")
+            : fmt::format("median {} (min {}, max {}) over {} run{}", duration_text(t.median_ns),
+                          duration_text(t.min_ns), duration_text(t.max_ns), t.samples_ns.size(),
+                          t.samples_ns.size() == 1 ? "" : "s");
+    return fmt::format("{} on [{}] {} ({}): in {}; out {}; {}{}", model_name(report.model),
+                       report.device.index, bounded(report.device.info.name),
+                       device_kind_word(kind_of(report.device)), fmt::join(inputs, ", "),
+                       fmt::join(outputs, ", "), timing,
+                       report.interrupted ? fmt::format(" (interrupted: {} asked)", report.planned) : "");
 }
 
 nlohmann::ordered_json run_json(const RunReport& report)
@@ -119,7 +123,9 @@ nlohmann::ordered_json run_json(const RunReport& report)
                      {"median_ns", report.timing.median_ns},
                      {"min_ns", report.timing.min_ns},
                      {"max_ns", report.timing.max_ns},
-                     {"samples_ns", report.timing.samples_ns}};
+                     {"samples_ns", report.timing.samples_ns},
+                     {"planned", report.planned},
+                     {"interrupted", report.interrupted}};
     return doc;
 }
 

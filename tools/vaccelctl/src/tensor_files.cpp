@@ -82,6 +82,11 @@ assign_inputs(std::span<const std::string> arguments, std::span<const std::strin
     for (const auto& argument : arguments) {
         auto eq = argument.find('=');
         if (eq == std::string::npos) {
+            // `-i x` where x names an input and no file: the =FILE was forgotten.
+            if (find_name(input_names, argument) && !is_file(argument))
+                return refuse(fmt::format("--input {}: '{}' is the name of an input, not a file; "
+                                          "write --input {}=FILE.npy",
+                                          argument, argument, argument));
             positional.push_back(argument);
             continue;
         }

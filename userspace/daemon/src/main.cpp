@@ -6,6 +6,8 @@
 //           [--log-level trace|debug|info|warn|error] [--devices cpu,...]
 //           [--no-kernel | --kernel | --kernel-only] [--server-node PATH]
 //           [--workers-only] [--cdi-spec FILE [--cdi-hook PATH]] [--version]
+//   vacceld --check-config FILE
+//   vacceld --list-devices [--config PATH] [--devices ...] [--socket PATH]
 // The kernel transport (/dev/vaccel-server) is served when the node exists;
 // --kernel makes it required, --kernel-only also drops the socket.
 // Exit status: 0 after a clean stop (SIGTERM/SIGINT), 1 when it cannot
@@ -72,6 +74,10 @@ int main(int argc, char** argv)
     app.add_option("--check-config", check,
                    "check FILE as the daemon would read it at start (every error with its file "
                    "and line), open nothing, and exit: 0 when it is good, 1 when not");
+    bool list = false;
+    app.add_flag("--list-devices", list,
+                 "open the devices this daemon would serve (its --config and --devices), print "
+                 "them and its socket as JSON, close them and exit");
     bool workers_only = false;
     app.add_flag("--workers-only", workers_only,
                  "run every device call on its device's worker, even short ones (ADR 0007)");
@@ -95,10 +101,21 @@ int main(int argc, char** argv)
         options.config_path = config;
         options.config_required = true;
     }
-    if (*group_option)
-        options.admin_group = admin_group;
     if (*devices_option)
         options.devices = devices;
+    if (list) {
+        // stdout is the document: the backends' notes of opening go to
+        // stderr, and only warnings unless --log-level asks for more.
+        if (log_level == "info") logger->set_level(spdlog::level::warn);
+        auto listed = vaccel::daemon::list_devices(options);
+        std::fprintf(listed ? stdout : stderr, listed ? "%s\n" : "vacceld: %s\n",
+                     listed ? listed->c_str() : listed.error().c_str());
+        return listed ? 0 : 1;
+    }
+
+
+    if (*group_option)
+        options.admin_group = admin_group;
     options.handle_signals = true;
     options.server_node = server_node;
     options.short_calls_on_reactor = !workers_only;

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -214,6 +215,13 @@ void Dispatcher::run_on_device(Peer& c, std::uint32_t device, Request& request)
 
 void Dispatcher::run_admin(Peer& c, std::shared_ptr<Request> request)
 {
+    // The codec admitted exactly sizeof(vaccel_admin) argument bytes.
+    vaccel_admin args{};
+    std::memcpy(&args, request->args.data(), sizeof args);
+    if (open_to_every_caller(args.command)) {
+        serve_admin(c, std::move(request));
+        return;
+    }
     AdminAuthority& authority = admin_->authority();
     const engine::SessionIdentity& who = c.session->identity();
     switch (authority.look(who)) {

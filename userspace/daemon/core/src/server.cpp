@@ -26,6 +26,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "cdi_publish.hpp"
@@ -33,6 +34,7 @@
 #include "dispatcher.hpp"
 #include "server_node.hpp"
 #include "service_notify.hpp"
+#include "vaccel/daemon/admin.hpp"
 #include "vaccel/daemon/peer.hpp"
 
 namespace vaccel::daemon {
@@ -129,6 +131,29 @@ std::string setting_refusal(const Error& e)
     return e.note.empty() ? describe(e) : e.note;
 }
 
+// "FILE:LINE: note" for a refusal of a [devices.NAME] setting: its note
+// begins "[devices.NAME] KEY " (vaccel/backend/registry.hpp), and the
+// parser kept where that key (else the table) stood; "FILE: note" else.
+std::string located_refusal(const std::filesystem::path& file, const DaemonSettings& settings,
+                            const Error& e)
+{
+    const std::string note = setting_refusal(e);
+    constexpr std::string_view prefix = "[devices.";
+    std::uint32_t line = 0;
+    if (note.starts_with(prefix)) {
+        const std::size_t close = note.find(']');
+        if (close != std::string::npos) {
+            const std::string_view rest = std::string_view(note).substr(close + 1);
+            const std::string_view name = std::string_view(note).substr(prefix.size(), close - prefix.size());
+            const std::string_view key = rest.starts_with(' ') ? rest.substr(1, rest.find(' ', 1) - 1) : "";
+            line = settings.backend_lines.line_of(name, key);
+            if (line == 0) line = settings.backend_lines.line_of(name);
+        }
+    }
+    return line != 0 ? fmt::format("{}:{}: {}", file.string(), line, note)
+                     : fmt::format("{}: {}", file.string(), note);
+}
+
 // Devices: --devices, else the config's list, else every device found;
 // each backend with its [devices.NAME] settings (--cpu-threads, when
 // given, overrides [devices.cpu] threads).
@@ -145,6 +170,42 @@ backend::Selection selection_of(const DaemonSettings& settings, const ServerOpti
     return selection;
 }
 
+// --socket, else $VACCEL_SOCKET, else the config's [daemon] socket.
+std::string socket_path_of(const ServerOptions& options, const DaemonSettings& settings)
+{
+    if (!options.socket_path.empty()) return options.socket_path;
+    if (const char* env = std::getenv("VACCEL_SOCKET"); env != nullptr && *env != '\0') return env;
+    return settings.socket;
+}
+
+// The config file a daemon with `options` reads: one given explicitly must
+// exist; the default one may be missing (every device, default limits).
+std::expected<ConfigFile, std::string> open_config(const ServerOptions& options)
+{
+    std::error_code ec;
+    if (options.config_required && !std::filesystem::exists(options.config_path, ec))
+        return std::unexpected(fmt::format("config file {} does not exist",
+                                           options.config_path.string()));
+    auto config = ConfigFile::open(options.config_path);
+    if (!config) return std::unexpected(config.error().message());
+    return std::move(*config);
+}
+
+// The devices a daemon with `options` and `settings` serves, opened.
+std::expected<std::shared_ptr<engine::DeviceManager>, std::string> open_served_devices(
+    const ServerOptions& options, const DaemonSettings& settings)
+{
+    auto devices = engine::DeviceManager::open(selection_of(settings, options));
+    if (devices) return std::move(*devices);
+    // A setting's refusal names its line; any other says where devices are chosen.
+    if (setting_refusal(devices.error()).starts_with("[devices."))
+        return std::unexpected(fmt::format(
+            "no device to serve: {}", located_refusal(options.config_path, settings, devices.error())));
+    return std::unexpected(fmt::format("no device to serve: {} (in {}, or --devices)",
+                                       setting_refusal(devices.error()),
+                                       options.config_path.string()));
+}
+
 }  // namespace
 
 std::expected<std::string, std::string> check_config(const std::filesystem::path& path)
@@ -152,7 +213,7 @@ std::expected<std::string, std::string> check_config(const std::filesystem::path
     auto config = load_config(path);
     if (!config) return std::unexpected(config.error().message());
     if (auto ok = backend::check_selection(selection_of(config->daemon, ServerOptions{})); !ok)
-        return std::unexpected(fmt::format("{}: {}", path.string(), setting_refusal(ok.error())));
+        return std::unexpected(located_refusal(path, config->daemon, ok.error()));
     const DaemonSettings& d = config->daemon;
     std::string devices = "every device found";
     if (d.devices) {
@@ -162,6 +223,19 @@ std::expected<std::string, std::string> check_config(const std::filesystem::path
     return fmt::format("{}: good: {} rule{}, devices: {}, socket {}", path.string(),
                        config->policy.rules().size(), config->policy.rules().size() == 1 ? "" : "s",
                        devices, d.socket);
+}
+
+std::expected<std::string, std::string> list_devices(const ServerOptions& options)
+{
+    auto config = open_config(options);
+    if (!config) return std::unexpected(config.error());
+    const DaemonSettings& settings = config->config().daemon;
+    auto devices = open_served_devices(options, settings);
+    if (!devices) return std::unexpected(devices.error());
+    nlohmann::json document = nlohmann::json::parse(devices_document(**devices));
+    std::error_code ec;
+    document["socket"] = std::filesystem::absolute(socket_path_of(options, settings), ec).string();
+    return document.dump();
 }
 
 std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions options)
@@ -179,20 +253,14 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
             return std::unexpected("cannot create a signalfd: " + errno_text(errno));
     }
 
-    std::error_code ec;
-    if (options.config_required && !std::filesystem::exists(options.config_path, ec))
-        return std::unexpected(fmt::format("config file {} does not exist",
-                                           options.config_path.string()));
-    auto config = ConfigFile::open(options.config_path);
+    auto config = open_config(options);
     if (!config)
-        return std::unexpected(config.error().message());
+        return std::unexpected(config.error());
     const DaemonSettings settings = config->config().daemon;
 
-    auto devices = engine::DeviceManager::open(selection_of(settings, options));
+    auto devices = open_served_devices(options, settings);
     if (!devices)
-        return std::unexpected(fmt::format("no device to serve: {} (in {}, or --devices)",
-                                           setting_refusal(devices.error()),
-                                           options.config_path.string()));
+        return std::unexpected(devices.error());
     server->devices_ = std::move(*devices);
 
     auto policy = std::make_shared<PolicyStore>(config->config().policy);
@@ -211,12 +279,7 @@ std::expected<std::unique_ptr<Server>, std::string> Server::create(ServerOptions
     // socket refuses has not attached (and detached) the module meanwhile.
     // A node that fails after this unlinks the socket (~Server).
     if (opts.kernel != KernelTransport::only && opts.listen) {
-        if (!opts.socket_path.empty())
-            server->socket_path_ = opts.socket_path;
-        else if (const char* env = std::getenv("VACCEL_SOCKET"); env != nullptr && *env != '\0')
-            server->socket_path_ = env;
-        else
-            server->socket_path_ = settings.socket;
+        server->socket_path_ = socket_path_of(opts, settings);
         auto listening = listen_on(server->socket_path_);
         if (!listening)
             return std::unexpected(listening.error());

@@ -99,8 +99,12 @@ private:
             if (table == nullptr)
                 return refuse(table_at->source(), name, "must be a table of settings");
             auto& values = settings.backends[std::string(name_at->str())];
+            settings.backend_lines.at[std::string(name_at->str())] =
+                static_cast<std::uint32_t>(table_at->source().begin.line);
             for (auto [key_at, value_at] : in_file_order(*table)) {
                 const std::string key = name + "." + std::string(key_at->str());
+                settings.backend_lines.at[std::string(name_at->str()) + "." + std::string(key_at->str())] =
+                    static_cast<std::uint32_t>(key_at->source().begin.line);
                 std::string text;
                 if (auto number = value_at->value_exact<std::int64_t>(); value_at->is_integer())
                     text = std::to_string(*number);
@@ -379,6 +383,14 @@ private:
 };
 
 }  // namespace
+
+std::uint32_t SettingLines::line_of(std::string_view backend, std::string_view key) const
+{
+    std::string name(backend);
+    if (!key.empty()) name += "." + std::string(key);
+    const auto it = at.find(name);
+    return it == at.end() ? 0 : it->second;
+}
 
 std::expected<Config, ConfigError> parse_config(std::string_view text, std::string_view file_name)
 {

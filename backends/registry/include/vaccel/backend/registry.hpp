@@ -15,6 +15,9 @@
 //    silently serves something else; "NAME:*" finding none is fine.
 //  - settings: each backend reads its own table ([devices.NAME] in the
 //    daemon's config) as text values and refuses keys it does not know;
+//    the note of every refusal of a setting begins "[devices.NAME] KEY "
+//    (of a table for no backend of this build: "[devices.NAME] "), so the
+//    daemon can put the file's line before it;
 //  - state: every backend gets the daemon's state directory ([daemon]
 //    state_dir) and keeps what it wants there under a folder of its own
 //    name; empty means nothing is kept across restarts.

@@ -1,12 +1,14 @@
 // admin.hpp - the admin channel (VACCEL_OP_ADMIN): devices, sessions,
-// limits and metrics for root and the admin group.
+// limits and metrics for root and the admin group; each caller's own
+// limits and use for everyone.
 //
 // Owns: the config file the daemon runs with (ConfigFile) and the admin
 // group's id. Decides:
 //  - who may: AdminAuthority decides (admin_authority.hpp: root or the
 //    admin group, in the host's namespaces and in no registered container);
 //    everyone else gets PermissionDenied / VACCEL_D_NOT_ADMIN (arg0 = uid,
-//    arg1 = gid) and nothing else happens;
+//    arg1 = gid) and nothing else happens; MINE alone is answered to every
+//    caller (open_to_every_caller), since it shows only the caller's own;
 //  - the documents (docs/protocol.md "Administration"): JSON for DEVICES,
 //    SESSIONS, LIMITS_GET/SET/RESET, Prometheus text 0.0.4 for METRICS. A
 //    request document that is not what its command expects is refused with
@@ -23,7 +25,8 @@
 //    reply is made, then published to every session (PolicyStore) and to
 //    every tenant's totals (Tenants::refresh): the next reservation obeys
 //    them; contexts created afterwards get the new per-context caps;
-//  - TENANTS shows each tenant's use against its totals (ADR 0024).
+//  - TENANTS shows each tenant's use against its totals (ADR 0024); MINE
+//    the caller's (its request document must be empty).
 //
 // Threads: every member runs on the daemon's chores thread, which may block
 // (user database lookups, fsync, session and device locks); never on the
@@ -88,6 +91,15 @@ std::string containers_document(const std::vector<ContainerView>& containers,
                                 const std::vector<SessionEntry>& sessions);
 // Every tenant with an open session, its use and totals per device.
 std::string tenants_document(const engine::Tenants& tenants, const DeviceTimes& times = {});
+// The caller's own: who it is taken for, its rule and schedule, and its
+// tenant's use and totals on each device it may use, with each context's
+// caps there (`limits` is the policy as the engine applies it).
+std::string mine_document(const engine::SessionIdentity& caller, const Policy& policy,
+                          const engine::LimitPolicy& limits, const engine::Tenants* tenants,
+                          engine::DeviceManager& devices, const DeviceTimes& times = {});
+// Whether an admin command is answered without the admin authority (MINE):
+// the one place this is decided; the dispatcher and AdminService ask it.
+bool open_to_every_caller(std::uint32_t command);
 std::string metrics_text(engine::DeviceManager& devices, const std::vector<SessionEntry>& sessions,
                          std::uint64_t uptime_seconds, const engine::Tenants* tenants = nullptr);
 // A Prometheus label value with \, " and newline escaped.

@@ -105,6 +105,13 @@ struct ServerOptions {
 // the daemon would log it.
 std::expected<std::string, std::string> check_config(const std::filesystem::path& path);
 
+// vacceld --list-devices: opens the devices a daemon started with `options`
+// would serve (its config, --devices), and closes them again, opening no
+// socket: the admin DEVICES document of them with "socket", the absolute
+// path that daemon would listen on (what `vaccelctl cdi generate` writes a
+// spec from when no daemon runs). Else the refusal the daemon would log.
+std::expected<std::string, std::string> list_devices(const ServerOptions& options);
+
 class Server {
 public:
     static constexpr std::size_t max_outstanding = 256;

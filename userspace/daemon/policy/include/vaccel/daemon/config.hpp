@@ -22,7 +22,8 @@
 //                  events, gates)
 //        [devices.NAME]  one backend's settings (e.g. [devices.cpu]
 //                  threads = 4, count = 2); the backend checks the keys
-//                  when the daemon opens it
+//                  when the daemon opens it, and where each key stood is
+//                  kept (SettingLines) so its refusal can name the line
 //    Unknown tables and keys are refused (a typo must not silently lift a
 //    limit); so is a second rule for the same selector.
 //  - errors name the file, the line and the key (ConfigError).
@@ -51,11 +52,24 @@ inline constexpr std::string_view default_socket_path = "/run/vaccel/vacceld.soc
 inline constexpr std::string_view default_admin_group = "vaccel-admin";
 inline constexpr std::string_view default_state_dir = "/var/lib/vaccel";
 
+// Where each [devices.NAME] table ("NAME") and key ("NAME.KEY") stood in the
+// file: for the backends' refusals, which are made after parsing. Not part
+// of what the file says: two configs that say the same compare equal
+// wherever their lines were (the written file re-parses to an equal
+// Config).
+struct SettingLines {
+    std::map<std::string, std::uint32_t, std::less<>> at;
+    // The line of `backend`'s `key` (empty key: its table), 0 when unknown.
+    std::uint32_t line_of(std::string_view backend, std::string_view key = {}) const;
+    bool operator==(const SettingLines&) const { return true; }
+};
+
 // [daemon]: parsed and kept; acting on it is the daemon's business.
 struct DaemonSettings {
     std::optional<std::vector<std::string>> devices;  // nullopt: every device found
     // [devices.NAME] tables: backend -> key -> value as text.
     std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> backends;
+    SettingLines backend_lines;
     std::string socket{default_socket_path};
     std::string admin_group{default_admin_group};
     std::string state_dir{default_state_dir};
