@@ -921,6 +921,7 @@ Status CudaBackend::enqueue(SubmissionState& s)
             r != CUDA_SUCCESS)
             return fail(refused(r, "launching the kernel"));
         any = true;
+        s.next_segment = 1;  // a raw kernel is one segment: none is left (segments_left)
     } else {
         ProgramState& program = *s.program;
         // One segment of a run cut into segments (slicing.hpp), else the
