@@ -68,17 +68,7 @@ Result<void> limits_get_command(const AdminOptions& options)
 
 Result<void> limits_mine_command(const AdminOptions& options)
 {
-    auto answer = ask(options.verbose, VACCEL_ADMIN_MINE, "", "limits mine");
-    if (!answer)
-        return std::unexpected(answer.error());
-    auto document = admin_document(*answer, "limits mine", "devices");
-    if (!document)
-        return std::unexpected(document.error());
-    if (options.json)
-        fmt::print("{}\n", document->dump(2));
-    else
-        fmt::print("{}", mine_text(*document));
-    return {};
+    return list(options, VACCEL_ADMIN_MINE, "limits mine", "devices", mine_text);
 }
 
 Result<void> metrics_command(const AdminOptions& options)
