@@ -107,7 +107,7 @@ Result<std::vector<std::byte>> to_graph(const Port& port, std::span<const std::b
             const std::string shown = port.onnx_type == T::UINT64
                                           ? fmt::format("{}", static_cast<std::uint64_t>(v))
                                           : fmt::format("{}", v);
-            return fail(Error::of(Errc::invalid_argument)
+            return fail(Error::of(Errc::out_of_bounds)
                             .with_note(fmt::format("input '{}' element {} holds {}, outside INT32: "
                                                    "the imported graph carries {} as INT32; give "
                                                    "values from {} to {}",

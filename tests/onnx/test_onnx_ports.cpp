@@ -65,7 +65,7 @@ void an_int64_outside_int32_is_refused_by_element(void**)
     const std::vector<std::int64_t> in{1, 2, std::int64_t{1} << 31};
     auto got = vo::to_graph(port(T::INT64, {3}), bytes_of(in));
     assert_false(got.has_value());
-    assert_int_equal(static_cast<int>(got.error().code), static_cast<int>(Errc::invalid_argument));
+    assert_int_equal(static_cast<int>(got.error().code), static_cast<int>(Errc::out_of_bounds));
     assert_string_equal(got.error().note.c_str(),
                         "input 'x' element 2 holds 2147483648, outside INT32: the imported graph "
                         "carries INT64 as INT32; give values from -2147483648 to 2147483647");

@@ -8,11 +8,11 @@
 //  - every integer type is carried as INT32, the type TOSA 1.0's integer
 //    arithmetic works in: INT8, INT16, UINT8 and UINT16 widen exactly;
 //    INT64, UINT32 and UINT64 data given to an input is narrowed with a
-//    range check (a value outside INT32 is refused, naming the input, the
-//    element and the value); an INT32 result written to a narrower or
-//    unsigned output type keeps its low bits, the wrap-around arithmetic
-//    of that type gives (uint8 200 + 100 is 44), and widens to INT64
-//    exactly;
+//    range check (a value outside INT32 is refused as OutOfBounds,
+//    naming the input, the element and the value); an INT32 result
+//    written to a narrower or unsigned output type keeps its low bits,
+//    the wrap-around arithmetic of that type gives (uint8 200 + 100 is
+//    44), and widens to INT64 exactly;
 //  - DOUBLE, STRING, complex and the 4-bit and 8-bit float types have no
 //    TOSA 1.0 carrier and are refused where a model uses them.
 #pragma once
