@@ -25,5 +25,7 @@ void register_program(pybind11::module_& module);
 BufferClass register_buffer(pybind11::module_& module);
 // __dlpack__ and __dlpack_device__ on the Buffer class.
 void register_dlpack(BufferClass& buffer_class);
+// _vaccel.OnnxModel (onnx_binding.cpp), where the importer is built.
+void register_onnx(pybind11::module_& module);
 
 }  // namespace vaccel::python

@@ -17,4 +17,7 @@ PYBIND11_MODULE(_vaccel, module)
     vaccel::python::register_program(module);
     auto buffer_class = vaccel::python::register_buffer(module);
     vaccel::python::register_dlpack(buffer_class);
+#ifdef VACCEL_PYTHON_ONNX
+    vaccel::python::register_onnx(module);
+#endif
 }

@@ -8,6 +8,7 @@
 
 Owns: the public names of the package. The pieces: vaccel.Client
 (client.py), vaccel.Program and vaccel.TensorInfo (program.py),
+vaccel.OnnxProgram (onnx_program.py: ONNX models imported in process),
 vaccel.Device (devices.py), vaccel.Buffer (the extension, python/src:
 buffer protocol, __array__, __dlpack__), vaccel.Error and its subclasses
 (errors.py), and the contract's constants without their VACCEL_ prefix
@@ -23,6 +24,7 @@ from .dtypes import numpy_dtype_of, tosa_dtype_name
 from .errors import (Busy, Cancelled, DaemonGone, DeadlineExpired, DeviceLost, Error, External,
                      Incompatible, InvalidArgument, OutOfBounds, OutOfMemory,
                      PermissionDenied, ResourceLimit, Unsupported)
+from .onnx_program import OnnxProgram
 from .program import Program, TensorInfo
 
 # The contract's constants (uapi/vaccel.h) without their VACCEL_ prefix.
@@ -37,7 +39,7 @@ error_name = _vaccel.error_name
 strerror = _vaccel.strerror
 
 __all__ = [
-    "Client", "Version", "Program", "TensorInfo", "Buffer", "Device",
+    "Client", "Version", "Program", "OnnxProgram", "TensorInfo", "Buffer", "Device",
     "Error", "Unsupported", "Incompatible", "InvalidArgument", "OutOfBounds",
     "OutOfMemory", "ResourceLimit", "DeviceLost", "Busy", "PermissionDenied",
     "DeadlineExpired", "External", "Cancelled", "DaemonGone",

@@ -8,9 +8,10 @@ version, load, buffer, close. Decides:
     another; `socket` names the daemon's socket for "socket" (and for the
     automatic choice, which then never falls back to embedded), else
     $VACCEL_SOCKET (likewise) or vaccel.SOCKET_DEFAULT;
-  - load() takes a path or the bytes of a TOSA 1.0 flatbuffer and a device
-    spec (vaccel/devices.py); a Program's buffers and runs live in the
-    client's one context on that device;
+  - load() takes a path or the bytes of a TOSA 1.0 flatbuffer, or of an
+    ONNX model (imported in this process: vaccel/onnx_program.py), and a
+    device spec (vaccel/devices.py); a Program's buffers and runs live in
+    the client's one context on that device;
   - buffer() makes a Buffer (usage all, access read-write) in a device's
     context, by default in the Host domain, which maps into the process;
   - close() releases everything the client made (waiting for work in
@@ -31,6 +32,7 @@ from . import _vaccel
 from .devices import device_of, select_device
 from .dtypes import typestr_of
 from .errors import refusal
+from .onnx_program import OnnxProgram, import_onnx
 from .program import Program
 
 __all__ = ["Client", "Version"]
@@ -92,15 +94,34 @@ class Client:
         name, an index or a Device."""
         return select_device(self.devices(), spec)
 
-    def load(self, model, device="auto"):
-        """Loads a TOSA 1.0 flatbuffer (a path, or its bytes) on a device."""
+    def load(self, model, device="auto", *, format=None, input_shapes=None, values=None):
+        """Loads a model (a path, or its bytes) on a device: a TOSA 1.0
+        flatbuffer, or an ONNX model (a path ending in .onnx, or
+        format="onnx"), imported here (vaccel/onnx_program.py) with
+        `input_shapes` ({name: shape}) and `values` ({name: array} for the
+        inputs that set a shape) and loaded as an OnnxProgram."""
         if isinstance(model, (bytes, bytearray, memoryview)):
-            payload = bytes(model)
+            payload, what = bytes(model), "the ONNX model given as bytes"
         else:
-            with open(os.fspath(model), "rb") as file:
+            path = os.fspath(model)
+            with open(path, "rb") as file:
                 payload = file.read()
+            what = path
+            if format is None and str(path).endswith(".onnx"):
+                format = "onnx"
+        if format not in (None, "tosa", "onnx"):
+            raise refusal(_vaccel.E_INVALID_ARGUMENT,
+                          "format=%r is not a model format; give 'tosa' or 'onnx'" % (format,))
+        if format != "onnx":
+            if input_shapes or values:
+                raise refusal(_vaccel.E_INVALID_ARGUMENT,
+                              "input_shapes and values are for ONNX models; a TOSA "
+                              "flatbuffer's shapes are its own")
+            chosen = self.device(device)
+            return Program(self, self._core.load(chosen.index, payload), chosen)
+        imported = import_onnx(payload, what, input_shapes, values)
         chosen = self.device(device)
-        return Program(self, self._core.load(chosen.index, payload), chosen)
+        return OnnxProgram(self, self._core.load(chosen.index, imported.tosa), chosen, imported)
 
     def buffer(self, shape, dtype=np.uint8, device="auto", domain="host"):
         """A Buffer of `shape` and `dtype` on a device; domain "host" (the
