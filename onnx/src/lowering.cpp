@@ -317,6 +317,7 @@ const Table& table()
         add_gather(t);
         add_resize(t);
         add_conv_transpose(t);
+        add_quantize(t);
         return t;
     }();
     return lowerings;

@@ -209,5 +209,6 @@ Value softmax_along(Lowering& l, Value x, const Dims& dims, std::int64_t axis, b
 void add_gather(Table& table);
 void add_resize(Table& table);
 void add_conv_transpose(Table& table);
+void add_quantize(Table& table);
 
 }  // namespace vaccel::onnx::lowering

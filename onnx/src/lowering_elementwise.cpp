@@ -205,10 +205,35 @@ Status lower_softsign(Lowering& l, const Node& node)
     return l.bind(node, 0, l.mul(*x, l.unary(Op::reciprocal, d, *dims), *dims));
 }
 
+// Round, half to even: where |x| < 2^23 a CAST to INT32 (TOSA rounds half
+// to even) and back, keeping a negative x's zero negative (-0.4 gives
+// -0, as in ONNX); elsewhere x itself, already whole (or NaN, or
+// infinite).
+Status lower_round(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    const std::size_t rank = dims->size();
+    using tosa::DType;
+    Value whole = l.apply(Op::cast, {l.apply(Op::cast, {*x}, *dims, DType::int32)}, *dims, DType::fp32);
+    Value zero = l.scalar_like(0.0f, rank);
+    Value negative_zero = l.apply(Op::logical_and,
+                                  {l.apply(Op::greater, {zero, *x}, *dims, DType::boolean),
+                                   l.apply(Op::equal, {whole, zero}, *dims, DType::boolean)},
+                                  *dims, DType::boolean);
+    whole = l.apply(Op::select, {negative_zero, l.scalar_like(-0.0f, rank), whole}, *dims, DType::fp32);
+    Value small = l.apply(Op::greater, {l.scalar_like(8388608.0f, rank), l.unary(Op::abs, *x, *dims)},
+                          *dims, DType::boolean);
+    return l.bind(node, 0, l.apply(Op::select, {small, whole, *x}, *dims, DType::fp32));
+}
+
 }  // namespace
 
 void add_elementwise(Table& table)
 {
+    table.emplace("Round", lower_round);
     table.emplace("Add", Entry(elementwise(Op::add), number_values));
     table.emplace("Sub", Entry(elementwise(Op::sub), number_values));
     table.emplace("Mul", Entry(elementwise(Op::mul), number_values));

@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "vaccel/tosa/builder.hpp"
 
@@ -127,6 +130,25 @@ Result<ConstantData> decode_tensor(const ::onnx::TensorProto& t)
     return out;
 }
 
+namespace {
+
+// The range of an integer type whose data ONNX keeps in int32_data, if it
+// is one.
+std::optional<std::pair<std::int64_t, std::int64_t>> narrow_range(std::int32_t type)
+{
+    using T = ::onnx::TensorProto;
+    switch (type) {
+    case T::INT8: return std::pair<std::int64_t, std::int64_t>{-128, 127};
+    case T::UINT8: return std::pair<std::int64_t, std::int64_t>{0, 255};
+    case T::INT16: return std::pair<std::int64_t, std::int64_t>{-32768, 32767};
+    case T::UINT16: return std::pair<std::int64_t, std::int64_t>{0, 65535};
+    case T::INT32: return std::pair<std::int64_t, std::int64_t>{INT32_MIN, INT32_MAX};
+    default: return std::nullopt;
+    }
+}
+
+}  // namespace
+
 Result<Model> Model::read(std::span<const std::byte> bytes, const ImportOptions& options)
 {
     Model m;
@@ -147,15 +169,6 @@ Result<Model> Model::read(std::span<const std::byte> bytes, const ImportOptions&
         m.constants_.emplace(init.name(), std::move(*data));
     }
     for (const auto& [name, given] : options.input_values) {
-        auto* init = graph.add_initializer();
-        init->set_name(name);
-        init->set_data_type(given.floating ? ::onnx::TensorProto::FLOAT : ::onnx::TensorProto::INT64);
-        for (std::int64_t d : given.dims) init->add_dims(d);
-        for (std::int64_t v : given.values) init->add_int64_data(v);
-        for (float v : given.floats) init->add_float_data(v);
-        auto data = decode_tensor(*init);
-        if (!data) return fail(data.error());
-        m.constants_.emplace(name, std::move(*data));
         auto* inputs = graph.mutable_input();
         auto it = std::find_if(inputs->begin(), inputs->end(), [&](const auto& i) { return i.name() == name; });
         if (it == inputs->end())
@@ -163,6 +176,33 @@ Result<Model> Model::read(std::span<const std::byte> bytes, const ImportOptions&
                             .with_note(fmt::format("a value is given for '{}', which is not an "
                                                    "input of the model",
                                                    name)));
+        auto* init = graph.add_initializer();
+        init->set_name(name);
+        // Integers keep the type the input declares where it is one of
+        // int32_data's (a QuantizeLinear's UINT8 zero point sets the type
+        // of its output); others are INT64, floats FLOAT.
+        using T = ::onnx::TensorProto;
+        const std::int32_t declared = it->type().tensor_type().elem_type();
+        auto narrow = narrow_range(declared);
+        init->set_data_type(given.floating ? T::FLOAT : narrow ? declared : T::INT64);
+        for (std::int64_t d : given.dims) init->add_dims(d);
+        for (std::int64_t v : given.values) {
+            if (!narrow) {
+                init->add_int64_data(v);
+                continue;
+            }
+            if (v < narrow->first || v > narrow->second)
+                return fail(Error::of(Errc::out_of_bounds)
+                                .with_note(fmt::format("the value given for '{}' holds {}, "
+                                                       "outside its type {} ({} to {})",
+                                                       name, v, T::DataType_Name(static_cast<T::DataType>(declared)),
+                                                       narrow->first, narrow->second)));
+            init->add_int32_data(static_cast<std::int32_t>(v));
+        }
+        for (float v : given.floats) init->add_float_data(v);
+        auto data = decode_tensor(*init);
+        if (!data) return fail(data.error());
+        m.constants_.emplace(name, std::move(*data));
         inputs->erase(it);
     }
     for (auto& input : *graph.mutable_input()) {

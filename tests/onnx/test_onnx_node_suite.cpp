@@ -124,7 +124,8 @@ double float_at(const Tensor& t, std::size_t i)
     }
 }
 
-// An integer or FLOAT input's values, for folding
+// An integer (INT64, INT32 or narrower; the importer keeps the type the
+// input declares) or FLOAT input's values, for folding
 // (ImportOptions::input_values).
 std::optional<vaccel::onnx::ImportOptions::Values> values_of(const Tensor& t)
 {
@@ -137,18 +138,18 @@ std::optional<vaccel::onnx::ImportOptions::Values> values_of(const Tensor& t)
         std::memcpy(v.floats.data(), t.bytes.data(), v.floats.size() * 4);
         return v;
     }
-    if (t.type != T::INT64 && t.type != T::INT32) return std::nullopt;
-    const std::size_t size = t.type == T::INT64 ? 8 : 4;
+    const std::size_t size = vaccel::onnx::onnx_element_size(t.type);
     for (std::size_t at = 0; at < t.bytes.size(); at += size) {
-        std::int64_t x = 0;
-        if (size == 8) {
-            std::memcpy(&x, t.bytes.data() + at, 8);
-        } else {
-            std::int32_t y;
-            std::memcpy(&y, t.bytes.data() + at, 4);
-            x = y;
+        const std::byte* p = t.bytes.data() + at;
+        switch (t.type) {
+        case T::INT64: { std::int64_t x; std::memcpy(&x, p, 8); v.values.push_back(x); break; }
+        case T::INT32: { std::int32_t x; std::memcpy(&x, p, 4); v.values.push_back(x); break; }
+        case T::INT16: { std::int16_t x; std::memcpy(&x, p, 2); v.values.push_back(x); break; }
+        case T::UINT16: { std::uint16_t x; std::memcpy(&x, p, 2); v.values.push_back(x); break; }
+        case T::INT8: { std::int8_t x; std::memcpy(&x, p, 1); v.values.push_back(x); break; }
+        case T::UINT8: { std::uint8_t x; std::memcpy(&x, p, 1); v.values.push_back(x); break; }
+        default: return std::nullopt;
         }
-        v.values.push_back(x);
     }
     return v;
 }
