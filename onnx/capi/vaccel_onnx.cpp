@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -61,23 +62,6 @@ int guarded(const char* call, Body&& body)
     }
 }
 
-std::uint64_t element_count(const vo::Port& port)
-{
-    std::uint64_t n = 1;
-    for (std::int64_t d : port.dims) n *= static_cast<std::uint64_t>(d);
-    return n;
-}
-
-std::size_t dtype_size(vaccel::tosa::DType dtype)
-{
-    using D = vaccel::tosa::DType;
-    switch (dtype) {
-    case D::boolean: case D::int8: return 1;
-    case D::fp16: case D::bf16: case D::int16: return 2;
-    default: return 4;  // fp32, int32: the only other carriers (ports.hpp)
-    }
-}
-
 void describe(const vo::Port& port, vaccel_onnx_port* out)
 {
     out->name = port.name.c_str();
@@ -85,8 +69,8 @@ void describe(const vo::Port& port, vaccel_onnx_port* out)
     out->graph_dtype = static_cast<std::uint32_t>(port.dtype);
     out->rank = static_cast<std::uint32_t>(port.dims.size());
     out->dims = port.dims.data();
-    out->model_bytes = element_count(port) * vo::onnx_element_size(port.onnx_type);
-    out->graph_bytes = element_count(port) * dtype_size(port.dtype);
+    out->model_bytes = vo::model_bytes(port);
+    out->graph_bytes = vo::graph_bytes(port);
 }
 
 // The names in options may be any C strings; a NULL one is refused.
@@ -121,6 +105,10 @@ int read_options(const vaccel_onnx_options* options, vo::ImportOptions* out)
             return refused(-EINVAL, fmt::format("vaccel_onnx_import: value {} has no name or no "
                                                 "dims",
                                                 i));
+        if (v.type != VACCEL_ONNX_INT64 && v.type != VACCEL_ONNX_INT32 && v.type != VACCEL_ONNX_FLOAT)
+            return refused(-EINVAL, fmt::format("vaccel_onnx_import: value of input '{}' is {}; "
+                                                "give it as INT64, INT32 or FLOAT",
+                                                v.name, vo::onnx_type_name(v.type)));
         vo::ImportOptions::Values values;
         values.dims.assign(v.dims, v.dims + v.rank);
         std::uint64_t n = 1;
@@ -150,16 +138,12 @@ int read_options(const vaccel_onnx_options* options, vo::ImportOptions* out)
                 std::int32_t x;
                 std::memcpy(&x, p + k * 4, 4);
                 values.values.push_back(x);
-            } else if (v.type == VACCEL_ONNX_FLOAT) {
+            } else {  // FLOAT
                 float x;
                 std::memcpy(&x, p + k * 4, 4);
                 values.floats.push_back(x);
             }
         }
-        if (v.type != VACCEL_ONNX_INT64 && v.type != VACCEL_ONNX_INT32 && v.type != VACCEL_ONNX_FLOAT)
-            return refused(-EINVAL, fmt::format("vaccel_onnx_import: value of input '{}' is {}; "
-                                                "give it as INT64, INT32 or FLOAT",
-                                                v.name, vo::onnx_type_name(v.type)));
         values.floating = v.type == VACCEL_ONNX_FLOAT;
         out->input_values[v.name] = std::move(values);
     }
@@ -183,13 +167,21 @@ const vo::Port* port_of(const vaccel_onnx_model* model, bool output, std::uint32
     return &ports[index];
 }
 
+int describe_port(const vaccel_onnx_model* model, bool output, std::uint32_t index,
+                  vaccel_onnx_port* port, const char* call)
+{
+    const vo::Port* found = port_of(model, output, index, call);
+    if (found == nullptr) return -EINVAL;
+    if (port == nullptr) return refused(-EINVAL, fmt::format("{}: no port to fill (NULL)", call));
+    describe(*found, port);
+    return succeeded();
+}
+
 int convert(const vo::Port& port, bool to_graph, const void* from, std::size_t from_bytes,
             void* to, std::size_t to_bytes, const char* call)
 {
-    vaccel_onnx_port described;
-    describe(port, &described);
-    const std::uint64_t want_from = to_graph ? described.model_bytes : described.graph_bytes;
-    const std::uint64_t want_to = to_graph ? described.graph_bytes : described.model_bytes;
+    const std::uint64_t want_from = to_graph ? vo::model_bytes(port) : vo::graph_bytes(port);
+    const std::uint64_t want_to = to_graph ? vo::graph_bytes(port) : vo::model_bytes(port);
     if ((from == nullptr && from_bytes != 0) || (to == nullptr && to_bytes != 0))
         return refused(-EINVAL, fmt::format("{}: a NULL buffer", call));
     if (from_bytes != want_from || to_bytes != want_to)
@@ -200,7 +192,7 @@ int convert(const vo::Port& port, bool to_graph, const void* from, std::size_t f
     const std::span<const std::byte> data(static_cast<const std::byte*>(from), from_bytes);
     auto converted = to_graph ? vo::to_graph(port, data) : vo::from_graph(port, data);
     if (!converted) return refused(converted.error());
-    if (converted->size() != to_bytes)  // the ports' rules and describe() disagree: a defect
+    if (converted->size() != to_bytes)  // ports.cpp's conversion and its byte counts disagree: a defect
         return refused(-EIO, fmt::format("{}: '{}' converted to {} bytes, not {}", call,
                                          port.name, converted->size(), to_bytes));
     if (to_bytes != 0) std::memcpy(to, converted->data(), to_bytes);
@@ -277,20 +269,12 @@ uint32_t vaccel_onnx_output_count(const vaccel_onnx_model* model)
 
 int vaccel_onnx_input(const vaccel_onnx_model* model, uint32_t index, vaccel_onnx_port* port)
 {
-    const vo::Port* found = port_of(model, false, index, "vaccel_onnx_input");
-    if (found == nullptr) return -EINVAL;
-    if (port == nullptr) return refused(-EINVAL, "vaccel_onnx_input: no port to fill (NULL)");
-    describe(*found, port);
-    return succeeded();
+    return describe_port(model, false, index, port, "vaccel_onnx_input");
 }
 
 int vaccel_onnx_output(const vaccel_onnx_model* model, uint32_t index, vaccel_onnx_port* port)
 {
-    const vo::Port* found = port_of(model, true, index, "vaccel_onnx_output");
-    if (found == nullptr) return -EINVAL;
-    if (port == nullptr) return refused(-EINVAL, "vaccel_onnx_output: no port to fill (NULL)");
-    describe(*found, port);
-    return succeeded();
+    return describe_port(model, true, index, port, "vaccel_onnx_output");
 }
 
 int vaccel_onnx_input_to_graph(const vaccel_onnx_model* model, uint32_t index,

@@ -90,15 +90,6 @@ Result<QuantParams> params(Lowering& l, const Node& node, const Dims& x_dims,
     return p;
 }
 
-std::pair<std::int64_t, std::int64_t> range_of(std::int32_t type)
-{
-    switch (type) {
-    case T::INT8: return {-128, 127};
-    case T::UINT8: return {0, 255};
-    default: return {INT32_MIN, INT32_MAX};
-    }
-}
-
 // x / s from q = x * (1 / s), which can fall on the other side of a half
 // than the division: one Newton step, q + (x - q * s) / s, with q * s
 // taken exactly as p + e (Dekker's product of Veltkamp-split halves; the
@@ -138,7 +129,7 @@ Status lower_quantize(Lowering& l, const Node& node)
     const auto out = l.model().type_of(node.output(0));
     auto p = params(l, node, x->dims, out ? out->elem : T::UINT8);
     if (!p) return fail(p.error());
-    const auto [lo, hi] = range_of(p->quantized);
+    const auto [lo, hi] = *int32_range(p->quantized);  // params() admits INT8, UINT8, INT32
     const Dims& dims = x->dims;
     const std::size_t rank = dims.size();
     l.set_element_type(DType::fp32);  // the arithmetic before the CAST

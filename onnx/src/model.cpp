@@ -4,11 +4,9 @@
 #include <fmt/format.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include <cstdint>
 #include <cstring>
-#include <optional>
-#include <utility>
 
+#include "vaccel/onnx/ports.hpp"
 #include "vaccel/tosa/builder.hpp"
 
 namespace vaccel::onnx {
@@ -130,25 +128,6 @@ Result<ConstantData> decode_tensor(const ::onnx::TensorProto& t)
     return out;
 }
 
-namespace {
-
-// The range of an integer type whose data ONNX keeps in int32_data, if it
-// is one.
-std::optional<std::pair<std::int64_t, std::int64_t>> narrow_range(std::int32_t type)
-{
-    using T = ::onnx::TensorProto;
-    switch (type) {
-    case T::INT8: return std::pair<std::int64_t, std::int64_t>{-128, 127};
-    case T::UINT8: return std::pair<std::int64_t, std::int64_t>{0, 255};
-    case T::INT16: return std::pair<std::int64_t, std::int64_t>{-32768, 32767};
-    case T::UINT16: return std::pair<std::int64_t, std::int64_t>{0, 65535};
-    case T::INT32: return std::pair<std::int64_t, std::int64_t>{INT32_MIN, INT32_MAX};
-    default: return std::nullopt;
-    }
-}
-
-}  // namespace
-
 Result<Model> Model::read(std::span<const std::byte> bytes, const ImportOptions& options)
 {
     Model m;
@@ -183,7 +162,7 @@ Result<Model> Model::read(std::span<const std::byte> bytes, const ImportOptions&
         // of its output); others are INT64, floats FLOAT.
         using T = ::onnx::TensorProto;
         const std::int32_t declared = it->type().tensor_type().elem_type();
-        auto narrow = narrow_range(declared);
+        const auto narrow = int32_range(declared);
         init->set_data_type(given.floating ? T::FLOAT : narrow ? declared : T::INT64);
         for (std::int64_t d : given.dims) init->add_dims(d);
         for (std::int64_t v : given.values) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -91,6 +92,23 @@ std::string onnx_type_name(std::int32_t onnx_type)
         return T::DataType_Name(static_cast<T::DataType>(onnx_type));
     return fmt::format("type {}", onnx_type);
 }
+
+std::optional<std::pair<std::int64_t, std::int64_t>> int32_range(std::int32_t onnx_type)
+{
+    using Range = std::pair<std::int64_t, std::int64_t>;
+    switch (onnx_type) {
+    case T::INT8: return Range{INT8_MIN, INT8_MAX};
+    case T::UINT8: return Range{0, UINT8_MAX};
+    case T::INT16: return Range{INT16_MIN, INT16_MAX};
+    case T::UINT16: return Range{0, UINT16_MAX};
+    case T::INT32: return Range{INT32_MIN, INT32_MAX};
+    default: return std::nullopt;
+    }
+}
+
+std::uint64_t model_bytes(const Port& port) { return element_count(port) * onnx_element_size(port.onnx_type); }
+
+std::uint64_t graph_bytes(const Port& port) { return element_count(port) * tosa::dtype_bytes(port.dtype); }
 
 Result<std::vector<std::byte>> to_graph(const Port& port, std::span<const std::byte> data)
 {

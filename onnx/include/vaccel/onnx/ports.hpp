@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vaccel/common/error.hpp"
@@ -43,6 +44,13 @@ std::optional<tosa::DType> carrier_of(std::int32_t onnx_type);
 std::size_t onnx_element_size(std::int32_t onnx_type);
 // "FLOAT", "INT64", ... for messages.
 std::string onnx_type_name(std::int32_t onnx_type);
+// The values of an integer type that fits INT32 (INT8, UINT8, INT16,
+// UINT16, INT32: the types ONNX keeps in int32_data), if it is one.
+std::optional<std::pair<std::int64_t, std::int64_t>> int32_range(std::int32_t onnx_type);
+
+// Bytes of `port`'s data in the model's type, and in the graph's.
+std::uint64_t model_bytes(const Port& port);
+std::uint64_t graph_bytes(const Port& port);
 
 // The model's data for input `port` (little-endian, the ONNX type's layout,
 // as many elements as its dims hold) in the graph's layout.
