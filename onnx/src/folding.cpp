@@ -276,9 +276,9 @@ std::optional<ConstantData> fold(const ::onnx::NodeProto& node, const Model& mod
         out.dims = {steps};
         return data_of(out);
     }
-    if (op == "Not") {
+    if (op == "Not" || op == "Neg" || op == "Abs") {
         Array out = in[0];
-        for (double& x : out.v) x = x == 0 ? 1 : 0;
+        for (double& x : out.v) x = op == "Not" ? (x == 0 ? 1 : 0) : op == "Neg" ? -x : std::fabs(x);
         return data_of(out);
     }
     static const std::vector<std::string> binary{"Add", "Sub", "Mul", "Div", "Equal", "Less",

@@ -10,8 +10,8 @@
 // Identity, Cast (between integers and floats), Reshape, Flatten,
 // Squeeze, Unsqueeze (the result's shape from inference), Gather, Concat,
 // Slice (step 1), Range, Add, Sub, Mul, Div (integer division truncates),
-// Equal, Less, Greater, Not, Where, Min, Max on integer or float values of
-// at most max_folded_elements.
+// Equal, Less, Greater, Not, Neg, Abs, Where, Min, Max on integer or float
+// values of at most max_folded_elements.
 #pragma once
 
 #include <functional>

@@ -318,6 +318,10 @@ const Table& table()
         add_resize(t);
         add_conv_transpose(t);
         add_quantize(t);
+        add_math(t);
+        add_norm(t);
+        add_indicator(t);
+        add_scatter(t);
         return t;
     }();
     return lowerings;

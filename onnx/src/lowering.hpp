@@ -9,20 +9,27 @@
 //       Mean with ONNX broadcasting (operands reshaped to the result's
 //       rank); Relu, Abs, Neg, Exp, Log, Reciprocal, Sigmoid, Tanh, Erf,
 //       Floor, Ceil, Sqrt, Sin, Cos, Identity, Cast (FLOAT to FLOAT), Elu,
-//       Selu, Softplus, Softsign; Softmax and LogSoftmax over one axis;
+//       Selu, Softplus, Softsign, PRelu, Shrink, Celu, ThresholdedRelu,
+//       BitShift; Softmax and LogSoftmax over one axis;
 //     - lowering_tensor.cpp: Reshape, Flatten, Squeeze, Unsqueeze (one
-//       RESHAPE to the inferred shape), Transpose, MatMul (rank 2 and up,
-//       equal batch dimensions), Gemm;
+//       RESHAPE to the inferred shape), Transpose, DepthToSpace,
+//       SpaceToDepth, MatMul (rank 2 and up, equal batch dimensions), Gemm;
 //     - lowering_nn.cpp: Conv, MaxPool, AveragePool, GlobalMaxPool,
 //       GlobalAveragePool, BatchNormalization, the Reduce* family, Clip,
 //       LeakyRelu, HardSigmoid, HardSwish, Dropout, Concat, ArgMax and
 //       ArgMin (ARGMAX; INT32 indices);
-//     - lowering_data.cpp: Slice, Split, Pad, Expand, Tile,
-//       LayerNormalization;
+//     - lowering_data.cpp: Slice, Split, Pad, Expand, Tile, Trilu;
 //     - lowering_resize.cpp: Resize, Upsample; lowering_conv_transpose.cpp:
 //       ConvTranspose;
 //     - lowering_logic.cpp: Equal, Greater, GreaterOrEqual, Less,
 //       LessOrEqual (BOOL results), Not, And, Or, Xor, Where (SELECT);
+//     - lowering_math.cpp: Tan, the inverse trigonometric and the
+//       hyperbolic ops, Sign, IsNaN, IsInf; lowering_norm.cpp:
+//       LayerNormalization, InstanceNormalization,
+//       MeanVarianceNormalization, LRN; lowering_indicator.cpp: Hardmax,
+//       OneHot, EyeLike; lowering_scatter.cpp: GatherND, ScatterND,
+//       ScatterElements, Scatter; lowering_quantize.cpp: QuantizeLinear,
+//       DequantizeLinear, DynamicQuantizeLinear;
 //  - values are typed (ports.hpp): FLOAT as FP32, FLOAT16 as FP16, BOOL as
 //    BOOL, every integer as INT32. Each entry names the types it handles
 //    (Entry::kinds; FP32 unless it says more): Add, Sub, Mul, Max, Min, Abs

@@ -210,5 +210,9 @@ void add_gather(Table& table);
 void add_resize(Table& table);
 void add_conv_transpose(Table& table);
 void add_quantize(Table& table);
+void add_math(Table& table);
+void add_norm(Table& table);
+void add_indicator(Table& table);
+void add_scatter(Table& table);
 
 }  // namespace vaccel::onnx::lowering

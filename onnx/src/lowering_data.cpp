@@ -1,14 +1,15 @@
-// lowering_data.cpp - ONNX's data-movement ops and LayerNormalization.
+// lowering_data.cpp - ONNX's data-movement ops.
 //
 // Decides:
-//  - Slice (opset 10 on: starts, ends, axes, steps constant), step 1 only:
-//    TOSA SLICE with the start and size ONNX's clamping rules give;
+//  - Slice (opset 10 on: starts, ends, axes, steps constant): TOSA SLICE
+//    with the start and size ONNX's clamping rules give; an axis of
+//    another step is strided by stride_axis (REVERSE first for a negative
+//    one);
 //  - Split: consecutive SLICEs of the sizes shape inference found;
-//  - Pad, mode "constant" only, non-negative pads: TOSA PAD;
+//  - Pad: negative pads crop (SLICE); mode constant is TOSA PAD, edge,
+//    reflect and wrap SLICE, REVERSE or TILE, and CONCAT per axis;
 //  - Expand and Tile: TOSA TILE (Expand's multiples are the broadcast
 //    factors of the input reshaped to the result's rank);
-//  - LayerNormalization (opset 17): mean and variance over the axes from
-//    `axis` on, (x - mean) * rsqrt(var + epsilon) * scale + B;
 //  - Trilu: SELECT between the input and zero by a BOOL mask of its last
 //    two dims, made at import (its k must be constant).
 #include <algorithm>
@@ -31,6 +32,39 @@ Result<std::optional<Dims>> ints_input(Lowering& l, const Node& node, int i)
     return std::optional<Dims>{c->ints};
 }
 
+// Elements first, first + step, ... (count of them) of `v` along `axis`,
+// step > 1: a SLICE of count * step elements (padded with zeros where the
+// axis ends sooner), a RESHAPE that splits the axis into [count, step],
+// a SLICE of the step's first index and a RESHAPE back.
+Value stride_axis(Lowering& l, Value v, std::size_t axis, std::int64_t first, std::int64_t step,
+                  std::int64_t count)
+{
+    const std::int64_t span = count * step, available = v.dims[axis] - first;
+    Dims start(v.dims.size(), 0), size = v.dims;
+    start[axis] = first;
+    size[axis] = std::min(span, available);
+    v = l.slice(v, start, size);
+    if (available < span) {
+        Dims padding(2 * v.dims.size(), 0);
+        padding[2 * axis + 1] = span - available;
+        Dims padded = v.dims;
+        padded[axis] = span;
+        Value out = l.tensor_of(padded, v.dtype);
+        l.builder().op(Op::pad, {v.tensor, l.shape_operand(padding),
+                                 l.constant_typed({1}, {0.0f}, v.dtype).tensor}, {out.tensor});
+        v = out;
+    }
+    Dims split = v.dims;
+    split[axis] = count;
+    split.insert(split.begin() + static_cast<std::ptrdiff_t>(axis) + 1, step);
+    Dims first_of_step = split;
+    first_of_step[axis + 1] = 1;
+    Value picked = l.slice(l.reshape(v, split), Dims(split.size(), 0), first_of_step);
+    Dims result = v.dims;
+    result[axis] = count;
+    return l.reshape(picked, result);
+}
+
 Status lower_slice(Lowering& l, const Node& node)
 {
     auto x = l.input(node, 0);
@@ -50,22 +84,43 @@ Status lower_slice(Lowering& l, const Node& node)
         for (std::size_t a = 0; a < (*starts)->size(); ++a) which.push_back(static_cast<std::int64_t>(a));
     if (which.size() != (*starts)->size() || (*steps && (*steps)->size() != which.size()))
         return fail(l.refuse(node, "its starts, axes and steps differ in length"));
-    Dims start(rank, 0);
+    // Unit steps: one SLICE from `start`, of the inferred size. Other
+    // steps keep their whole axis in it, then stride_axis takes every
+    // step-th element (a negative step reverses the axis first).
+    Dims start(rank, 0), size = *dims;
+    struct Strided {
+        std::size_t axis;
+        std::int64_t first, step;
+    };
+    std::vector<Strided> strided;
     for (std::size_t k = 0; k < which.size(); ++k) {
         std::int64_t a = which[k] < 0 ? which[k] + static_cast<std::int64_t>(rank) : which[k];
         if (a < 0 || a >= static_cast<std::int64_t>(rank))
             return fail(l.refuse(node, "an axis is outside the input's rank"));
-        if (*steps && (**steps)[k] != 1)
-            return fail(l.refuse(node, "a step other than 1 is not imported yet"));
-        const std::int64_t d = x->dims[static_cast<std::size_t>(a)];
+        const auto axis = static_cast<std::size_t>(a);
+        const std::int64_t step = *steps ? (**steps)[k] : 1;
+        if (step == 0) return fail(l.refuse(node, "a step is 0"));
+        const std::int64_t d = x->dims[axis];
         std::int64_t s = (**starts)[k];
         if (s < 0) s += d;
-        start[static_cast<std::size_t>(a)] = std::clamp<std::int64_t>(s, 0, d);
+        if (step == 1) {
+            start[axis] = std::clamp<std::int64_t>(s, 0, d);
+            continue;
+        }
+        size[axis] = d;
+        // ONNX clamps a negative step's start to [0, d - 1].
+        const std::int64_t first = step > 0 ? std::clamp<std::int64_t>(s, 0, d) : std::clamp<std::int64_t>(s, 0, d - 1);
+        strided.push_back({axis, step > 0 ? first : d - 1 - first, step});
     }
     for (std::size_t a = 0; a < rank; ++a)
-        if (start[a] + (*dims)[a] > x->dims[a])
+        if (start[a] + size[a] > x->dims[a])
             return fail(l.refuse(node, "the inferred result runs past the input"));
-    return l.bind(node, 0, l.slice(*x, start, *dims));
+    Value v = l.slice(*x, start, size);
+    for (const Strided& s : strided) {
+        if (s.step < 0) v = l.unary(Op::reverse, v, v.dims, tosa::axis_attr(static_cast<std::int32_t>(s.axis)));
+        v = stride_axis(l, v, s.axis, s.first, std::abs(s.step), (*dims)[s.axis]);
+    }
+    return l.bind(node, 0, v);
 }
 
 Status lower_split(Lowering& l, const Node& node)
@@ -86,37 +141,106 @@ Status lower_split(Lowering& l, const Node& node)
     return {};
 }
 
+// One axis of Pad's edge, reflect or wrap modes: the parts before and
+// after `v` along `axis`, CONCATenated with it. Edge repeats the outer
+// element, reflect mirrors the elements next to it (not repeating it),
+// wrap takes the other end's.
+Value pad_axis(Lowering& l, Value v, std::size_t axis, std::int64_t before, std::int64_t after,
+               std::string_view mode)
+{
+    const std::int64_t n = v.dims[axis];
+    auto part = [&](std::int64_t from, std::int64_t count) {
+        Dims start(v.dims.size(), 0), size = v.dims;
+        start[axis] = from;
+        size[axis] = count;
+        return l.slice(v, start, size);
+    };
+    auto mirrored = [&](Value p) {
+        return l.unary(Op::reverse, p, p.dims, tosa::axis_attr(static_cast<std::int32_t>(axis)));
+    };
+    auto repeated = [&](Value p, std::int64_t times) {
+        Dims multiples(v.dims.size(), 1);
+        multiples[axis] = times;
+        return l.tile(p, multiples);
+    };
+    std::vector<std::uint32_t> parts;
+    Dims dims = v.dims;
+    dims[axis] += before + after;
+    if (before > 0)
+        parts.push_back((mode == "edge" ? repeated(part(0, 1), before)
+                         : mode == "reflect" ? mirrored(part(1, before))
+                                             : part(n - before, before)).tensor);
+    parts.push_back(v.tensor);
+    if (after > 0)
+        parts.push_back((mode == "edge" ? repeated(part(n - 1, 1), after)
+                         : mode == "reflect" ? mirrored(part(n - 1 - after, after))
+                                             : part(0, after)).tensor);
+    Value out = l.tensor_of(dims, v.dtype);
+    l.builder().op(Op::concat, parts, {out.tensor}, tosa::axis_attr(static_cast<std::int32_t>(axis)));
+    return out;
+}
+
+// Pad: negative pads crop first (a SLICE); then mode constant is one TOSA
+// PAD, the others pad_axis per padded axis. Reflect needs more elements
+// than it pads on each side, wrap at least as many.
 Status lower_pad(Lowering& l, const Node& node)
 {
     auto x = l.input(node, 0);
     if (!x) return fail(x.error());
     auto dims = l.output_dims(node);
     if (!dims) return fail(dims.error());
-    const auto* mode = attribute(node, "mode");
-    if (mode != nullptr && mode->s() != "constant")
-        return fail(l.refuse(node, fmt::format("mode {} is not imported yet (only constant)", mode->s())));
+    const auto* mode_attr = attribute(node, "mode");
+    const std::string mode = mode_attr != nullptr ? mode_attr->s() : "constant";
+    if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
+        return fail(l.refuse(node, fmt::format("mode {} is none of constant, edge, reflect and wrap", mode)));
     auto pads = ints_input(l, node, 1);
     if (!pads) return fail(pads.error());
     Dims given = pads->value_or(ints_attr(node, "pads").value_or(Dims{}));
     const std::size_t rank = x->dims.size();
     if (given.size() != 2 * rank) return fail(l.refuse(node, "its pads are not two per axis"));
+    Value v = *x;
+    Dims start(rank, 0), size = x->dims;
+    bool crops = false;
+    for (std::size_t a = 0; a < rank; ++a) {
+        const std::int64_t cut = std::max<std::int64_t>(0, -given[a]) + std::max<std::int64_t>(0, -given[a + rank]);
+        if (cut == 0) continue;
+        if (cut > size[a]) return fail(l.refuse(node, fmt::format("its pads crop axis {} below nothing", a)));
+        start[a] = std::max<std::int64_t>(0, -given[a]);
+        size[a] -= cut;
+        crops = true;
+    }
+    if (crops) v = l.slice(v, start, size);
     Dims padding;
     for (std::size_t a = 0; a < rank; ++a) {
-        if (given[a] < 0 || given[a + rank] < 0)
-            return fail(l.refuse(node, "negative pads (cropping) are not imported yet"));
-        padding.push_back(given[a]);
-        padding.push_back(given[a + rank]);
+        padding.push_back(std::max<std::int64_t>(0, given[a]));
+        padding.push_back(std::max<std::int64_t>(0, given[a + rank]));
     }
-    float value = float_attr(node, "value", 0.0f);
+    if (mode != "constant") {
+        for (std::size_t a = 0; a < rank; ++a) {
+            const std::int64_t before = padding[2 * a], after = padding[2 * a + 1];
+            if (before == 0 && after == 0) continue;
+            const std::int64_t n = v.dims[a];
+            if (n == 0 || (mode == "reflect" && std::max(before, after) >= n) ||
+                (mode == "wrap" && std::max(before, after) > n))
+                return fail(l.refuse(node, fmt::format("mode {} pads axis {} of {} elements by {} and {}", mode,
+                                                       a, n, before, after)));
+            v = pad_axis(l, v, a, before, after, mode);
+        }
+        if (v.tensor == x->tensor) v = l.unary(Op::identity, v, *dims);
+        return l.bind(node, 0, v);
+    }
+    double value = float_attr(node, "value", 0.0f);
     if (node.input_size() > 2 && !node.input(2).empty()) {
         const ConstantData* c = l.constant_of(node.input(2));
-        if (c == nullptr || c->floats.size() != 1)
-            return fail(l.refuse(node, "its constant_value is not a FLOAT constant scalar"));
-        value = c->floats[0];
+        if (c == nullptr || c->floats.size() + c->ints.size() != 1)
+            return fail(l.refuse(node, "its constant_value is not a constant scalar"));
+        value = c->floats.empty() ? static_cast<double>(c->ints[0]) : c->floats[0];
     }
     Value out = l.tensor(*dims);
-    l.builder().op(Op::pad, {x->tensor, l.shape_operand(padding), l.constant({1}, {value}).tensor},
-                   {out.tensor});
+    Value fill = x->dtype == tosa::DType::int32
+                     ? l.constant_ints({1}, {static_cast<std::int64_t>(value)}, tosa::DType::int32)
+                     : l.constant({1}, {static_cast<float>(value)});
+    l.builder().op(Op::pad, {v.tensor, l.shape_operand(padding), fill.tensor}, {out.tensor});
     return l.bind(node, 0, out);
 }
 
@@ -160,55 +284,6 @@ Status lower_tile(Lowering& l, const Node& node)
     return l.bind(node, 0, tile(l, *x, **repeats, *dims));
 }
 
-Status lower_layer_norm(Lowering& l, const Node& node)
-{
-    auto x = l.input(node, 0);
-    if (!x) return fail(x.error());
-    auto dims = l.output_dims(node);
-    if (!dims) return fail(dims.error());
-    const auto rank = static_cast<std::int64_t>(dims->size());
-    std::int64_t axis = int_attr(node, "axis", -1);
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return fail(l.refuse(node, "its axis is outside the input's rank"));
-    const float eps = float_attr(node, "epsilon", 1e-5f);
-    auto mean_of = [&](Value v) {
-        std::int64_t count = 1;
-        for (std::int64_t a = axis; a < rank; ++a) {
-            Dims reduced = v.dims;
-            count *= reduced[static_cast<std::size_t>(a)];
-            reduced[static_cast<std::size_t>(a)] = 1;
-            v = l.unary(Op::reduce_sum, v, reduced, tosa::axis_attr(static_cast<std::int32_t>(a)));
-        }
-        return l.mul(v, l.scalar_like(1.0f / static_cast<float>(count), v.dims.size()), v.dims);
-    };
-    const Value mean = mean_of(*x);
-    Value centred = l.binary(Op::sub, *x, mean, *dims);
-    Value var = mean_of(l.mul(centred, centred, *dims));
-    Value inv = l.unary(Op::rsqrt, l.binary(Op::add, var, l.scalar_like(eps, var.dims.size()), var.dims),
-                        var.dims);
-    Value y = l.mul(centred, inv, *dims);
-    auto scale = l.input(node, 1);
-    if (!scale) return fail(scale.error());
-    y = l.mul(y, *scale, *dims);
-    if (node.input_size() > 2 && !node.input(2).empty()) {
-        auto bias = l.input(node, 2);
-        if (!bias) return fail(bias.error());
-        y = l.binary(Op::add, y, *bias, *dims);
-    }
-    // Mean and InvStdDev, when asked for: the input's dims with those from
-    // the axis on reduced to 1, as mean_of leaves them.
-    for (int o = 1; o < node.output_size() && o < 3; ++o) {
-        if (node.output(o).empty()) continue;
-        auto stat_dims = l.output_dims(node, o);
-        if (!stat_dims) return fail(stat_dims.error());
-        const Value& stat = o == 1 ? mean : inv;
-        if (*stat_dims != stat.dims)
-            return fail(l.refuse(node, fmt::format("output {} is not of the reduced input's shape", o)));
-        if (auto bound = l.bind(node, o, stat); !bound) return bound;
-    }
-    return l.bind(node, 0, y);
-}
-
 // Trilu keeps the elements (i, j) of each matrix with j - i >= k (upper)
 // or j - i <= k (lower) and zeroes the rest.
 Status lower_trilu(Lowering& l, const Node& node)
@@ -241,10 +316,9 @@ void add_data(Table& table)
 {
     table.emplace("Slice", Entry(lower_slice, any_values));
     table.emplace("Split", Entry(lower_split, any_values));
-    table.emplace("Pad", lower_pad);
+    table.emplace("Pad", Entry(lower_pad, fp32_values | int_values));
     table.emplace("Expand", Entry(lower_expand, any_values));
     table.emplace("Tile", Entry(lower_tile, any_values));
-    table.emplace("LayerNormalization", lower_layer_norm);
     table.emplace("Trilu", Entry(lower_trilu, any_values));
 }
 

@@ -229,6 +229,85 @@ Status lower_round(Lowering& l, const Node& node)
     return l.bind(node, 0, l.apply(Op::select, {small, whole, *x}, *dims, DType::fp32));
 }
 
+// PRelu: x where x >= 0, slope * x below (slope broadcast to x).
+Status lower_prelu(Lowering& l, const Node& node)
+{
+    auto ops = l.operands(node, 2);
+    if (!ops) return fail(ops.error());
+    const Value &x = ops->in[0], &slope = ops->in[1];
+    const Dims& dims = ops->dims;
+    Value zero = l.constant_typed(Dims(dims.size(), 1), {0.0f}, x.dtype);
+    Value below = l.apply(Op::greater, {zero, x}, dims, tosa::DType::boolean);
+    return l.bind(node, 0, l.apply(Op::select, {below, l.mul(x, slope, dims), x}, dims, x.dtype));
+}
+
+// ThresholdedRelu: x where x > alpha, else 0.
+Status lower_thresholded_relu(Lowering& l, const Node& node)
+{
+    auto ops = l.operands(node, 1);
+    if (!ops) return fail(ops.error());
+    const Value& x = ops->in[0];
+    const std::size_t rank = ops->dims.size();
+    Value above = l.apply(Op::greater, {x, l.scalar_like(float_attr(node, "alpha", 1.0f), rank)}, ops->dims,
+                          tosa::DType::boolean);
+    return l.bind(node, 0, l.apply(Op::select, {above, x, l.scalar_like(0.0f, rank)}, ops->dims, x.dtype));
+}
+
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+Status lower_shrink(Lowering& l, const Node& node)
+{
+    auto ops = l.operands(node, 1);
+    if (!ops) return fail(ops.error());
+    const Value& x = ops->in[0];
+    const Dims& dims = ops->dims;
+    const float lambd = float_attr(node, "lambd", 0.5f), bias = float_attr(node, "bias", 0.0f);
+    auto k = [&](float c) { return l.constant_typed(Dims(dims.size(), 1), {c}, x.dtype); };
+    auto is_greater = [&](Value a, Value b) { return l.apply(Op::greater, {a, b}, dims, tosa::DType::boolean); };
+    Value low = l.binary(Op::add, x, k(bias), dims), high = l.binary(Op::sub, x, k(bias), dims);
+    Value y = l.apply(Op::select, {is_greater(x, k(lambd)), high, k(0.0f)}, dims, x.dtype);
+    return l.bind(node, 0, l.apply(Op::select, {is_greater(k(-lambd), x), low, y}, dims, x.dtype));
+}
+
+// Celu: max(0, x) + min(0, alpha (exp(x / alpha) - 1)).
+Status lower_celu(Lowering& l, const Node& node)
+{
+    auto ops = l.operands(node, 1);
+    if (!ops) return fail(ops.error());
+    const Value& x = ops->in[0];
+    const Dims& dims = ops->dims;
+    const std::size_t rank = dims.size();
+    const float alpha = float_attr(node, "alpha", 1.0f);
+    Value zero = l.scalar_like(0.0f, rank);
+    Value e = l.unary(Op::exp, l.mul(x, l.scalar_like(1.0f / alpha, rank), dims), dims);
+    Value neg = l.mul(l.binary(Op::sub, e, l.scalar_like(1.0f, rank), dims), l.scalar_like(alpha, rank), dims);
+    return l.bind(node, 0, l.binary(Op::add, l.binary(Op::maximum, x, zero, dims),
+                                    l.binary(Op::minimum, neg, zero, dims), dims));
+}
+
+// BitShift of unsigned integers (carried as INT32): LOGICAL_LEFT_SHIFT or
+// LOGICAL_RIGHT_SHIFT, a left shift of UINT8 or UINT16 masked to its
+// width, as ONNX's wraps. Shift amounts are 0 to 31 (TOSA's bound); the
+// results of UINT32 and UINT64 must fit INT32, as every value of the graph
+// does (ports.hpp).
+Status lower_bit_shift(Lowering& l, const Node& node)
+{
+    auto ops = l.operands(node, 2);
+    if (!ops) return fail(ops.error());
+    const auto* direction = attribute(node, "direction");
+    const bool left = direction != nullptr && direction->s() == "LEFT";
+    if (!left && (direction == nullptr || direction->s() != "RIGHT"))
+        return fail(l.refuse(node, "its direction is neither LEFT nor RIGHT"));
+    const Dims& dims = ops->dims;
+    Value y = l.binary(left ? Op::logical_left_shift : Op::logical_right_shift, ops->in[0], ops->in[1], dims);
+    const auto type = l.model().type_of(node.output(0));
+    using T = ::onnx::TensorProto;
+    if (left && type && (type->elem == T::UINT8 || type->elem == T::UINT16)) {
+        const std::int64_t mask = type->elem == T::UINT8 ? 0xff : 0xffff;
+        y = l.binary(Op::bitwise_and, y, l.constant_ints(Dims(dims.size(), 1), {mask}, tosa::DType::int32), dims);
+    }
+    return l.bind(node, 0, y);
+}
+
 }  // namespace
 
 void add_elementwise(Table& table)
@@ -265,6 +344,11 @@ void add_elementwise(Table& table)
     table.emplace("Softsign", lower_softsign);
     table.emplace("Sin", unary_op(Op::sin));
     table.emplace("Cos", unary_op(Op::cos));
+    table.emplace("PRelu", Entry(lower_prelu, number_values));
+    table.emplace("ThresholdedRelu", lower_thresholded_relu);
+    table.emplace("Shrink", Entry(lower_shrink, number_values));
+    table.emplace("Celu", lower_celu);
+    table.emplace("BitShift", Entry(lower_bit_shift, int_values));
 }
 
 }  // namespace vaccel::onnx::lowering

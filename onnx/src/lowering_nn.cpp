@@ -291,29 +291,43 @@ Lower reduce(Reduction kind)
     };
 }
 
-// A float bound of Clip: input `i` (opset 11 on) or the attribute.
-Result<float> clip_bound(Lowering& l, const Node& node, int i, const char* name, float otherwise)
+// A bound of Clip: input `i` (opset 11 on) or the attribute (floats
+// only); nullopt where neither is given.
+Result<std::optional<double>> clip_bound(Lowering& l, const Node& node, int i, const char* name)
 {
     if (node.input_size() > i && !node.input(i).empty()) {
         const ConstantData* c = l.constant_of(node.input(i));
-        if (c == nullptr || c->floats.size() != 1)
-            return fail(l.refuse(node, fmt::format("its {} is not a FLOAT constant scalar", name)));
-        return c->floats[0];
+        if (c == nullptr || c->floats.size() + c->ints.size() != 1)
+            return fail(l.refuse(node, fmt::format("its {} is not a constant scalar", name)));
+        return std::optional<double>(c->floats.empty() ? static_cast<double>(c->ints[0]) : c->floats[0]);
     }
-    return float_attr(node, name, otherwise);
+    if (attribute(node, name) != nullptr) return std::optional<double>(float_attr(node, name, 0.0f));
+    return std::optional<double>{};
 }
 
+// Clip: CLAMP for floats; for integers MAXIMUM and MINIMUM with the bounds
+// given (an absent bound is the type's own, which its values already keep).
 Status lower_clip(Lowering& l, const Node& node)
 {
     auto x = l.input(node, 0);
     if (!x) return fail(x.error());
     auto dims = l.output_dims(node);
     if (!dims) return fail(dims.error());
-    auto lo = clip_bound(l, node, 1, "min", -infinity);
+    auto lo = clip_bound(l, node, 1, "min");
     if (!lo) return fail(lo.error());
-    auto hi = clip_bound(l, node, 2, "max", infinity);
+    auto hi = clip_bound(l, node, 2, "max");
     if (!hi) return fail(hi.error());
-    return l.bind(node, 0, l.unary(Op::clamp, *x, *dims, tosa::clamp_f32_attr(*lo, *hi)));
+    if (x->dtype != tosa::DType::int32)
+        return l.bind(node, 0, l.unary(Op::clamp, *x, *dims,
+                                       tosa::clamp_f32_attr(static_cast<float>(lo->value_or(-infinity)),
+                                                            static_cast<float>(hi->value_or(infinity)))));
+    Value y = l.to_rank(*x, dims->size());
+    const Dims ones(dims->size(), 1);
+    auto bound = [&](double b) { return l.constant_ints(ones, {static_cast<std::int64_t>(b)}, tosa::DType::int32); };
+    if (*lo) y = l.binary(Op::maximum, y, bound(**lo), *dims);
+    if (*hi) y = l.binary(Op::minimum, y, bound(**hi), *dims);
+    if (y.tensor == x->tensor) y = l.unary(Op::identity, y, *dims);
+    return l.bind(node, 0, y);
 }
 
 Status lower_leaky_relu(Lowering& l, const Node& node)
@@ -348,14 +362,35 @@ Lower hard_sigmoid(bool swish)
     };
 }
 
+// Dropout at inference: its input, and a mask of all true. In training
+// mode (input 2 true) it draws random numbers unless its ratio is 0.
 Status lower_dropout(Lowering& l, const Node& node)
 {
-    if (node.output_size() > 1 && !node.output(1).empty())
-        return fail(l.refuse(node, "its mask output is not imported"));
     auto x = l.input(node, 0);
     if (!x) return fail(x.error());
     auto dims = l.output_dims(node);
     if (!dims) return fail(dims.error());
+    auto known = [&](int i) -> const ConstantData* {
+        return node.input_size() > i && !node.input(i).empty() ? l.constant_of(node.input(i)) : nullptr;
+    };
+    if (node.input_size() > 2 && !node.input(2).empty()) {
+        const ConstantData* training = known(2);
+        if (training == nullptr || training->ints.size() != 1)
+            return fail(l.refuse(node, "its training_mode is not a constant (give its value when running)"));
+        if (training->ints[0] != 0) {
+            const ConstantData* ratio = known(1);
+            const bool none_dropped = ratio != nullptr && ratio->floats.size() == 1 && ratio->floats[0] == 0.0f;
+            if (!none_dropped)
+                return fail(l.refuse(node, "in training mode with a ratio other than a constant 0 it "
+                                           "drops random elements, which an imported graph cannot draw"));
+        }
+    }
+    if (node.output_size() > 1 && !node.output(1).empty()) {
+        auto mask = l.output_dims(node, 1);
+        if (!mask) return fail(mask.error());
+        std::vector<std::int64_t> all(static_cast<std::size_t>(elements(*mask)), 1);
+        if (auto bound = l.bind(node, 1, l.constant_ints(*mask, all, tosa::DType::boolean)); !bound) return bound;
+    }
     return l.bind(node, 0, l.unary(Op::identity, *x, *dims));
 }
 
@@ -441,11 +476,11 @@ void add_nn(Table& table)
     table.emplace("ReduceLogSumExp", reduce(Reduction::log_sum_exp));
     table.emplace("ArgMax", Entry(arg_extreme(false), fp32_values | int_values));
     table.emplace("ArgMin", Entry(arg_extreme(true), fp32_values | int_values));
-    table.emplace("Clip", lower_clip);
+    table.emplace("Clip", Entry(lower_clip, fp32_values | int_values));
     table.emplace("LeakyRelu", lower_leaky_relu);
     table.emplace("HardSigmoid", hard_sigmoid(false));
     table.emplace("HardSwish", hard_sigmoid(true));
-    table.emplace("Dropout", lower_dropout);
+    table.emplace("Dropout", Entry(lower_dropout, float_values | bool_values));  // BOOL: training_mode, the mask
     table.emplace("Concat", Entry(lower_concat, any_values));
 }
 

@@ -1,6 +1,6 @@
 // lowering_quantize.cpp - QuantizeLinear and DequantizeLinear (per tensor
-// and per axis) in the carriers of ports.hpp: FP32 values, and the
-// quantized INT8 / UINT8 / INT32 values as INT32.
+// and per axis) and DynamicQuantizeLinear, in the carriers of ports.hpp:
+// FP32 values, and the quantized INT8 / UINT8 / INT32 values as INT32.
 //
 // Decides:
 //  - scale and zero point may be constants (as in most quantized models)
@@ -120,6 +120,33 @@ Value corrected_quotient(Lowering& l, Value x, Value q, const QuantParams& p, Va
     return l.binary(Op::add, q, l.mul(remainder, inverse, dims), dims);
 }
 
+// saturate(round(x / scale) + zero) of FP32 `x` in INT32, by `p`;
+// `inverse` is 1 / scale, of p.dims.
+Value quantize(Lowering& l, Value x, const QuantParams& p, Value inverse)
+{
+    const auto [lo, hi] = *int32_range(p.quantized);  // params() admits INT8, UINT8, INT32
+    const Dims dims = x.dims;
+    const std::size_t rank = dims.size();
+    l.set_element_type(DType::fp32);  // the arithmetic before the CAST
+    // round(x / s) + z within [lo, hi]  <=>  x / s within [lo - z, hi - z]
+    Value low = l.scalar_like(static_cast<float>(lo), rank);
+    Value high = l.scalar_like(static_cast<float>(hi), rank);
+    if (p.zero) {
+        Value z = l.apply(Op::cast, {*p.zero}, p.dims, DType::fp32);
+        low = l.binary(Op::sub, low, z, p.dims);
+        high = l.binary(Op::sub, high, z, p.dims);
+    }
+    Value scaled = l.mul(x, inverse, dims);
+    const bool power_of_two = p.scale_data != nullptr &&
+                              std::all_of(p.scale_data->floats.begin(), p.scale_data->floats.end(),
+                                          [](float s) { int e; return std::frexp(s, &e) == 0.5f; });
+    if (!power_of_two) scaled = corrected_quotient(l, x, scaled, p, inverse, low, high, dims);
+    Value bounded = l.binary(Op::minimum, l.binary(Op::maximum, scaled, low, dims), high, dims);
+    Value y = l.apply(Op::cast, {bounded}, dims, DType::int32);
+    if (p.zero) y = l.apply(Op::add, {y, *p.zero}, dims, DType::int32);
+    return y;
+}
+
 Status lower_quantize(Lowering& l, const Node& node)
 {
     auto x = l.input(node, 0);
@@ -129,32 +156,71 @@ Status lower_quantize(Lowering& l, const Node& node)
     const auto out = l.model().type_of(node.output(0));
     auto p = params(l, node, x->dims, out ? out->elem : T::UINT8);
     if (!p) return fail(p.error());
-    const auto [lo, hi] = *int32_range(p->quantized);  // params() admits INT8, UINT8, INT32
-    const Dims& dims = x->dims;
-    const std::size_t rank = dims.size();
-    l.set_element_type(DType::fp32);  // the arithmetic before the CAST
+    l.set_element_type(DType::fp32);
     Value inverse = l.unary(Op::reciprocal, p->scale, p->dims);
     if (p->scale_data != nullptr) {
         std::vector<float> values;
         for (float s : p->scale_data->floats) values.push_back(1.0f / s);
         inverse = l.constant(p->dims, std::move(values));
     }
-    // round(x / s) + z within [lo, hi]  <=>  x / s within [lo - z, hi - z]
-    Value low = l.scalar_like(static_cast<float>(lo), rank);
-    Value high = l.scalar_like(static_cast<float>(hi), rank);
-    if (p->zero) {
-        Value z = l.apply(Op::cast, {*p->zero}, p->dims, DType::fp32);
-        low = l.binary(Op::sub, low, z, p->dims);
-        high = l.binary(Op::sub, high, z, p->dims);
+    return l.bind(node, 0, quantize(l, *x, *p, inverse));
+}
+
+// DynamicQuantizeLinear: UINT8 by the range of x widened to hold 0:
+// scale = (max(x, 0) - min(x, 0)) / 255, zero point = saturate(round(
+// -min / scale)), then quantize as QuantizeLinear does. Each division is
+// the corrected quotient, so ties round as ONNX's reference does. A scale
+// of 0 (every x 0) gives zero point 0 and y 0.
+Status lower_dynamic_quantize(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    if (x->dtype != DType::fp32)
+        return fail(l.refuse(node, "its input is not FLOAT; vaccel quantizes FLOAT values"));
+    for (int o = 1; o < 3; ++o)
+        if (node.output_size() <= o || node.output(o).empty())
+            return fail(l.refuse(node, fmt::format("its output {} is missing", o)));
+    l.set_element_type(DType::fp32);
+    const std::size_t rank = x->dims.size();
+    const Dims one(rank, 1);
+    auto reduced = [&](Op op) {
+        Value v = l.reshape(*x, {elements(x->dims)});
+        Value r = l.tensor({1});
+        auto attr = tosa::axis_attr(0);
+        attr.nan_mode = nan_propagate;
+        l.builder().op(op, {v.tensor}, {r.tensor}, attr);
+        return l.reshape(r, one);
+    };
+    Value zero = l.constant(one, {0.0f});
+    Value top = l.binary(Op::maximum, reduced(Op::reduce_max), zero, one);
+    Value bottom = l.binary(Op::minimum, reduced(Op::reduce_min), zero, one);
+    Value range = l.binary(Op::sub, top, bottom, one);
+    // range / 255 and -bottom / scale, each corrected (corrected_quotient).
+    auto divided = [&](Value numerator, Value divisor, Value inverse, float upper) {
+        QuantParams by{one, divisor, nullptr, std::nullopt, T::UINT8};
+        Value q = l.mul(numerator, inverse, one);
+        return corrected_quotient(l, numerator, q, by, inverse, zero, l.constant(one, {upper}), one);
+    };
+    Value scale = divided(range, l.constant(one, {255.0f}), l.constant(one, {1.0f / 255.0f}), 3.0e38f);
+    // Where the scale is 0, 1 / scale is inf: the quotients are taken by a
+    // scale of 1 instead, which leaves zero point and y at 0.
+    Value empty = l.apply(Op::equal, {scale, zero}, one, DType::boolean);
+    Value divisor = l.apply(Op::select, {empty, l.constant(one, {1.0f}), scale}, one, DType::fp32);
+    Value inverse = l.unary(Op::reciprocal, divisor, one);
+    Value point = divided(l.unary(Op::negate, bottom, one), divisor, inverse, 255.0f);
+    point = l.binary(Op::minimum, l.binary(Op::maximum, point, zero, one), l.constant(one, {255.0f}), one);
+    Value zero_point = l.apply(Op::cast, {point}, one, DType::int32);
+    QuantParams p{one, divisor, nullptr, zero_point, T::UINT8};
+    Value y = quantize(l, *x, p, inverse);
+    auto scalar_dims = [&](int o) { return l.output_dims(node, o); };
+    for (int o = 1; o < 3; ++o) {
+        auto dims = scalar_dims(o);
+        if (!dims) return fail(dims.error());
+        if (elements(*dims) != 1) return fail(l.refuse(node, fmt::format("its output {} is not one value", o)));
+        Value stat = l.reshape(o == 1 ? scale : zero_point, *dims);
+        if (stat.tensor == (o == 1 ? scale : zero_point).tensor) stat = l.unary(Op::identity, stat, *dims);
+        if (auto bound = l.bind(node, o, stat); !bound) return bound;
     }
-    Value scaled = l.mul(*x, inverse, dims);
-    const bool power_of_two = p->scale_data != nullptr &&
-                              std::all_of(p->scale_data->floats.begin(), p->scale_data->floats.end(),
-                                          [](float s) { int e; return std::frexp(s, &e) == 0.5f; });
-    if (!power_of_two) scaled = corrected_quotient(l, *x, scaled, *p, inverse, low, high, dims);
-    Value bounded = l.binary(Op::minimum, l.binary(Op::maximum, scaled, low, dims), high, dims);
-    Value y = l.apply(Op::cast, {bounded}, dims, DType::int32);
-    if (p->zero) y = l.apply(Op::add, {y, *p->zero}, dims, DType::int32);
     return l.bind(node, 0, y);
 }
 
@@ -178,6 +244,7 @@ void add_quantize(Table& table)
 {
     table.emplace("QuantizeLinear", Entry(lower_quantize, fp32_values | int_values));
     table.emplace("DequantizeLinear", Entry(lower_dequantize, fp32_values | int_values));
+    table.emplace("DynamicQuantizeLinear", Entry(lower_dynamic_quantize, fp32_values | int_values));
 }
 
 }  // namespace vaccel::onnx::lowering

@@ -1,4 +1,5 @@
-// lowering_tensor.cpp - ONNX's reshaping ops, Transpose, MatMul and Gemm
+// lowering_tensor.cpp - ONNX's reshaping ops, Transpose, DepthToSpace,
+// SpaceToDepth, MatMul and Gemm
 // (lowering.hpp lists what each becomes).
 #include <algorithm>
 
@@ -132,6 +133,40 @@ Status lower_gemm(Lowering& l, const Node& node)
     return l.bind(node, 0, y);
 }
 
+// DepthToSpace and SpaceToDepth of [N, C, H, W] by blocksize b: a RESHAPE
+// to 6 dims, a TRANSPOSE, a RESHAPE to the result. DepthToSpace's DCR mode
+// (the default) takes the block offsets from the channels' high part, CRD
+// from their low part.
+Lower block_rearrange(bool to_space)
+{
+    return [to_space](Lowering& l, const Node& node) -> Status {
+        auto ops = l.operands(node, 1);
+        if (!ops) return fail(ops.error());
+        const Value& x = ops->in[0];
+        if (x.dims.size() != 4) return fail(l.refuse(node, "its input is not 4-D [N, C, H, W]"));
+        const std::int64_t b = int_attr(node, "blocksize", 0);
+        if (b < 1) return fail(l.refuse(node, "its blocksize is missing or below 1"));
+        const std::int64_t n = x.dims[0], c = x.dims[1], h = x.dims[2], w = x.dims[3];
+        const auto* mode = attribute(node, "mode");
+        const bool crd = mode != nullptr && mode->s() == "CRD";
+        if (mode != nullptr && !crd && mode->s() != "DCR")
+            return fail(l.refuse(node, fmt::format("mode {} is neither DCR nor CRD", mode->s())));
+        Value v;
+        if (to_space) {
+            if (c % (b * b) != 0)
+                return fail(l.refuse(node, fmt::format("{} channels do not divide into blocks of {}", c, b * b)));
+            const std::int64_t d = c / (b * b);
+            v = crd ? l.transpose(l.reshape(x, {n, d, b, b, h, w}), {0, 1, 4, 2, 5, 3})
+                    : l.transpose(l.reshape(x, {n, b, b, d, h, w}), {0, 3, 4, 1, 5, 2});
+        } else {
+            if (h % b != 0 || w % b != 0)
+                return fail(l.refuse(node, fmt::format("{} x {} does not divide into blocks of {}", h, w, b)));
+            v = l.transpose(l.reshape(x, {n, c, h / b, b, w / b, b}), {0, 3, 5, 1, 2, 4});
+        }
+        return l.bind(node, 0, l.reshape(v, ops->dims));
+    };
+}
+
 }  // namespace
 
 void add_tensor(Table& table)
@@ -143,6 +178,8 @@ void add_tensor(Table& table)
     table.emplace("Transpose", Entry(lower_transpose, any_values));
     table.emplace("MatMul", lower_matmul);
     table.emplace("Gemm", lower_gemm);
+    table.emplace("DepthToSpace", Entry(block_rearrange(true), any_values));
+    table.emplace("SpaceToDepth", Entry(block_rearrange(false), any_values));
 }
 
 }  // namespace vaccel::onnx::lowering

@@ -159,10 +159,12 @@ Result<Model> Model::read(std::span<const std::byte> bytes, const ImportOptions&
         init->set_name(name);
         // Integers keep the type the input declares where it is one of
         // int32_data's (a QuantizeLinear's UINT8 zero point sets the type
-        // of its output); others are INT64, floats FLOAT.
+        // of its output; a BOOL stays BOOL, 0 or 1); others are INT64,
+        // floats FLOAT.
         using T = ::onnx::TensorProto;
         const std::int32_t declared = it->type().tensor_type().elem_type();
-        const auto narrow = int32_range(declared);
+        const auto narrow = declared == T::BOOL ? std::optional(std::pair<std::int64_t, std::int64_t>{0, 1})
+                                                : int32_range(declared);
         init->set_data_type(given.floating ? T::FLOAT : narrow ? declared : T::INT64);
         for (std::int64_t d : given.dims) init->add_dims(d);
         for (std::int64_t v : given.values) {

@@ -24,6 +24,7 @@ const std::vector<int>& parameter_inputs(std::string_view op)
         {"ReduceL2", {1}},        {"ReduceLogSum", {1}},  {"ReduceLogSumExp", {1}},
         {"ReduceSumSquare", {1}}, {"TopK", {1}},          {"OneHot", {1}},
         {"Clip", {1, 2}},         {"CumSum", {1}},        {"Trilu", {1}},
+        {"Dropout", {1, 2}},
     };
     static const std::vector<int> none;
     const auto it = table.find(op);

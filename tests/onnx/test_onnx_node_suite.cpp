@@ -147,7 +147,8 @@ std::optional<vaccel::onnx::ImportOptions::Values> values_of(const Tensor& t)
         case T::INT16: { std::int16_t x; std::memcpy(&x, p, 2); v.values.push_back(x); break; }
         case T::UINT16: { std::uint16_t x; std::memcpy(&x, p, 2); v.values.push_back(x); break; }
         case T::INT8: { std::int8_t x; std::memcpy(&x, p, 1); v.values.push_back(x); break; }
-        case T::UINT8: { std::uint8_t x; std::memcpy(&x, p, 1); v.values.push_back(x); break; }
+        case T::UINT8:
+        case T::BOOL: { std::uint8_t x; std::memcpy(&x, p, 1); v.values.push_back(x); break; }
         default: return std::nullopt;
         }
     }

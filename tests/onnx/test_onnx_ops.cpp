@@ -1,0 +1,121 @@
+// test_onnx_ops.cpp - forms of the imported ops that the ONNX node suite
+// holds no test for (Pad's wrap mode and cropping pads, Slice's steps, OneHot's
+// indices outside the depth, BitShift's wrap), and their refusals, on the
+// CPU device with exact results.
+#include "onnx_model_support.hpp"
+
+namespace {
+
+using namespace onnx_test;
+using cpu_test::from_bytes;
+using cpu_test::to_bytes;
+
+const std::vector<float> x23{1, 2, 3, 4, 5, 6};  // [[1, 2, 3], [4, 5, 6]]
+
+NodeModel pad(std::string mode, std::vector<std::int64_t> pads, std::vector<std::int64_t> out)
+{
+    NodeModel m{.op = "Pad",
+                .inputs = {{"x", T::FLOAT, {2, 3}}},
+                .outputs = {{"y", T::FLOAT, out}},
+                .attrs = {{"mode", {}, {}, {}, mode}}};
+    m.constants.push_back({"pads", {static_cast<std::int64_t>(pads.size())}, pads});
+    m.node_inputs = {"x", "pads"};
+    return m;
+}
+
+std::vector<float> floats_of(const NodeModel& m, const std::vector<cpu_test::Bytes>& inputs)
+{
+    return from_bytes<float>(run_on_cpu(m, inputs)[0]);
+}
+
+void pad_wraps_crops_reflects_and_repeats_edges(void**)
+{
+    // pads: begins then ends, per axis.
+    const auto wrapped = floats_of(pad("wrap", {0, 1, 0, 2}, {2, 6}), {to_bytes(x23)});
+    assert_true((wrapped == std::vector<float>{3, 1, 2, 3, 1, 2, 6, 4, 5, 6, 4, 5}));
+    const auto cropped = floats_of(pad("constant", {0, -1, 1, 0}, {3, 2}), {to_bytes(x23)});
+    assert_true((cropped == std::vector<float>{2, 3, 5, 6, 0, 0}));
+    const auto edged = floats_of(pad("edge", {0, 1, 0, 1}, {2, 5}), {to_bytes(x23)});
+    assert_true((edged == std::vector<float>{1, 1, 2, 3, 3, 4, 4, 5, 6, 6}));
+    const auto reflected = floats_of(pad("reflect", {1, 2, 0, 0}, {3, 5}), {to_bytes(x23)});
+    assert_true((reflected == std::vector<float>{6, 5, 4, 5, 6, 3, 2, 1, 2, 3, 6, 5, 4, 5, 6}));
+    assert_string_equal(refusal(pad("reflect", {0, 3, 0, 0}, {2, 6})).c_str(),
+                        "node 'Pad' (Pad): mode reflect pads axis 1 of 3 elements by 3 and 0");
+    assert_string_equal(refusal(pad("symmetric", {0, 1, 0, 0}, {2, 4})).c_str(),
+                        "node 'Pad' (Pad): mode symmetric is none of constant, edge, reflect and wrap");
+}
+
+// x = 0 .. 6 sliced from `start` to `end` by `step`: count results.
+std::vector<float> sliced(std::int64_t start, std::int64_t end, std::int64_t step, std::int64_t count)
+{
+    NodeModel m{.op = "Slice", .inputs = {{"x", T::FLOAT, {7}}}, .outputs = {{"y", T::FLOAT, {count}}}};
+    m.constants = {{"starts", {1}, {start}}, {"ends", {1}, {end}}, {"axes", {1}, {0}}, {"steps", {1}, {step}}};
+    m.node_inputs = {"x", "starts", "ends", "axes", "steps"};
+    return floats_of(m, {to_bytes(std::vector<float>{0, 1, 2, 3, 4, 5, 6})});
+}
+
+void slice_takes_every_step(void**)
+{
+    assert_true((sliced(1, 7, 2, 3) == std::vector<float>{1, 3, 5}));
+    assert_true((sliced(0, 7, 3, 3) == std::vector<float>{0, 3, 6}));  // past the end: padded, then dropped
+    assert_true((sliced(-1, INT64_MIN, -2, 4) == std::vector<float>{6, 4, 2, 0}));
+    assert_true((sliced(100, 0, -3, 2) == std::vector<float>{6, 3}));  // a start past the end clamps to 6
+}
+
+void one_hot_marks_nothing_outside_its_depth(void**)
+{
+    NodeModel m{.op = "OneHot",
+                .inputs = {{"indices", T::INT64, {4}}, {"values", T::FLOAT, {2}}},
+                .outputs = {{"y", T::FLOAT, {4, 4}}}};
+    m.constants.push_back({"depth", {}, {4}});
+    m.node_inputs = {"indices", "depth", "values"};
+    // -1 counts from the depth (3); 7 and -5 lie outside [-4, 4).
+    const std::vector<std::int32_t> indices{0, -1, 7, -5};
+    const auto y = floats_of(m, {to_bytes(indices), to_bytes(std::vector<float>{-2, 5})});
+    assert_true((y == std::vector<float>{5, -2, -2, -2, -2, -2, -2, 5, -2, -2, -2, -2, -2, -2, -2, -2}));
+}
+
+void bit_shift_left_wraps_at_the_width(void**)
+{
+    NodeModel m{.op = "BitShift",
+                .inputs = {{"x", T::UINT8, {3}}, {"s", T::UINT8, {3}}},
+                .outputs = {{"y", T::UINT8, {3}}},
+                .attrs = {{"direction", {}, {}, {}, "LEFT"}}};
+    // UINT8 is carried as INT32: 200 << 1 = 400 wraps to 144, 3 << 7 to 128.
+    const auto y = from_bytes<std::int32_t>(
+        run_on_cpu(m, {to_bytes(std::vector<std::int32_t>{200, 3, 1}), to_bytes(std::vector<std::int32_t>{1, 7, 0})})[0]);
+    assert_true((y == std::vector<std::int32_t>{144, 128, 1}));
+}
+
+void training_dropout_is_refused_unless_it_drops_nothing(void**)
+{
+    NodeModel m{.op = "Dropout",
+                .inputs = {{"x", T::FLOAT, {4}}, {"ratio", T::FLOAT, {}}, {"training", T::BOOL, {}}},
+                .outputs = {{"y", T::FLOAT, {4}}}};
+    const std::string model = serialized(m);
+    vaccel::onnx::ImportOptions options;
+    options.input_values["training"] = {{}, {1}, false, {}};
+    options.input_values["ratio"] = {{}, {}, true, {0.25f}};
+    auto refused = vaccel::onnx::import_model(std::as_bytes(std::span(model)), options);
+    assert_false(refused.has_value());
+    assert_string_equal(refused.error().note.c_str(),
+                        "node 'Dropout' (Dropout): in training mode with a ratio other than a constant 0 "
+                        "it drops random elements, which an imported graph cannot draw");
+    options.input_values["ratio"] = {{}, {}, true, {0.0f}};
+    auto imported = vaccel::onnx::import_model(std::as_bytes(std::span(model)), options);
+    assert_ok(imported);
+}
+
+}  // namespace
+
+int main()
+{
+    const CMUnitTest tests[] = {
+        cmocka_unit_test(pad_wraps_crops_reflects_and_repeats_edges),
+        cmocka_unit_test(slice_takes_every_step),
+        cmocka_unit_test(one_hot_marks_nothing_outside_its_depth),
+        cmocka_unit_test(bit_shift_left_wraps_at_the_width),
+        cmocka_unit_test(training_dropout_is_refused_unless_it_drops_nothing),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
