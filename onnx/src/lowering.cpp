@@ -110,7 +110,9 @@ Value Lowering::constant_typed(const Dims& dims, std::vector<float> values, tosa
 
 Value Lowering::constant_ints(const Dims& dims, const std::vector<std::int64_t>& values, tosa::DType dtype)
 {
-    const std::size_t width = dtype == tosa::DType::boolean ? 1 : 4;
+    const std::size_t width = dtype == tosa::DType::boolean || dtype == tosa::DType::int8 ? 1
+                              : dtype == tosa::DType::int16                              ? 2
+                                                                                         : 4;
     std::vector<std::uint8_t> bytes(values.size() * width);
     for (std::size_t i = 0; i < values.size(); ++i) {
         const auto v = static_cast<std::int32_t>(dtype == tosa::DType::boolean ? values[i] != 0 : values[i]);
@@ -322,6 +324,7 @@ const Table& table()
         add_norm(t);
         add_indicator(t);
         add_scatter(t);
+        add_integer(t);
         return t;
     }();
     return lowerings;

@@ -28,7 +28,8 @@
 //       LayerNormalization, InstanceNormalization,
 //       MeanVarianceNormalization, LRN; lowering_indicator.cpp: Hardmax,
 //       OneHot, EyeLike; lowering_scatter.cpp: GatherND, ScatterND,
-//       ScatterElements, Scatter; lowering_quantize.cpp: QuantizeLinear,
+//       ScatterElements, Scatter; lowering_integer.cpp: MatMulInteger,
+//       ConvInteger, QLinearMatMul, QLinearConv; lowering_quantize.cpp: QuantizeLinear,
 //       DequantizeLinear, DynamicQuantizeLinear;
 //  - values are typed (ports.hpp): FLOAT as FP32, FLOAT16 as FP16, BOOL as
 //    BOOL, every integer as INT32. Each entry names the types it handles

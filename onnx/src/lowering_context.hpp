@@ -203,6 +203,33 @@ void add_data(Table& table);
 void add_cast(Table& table);
 void add_loss(Table& table);
 
+// The INT8 zero points ([1] constants) of an integer MATMUL's or CONV2D's
+// two INT8 operands, whose result is then INT32 (lowering_integer.cpp).
+struct Int8Zeros {
+    std::uint32_t a, b;
+};
+// ONNX MatMul of `a` and `b` (lowering_tensor.cpp): float operands, or INT8
+// ones with `zeros`.
+Result<Value> matmul(Lowering& l, const Node& node, Value a, Value b, const Dims& out_dims,
+                     const Int8Zeros* zeros = nullptr);
+// ONNX Conv (2-D; group 1 or depthwise) of NCHW `x` by OIHW `w`
+// (lowering_nn.cpp): float operands (`w_data` its FLOAT constant data, if
+// known, reordered at import), or INT8 ones with `zeros` (INT32 result).
+Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value& w, const ConstantData* w_data,
+                     const std::optional<Value>& bias, const Int8Zeros* zeros);
+
+// A quantization's parameters (lowering_quantize.cpp).
+struct QuantParams {
+    Dims dims;                                 // of the input's rank: 1s but at `axis`
+    Value scale;                               // FP32, of `dims`
+    const ConstantData* scale_data = nullptr;  // when known at import
+    std::optional<Value> zero;                 // INT32, of `dims`; none: 0
+    std::int32_t quantized = ::onnx::TensorProto::UINT8;  // the quantized side's ONNX type (INT8, UINT8, INT32)
+};
+// saturate(round(x / scale) + zero) of FP32 `x`, in INT32, by `p`;
+// `inverse` is 1 / scale, of p.dims.
+Value quantize(Lowering& l, Value x, const QuantParams& p, Value inverse);
+
 // Softmax (exp(x - max) * (1 / sum)) or, with `log`, LogSoftmax ((x - max)
 // - log(sum)) of `x` over `axis` (lowering_elementwise.cpp).
 Value softmax_along(Lowering& l, Value x, const Dims& dims, std::int64_t axis, bool log);
@@ -214,5 +241,6 @@ void add_math(Table& table);
 void add_norm(Table& table);
 void add_indicator(Table& table);
 void add_scatter(Table& table);
+void add_integer(Table& table);
 
 }  // namespace vaccel::onnx::lowering

@@ -91,14 +91,13 @@ Result<Window> window_of(Lowering& l, const Node& node, const Dims& in, const Di
     return w;
 }
 
-// Conv's weights for TOSA: reordered at import when they are constants,
-// by a TRANSPOSE in the graph when they are computed or given as inputs.
-Result<Value> conv_weights(Lowering& l, const Node& node, bool depthwise, std::int64_t c)
+// Conv's weights for TOSA: reordered at import when they are FLOAT
+// constants, by a TRANSPOSE in the graph when they are computed, given as
+// inputs or integers.
+Result<Value> conv_weights(Lowering& l, const Node& node, const Value* w, const ConstantData* data, bool depthwise,
+                           std::int64_t c)
 {
-    auto w = l.input(node, 1);
-    if (!w) return fail(w.error());
     const std::int64_t m = w->dims[0], cg = w->dims[1], kh = w->dims[2], kw = w->dims[3];
-    const ConstantData* data = l.constant_of(node.input(1));
     if (data == nullptr) {
         if (!depthwise) return l.transpose(*w, {0, 2, 3, 1});  // OIHW -> OHWI
         return l.transpose(l.reshape(*w, {c, m / c, kh, kw}), {2, 3, 0, 1});
@@ -126,40 +125,59 @@ Result<Value> conv_weights(Lowering& l, const Node& node, bool depthwise, std::i
     return l.constant({kh, kw, c, mult}, std::move(reordered));
 }
 
-Status lower_conv(Lowering& l, const Node& node)
+}  // namespace
+
+Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value& w, const ConstantData* w_data,
+                     const std::optional<Value>& bias, const Int8Zeros* zeros)
 {
-    auto x = l.input(node, 0);
-    if (!x) return fail(x.error());
     auto dims = l.output_dims(node);
     if (!dims) return fail(dims.error());
-    const auto wtype = l.model().type_of(node.input_size() > 1 ? node.input(1) : "");
-    if (x->dims.size() != 4 || !wtype || wtype->dims.size() != 4)
+    if (x.dims.size() != 4 || w.dims.size() != 4)
         return fail(l.refuse(node, "only 2-D convolutions (4-D input and weights) are imported"));
-    const std::int64_t group = int_attr(node, "group", 1), c = x->dims[1];
-    const std::int64_t m = wtype->dims[0], cg = wtype->dims[1];
+    const std::int64_t group = int_attr(node, "group", 1), c = x.dims[1];
+    const std::int64_t m = w.dims[0], cg = w.dims[1];
     const bool depthwise = group != 1 && group == c && cg == 1 && m % c == 0;
     if (group != 1 && !depthwise)
         return fail(l.refuse(node, fmt::format("group {} of {} input channels is neither 1 nor "
                                                "depthwise (one weight channel per group)",
                                                group, c)));
-    auto win = window_of(l, node, x->dims, *dims, {wtype->dims[2], wtype->dims[3]});
+    auto win = window_of(l, node, x.dims, *dims, {w.dims[2], w.dims[3]});
     if (!win) return fail(win.error());
-    auto weights = conv_weights(l, node, depthwise, c);
+    auto weights = conv_weights(l, node, &w, w_data, depthwise, c);
     if (!weights) return fail(weights.error());
-    Value bias = l.constant({m}, std::vector<float>(static_cast<std::size_t>(m), 0.0f));
+    const tosa::DType acc = zeros != nullptr ? tosa::DType::int32 : tosa::DType::fp32;
+    Value b = zeros != nullptr ? l.constant_ints({m}, std::vector<std::int64_t>(static_cast<std::size_t>(m), 0), acc)
+                               : l.constant({m}, std::vector<float>(static_cast<std::size_t>(m), 0.0f));
+    if (bias) {
+        if (bias->dims != Dims{m}) return fail(l.refuse(node, "its bias is not one value per output channel"));
+        b = *bias;
+    }
+    Value xt = cropped(l, to_nhwc(l, x), *win);
+    Value yt = l.tensor_of({(*dims)[0], (*dims)[2], (*dims)[3], m}, zeros != nullptr ? acc : l.element_type());
+    const std::uint32_t x_zero = zeros != nullptr ? zeros->a : l.zero_point();
+    const std::uint32_t w_zero = zeros != nullptr ? zeros->b : l.zero_point();
+    l.builder().op(depthwise ? Op::depthwise_conv2d : Op::conv2d, {xt.tensor, weights->tensor, b.tensor, x_zero, w_zero},
+                   {yt.tensor}, tosa::conv_attr(win->pad, win->stride, win->dilation, acc));
+    return to_nchw(l, yt);
+}
+
+namespace {
+
+Status lower_conv(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    auto w = l.input(node, 1);
+    if (!w) return fail(w.error());
+    std::optional<Value> bias;
     if (node.input_size() > 2 && !node.input(2).empty()) {
         auto b = l.input(node, 2);
         if (!b) return fail(b.error());
-        if (b->dims != Dims{m})
-            return fail(l.refuse(node, "its bias is not one value per output channel"));
         bias = *b;
     }
-    Value xt = cropped(l, to_nhwc(l, *x), *win);
-    Value yt = l.tensor({(*dims)[0], (*dims)[2], (*dims)[3], m});
-    l.builder().op(depthwise ? Op::depthwise_conv2d : Op::conv2d,
-                   {xt.tensor, weights->tensor, bias.tensor, l.zero_point(), l.zero_point()},
-                   {yt.tensor}, tosa::conv_attr(win->pad, win->stride, win->dilation, tosa::DType::fp32));
-    return l.bind(node, 0, to_nchw(l, yt));
+    auto y = conv2d(l, node, *x, *w, l.constant_of(node.input(1)), bias, nullptr);
+    if (!y) return fail(y.error());
+    return l.bind(node, 0, *y);
 }
 
 Status pool(Lowering& l, const Node& node, Op op, bool global)

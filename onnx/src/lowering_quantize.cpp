@@ -32,14 +32,6 @@ namespace {
 using tosa::DType;
 using T = ::onnx::TensorProto;
 
-struct QuantParams {
-    Dims dims;                 // of the input's rank: 1s but at `axis`
-    Value scale;               // FP32, of `dims`
-    const ConstantData* scale_data = nullptr;  // when known at import
-    std::optional<Value> zero;  // INT32, of `dims`; none: 0
-    std::int32_t quantized = T::UINT8;  // the quantized side's ONNX type
-};
-
 // The scale (input 1) and zero point (input 2) of `node`, whose other side
 // has dims `x_dims`: one value, or one per index of dimension `axis`.
 Result<QuantParams> params(Lowering& l, const Node& node, const Dims& x_dims,
@@ -120,8 +112,8 @@ Value corrected_quotient(Lowering& l, Value x, Value q, const QuantParams& p, Va
     return l.binary(Op::add, q, l.mul(remainder, inverse, dims), dims);
 }
 
-// saturate(round(x / scale) + zero) of FP32 `x` in INT32, by `p`;
-// `inverse` is 1 / scale, of p.dims.
+}  // namespace
+
 Value quantize(Lowering& l, Value x, const QuantParams& p, Value inverse)
 {
     const auto [lo, hi] = *int32_range(p.quantized);  // params() admits INT8, UINT8, INT32
@@ -146,6 +138,8 @@ Value quantize(Lowering& l, Value x, const QuantParams& p, Value inverse)
     if (p.zero) y = l.apply(Op::add, {y, *p.zero}, dims, DType::int32);
     return y;
 }
+
+namespace {
 
 Status lower_quantize(Lowering& l, const Node& node)
 {

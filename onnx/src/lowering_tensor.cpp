@@ -61,7 +61,9 @@ Value tile_batch(Lowering& l, Value v, const Dims& batch)
 // dims broadcast. Where `b` has no batch of its own (a weight), `a`'s
 // batch folds into its rows, one MATMUL over N = 1; else the side with a
 // batch dim of 1 is tiled to the other's.
-Result<Value> matmul(Lowering& l, const Node& node, Value a, Value b, const Dims& out_dims)
+}  // namespace
+
+Result<Value> matmul(Lowering& l, const Node& node, Value a, Value b, const Dims& out_dims, const Int8Zeros* zeros)
 {
     if (a.dims.empty() || b.dims.empty()) return fail(l.refuse(node, "an operand is a scalar"));
     if (a.dims.size() == 1) a = l.reshape(a, {1, a.dims[0]});
@@ -89,10 +91,15 @@ Result<Value> matmul(Lowering& l, const Node& node, Value a, Value b, const Dims
         b = tile_batch(l, b, batch);
     }
     Value a3 = l.reshape(a, {n, h, c}), b3 = l.reshape(b, {n, c, w});
-    Value out = l.tensor({n, h, w});
-    l.builder().op(Op::matmul, {a3.tensor, b3.tensor, l.zero_point(), l.zero_point()}, {out.tensor});
+    Value out = zeros != nullptr ? l.tensor_of({n, h, w}, tosa::DType::int32) : l.tensor({n, h, w});
+    l.builder().op(Op::matmul,
+                   {a3.tensor, b3.tensor, zeros != nullptr ? zeros->a : l.zero_point(),
+                    zeros != nullptr ? zeros->b : l.zero_point()},
+                   {out.tensor});
     return l.reshape(out, out_dims);
 }
+
+namespace {
 
 Status lower_matmul(Lowering& l, const Node& node)
 {

@@ -25,6 +25,9 @@ const std::vector<int>& parameter_inputs(std::string_view op)
         {"ReduceSumSquare", {1}}, {"TopK", {1}},          {"OneHot", {1}},
         {"Clip", {1, 2}},         {"CumSum", {1}},        {"Trilu", {1}},
         {"Dropout", {1, 2}},
+        // The integer products' zero points are TOSA operands (lowering_integer.cpp).
+        {"MatMulInteger", {2, 3}}, {"ConvInteger", {2, 3}},
+        {"QLinearMatMul", {2, 5}}, {"QLinearConv", {2, 5}},
     };
     static const std::vector<int> none;
     const auto it = table.find(op);

@@ -1,6 +1,7 @@
 // test_onnx_ops.cpp - forms of the imported ops that the ONNX node suite
 // holds no test for (Pad's wrap mode and cropping pads, Slice's steps, OneHot's
-// indices outside the depth, BitShift's wrap), and their refusals, on the
+// indices outside the depth, BitShift's wrap, MatMulInteger of INT8 by
+// UINT8 at the types' extremes), and their refusals, on the
 // CPU device with exact results.
 #include "onnx_model_support.hpp"
 
@@ -87,6 +88,47 @@ void bit_shift_left_wraps_at_the_width(void**)
     assert_true((y == std::vector<std::int32_t>{144, 128, 1}));
 }
 
+// A = INT8 [2, 3], B = UINT8 [3, 2], zero points -128 and 255 (the
+// types' ends): exact INT32 sums of (a - za)(b - zb), past INT16.
+NodeModel matmul_integer(std::vector<std::int64_t> b_zero_dims)
+{
+    NodeModel m{.op = "MatMulInteger",
+                .inputs = {{"A", T::INT8, {2, 3}}, {"B", T::UINT8, {3, 2}}},
+                .outputs = {{"Y", T::INT32, {2, 2}}}};
+    // Zero points given by value keep these declared types.
+    m.inputs.push_back({"za", T::INT8, {}});
+    m.inputs.push_back({"zb", T::UINT8, b_zero_dims});
+    return m;
+}
+
+void matmul_integer_sums_exactly_in_int32(void**)
+{
+    const std::vector<std::int32_t> a{127, -128, 0, 5, -7, 100}, b{0, 255, 128, 1, 255, 0};
+    const std::string model = serialized(matmul_integer({}));
+    vaccel::onnx::ImportOptions options;
+    options.input_values["za"] = {{}, {-128}, false, {}};
+    options.input_values["zb"] = {{}, {255}, false, {}};
+    auto imported = vaccel::onnx::import_model(std::as_bytes(std::span(model)), options);
+    assert_ok(imported);
+    cpu_test::Rig rig;
+    auto program = rig.must_load(std::move(imported->graph));
+    const auto y = from_bytes<std::int32_t>(cpu_test::run_ok(rig, *program, {to_bytes(a), to_bytes(b)})[0]);
+    assert_ok(rig.backend->unload_program(program));
+    std::vector<std::int32_t> want(4, 0);
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j)
+            for (int k = 0; k < 3; ++k) want[i * 2 + j] += (a[i * 3 + k] + 128) * (b[k * 2 + j] - 255);
+    assert_true(y == want);
+    assert_int_equal(want[0], (255 * -255) + (0 * -127) + (128 * 0));  // -65025: beyond INT16
+    // A zero point per column of B: TOSA takes one per operand.
+    const std::string per_column = serialized(matmul_integer({2}));
+    options.input_values["zb"] = {{2}, {255, 0}, false, {}};
+    auto refused = vaccel::onnx::import_model(std::as_bytes(std::span(per_column)), options);
+    assert_false(refused.has_value());
+    assert_string_equal(refused.error().note.c_str(),
+                        "node 'MatMulInteger' (MatMulInteger): its zero point 'zb' holds 2 values; TOSA takes one per operand");
+}
+
 void training_dropout_is_refused_unless_it_drops_nothing(void**)
 {
     NodeModel m{.op = "Dropout",
@@ -115,6 +157,7 @@ int main()
         cmocka_unit_test(slice_takes_every_step),
         cmocka_unit_test(one_hot_marks_nothing_outside_its_depth),
         cmocka_unit_test(bit_shift_left_wraps_at_the_width),
+        cmocka_unit_test(matmul_integer_sums_exactly_in_int32),
         cmocka_unit_test(training_dropout_is_refused_unless_it_drops_nothing),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
