@@ -24,12 +24,16 @@
 //     - lowering_logic.cpp: Equal, Greater, GreaterOrEqual, Less,
 //       LessOrEqual (BOOL results), Not, And, Or, Xor, Where (SELECT);
 //     - lowering_math.cpp: Tan, the inverse trigonometric and the
-//       hyperbolic ops, Sign, IsNaN, IsInf; lowering_norm.cpp:
-//       LayerNormalization, InstanceNormalization,
-//       MeanVarianceNormalization, LRN; lowering_indicator.cpp: Hardmax,
-//       OneHot, EyeLike; lowering_scatter.cpp: GatherND, ScatterND,
-//       ScatterElements, Scatter; lowering_integer.cpp: MatMulInteger,
-//       ConvInteger, QLinearMatMul, QLinearConv; lowering_quantize.cpp: QuantizeLinear,
+//       hyperbolic ops, Sign, IsNaN, IsInf;
+//     - lowering_norm.cpp: LayerNormalization, InstanceNormalization,
+//       MeanVarianceNormalization, LRN;
+//     - lowering_indicator.cpp: Hardmax, OneHot, EyeLike, TopK, the
+//       window functions;
+//     - lowering_gather.cpp: Gather, GatherElements, Compress,
+//       ReverseSequence; lowering_scatter.cpp: GatherND, ScatterND,
+//       ScatterElements, Scatter;
+//     - lowering_integer.cpp: MatMulInteger, ConvInteger, QLinearMatMul,
+//       QLinearConv; lowering_quantize.cpp: QuantizeLinear,
 //       DequantizeLinear, DynamicQuantizeLinear;
 //  - values are typed (ports.hpp): FLOAT as FP32, FLOAT16 as FP16, BOOL as
 //    BOOL, every integer as INT32. Each entry names the types it handles

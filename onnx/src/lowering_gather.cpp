@@ -1,6 +1,7 @@
 // lowering_gather.cpp - Gather and GatherElements on indices computed at
 // run time (an embedding's token ids), with TOSA GATHER; both fold at
-// import where data and indices are known (folding.hpp).
+// import where data and indices are known (folding.hpp). Compress and
+// ReverseSequence are GATHERs too.
 //
 // Decides:
 //  - TOSA GATHER reads values [N, K, C] at indices [N, W] (one row of W
@@ -134,6 +135,71 @@ Status lower_gather_elements(Lowering& l, const Node& node)
     return l.bind(node, 0, out);
 }
 
+// Compress: the slices of `axis` (absent: of the data flattened) whose
+// condition holds, as a Gather at those indices. The condition must be
+// known at import: it sets the result's shape.
+Status lower_compress(Lowering& l, const Node& node)
+{
+    auto data = l.input(node, 0);
+    if (!data) return fail(data.error());
+    auto dims = l.output_dims(node);
+    if (!dims) return fail(dims.error());
+    const ConstantData* condition = node.input_size() > 1 ? l.constant_of(node.input(1)) : nullptr;
+    if (condition == nullptr)
+        return fail(l.refuse(node, "its condition is not known at import (give its value: it sets the result's "
+                                   "shape)"));
+    Value values = *data;
+    std::size_t axis = 0;
+    if (attribute(node, "axis") != nullptr) {
+        const auto a = axis_of(node, data->dims.size());
+        if (!a) return fail(l.refuse(node, "its axis is outside the data's rank"));
+        axis = *a;
+    } else {
+        values = l.reshape(*data, {elements(data->dims)});
+    }
+    const std::int64_t k = values.dims[axis];
+    std::vector<std::int64_t> kept;
+    for (std::size_t i = 0; i < condition->ints.size() && static_cast<std::int64_t>(i) < k; ++i)
+        if (condition->ints[i] != 0) kept.push_back(static_cast<std::int64_t>(i));
+    const auto w = static_cast<std::int64_t>(kept.size());
+    if (w == 0 || elements(*dims) == 0) return fail(l.refuse(node, "its condition keeps nothing (an empty result)"));
+    const std::int64_t n = product(values.dims, 0, axis), c = product(values.dims, axis + 1, values.dims.size());
+    const Value rows = l.tile(l.constant_ints({1, w}, kept, DType::int32), {n, 1});
+    Value out = gather(l, l.reshape(values, {n, k, c}), rows, n, w, c);
+    return l.bind(node, 0, l.reshape(out, *dims));
+}
+
+// ReverseSequence: along time_axis, the first sequence_lens[b] elements of
+// each batch b reversed, the rest kept: a GATHER at index len - 1 - t where
+// t < len, else t (computed in the graph, so the lengths may be too).
+Status lower_reverse_sequence(Lowering& l, const Node& node)
+{
+    auto ops = l.operands(node, 2);
+    if (!ops) return fail(ops.error());
+    const Value& x = ops->in[0];
+    const Value& lens = ops->in[1];
+    const std::int64_t batch_axis = int_attr(node, "batch_axis", 1), time_axis = int_attr(node, "time_axis", 0);
+    if (x.dims.size() < 2 || batch_axis + time_axis != 1 || (batch_axis != 0 && batch_axis != 1))
+        return fail(l.refuse(node, "its batch and time axes are not 0 and 1"));
+    if (lens.dtype != DType::int32) return fail(l.refuse(node, "its sequence_lens are not integers"));
+    const bool time_first = time_axis == 0;
+    std::vector<std::int32_t> swap{1, 0};  // batch first; its own inverse
+    for (std::size_t a = 2; a < x.dims.size(); ++a) swap.push_back(static_cast<std::int32_t>(a));
+    const Value v = time_first ? l.transpose(x, swap) : x;
+    const std::int64_t n = v.dims[0], t = v.dims[1], c = product(v.dims, 2, v.dims.size());
+    std::vector<std::int64_t> steps(static_cast<std::size_t>(t));
+    std::iota(steps.begin(), steps.end(), std::int64_t{0});
+    const Value time = l.constant_ints({1, t}, steps, DType::int32);
+    const Value len = l.reshape(lens, {n, 1});
+    const Value inside = l.apply(Op::greater, {len, time}, {n, t}, DType::boolean);
+    const Value one = l.constant_ints({1, 1}, {1}, DType::int32);
+    const Value back = l.apply(Op::sub, {l.apply(Op::sub, {len, one}, {n, 1}, DType::int32), time}, {n, t}, DType::int32);
+    const Value at = l.apply(Op::select, {inside, back, l.tile(time, {n, 1})}, {n, t}, DType::int32);
+    Value out = l.reshape(gather(l, l.reshape(v, {n, t, c}), at, n, t, c), v.dims);
+    if (time_first) out = l.transpose(out, swap);
+    return l.bind(node, 0, out);
+}
+
 }  // namespace
 
 void add_gather(Table& table)
@@ -141,6 +207,8 @@ void add_gather(Table& table)
     // GATHER takes FP32, FP16 and integer values (not BOOL); indices INT32.
     table.emplace("Gather", Entry(lower_gather, number_values));
     table.emplace("GatherElements", Entry(lower_gather_elements, number_values));
+    table.emplace("Compress", Entry(lower_compress, number_values | bool_values));  // a BOOL condition
+    table.emplace("ReverseSequence", Entry(lower_reverse_sequence, number_values));
 }
 
 }  // namespace vaccel::onnx::lowering

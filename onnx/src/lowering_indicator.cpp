@@ -1,16 +1,23 @@
 // lowering_indicator.cpp - ONNX ops whose result marks positions: Hardmax,
-// OneHot, EyeLike (lowering.hpp lists what each becomes).
+// OneHot, EyeLike, TopK, and the window functions (lowering.hpp lists what
+// each becomes).
 //
 // Decides: a position along an axis is compared with an INT32 iota
 // constant of that axis (EQUAL), and the BOOL result SELECTs between the
 // two values: Hardmax's 1 and 0 at its ARGMAX (TOSA's ARGMAX gives the
 // first of equal maxima, as ONNX asks), OneHot's on and off values at each
 // index (a negative index counts from depth; one outside [-depth, depth)
-// marks nothing). EyeLike's result depends only on its input's shape, so it
-// is a constant.
+// marks nothing). EyeLike's result depends only on its input's shape, and
+// HannWindow's, HammingWindow's and BlackmanWindow's on their size, so
+// those are constants (computed in double, rounded once). TopK takes its k
+// largest (or smallest) one at a time: ARGMAX and REDUCE_MAX, then the
+// element found masked to -inf, so equal values come lowest index first,
+// as ONNX sorts them.
 #include "lowering_context.hpp"
 
 #include <cmath>
+#include <limits>
+#include <numbers>
 
 namespace vaccel::onnx::lowering {
 
@@ -128,6 +135,83 @@ Status lower_eye_like(Lowering& l, const Node& node)
     return l.bind(node, 0, l.constant_typed(*dims, std::move(values), *type));
 }
 
+// HannWindow, HammingWindow, BlackmanWindow of `size` (input 0, known):
+// a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N = size (periodic, the
+// default) or size - 1.
+Lower window(double a0, double a1, double a2)
+{
+    return [a0, a1, a2](Lowering& l, const Node& node) -> Status {
+        const ConstantData* size = node.input_size() > 0 ? l.constant_of(node.input(0)) : nullptr;
+        if (size == nullptr || size->ints.size() != 1 || size->ints[0] < 1)
+            return fail(l.refuse(node, "its size is not one known positive integer (give its value: it "
+                                       "determines a shape)"));
+        auto dims = l.output_dims(node);
+        if (!dims) return fail(dims.error());
+        auto type = l.output_type(node);
+        if (!type) return fail(type.error());
+        const std::int64_t n = size->ints[0];
+        const double period = static_cast<double>(int_attr(node, "periodic", 1) != 0 ? n : n - 1);
+        std::vector<float> values;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double phase = 2.0 * std::numbers::pi * static_cast<double>(i) / (period == 0 ? 1 : period);
+            values.push_back(static_cast<float>(a0 - a1 * std::cos(phase) + a2 * std::cos(2 * phase)));
+        }
+        if (elements(*dims) != n) return fail(l.refuse(node, "its result is not `size` long"));
+        return l.bind(node, 0, l.constant_typed(*dims, std::move(values), *type));
+    };
+}
+
+// TopK (FLOAT): values and INT32 indices of the k largest (largest = 1)
+// or smallest along `axis`, sorted.
+Status lower_top_k(Lowering& l, const Node& node)
+{
+    auto x = l.input(node, 0);
+    if (!x) return fail(x.error());
+    if (x->dtype != DType::fp32) return fail(l.refuse(node, "its input is not FLOAT; vaccel imports TopK of FLOAT"));
+    const ConstantData* given = node.input_size() > 1 ? l.constant_of(node.input(1)) : nullptr;
+    if (given == nullptr || given->ints.size() != 1)
+        return fail(l.refuse(node, "its k is not one known integer (give its value: it determines a shape)"));
+    const auto rank = static_cast<std::int64_t>(x->dims.size());
+    std::int64_t axis = int_attr(node, "axis", -1);
+    if (axis < -rank || axis >= rank) return fail(l.refuse(node, fmt::format("axis {} is outside rank {}", axis, rank)));
+    if (axis < 0) axis += rank;
+    const auto a = static_cast<std::size_t>(axis);
+    const std::int64_t k = given->ints[0], length = x->dims[a];
+    constexpr std::int64_t max_k = 64;  // one ARGMAX, REDUCE_MAX and SELECT each
+    if (k < 1 || k > length || k > max_k)
+        return fail(l.refuse(node, fmt::format("its k {} is not within 1 to {} (the axis, at most {})", k, length, max_k)));
+    const bool largest = int_attr(node, "largest", 1) != 0;
+    Value v = largest ? *x : l.unary(Op::negate, *x, x->dims);
+    Dims kept = x->dims, reduced = x->dims;
+    kept[a] = 1;
+    reduced.erase(reduced.begin() + axis);
+    const Value positions = iota(l, x->dims.size(), a, length);
+    const Value masked = l.constant(Dims(x->dims.size(), 1), {-std::numeric_limits<float>::infinity()});
+    auto attr = tosa::axis_attr(static_cast<std::int32_t>(axis));
+    attr.nan_mode = nan_propagate;
+    std::vector<std::uint32_t> values, indices;
+    for (std::int64_t i = 0; i < k; ++i) {
+        Value index = l.tensor_of(reduced, DType::int32);
+        l.builder().op(Op::argmax, {v.tensor}, {index.tensor}, attr);
+        Value top = l.unary(Op::reduce_max, v, kept, attr);
+        Value at = l.reshape(index, kept);
+        values.push_back(top.tensor);
+        indices.push_back(at.tensor);
+        if (i + 1 < k)
+            v = l.apply(Op::select, {l.apply(Op::equal, {positions, at}, x->dims, DType::boolean), masked, v}, x->dims,
+                        x->dtype);
+    }
+    Dims out = x->dims;
+    out[a] = k;
+    Value y = l.tensor_of(out, x->dtype), idx = l.tensor_of(out, DType::int32);
+    const auto along = tosa::axis_attr(static_cast<std::int32_t>(axis));
+    l.builder().op(Op::concat, values, {y.tensor}, along);
+    l.builder().op(Op::concat, indices, {idx.tensor}, along);
+    if (!largest) y = l.unary(Op::negate, y, out);
+    if (auto bound = l.bind(node, 1, idx); !bound) return bound;
+    return l.bind(node, 0, y);
+}
+
 }  // namespace
 
 void add_indicator(Table& table)
@@ -135,6 +219,10 @@ void add_indicator(Table& table)
     table.emplace("Hardmax", Entry(lower_hardmax, float_values));
     table.emplace("OneHot", Entry(lower_one_hot, number_values));
     table.emplace("EyeLike", Entry(lower_eye_like, any_values));
+    table.emplace("TopK", Entry(lower_top_k, fp32_values | int_values));  // INT32 indices
+    table.emplace("HannWindow", Entry(window(0.5, 0.5, 0.0), every_carrier));
+    table.emplace("HammingWindow", Entry(window(25.0 / 46.0, 21.0 / 46.0, 0.0), every_carrier));
+    table.emplace("BlackmanWindow", Entry(window(0.42, 0.5, 0.08), every_carrier));
 }
 
 }  // namespace vaccel::onnx::lowering

@@ -200,12 +200,21 @@ Status pool(Lowering& l, const Node& node, Op op, bool global)
         auto w = window_of(l, node, x->dims, *dims, kernel);
         if (!w) return fail(w.error());
         win = *w;
-        if (op == Op::avg_pool2d && int_attr(node, "count_include_pad", 0) != 0 &&
-            std::ranges::any_of(win.pad, [](std::int32_t p) { return p != 0; }))
-            return fail(l.refuse(node, "count_include_pad 1 with padding is not imported (TOSA "
-                                       "averages over the input's own elements)"));
     }
     Value xt = cropped(l, to_nhwc(l, *x), win);
+    // TOSA averages over the input's own elements; counting the padding
+    // in is averaging over an input padded with zeros beforehand.
+    if (op == Op::avg_pool2d && int_attr(node, "count_include_pad", 0) != 0 &&
+        std::ranges::any_of(win.pad, [](std::int32_t p) { return p != 0; })) {
+        const Dims padding{0, 0, win.pad[0], win.pad[1], win.pad[2], win.pad[3], 0, 0};
+        Dims padded = xt.dims;
+        padded[1] += win.pad[0] + win.pad[1];
+        padded[2] += win.pad[2] + win.pad[3];
+        Value out = l.tensor(padded);
+        l.builder().op(Op::pad, {xt.tensor, l.shape_operand(padding), l.constant({1}, {0.0f}).tensor}, {out.tensor});
+        xt = out;
+        win.pad = {0, 0, 0, 0};
+    }
     Value yt = l.tensor({(*dims)[0], (*dims)[2], (*dims)[3], (*dims)[1]});
     auto attrs = tosa::pool_attr(win.kernel, win.stride, win.pad, tosa::DType::fp32);
     if (op == Op::avg_pool2d)
@@ -225,24 +234,43 @@ Status lower_batch_norm(Lowering& l, const Node& node)
         return fail(l.refuse(node, "training mode (running statistics as outputs) is not imported"));
     if (x->dims.size() < 2 || node.input_size() < 5)
         return fail(l.refuse(node, "it needs an input of rank 2 or more and four parameters"));
+    const float eps = float_attr(node, "epsilon", 1e-5f);
+    const std::int64_t channels = x->dims[1];
+    Dims per_channel(x->dims.size(), 1);
+    per_channel[1] = channels;
+    // Known parameters fold to one scale and one shift per channel here;
+    // computed ones make the same two in the graph.
     const ConstantData* p[4] = {};
+    bool known = true;
     for (int i = 0; i < 4; ++i) {
         p[i] = l.constant_of(node.input(i + 1));
-        if (p[i] == nullptr || p[i]->floats.size() != static_cast<std::size_t>(x->dims[1]))
-            return fail(l.refuse(node, "scale, B, mean and var must be FLOAT constants of one "
-                                       "value per channel"));
+        known = known && p[i] != nullptr && p[i]->floats.size() == static_cast<std::size_t>(channels);
     }
-    const float eps = float_attr(node, "epsilon", 1e-5f);
-    const std::size_t c = p[0]->floats.size();
-    std::vector<float> k(c), shift(c);
-    for (std::size_t i = 0; i < c; ++i) {
-        k[i] = p[0]->floats[i] / std::sqrt(p[3]->floats[i] + eps);
-        shift[i] = p[1]->floats[i] - p[2]->floats[i] * k[i];
+    Value k, shift;
+    if (known) {
+        std::vector<float> kv(static_cast<std::size_t>(channels)), sv(kv.size());
+        for (std::size_t i = 0; i < kv.size(); ++i) {
+            kv[i] = p[0]->floats[i] / std::sqrt(p[3]->floats[i] + eps);
+            sv[i] = p[1]->floats[i] - p[2]->floats[i] * kv[i];
+        }
+        k = l.constant(per_channel, std::move(kv));
+        shift = l.constant(per_channel, std::move(sv));
+    } else {
+        Value q[4];
+        for (int i = 0; i < 4; ++i) {
+            auto v = l.input(node, i + 1);
+            if (!v) return fail(v.error());
+            if (elements(v->dims) != channels)
+                return fail(l.refuse(node, "scale, B, mean and var must hold one value per channel"));
+            q[i] = l.reshape(*v, per_channel);
+        }
+        Value inv = l.unary(Op::rsqrt, l.binary(Op::add, q[3], l.scalar_like(eps, per_channel.size()), per_channel),
+                            per_channel);
+        k = l.mul(q[0], inv, per_channel);
+        shift = l.binary(Op::sub, q[1], l.mul(q[2], k, per_channel), per_channel);
     }
-    Dims per_channel(x->dims.size(), 1);
-    per_channel[1] = static_cast<std::int64_t>(c);
-    Value scaled = l.mul(*x, l.constant(per_channel, std::move(k)), *dims);
-    return l.bind(node, 0, l.binary(Op::add, scaled, l.constant(per_channel, std::move(shift)), *dims));
+    Value scaled = l.mul(*x, k, *dims);
+    return l.bind(node, 0, l.binary(Op::add, scaled, shift, *dims));
 }
 
 // The axes of a Reduce* node (attribute, or input 1 from opset 13's
