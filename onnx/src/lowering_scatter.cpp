@@ -110,14 +110,19 @@ Status lower_gather_nd(Lowering& l, const Node& node)
     return l.bind(node, 0, l.reshape(out, *dims));
 }
 
-Status refuse_reduction(Lowering& l, const Node& node)
+// A scatter's data, indices and updates (inputs 0, 1, 2), refusing a
+// reduction and indices that are not integers.
+Result<Lowering::Operands> scatter_operands(Lowering& l, const Node& node)
 {
     const auto* reduction = attribute(node, "reduction");
     if (reduction != nullptr && reduction->s() != "none")
         return fail(l.refuse(node, fmt::format("reduction {} combines writes to one position, which "
                                                "TOSA SCATTER does not; only reduction none is imported",
                                                reduction->s())));
-    return {};
+    auto ops = l.operands(node, 3);
+    if (!ops) return fail(ops.error());
+    if (ops->in[1].dtype != DType::int32) return fail(l.refuse(node, "its indices are not integers"));
+    return ops;
 }
 
 // SCATTER of `updates` [1, W, C] into data [1, K, C] at `positions` [1, W].
@@ -136,11 +141,9 @@ Status scatter(Lowering& l, const Node& node, const Value& data, Value positions
 
 Status lower_scatter_nd(Lowering& l, const Node& node)
 {
-    if (auto ok = refuse_reduction(l, node); !ok) return ok;
-    auto ops = l.operands(node, 3);
+    auto ops = scatter_operands(l, node);
     if (!ops) return fail(ops.error());
     const Value &data = ops->in[0], &indices = ops->in[1], &updates = ops->in[2];
-    if (indices.dtype != DType::int32) return fail(l.refuse(node, "its indices are not integers"));
     const Dims& d = data.dims;
     const Dims& i = indices.dims;
     if (i.empty() || static_cast<std::size_t>(i.back()) > d.size())
@@ -154,11 +157,9 @@ Status lower_scatter_nd(Lowering& l, const Node& node)
 // ScatterElements (and Scatter, its name before opset 11) along `axis`.
 Status lower_scatter_elements(Lowering& l, const Node& node)
 {
-    if (auto ok = refuse_reduction(l, node); !ok) return ok;
-    auto ops = l.operands(node, 3);
+    auto ops = scatter_operands(l, node);
     if (!ops) return fail(ops.error());
     const Value &data = ops->in[0], &indices = ops->in[1], &updates = ops->in[2];
-    if (indices.dtype != DType::int32) return fail(l.refuse(node, "its indices are not integers"));
     const Dims& d = data.dims;
     const Dims& i = indices.dims;
     const std::size_t rank = d.size();
