@@ -217,6 +217,10 @@ std::uint32_t Lowering::zero_point()
 
 Value Lowering::unary(Op op, Value x, const Dims& dims, tosa::Attributes attrs)
 {
+    if (auto moved = in_channels_last(op, {x}, dims, [&](std::vector<Value> v, const Dims& d) {
+            return unary(op, v[0], d, attrs);
+        }))
+        return *moved;
     Value out = tensor(dims);
     if (op == Op::negate)
         g_.op(op, {x.tensor, zero_point(), zero_point()}, {out.tensor});
@@ -227,6 +231,10 @@ Value Lowering::unary(Op op, Value x, const Dims& dims, tosa::Attributes attrs)
 
 Value Lowering::binary(Op op, Value a, Value b, const Dims& dims)
 {
+    if (auto moved = in_channels_last(op, {a, b}, dims, [&](std::vector<Value> v, const Dims& d) {
+            return binary(op, v[0], v[1], d);
+        }))
+        return *moved;
     a = to_rank(a, dims.size());
     b = to_rank(b, dims.size());
     Value out = tensor(dims);
@@ -414,6 +422,7 @@ Result<Imported> Lowering::run()
         imported.outputs.push_back(Port{output.name(), elem, v.dims, v.dtype});
     }
     imported.graph = g_.finish();
+    prune(imported.graph);
     return imported;
 }
 

@@ -133,6 +133,12 @@ public:
     Value binary(Op op, Value a, Value b, const Dims& dims);
     Value mul(Value a, Value b, const Dims& dims);
 
+    // NCHW to NHWC and back (TRANSPOSE), remembering each pair: a value
+    // that came from NHWC goes back to it without a TRANSPOSE, and the
+    // elementwise operators of such values run in NHWC (lowering_layout.cpp).
+    Value to_channels_last(Value nchw);
+    Value to_channels_first(Value nhwc);
+
     const Model& model() const { return model_; }
     tosa::GraphBuilder& builder() { return g_; }
 
@@ -140,6 +146,11 @@ public:
 
 private:
     std::string fresh(std::string_view base) { return fmt::format("{}#{}", base, serial_++); }
+    // `op` of `operands` into `dims` run in NHWC by `emit` (given the NHWC
+    // operands and dims), where lowering_layout.cpp's rule allows; the
+    // result in NCHW.
+    std::optional<Value> in_channels_last(Op op, const std::vector<Value>& operands, const Dims& dims,
+                                          const std::function<Value(std::vector<Value>, const Dims&)>& emit);
 
     const Model& model_;
     tosa::GraphBuilder g_;
@@ -147,9 +158,15 @@ private:
     std::unordered_map<std::string, ConstantData> folded_;
     std::optional<std::uint32_t> shift_;
     std::unordered_map<tosa::DType, std::uint32_t> zeros_;
+    std::unordered_map<std::uint32_t, Value> channels_last_;  // NCHW tensor -> its NHWC twin
     tosa::DType type_ = tosa::DType::fp32;
     std::uint64_t serial_ = 0;
 };
+
+// Removes the operators whose results nothing reads (no operator, no
+// output), then the tensors no operator or port names
+// (lowering_layout.cpp).
+void prune(tosa::Graph& graph);
 
 // ---- attributes ----
 

@@ -143,14 +143,14 @@ Status lower_conv_transpose(Lowering& l, const Node& node)
         if (b->dims != Dims{m}) return fail(l.refuse(node, "its bias is not one value per output channel"));
         bias = *b;
     }
-    Value xt = l.transpose(l.reshape(*x, in), {0, 2, 3, 1});
+    Value xt = l.to_channels_last(l.reshape(*x, in));
     Value yt = l.tensor({out[0], out[2], out[3], m});
     l.builder().op(Op::transpose_conv2d,
                    {xt.tensor, weights.tensor, bias.tensor, l.zero_point(), l.zero_point()}, {yt.tensor},
                    tosa::transpose_conv_attr({out_pad[0], out_pad[1], out_pad[2], out_pad[3]},
                                              {static_cast<std::int32_t>(stride[0]),
                                               static_cast<std::int32_t>(stride[1])}));
-    return l.bind(node, 0, l.reshape(l.transpose(yt, {0, 3, 1, 2}), *dims));
+    return l.bind(node, 0, l.reshape(l.to_channels_first(yt), *dims));
 }
 
 }  // namespace

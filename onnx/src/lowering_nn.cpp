@@ -35,8 +35,8 @@ namespace {
 
 constexpr float infinity = std::numeric_limits<float>::infinity();
 
-Value to_nhwc(Lowering& l, Value v) { return l.transpose(v, {0, 2, 3, 1}); }
-Value to_nchw(Lowering& l, Value v) { return l.transpose(v, {0, 3, 1, 2}); }
+Value to_nhwc(Lowering& l, Value v) { return l.to_channels_last(v); }
+Value to_nchw(Lowering& l, Value v) { return l.to_channels_first(v); }
 
 // The window of a 2-D convolution or pool in TOSA's terms.
 struct Window {

@@ -378,7 +378,7 @@ Status lower_resize_as(Lowering& l, const Node& node, bool legacy)
         const auto h = tosa_axis(*rule, axes[2], x->dims[2], scale[2]);
         const auto w = tosa_axis(*rule, axes[3], x->dims[3], scale[3]);
         if (h && w) {
-            Value xt = l.transpose(*x, {0, 2, 3, 1});
+            Value xt = l.to_channels_last(*x);
             Value yt = l.tensor({(*dims)[0], (*dims)[2], (*dims)[3], (*dims)[1]});
             tosa::Attributes attrs;
             attrs.present = true;
@@ -387,7 +387,7 @@ Status lower_resize_as(Lowering& l, const Node& node, bool legacy)
                            {xt.tensor, l.shape_operand({h->n, h->d, w->n, w->d}),
                             l.shape_operand({h->offset, w->offset}), l.shape_operand({h->border, w->border})},
                            {yt.tensor}, attrs);
-            return l.bind(node, 0, l.transpose(yt, {0, 3, 1, 2}));
+            return l.bind(node, 0, l.to_channels_first(yt));
         }
     }
     // Else one MATMUL per resized axis, then extrapolation_value where a

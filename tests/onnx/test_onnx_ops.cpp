@@ -1,7 +1,8 @@
 // test_onnx_ops.cpp - forms of the imported ops that the ONNX node suite
 // holds no test for (Pad's wrap mode and cropping pads, Slice's steps, OneHot's
 // indices outside the depth, BitShift's wrap, MatMulInteger of INT8 by
-// UINT8 at the types' extremes), and their refusals, on the
+// UINT8 at the types' extremes, the layout kept NHWC between convolutions),
+// and their refusals, on the
 // CPU device with exact results.
 #include "onnx_model_support.hpp"
 
@@ -129,6 +130,84 @@ void matmul_integer_sums_exactly_in_int32(void**)
                         "node 'MatMulInteger' (MatMulInteger): its zero point 'zb' holds 2 values; TOSA takes one per operand");
 }
 
+// X [1, 2, 5, 5] -> Conv (w1, 3 x 3, pads 1) -> Relu -> Mul by a
+// per-channel [3, 1, 1] -> Add the Conv's output -> Conv (w2, 1 x 1) -> Y:
+// every value between the convolutions has an NHWC twin, so the graph
+// holds two TRANSPOSEs (X in, Y out) and none between.
+void convolutions_stay_channels_last_between(void**)
+{
+    ::onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    auto* g = m.mutable_graph();
+    g->set_name("chain");
+    auto port = [](::onnx::ValueInfoProto* v, const char* name, std::vector<std::int64_t> dims) {
+        v->set_name(name);
+        auto* type = v->mutable_type()->mutable_tensor_type();
+        type->set_elem_type(T::FLOAT);
+        for (std::int64_t d : dims) type->mutable_shape()->add_dim()->set_dim_value(d);
+    };
+    port(g->add_input(), "X", {1, 2, 5, 5});
+    port(g->add_output(), "Y", {1, 1, 5, 5});
+    auto constant = [&](const char* name, std::vector<std::int64_t> dims, std::vector<float> values) {
+        auto* t = g->add_initializer();
+        t->set_name(name);
+        t->set_data_type(T::FLOAT);
+        for (std::int64_t d : dims) t->add_dims(d);
+        for (float v : values) t->add_float_data(v);
+    };
+    std::vector<float> w1(3 * 2 * 3 * 3), x(2 * 5 * 5);
+    for (std::size_t i = 0; i < w1.size(); ++i) w1[i] = static_cast<float>(static_cast<int>(i * 7 % 11) - 5) / 8;
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i * 5 % 13) - 6) / 4;
+    const std::vector<float> scale{0.5f, -2.0f, 1.5f}, w2{1.0f, 0.25f, -0.5f};
+    constant("w1", {3, 2, 3, 3}, w1);
+    constant("s", {3, 1, 1}, scale);
+    constant("w2", {1, 3, 1, 1}, w2);
+    auto node = [&](const char* op, std::vector<const char*> in, const char* out) {
+        auto* n = g->add_node();
+        n->set_op_type(op);
+        for (const char* i : in) n->add_input(i);
+        n->add_output(out);
+        return n;
+    };
+    auto* conv = node("Conv", {"X", "w1"}, "c");
+    auto* pads = conv->add_attribute();
+    pads->set_name("pads");
+    pads->set_type(::onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) pads->add_ints(1);
+    node("Relu", {"c"}, "r");
+    node("Mul", {"r", "s"}, "m");
+    node("Add", {"m", "c"}, "a");
+    node("Conv", {"a", "w2"}, "Y");
+    const std::string model = m.SerializeAsString();
+    auto imported = vaccel::onnx::import_model(std::as_bytes(std::span(model)));
+    assert_ok(imported);
+    const auto& ops = imported->graph.regions[0].blocks[0].operators;
+    assert_int_equal(std::ranges::count_if(ops, [](const auto& o) { return o.op == vaccel::tosa::Op::transpose; }), 2);
+    cpu_test::Rig rig;
+    auto program = rig.must_load(std::move(imported->graph));
+    const auto y = from_bytes<float>(cpu_test::run_ok(rig, *program, {to_bytes(x)})[0]);
+    assert_ok(rig.backend->unload_program(program));
+    // The same in float64, NCHW, directly.
+    std::vector<double> c(3 * 25, 0.0), want(25, 0.0);
+    for (int o = 0; o < 3; ++o)
+        for (int yy = 0; yy < 5; ++yy)
+            for (int xx = 0; xx < 5; ++xx)
+                for (int i = 0; i < 2; ++i)
+                    for (int ky = 0; ky < 3; ++ky)
+                        for (int kx = 0; kx < 3; ++kx) {
+                            const int sy = yy + ky - 1, sx = xx + kx - 1;
+                            if (sy < 0 || sy >= 5 || sx < 0 || sx >= 5) continue;
+                            c[o * 25 + yy * 5 + xx] += w1[((o * 2 + i) * 3 + ky) * 3 + kx] * x[i * 25 + sy * 5 + sx];
+                        }
+    for (int o = 0; o < 3; ++o)
+        for (int p = 0; p < 25; ++p) {
+            const double a = std::max(c[o * 25 + p], 0.0) * scale[o] + c[o * 25 + p];
+            want[p] += w2[o] * a;
+        }
+    cpu_test::assert_near(y, want, 1e-5);
+}
+
 void training_dropout_is_refused_unless_it_drops_nothing(void**)
 {
     NodeModel m{.op = "Dropout",
@@ -158,6 +237,7 @@ int main()
         cmocka_unit_test(one_hot_marks_nothing_outside_its_depth),
         cmocka_unit_test(bit_shift_left_wraps_at_the_width),
         cmocka_unit_test(matmul_integer_sums_exactly_in_int32),
+        cmocka_unit_test(convolutions_stay_channels_last_between),
         cmocka_unit_test(training_dropout_is_refused_unless_it_drops_nothing),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
