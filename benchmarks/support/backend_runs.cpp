@@ -104,7 +104,7 @@ std::vector<std::byte> random_bytes(std::size_t elements, DType dtype, unsigned 
 }
 
 // Median seconds of `runs` submissions of `graph` (after one warm-up).
-double median_seconds(Backend& backend, const tosa::Graph& graph, int runs, bool random_inputs)
+double median_seconds(Backend& backend, const tosa::Graph& graph, int runs, bool random_inputs, std::uint32_t domain)
 {
     auto context = must(backend.create_context(), "create_context");
     auto queue = must(backend.create_queue(*context), "create_queue");
@@ -118,9 +118,7 @@ double median_seconds(Backend& backend, const tosa::Graph& graph, int runs, bool
     for (std::uint32_t s = 0; s < slots.size(); ++s) {
         BufferDesc buffer;
         buffer.bytes = slots[s].bytes;
-        // Device memory, as a GPU client allocates it (the Host domain is
-        // system memory: every kernel access would cross PCIe).
-        buffer.domain = VACCEL_DOMAIN_DEVICE;
+        buffer.domain = domain;
         BufferInfo info;
         buffers.push_back(must(backend.allocate_buffer(*context, buffer, info), "allocate_buffer"));
         const bool input = s < program->input_count();

@@ -1,9 +1,10 @@
 // backend_runs.hpp - running TOSA programs through a Backend and timing
-// them, for the GPU backends' benchmarks (bench_vulkan, bench_cuda).
+// them, for the backends' benchmarks (bench_vulkan, bench_cuda,
+// bench_onnx_layout).
 //
 // Decides: a figure is the median wall clock of --runs submissions after three
 // warm-ups, from submit to the completion sink, with every binding in a
-// Device-domain buffer (as a GPU client allocates them); MATMUL inputs are
+// Device-domain buffer unless the caller names another; MATMUL inputs are
 // random in [-1, 1], ADD's zero. Any refusal or a run that does not
 // complete ends the program with the reason.
 #pragma once
@@ -47,9 +48,12 @@ double median_of_runs(int runs, const std::function<double()>& once);
 // completion; ends the program when it is refused or does not complete.
 double timed_event(backend::Backend& backend, std::string_view what,
                    const std::function<Result<backend::Submitted>(std::shared_ptr<backend::EventSink>)>& start);
-// The median seconds of `runs` submissions of `graph` on `backend`.
+// The median seconds of `runs` submissions of `graph` on `backend`, its
+// buffers in `domain`: Device memory by default, as a GPU client allocates
+// it (the Host domain is system memory: every GPU kernel access would cross
+// PCIe); the CPU device takes Host.
 double median_seconds(backend::Backend& backend, const tosa::Graph& graph, int runs,
-                      bool random_inputs);
+                      bool random_inputs, std::uint32_t domain = VACCEL_DOMAIN_DEVICE);
 // "<anchor> GFLOP/s anchor, ratio <ours/anchor>x", or that none was given.
 std::string anchor_text(double anchor, double ours);
 

@@ -12,7 +12,7 @@ Result<Imported> import_model(std::span<const std::byte> model, const ImportOpti
     auto read = Model::read(model, options);
     if (!read) return fail(read.error());
     if (auto settled = fold_until_shapes_settle(*read); !settled) return fail(settled.error());
-    return lower_model(*read);
+    return lower_model(*read, options.transpose_per_node);
 }
 
 }  // namespace vaccel::onnx

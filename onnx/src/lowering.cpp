@@ -428,6 +428,9 @@ Result<Imported> Lowering::run()
 
 }  // namespace lowering
 
-Result<Imported> lower_model(const Model& model) { return lowering::Lowering(model).run(); }
+Result<Imported> lower_model(const Model& model, bool transpose_per_node)
+{
+    return lowering::Lowering(model, transpose_per_node).run();
+}
 
 }  // namespace vaccel::onnx

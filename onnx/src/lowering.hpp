@@ -51,7 +51,8 @@
 
 namespace vaccel::onnx {
 
-Result<Imported> lower_model(const Model& model);
+// `transpose_per_node`: ImportOptions's.
+Result<Imported> lower_model(const Model& model, bool transpose_per_node = false);
 
 // The inputs of `op` whose values set a shape or an attribute (a Reshape's
 // shape, a Resize's scales): they must be known at import

@@ -54,7 +54,10 @@ inline std::int64_t elements(const Dims& dims)
 
 class Lowering {
 public:
-    explicit Lowering(const Model& model) : model_(model) {}
+    explicit Lowering(const Model& model, bool transpose_per_node = false)
+        : model_(model), transpose_per_node_(transpose_per_node)
+    {
+    }
 
     Result<Imported> run();
 
@@ -159,6 +162,7 @@ private:
     std::optional<std::uint32_t> shift_;
     std::unordered_map<tosa::DType, std::uint32_t> zeros_;
     std::unordered_map<std::uint32_t, Value> channels_last_;  // NCHW tensor -> its NHWC twin
+    bool transpose_per_node_ = false;                         // no twins (ImportOptions)
     tosa::DType type_ = tosa::DType::fp32;
     std::uint64_t serial_ = 0;
 };

@@ -6,11 +6,16 @@
 //  - each NHWC value brought back to NCHW (after a CONV2D or a pool) is
 //    remembered with its NCHW twin, so a convolution reading that NCHW
 //    value takes the NHWC one without a TRANSPOSE;
-//  - an elementwise operator (layout_free) whose 4-D operands all have an
-//    NHWC twin, or hold at most one dimension above 1 (a per-channel
-//    scale, a scalar: their NHWC form is a RESHAPE), runs in NHWC, and its
-//    NCHW result is a TRANSPOSE of that, remembered the same way. The chain
-//    Conv -> BatchNormalization -> Relu -> Add -> Conv so stays in NHWC;
+//  - the NHWC form made for an NCHW value is remembered too, so a value
+//    two convolutions read is TRANSPOSEd once;
+//  - an elementwise operator (layout_free) of 4-D results one of whose
+//    operands has an NHWC twin runs in NHWC, and its NCHW result is a
+//    TRANSPOSE of that, remembered the same way. The other operands come
+//    as their twins, as RESHAPEs where they hold at most one dimension
+//    above 1 (a per-channel scale, a scalar: the same elements in the same
+//    order in either layout), else TRANSPOSEd. The chain Conv ->
+//    BatchNormalization -> Relu -> Add (of the block's input) -> Relu ->
+//    Conv so stays in NHWC;
 //  - the TRANSPOSEs no one reads afterwards, like any operator whose
 //    results are unused, are removed by `prune` once the graph is built.
 #include <algorithm>
@@ -43,13 +48,15 @@ Dims nhwc_dims(const Dims& d) { return {d[0], d[2], d[3], d[1]}; }
 Value Lowering::to_channels_last(Value nchw)
 {
     if (auto it = channels_last_.find(nchw.tensor); it != channels_last_.end()) return it->second;
-    return transpose(nchw, {0, 2, 3, 1});
+    Value nhwc = transpose(nchw, {0, 2, 3, 1});
+    if (!transpose_per_node_) channels_last_.emplace(nchw.tensor, nhwc);
+    return nhwc;
 }
 
 Value Lowering::to_channels_first(Value nhwc)
 {
     Value nchw = transpose(nhwc, {0, 3, 1, 2});
-    channels_last_.emplace(nchw.tensor, nhwc);
+    if (!transpose_per_node_) channels_last_.emplace(nchw.tensor, nhwc);
     return nchw;
 }
 
@@ -70,10 +77,12 @@ std::optional<Value> Lowering::in_channels_last(Op op, const std::vector<Value>&
             four.insert(four.end(), v.dims.begin(), v.dims.end());
             moved.push_back(reshape(v, nhwc_dims(four)));
         } else {
-            return std::nullopt;
+            moved.push_back(v);  // a full NCHW value: TRANSPOSEd below, if another is NHWC
         }
     }
     if (!any) return std::nullopt;  // the RESHAPEs made above are pruned
+    for (std::size_t i = 0; i < moved.size(); ++i)
+        if (moved[i].tensor == operands[i].tensor && moved[i].dims.size() == 4) moved[i] = to_channels_last(moved[i]);
     return to_channels_first(emit(std::move(moved), nhwc_dims(dims)));
 }
 

@@ -46,6 +46,10 @@ struct ImportOptions {
         std::vector<float> floats;
     };
     std::map<std::string, Values> input_values;
+    // Each convolution and pool between TRANSPOSEs of its own, the layout
+    // of every value NCHW: what the graph was before values kept their NHWC
+    // twins (lowering_layout.cpp). For comparing the two (bench_onnx_layout).
+    bool transpose_per_node = false;
 };
 
 struct Imported {
