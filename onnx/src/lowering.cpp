@@ -399,14 +399,16 @@ Result<Imported> Lowering::run()
                             .with_note(fmt::format("output '{}' is not computed by the graph's "
                                                    "nodes (a constant output is not imported)",
                                                    output.name())));
-        // An output is a tensor of its own, written by an operator: an input
-        // or a value that is also another output gets an IDENTITY.
+        // An output is a tensor of its own, written by an operator other
+        // than CONST: an input, a constant (EyeLike's, a window's) or a
+        // value that is also another output gets an IDENTITY.
         Value v = it->second;
         auto named = [&](const Port& p) { return p.name == output.name(); };
         const bool is_input = std::ranges::any_of(imported.inputs, named);
         const bool taken = std::ranges::any_of(imported.outputs, named);
+        const bool constant = !g_.block().tensors[v.tensor].data.empty();
         type_ = v.dtype;
-        if (is_input || taken) v = unary(Op::identity, v, v.dims);
+        if (is_input || taken || constant) v = unary(Op::identity, v, v.dims);
         const auto type = model_.type_of(output.name());
         const std::int32_t elem = type ? type->elem : ::onnx::TensorProto::FLOAT;
         if (carrier_of(elem) != v.dtype)
