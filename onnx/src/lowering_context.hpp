@@ -233,7 +233,7 @@ struct Int8Zeros {
 // ones with `zeros`.
 Result<Value> matmul(Lowering& l, const Node& node, Value a, Value b, const Dims& out_dims,
                      const Int8Zeros* zeros = nullptr);
-// ONNX Conv (2-D; group 1 or depthwise) of NCHW `x` by OIHW `w`
+// ONNX Conv (2-D; any group) of NCHW `x` by OIHW `w`
 // (lowering_nn.cpp): float operands (`w_data` its FLOAT constant data, if
 // known, reordered at import), or INT8 ones with `zeros` (INT32 result).
 Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value& w, const ConstantData* w_data,

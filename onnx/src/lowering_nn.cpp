@@ -127,6 +127,10 @@ Result<Value> conv_weights(Lowering& l, const Node& node, const Value* w, const 
 
 }  // namespace
 
+// A grouped convolution (neither 1 nor depthwise) is one CONV2D per group
+// over its slice of the NHWC input's channels and its block of output
+// channels (contiguous in OIHW weights: constant ones are sliced at
+// import), CONCATenated along the channels.
 Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value& w, const ConstantData* w_data,
                      const std::optional<Value>& bias, const Int8Zeros* zeros)
 {
@@ -137,14 +141,12 @@ Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value&
     const std::int64_t group = int_attr(node, "group", 1), c = x.dims[1];
     const std::int64_t m = w.dims[0], cg = w.dims[1];
     const bool depthwise = group != 1 && group == c && cg == 1 && m % c == 0;
-    if (group != 1 && !depthwise)
-        return fail(l.refuse(node, fmt::format("group {} of {} input channels is neither 1 nor "
-                                               "depthwise (one weight channel per group)",
-                                               group, c)));
+    if (group < 1 || c % group != 0 || m % group != 0 || cg * group != c)
+        return fail(l.refuse(node, fmt::format("group {} does not divide its {} input channels and {} output "
+                                               "channels into groups of {} weight channels",
+                                               group, c, m, cg)));
     auto win = window_of(l, node, x.dims, *dims, {w.dims[2], w.dims[3]});
     if (!win) return fail(win.error());
-    auto weights = conv_weights(l, node, &w, w_data, depthwise, c);
-    if (!weights) return fail(weights.error());
     const tosa::DType acc = zeros != nullptr ? tosa::DType::int32 : tosa::DType::fp32;
     Value b = zeros != nullptr ? l.constant_ints({m}, std::vector<std::int64_t>(static_cast<std::size_t>(m), 0), acc)
                                : l.constant({m}, std::vector<float>(static_cast<std::size_t>(m), 0.0f));
@@ -152,12 +154,39 @@ Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value&
         if (bias->dims != Dims{m}) return fail(l.refuse(node, "its bias is not one value per output channel"));
         b = *bias;
     }
-    Value xt = cropped(l, to_nhwc(l, x), *win);
-    Value yt = l.tensor_of({(*dims)[0], (*dims)[2], (*dims)[3], m}, zeros != nullptr ? acc : l.element_type());
+    const Value xt = cropped(l, to_nhwc(l, x), *win);
     const std::uint32_t x_zero = zeros != nullptr ? zeros->a : l.zero_point();
     const std::uint32_t w_zero = zeros != nullptr ? zeros->b : l.zero_point();
-    l.builder().op(depthwise ? Op::depthwise_conv2d : Op::conv2d, {xt.tensor, weights->tensor, b.tensor, x_zero, w_zero},
-                   {yt.tensor}, tosa::conv_attr(win->pad, win->stride, win->dilation, acc));
+    const tosa::DType out_type = zeros != nullptr ? acc : l.element_type();
+    const auto attrs = tosa::conv_attr(win->pad, win->stride, win->dilation, acc);
+    const std::int64_t groups = depthwise ? 1 : group, mg = m / groups;
+    std::vector<std::uint32_t> parts;
+    for (std::int64_t g = 0; g < groups; ++g) {
+        Value xg = xt, wg = w, bg = b;
+        std::optional<ConstantData> wg_data;
+        if (groups > 1) {
+            xg = l.slice(xt, {0, 0, 0, g * cg}, {xt.dims[0], xt.dims[1], xt.dims[2], cg});
+            wg = l.slice(w, {g * mg, 0, 0, 0}, {mg, cg, w.dims[2], w.dims[3]});
+            bg = l.slice(b, {g * mg}, {mg});
+            if (w_data != nullptr && !w_data->floats.empty()) {
+                const auto block = static_cast<std::size_t>(elements(wg.dims));
+                wg_data = ConstantData{{w_data->type.elem, wg.dims},
+                                       {w_data->floats.begin() + static_cast<std::ptrdiff_t>(g) * static_cast<std::ptrdiff_t>(block),
+                                        w_data->floats.begin() + static_cast<std::ptrdiff_t>(g + 1) * static_cast<std::ptrdiff_t>(block)},
+                                       {}};
+            }
+        }
+        const ConstantData* data = groups > 1 ? (wg_data ? &*wg_data : nullptr) : w_data;
+        auto weights = conv_weights(l, node, &wg, data, depthwise, c);
+        if (!weights) return fail(weights.error());
+        Value yg = l.tensor_of({(*dims)[0], (*dims)[2], (*dims)[3], mg}, out_type);
+        l.builder().op(depthwise ? Op::depthwise_conv2d : Op::conv2d, {xg.tensor, weights->tensor, bg.tensor, x_zero, w_zero},
+                       {yg.tensor}, attrs);
+        parts.push_back(yg.tensor);
+    }
+    Value yt = l.tensor_of({(*dims)[0], (*dims)[2], (*dims)[3], m}, out_type);
+    if (parts.size() == 1) yt.tensor = parts[0];
+    else l.builder().op(Op::concat, parts, {yt.tensor}, tosa::axis_attr(3));
     return to_nchw(l, yt);
 }
 

@@ -1,7 +1,8 @@
 // test_onnx_ops.cpp - forms of the imported ops that the ONNX node suite
 // holds no test for (Pad's wrap mode and cropping pads, Slice's steps, OneHot's
 // indices outside the depth, BitShift's wrap, MatMulInteger of INT8 by
-// UINT8 at the types' extremes, the layout kept NHWC between convolutions),
+// UINT8 at the types' extremes, the layout kept NHWC between convolutions,
+// grouped Conv),
 // and their refusals, on the
 // CPU device with exact results.
 #include "onnx_model_support.hpp"
@@ -208,6 +209,53 @@ void convolutions_stay_channels_last_between(void**)
     cpu_test::assert_near(y, want, 1e-5);
 }
 
+// Conv of X [1, 4, 5, 5] by W [6, 2, 3, 3] in 2 groups (pads 1), weights
+// constant or given as an input, against float64.
+void grouped_conv_takes_each_groups_channels(void**)
+{
+    std::vector<float> x(4 * 25), w(6 * 2 * 9);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i * 7 % 17) - 8) / 4;
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i * 5 % 11) - 5) / 8;
+    std::vector<double> want(6 * 25, 0.0);
+    for (int o = 0; o < 6; ++o)
+        for (int p = 0; p < 25; ++p)
+            for (int i = 0; i < 2; ++i)
+                for (int ky = 0; ky < 3; ++ky)
+                    for (int kx = 0; kx < 3; ++kx) {
+                        const int sy = p / 5 + ky - 1, sx = p % 5 + kx - 1;
+                        if (sy < 0 || sy >= 5 || sx < 0 || sx >= 5) continue;
+                        const int channel = (o / 3) * 2 + i;  // group o / 3 reads its two channels
+                        want[o * 25 + p] += w[((o * 2 + i) * 3 + ky) * 3 + kx] * x[channel * 25 + sy * 5 + sx];
+                    }
+    NodeModel m{.op = "Conv",
+                .inputs = {{"X", T::FLOAT, {1, 4, 5, 5}}, {"W", T::FLOAT, {6, 2, 3, 3}}},
+                .outputs = {{"Y", T::FLOAT, {1, 6, 5, 5}}},
+                .attrs = {{"group", {}, 2, {}, {}}, {"pads", {1, 1, 1, 1}, {}, {}, {}}}};
+    cpu_test::assert_near(floats_of(m, {to_bytes(x), to_bytes(w)}), want, 1e-5);
+    // The weights as a constant: sliced per group at import.
+    ::onnx::ModelProto proto;
+    proto.ParseFromString(serialized(m));
+    auto* g = proto.mutable_graph();
+    g->mutable_input()->DeleteSubrange(1, 1);
+    auto* t = g->add_initializer();
+    t->set_name("W");
+    t->set_data_type(T::FLOAT);
+    for (std::int64_t d : {6, 2, 3, 3}) t->add_dims(d);
+    for (float v : w) t->add_float_data(v);
+    const std::string constant = proto.SerializeAsString();
+    auto imported = vaccel::onnx::import_model(std::as_bytes(std::span(constant)));
+    assert_ok(imported);
+    cpu_test::Rig rig;
+    auto program = rig.must_load(std::move(imported->graph));
+    cpu_test::assert_near(from_bytes<float>(cpu_test::run_ok(rig, *program, {to_bytes(x)})[0]), want, 1e-5);
+    assert_ok(rig.backend->unload_program(program));
+    m.attrs[0].i = 3;  // 3 groups of 4 channels
+    m.outputs[0].dims = {1, 6, 5, 5};
+    assert_string_equal(refusal(m).c_str(),
+                        "node 'Conv' (Conv): group 3 does not divide its 4 input channels and 6 output channels "
+                        "into groups of 2 weight channels");
+}
+
 void training_dropout_is_refused_unless_it_drops_nothing(void**)
 {
     NodeModel m{.op = "Dropout",
@@ -238,6 +286,7 @@ int main()
         cmocka_unit_test(bit_shift_left_wraps_at_the_width),
         cmocka_unit_test(matmul_integer_sums_exactly_in_int32),
         cmocka_unit_test(convolutions_stay_channels_last_between),
+        cmocka_unit_test(grouped_conv_takes_each_groups_channels),
         cmocka_unit_test(training_dropout_is_refused_unless_it_drops_nothing),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
