@@ -233,11 +233,14 @@ struct Int8Zeros {
 // ones with `zeros`.
 Result<Value> matmul(Lowering& l, const Node& node, Value a, Value b, const Dims& out_dims,
                      const Int8Zeros* zeros = nullptr);
-// ONNX Conv (2-D; any group) of NCHW `x` by OIHW `w`
+// ONNX Conv (1-D or 2-D; any group) of NCHW `x` by OIHW `w`
 // (lowering_nn.cpp): float operands (`w_data` its FLOAT constant data, if
 // known, reordered at import), or INT8 ones with `zeros` (INT32 result).
 Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value& w, const ConstantData* w_data,
                      const std::optional<Value>& bias, const Int8Zeros* zeros);
+// The same into the 4-D `out_dims` (a 1-D convolution's lifted result).
+Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value& w, const ConstantData* w_data,
+                     const std::optional<Value>& bias, const Int8Zeros* zeros, const Dims& out_dims);
 
 // A quantization's parameters (lowering_quantize.cpp).
 struct QuantParams {

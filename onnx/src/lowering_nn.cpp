@@ -58,15 +58,22 @@ Result<Window> window_of(Lowering& l, const Node& node, const Dims& in, const Di
                          const Dims& kernel)
 {
     Window w;
-    const Dims strides = ints_attr(node, "strides").value_or(Dims{1, 1});
-    const Dims dilations = ints_attr(node, "dilations").value_or(Dims{1, 1});
+    // A 1-D window (a 3-D input the caller gave a height of 1) is the 2-D
+    // window of height 1: each 1-D attribute gets that axis.
+    Dims strides = ints_attr(node, "strides").value_or(Dims{1, 1});
+    Dims dilations = ints_attr(node, "dilations").value_or(Dims{1, 1});
     Dims pads = ints_attr(node, "pads").value_or(Dims{0, 0, 0, 0});
-    if (kernel.size() != 2 || strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
-        return fail(l.refuse(node, "only 2-D windows are imported so far"));
+    Dims lifted = kernel;
+    if (lifted.size() == 1) lifted = {1, kernel[0]};
+    if (strides.size() == 1) strides = {1, strides[0]};
+    if (dilations.size() == 1) dilations = {1, dilations[0]};
+    if (pads.size() == 2) pads = {0, pads[0], 0, pads[1]};
+    if (lifted.size() != 2 || strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+        return fail(l.refuse(node, "only 1-D and 2-D windows are imported"));
     const auto* auto_pad = attribute(node, "auto_pad");
     const std::string mode = auto_pad != nullptr ? auto_pad->s() : "NOTSET";
     for (std::size_t a = 0; a < 2; ++a) {
-        const std::int64_t k = (kernel[a] - 1) * dilations[a] + 1;
+        const std::int64_t k = (lifted[a] - 1) * dilations[a] + 1;
         // What the inferred result needs padded in all along this axis.
         const std::int64_t total = (out[a + 2] - 1) * strides[a] + k - in[a + 2];
         if (mode == "SAME_UPPER" || mode == "SAME_LOWER") {
@@ -82,7 +89,7 @@ Result<Window> window_of(Lowering& l, const Node& node, const Dims& in, const Di
             return fail(l.refuse(node, "no window of the inferred result reads the input"));
         pads[a + 2] = std::max<std::int64_t>(end, 0);
         w.crop[a] = std::max<std::int64_t>(-end, 0);
-        w.kernel.push_back(static_cast<std::int32_t>(kernel[a]));
+        w.kernel.push_back(static_cast<std::int32_t>(lifted[a]));
         w.stride.push_back(static_cast<std::int32_t>(strides[a]));
         w.dilation.push_back(static_cast<std::int32_t>(dilations[a]));
     }
@@ -127,17 +134,34 @@ Result<Value> conv_weights(Lowering& l, const Node& node, const Value* w, const 
 
 }  // namespace
 
+// [N, C, W] as [N, C, 1, W] (a 1-D window's input, result or weights).
+Dims lift_dims(const Dims& d) { return {d[0], d[1], 1, d[2]}; }
+Value lift_1d(Lowering& l, const Value& v) { return l.reshape(v, lift_dims(v.dims)); }
+
+Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value& w, const ConstantData* w_data,
+                     const std::optional<Value>& bias, const Int8Zeros* zeros)
+{
+    auto out = l.output_dims(node);
+    if (!out) return fail(out.error());
+    // 1-D (3-D input and weights): the 2-D convolution of height 1.
+    if (x.dims.size() == 3 && w.dims.size() == 3 && out->size() == 3) {
+        auto y = conv2d(l, node, lift_1d(l, x), lift_1d(l, w), w_data, bias, zeros, lift_dims(*out));
+        if (!y) return fail(y.error());
+        return l.reshape(*y, *out);
+    }
+    return conv2d(l, node, x, w, w_data, bias, zeros, *out);
+}
+
 // A grouped convolution (neither 1 nor depthwise) is one CONV2D per group
 // over its slice of the NHWC input's channels and its block of output
 // channels (contiguous in OIHW weights: constant ones are sliced at
 // import), CONCATenated along the channels.
 Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value& w, const ConstantData* w_data,
-                     const std::optional<Value>& bias, const Int8Zeros* zeros)
+                     const std::optional<Value>& bias, const Int8Zeros* zeros, const Dims& out_dims)
 {
-    auto dims = l.output_dims(node);
-    if (!dims) return fail(dims.error());
+    const Dims* dims = &out_dims;
     if (x.dims.size() != 4 || w.dims.size() != 4)
-        return fail(l.refuse(node, "only 2-D convolutions (4-D input and weights) are imported"));
+        return fail(l.refuse(node, "only 1-D and 2-D convolutions (3-D or 4-D input and weights) are imported"));
     const std::int64_t group = int_attr(node, "group", 1), c = x.dims[1];
     const std::int64_t m = w.dims[0], cg = w.dims[1];
     const bool depthwise = group != 1 && group == c && cg == 1 && m % c == 0;
@@ -211,11 +235,15 @@ Status lower_conv(Lowering& l, const Node& node)
 
 Status pool(Lowering& l, const Node& node, Op op, bool global)
 {
-    auto x = l.input(node, 0);
-    if (!x) return fail(x.error());
-    auto dims = l.output_dims(node);
-    if (!dims) return fail(dims.error());
-    if (x->dims.size() != 4) return fail(l.refuse(node, "only 2-D pools (4-D input) are imported"));
+    auto in = l.input(node, 0);
+    if (!in) return fail(in.error());
+    auto out = l.output_dims(node);
+    if (!out) return fail(out.error());
+    // A 1-D pool (3-D input) is the 2-D pool of height 1.
+    const bool one_d = in->dims.size() == 3 && out->size() == 3;
+    if (in->dims.size() != 4 && !one_d) return fail(l.refuse(node, "only 1-D and 2-D pools (3-D or 4-D input) are imported"));
+    const std::optional<Value> x = one_d ? lift_1d(l, *in) : *in;
+    const std::optional<Dims> dims = one_d ? lift_dims(*out) : *out;
     if (node.output_size() > 1 && !node.output(1).empty())
         return fail(l.refuse(node, "its Indices output is not imported"));
     Window win;
@@ -224,7 +252,7 @@ Status pool(Lowering& l, const Node& node, Op op, bool global)
                {1, 1}, {1, 1}, {0, 0, 0, 0}};
     } else {
         const Dims kernel = ints_attr(node, "kernel_shape").value_or(Dims{});
-        if (const Dims d = ints_attr(node, "dilations").value_or(Dims{1, 1}); d != Dims{1, 1})
+        if (const Dims d = ints_attr(node, "dilations").value_or(Dims{}); std::ranges::any_of(d, [](std::int64_t v) { return v != 1; }))
             return fail(l.refuse(node, "dilated pools are not imported"));
         auto w = window_of(l, node, x->dims, *dims, kernel);
         if (!w) return fail(w.error());
@@ -250,7 +278,8 @@ Status pool(Lowering& l, const Node& node, Op op, bool global)
         l.builder().op(op, {xt.tensor, l.zero_point(), l.zero_point()}, {yt.tensor}, attrs);
     else
         l.builder().op(op, {xt.tensor}, {yt.tensor}, attrs);
-    return l.bind(node, 0, to_nchw(l, yt));
+    Value y = to_nchw(l, yt);
+    return l.bind(node, 0, one_d ? l.reshape(y, *out) : y);
 }
 
 Status lower_batch_norm(Lowering& l, const Node& node)

@@ -2,7 +2,7 @@
 // holds no test for (Pad's wrap mode and cropping pads, Slice's steps, OneHot's
 // indices outside the depth, BitShift's wrap, MatMulInteger of INT8 by
 // UINT8 at the types' extremes, the layout kept NHWC between convolutions,
-// grouped Conv),
+// grouped and 1-D Conv),
 // and their refusals, on the
 // CPU device with exact results.
 #include "onnx_model_support.hpp"
@@ -256,6 +256,27 @@ void grouped_conv_takes_each_groups_channels(void**)
                         "into groups of 2 weight channels");
 }
 
+// Conv of X [1, 2, 7] by W [3, 2, 3], stride 2, pads 1: [1, 3, 4].
+void one_d_conv_is_a_conv_of_height_one(void**)
+{
+    std::vector<float> x(2 * 7), w(3 * 2 * 3);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i * 3 % 7) - 3);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i * 5 % 9) - 4) / 2;
+    std::vector<double> want(3 * 4, 0.0);
+    for (int o = 0; o < 3; ++o)
+        for (int p = 0; p < 4; ++p)
+            for (int i = 0; i < 2; ++i)
+                for (int k = 0; k < 3; ++k) {
+                    const int at = p * 2 + k - 1;
+                    if (at >= 0 && at < 7) want[o * 4 + p] += w[(o * 2 + i) * 3 + k] * x[i * 7 + at];
+                }
+    NodeModel m{.op = "Conv",
+                .inputs = {{"X", T::FLOAT, {1, 2, 7}}, {"W", T::FLOAT, {3, 2, 3}}},
+                .outputs = {{"Y", T::FLOAT, {1, 3, 4}}},
+                .attrs = {{"strides", {2}, {}, {}, {}}, {"pads", {1, 1}, {}, {}, {}}}};
+    cpu_test::assert_near(floats_of(m, {to_bytes(x), to_bytes(w)}), want, 1e-6);
+}
+
 void training_dropout_is_refused_unless_it_drops_nothing(void**)
 {
     NodeModel m{.op = "Dropout",
@@ -287,6 +308,7 @@ int main()
         cmocka_unit_test(matmul_integer_sums_exactly_in_int32),
         cmocka_unit_test(convolutions_stay_channels_last_between),
         cmocka_unit_test(grouped_conv_takes_each_groups_channels),
+        cmocka_unit_test(one_d_conv_is_a_conv_of_height_one),
         cmocka_unit_test(training_dropout_is_refused_unless_it_drops_nothing),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
