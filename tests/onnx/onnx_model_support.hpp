@@ -92,18 +92,41 @@ inline std::string serialized(const NodeModel& spec)
     return m.SerializeAsString();
 }
 
-// The model imported and run once on the CPU device with `inputs` (the
+// `model` imported and run once on the CPU device with `inputs` (the
 // graph's bytes, in its input order); returns each output's bytes.
-inline std::vector<cpu_test::Bytes> run_on_cpu(const NodeModel& spec, const std::vector<cpu_test::Bytes>& inputs)
+inline std::vector<cpu_test::Bytes> run_model_on_cpu(const std::string& model, const std::vector<cpu_test::Bytes>& inputs)
 {
-    const std::string model = serialized(spec);
     auto imported = vaccel::onnx::import_model(std::as_bytes(std::span(model)));
-    if (!imported) fail_msg("%s: %s", spec.op.c_str(), imported.error().note.c_str());
+    if (!imported) fail_msg("%s", imported.error().note.c_str());
     cpu_test::Rig rig;
     auto program = rig.must_load(std::move(imported->graph));
     auto outputs = cpu_test::run_ok(rig, *program, inputs);
     assert_ok(rig.backend->unload_program(program));
     return outputs;
+}
+
+inline std::vector<cpu_test::Bytes> run_on_cpu(const NodeModel& spec, const std::vector<cpu_test::Bytes>& inputs)
+{
+    return run_model_on_cpu(serialized(spec), inputs);
+}
+
+// The model with its input `name` made a FLOAT initializer holding `values`.
+inline std::string with_constant_input(const NodeModel& spec, const std::string& name, const std::vector<float>& values)
+{
+    ::onnx::ModelProto proto;
+    proto.ParseFromString(serialized(spec));
+    auto* g = proto.mutable_graph();
+    for (int i = 0; i < g->input_size(); ++i)
+        if (g->input(i).name() == name) {
+            auto* t = g->add_initializer();
+            t->set_name(name);
+            t->set_data_type(T::FLOAT);
+            for (const auto& d : g->input(i).type().tensor_type().shape().dim()) t->add_dims(d.dim_value());
+            for (float v : values) t->add_float_data(v);
+            g->mutable_input()->DeleteSubrange(i, 1);
+            break;
+        }
+    return proto.SerializeAsString();
 }
 
 // The importer's refusal of the model (fails the test where it imports).

@@ -2,7 +2,7 @@
 // holds no test for (Pad's wrap mode and cropping pads, Slice's steps, OneHot's
 // indices outside the depth, BitShift's wrap, MatMulInteger of INT8 by
 // UINT8 at the types' extremes, the layout kept NHWC between convolutions,
-// grouped and 1-D Conv),
+// grouped and 1-D Conv, grouped ConvTranspose),
 // and their refusals, on the
 // CPU device with exact results.
 #include "onnx_model_support.hpp"
@@ -233,22 +233,8 @@ void grouped_conv_takes_each_groups_channels(void**)
                 .attrs = {{"group", {}, 2, {}, {}}, {"pads", {1, 1, 1, 1}, {}, {}, {}}}};
     cpu_test::assert_near(floats_of(m, {to_bytes(x), to_bytes(w)}), want, 1e-5);
     // The weights as a constant: sliced per group at import.
-    ::onnx::ModelProto proto;
-    proto.ParseFromString(serialized(m));
-    auto* g = proto.mutable_graph();
-    g->mutable_input()->DeleteSubrange(1, 1);
-    auto* t = g->add_initializer();
-    t->set_name("W");
-    t->set_data_type(T::FLOAT);
-    for (std::int64_t d : {6, 2, 3, 3}) t->add_dims(d);
-    for (float v : w) t->add_float_data(v);
-    const std::string constant = proto.SerializeAsString();
-    auto imported = vaccel::onnx::import_model(std::as_bytes(std::span(constant)));
-    assert_ok(imported);
-    cpu_test::Rig rig;
-    auto program = rig.must_load(std::move(imported->graph));
-    cpu_test::assert_near(from_bytes<float>(cpu_test::run_ok(rig, *program, {to_bytes(x)})[0]), want, 1e-5);
-    assert_ok(rig.backend->unload_program(program));
+    cpu_test::assert_near(from_bytes<float>(run_model_on_cpu(with_constant_input(m, "W", w), {to_bytes(x)})[0]), want,
+                          1e-5);
     m.attrs[0].i = 3;  // 3 groups of 4 channels
     m.outputs[0].dims = {1, 6, 5, 5};
     assert_string_equal(refusal(m).c_str(),
@@ -275,6 +261,33 @@ void one_d_conv_is_a_conv_of_height_one(void**)
                 .outputs = {{"Y", T::FLOAT, {1, 3, 4}}},
                 .attrs = {{"strides", {2}, {}, {}, {}}, {"pads", {1, 1}, {}, {}, {}}}};
     cpu_test::assert_near(floats_of(m, {to_bytes(x), to_bytes(w)}), want, 1e-6);
+}
+
+// ConvTranspose of X [1, 4, 3, 3] by W [4, 2, 2, 2] in 2 groups, stride 2:
+// [1, 4, 6, 6], against float64.
+void grouped_conv_transpose_takes_each_groups_channels(void**)
+{
+    std::vector<float> x(4 * 9), w(4 * 2 * 4);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i * 5 % 11) - 5) / 2;
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i * 3 % 7) - 3) / 4;
+    std::vector<double> want(4 * 36, 0.0);
+    for (int g = 0; g < 2; ++g)
+        for (int ic = 0; ic < 2; ++ic)
+            for (int oc = 0; oc < 2; ++oc)
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j)
+                        for (int ky = 0; ky < 2; ++ky)
+                            for (int kx = 0; kx < 2; ++kx)
+                                want[(g * 2 + oc) * 36 + (i * 2 + ky) * 6 + j * 2 + kx] +=
+                                    x[(g * 2 + ic) * 9 + i * 3 + j] * w[(((g * 2 + ic) * 2 + oc) * 2 + ky) * 2 + kx];
+    NodeModel m{.op = "ConvTranspose",
+                .inputs = {{"X", T::FLOAT, {1, 4, 3, 3}}, {"W", T::FLOAT, {4, 2, 2, 2}}},
+                .outputs = {{"Y", T::FLOAT, {1, 4, 6, 6}}},
+                .attrs = {{"group", {}, 2, {}, {}}, {"strides", {2, 2}, {}, {}, {}}}};
+    cpu_test::assert_near(floats_of(m, {to_bytes(x), to_bytes(w)}), want, 1e-6);
+    // The weights as a constant, reordered per group at import.
+    cpu_test::assert_near(from_bytes<float>(run_model_on_cpu(with_constant_input(m, "W", w), {to_bytes(x)})[0]), want,
+                          1e-6);
 }
 
 void training_dropout_is_refused_unless_it_drops_nothing(void**)
@@ -309,6 +322,7 @@ int main()
         cmocka_unit_test(convolutions_stay_channels_last_between),
         cmocka_unit_test(grouped_conv_takes_each_groups_channels),
         cmocka_unit_test(one_d_conv_is_a_conv_of_height_one),
+        cmocka_unit_test(grouped_conv_transpose_takes_each_groups_channels),
         cmocka_unit_test(training_dropout_is_refused_unless_it_drops_nothing),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
