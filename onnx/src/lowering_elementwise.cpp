@@ -2,6 +2,7 @@
 // (lowering.hpp lists what each becomes).
 #include "lowering_context.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace vaccel::onnx::lowering {
@@ -229,6 +230,55 @@ Status lower_round(Lowering& l, const Node& node)
     return l.bind(node, 0, l.apply(Op::select, {small, whole, *x}, *dims, DType::fp32));
 }
 
+// Pow. FLOAT to a FLOAT or integer exponent: POW (the exponent CAST to
+// FP32). An integer to an integer exponent: square and multiply over the
+// exponent's bits in INT32 (wrapping as the INT32 result does), as many
+// bits as a known exponent needs, else 31; a negative exponent gives 0.
+// An integer to a FLOAT exponent: POW in FP32, CAST back (exact while the
+// result is below 2^24).
+Status lower_pow(Lowering& l, const Node& node)
+{
+    auto ops = l.operands(node, 2);
+    if (!ops) return fail(ops.error());
+    const Value &a = ops->in[0], &b = ops->in[1];
+    const Dims& dims = ops->dims;
+    using tosa::DType;
+    auto as_float = [&](const Value& v) { return v.dtype == DType::fp32 ? v : l.apply(Op::cast, {v}, v.dims, DType::fp32); };
+    auto float_pow = [&] {
+        Value out = l.tensor_of(dims, DType::fp32);
+        l.builder().op(Op::pow, {l.to_rank(as_float(a), dims.size()).tensor, l.to_rank(as_float(b), dims.size()).tensor},
+                       {out.tensor});
+        return out;
+    };
+    if (a.dtype == DType::fp32) return l.bind(node, 0, float_pow());
+    if (a.dtype != DType::int32) return fail(l.refuse(node, "its base is neither FLOAT nor an integer"));
+    if (b.dtype != DType::int32) return l.bind(node, 0, l.apply(Op::cast, {float_pow()}, dims, DType::int32));
+    int bits = 31;
+    if (const ConstantData* known = l.constant_of(node.input(1)); known != nullptr && !known->ints.empty()) {
+        const std::int64_t top = *std::ranges::max_element(known->ints);
+        bits = 1;
+        while (bits < 31 && (std::int64_t{1} << bits) <= top) ++bits;
+    }
+    const Dims ones(dims.size(), 1);
+    auto k = [&](std::int64_t c) { return l.constant_ints(ones, {c}, DType::int32); };
+    auto int_op = [&](Op op, Value x, Value y) {
+        Value out = l.tensor_of(dims, DType::int32);
+        std::vector<std::uint32_t> in{l.to_rank(x, dims.size()).tensor, l.to_rank(y, dims.size()).tensor};
+        if (op == Op::mul) in.push_back(l.mul_shift());
+        l.builder().op(op, in, {out.tensor});
+        return out;
+    };
+    Value result = l.tile(k(1), dims), square = l.to_rank(a, dims.size());
+    for (int bit = 0; bit < bits; ++bit) {
+        Value set = l.apply(Op::equal, {int_op(Op::bitwise_and, int_op(Op::arithmetic_right_shift, b, k(bit)), k(1)), k(1)},
+                            dims, DType::boolean);
+        result = l.apply(Op::select, {set, int_op(Op::mul, result, square), result}, dims, DType::int32);
+        if (bit + 1 < bits) square = int_op(Op::mul, square, square);
+    }
+    Value negative = l.apply(Op::greater, {k(0), b}, dims, DType::boolean);
+    return l.bind(node, 0, l.apply(Op::select, {negative, k(0), result}, dims, DType::int32));
+}
+
 // PRelu: x where x >= 0, slope * x below (slope broadcast to x).
 Status lower_prelu(Lowering& l, const Node& node)
 {
@@ -316,7 +366,7 @@ void add_elementwise(Table& table)
     table.emplace("Add", Entry(elementwise(Op::add), number_values));
     table.emplace("Sub", Entry(elementwise(Op::sub), number_values));
     table.emplace("Mul", Entry(elementwise(Op::mul), number_values));
-    table.emplace("Pow", elementwise(Op::pow));
+    table.emplace("Pow", Entry(lower_pow, fp32_values | int_values));
     table.emplace("Div", Entry(lower_div, number_values));
     table.emplace("Mod", Entry(lower_mod, number_values));
     table.emplace("Max", Entry(variadic(Op::maximum), number_values));

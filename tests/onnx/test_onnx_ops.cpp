@@ -2,7 +2,8 @@
 // holds no test for (Pad's wrap mode and cropping pads, Slice's steps, OneHot's
 // indices outside the depth, BitShift's wrap, MatMulInteger of INT8 by
 // UINT8 at the types' extremes, the layout kept NHWC between convolutions,
-// grouped and 1-D Conv, grouped ConvTranspose),
+// grouped and 1-D Conv, grouped ConvTranspose, integer Pow on run-time
+// exponents),
 // and their refusals, on the
 // CPU device with exact results.
 #include "onnx_model_support.hpp"
@@ -290,6 +291,17 @@ void grouped_conv_transpose_takes_each_groups_channels(void**)
                           1e-6);
 }
 
+void integer_pow_squares_over_every_exponent_bit(void**)
+{
+    NodeModel m{.op = "Pow",
+                .inputs = {{"x", T::INT32, {5}}, {"e", T::INT32, {5}}},
+                .outputs = {{"y", T::INT32, {5}}}};
+    // The exponents are graph inputs, so all 31 bits are squared in.
+    const auto y = from_bytes<std::int32_t>(run_on_cpu(m, {to_bytes(std::vector<std::int32_t>{3, -2, 7, 2, 5}),
+                                                           to_bytes(std::vector<std::int32_t>{4, 3, 0, 30, -1})})[0]);
+    assert_true((y == std::vector<std::int32_t>{81, -8, 1, 1 << 30, 0}));
+}
+
 void training_dropout_is_refused_unless_it_drops_nothing(void**)
 {
     NodeModel m{.op = "Dropout",
@@ -323,6 +335,7 @@ int main()
         cmocka_unit_test(grouped_conv_takes_each_groups_channels),
         cmocka_unit_test(one_d_conv_is_a_conv_of_height_one),
         cmocka_unit_test(grouped_conv_transpose_takes_each_groups_channels),
+        cmocka_unit_test(integer_pow_squares_over_every_exponent_bit),
         cmocka_unit_test(training_dropout_is_refused_unless_it_drops_nothing),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
