@@ -85,8 +85,9 @@ Status lower_mod(Lowering& l, const Node& node)
     Value r = l.binary(Op::sub, *a, l.mul(*b, q, *dims), *dims);
     if (fmod) return l.bind(node, 0, r);
     const Value zero = l.scalar_like(0.0f, rank);
+    // Over v's own dims (b may broadcast): XOR broadcasts the two.
     auto negative = [&](const Value& v) {
-        return l.apply(Op::greater, {zero, v}, *dims, tosa::DType::boolean);
+        return l.apply(Op::greater, {zero, v}, l.to_rank(v, rank).dims, tosa::DType::boolean);
     };
     Value nonzero = l.apply(Op::logical_not, {l.apply(Op::equal, {r, zero}, *dims, tosa::DType::boolean)},
                             *dims, tosa::DType::boolean);

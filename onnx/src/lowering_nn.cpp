@@ -272,12 +272,31 @@ Status pool(Lowering& l, const Node& node, Op op, bool global)
         xt = out;
         win.pad = {0, 0, 0, 0};
     }
-    Value yt = l.tensor({(*dims)[0], (*dims)[2], (*dims)[3], (*dims)[1]});
-    auto attrs = tosa::pool_attr(win.kernel, win.stride, win.pad, tosa::DType::fp32);
+    // An 8-bit MaxPool (carried as INT32) runs on INT8: UINT8 shifted by
+    // -128, which keeps the order, and back.
+    const auto type = l.model().type_of(node.input(0));
+    const bool narrow = x->dtype == tosa::DType::int32;
+    const std::int64_t shift = type && type->elem == ::onnx::TensorProto::UINT8 ? 128 : 0;
+    if (narrow) {
+        if (op != Op::max_pool2d || !type ||
+            (type->elem != ::onnx::TensorProto::UINT8 && type->elem != ::onnx::TensorProto::INT8))
+            return fail(l.refuse(node, "of integers only an 8-bit MaxPool is imported"));
+        const Dims ones(4, 1);
+        if (shift != 0)
+            xt = l.apply(Op::sub, {xt, l.constant_ints(ones, {shift}, tosa::DType::int32)}, xt.dims, tosa::DType::int32);
+        xt = l.apply(Op::cast, {xt}, xt.dims, tosa::DType::int8);
+    }
+    Value yt = l.tensor_of({(*dims)[0], (*dims)[2], (*dims)[3], (*dims)[1]}, narrow ? tosa::DType::int8 : l.element_type());
+    auto attrs = tosa::pool_attr(win.kernel, win.stride, win.pad, narrow ? tosa::DType::int32 : tosa::DType::fp32);
     if (op == Op::avg_pool2d)
         l.builder().op(op, {xt.tensor, l.zero_point(), l.zero_point()}, {yt.tensor}, attrs);
     else
         l.builder().op(op, {xt.tensor}, {yt.tensor}, attrs);
+    if (narrow) {
+        yt = l.apply(Op::cast, {yt}, yt.dims, tosa::DType::int32);
+        if (shift != 0)
+            yt = l.apply(Op::add, {yt, l.constant_ints(Dims(4, 1), {shift}, tosa::DType::int32)}, yt.dims, tosa::DType::int32);
+    }
     Value y = to_nchw(l, yt);
     return l.bind(node, 0, one_d ? l.reshape(y, *out) : y);
 }
@@ -563,7 +582,8 @@ Lower arg_extreme(bool min)
 void add_nn(Table& table)
 {
     table.emplace("Conv", lower_conv);
-    table.emplace("MaxPool", [](Lowering& l, const Node& n) { return pool(l, n, Op::max_pool2d, false); });
+    table.emplace("MaxPool", Entry([](Lowering& l, const Node& n) { return pool(l, n, Op::max_pool2d, false); },
+                                   fp32_values | int_values));
     table.emplace("AveragePool", [](Lowering& l, const Node& n) { return pool(l, n, Op::avg_pool2d, false); });
     table.emplace("GlobalMaxPool", [](Lowering& l, const Node& n) { return pool(l, n, Op::max_pool2d, true); });
     table.emplace("GlobalAveragePool", [](Lowering& l, const Node& n) { return pool(l, n, Op::avg_pool2d, true); });
