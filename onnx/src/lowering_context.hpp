@@ -242,6 +242,9 @@ Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value&
 Result<Value> conv2d(Lowering& l, const Node& node, const Value& x, const Value& w, const ConstantData* w_data,
                      const std::optional<Value>& bias, const Int8Zeros* zeros, const Dims& out_dims);
 
+// BatchNormalization with training_mode 1 (lowering_norm.cpp).
+Status batch_norm_training(Lowering& l, const Node& node);
+
 // A quantization's parameters (lowering_quantize.cpp).
 struct QuantParams {
     Dims dims;                                 // of the input's rank: 1s but at `axis`

@@ -1,5 +1,6 @@
 // lowering_math.cpp - the trigonometric, hyperbolic and classifying ONNX
-// ops TOSA 1.0 has no operator for (lowering.hpp lists what each becomes).
+// ops TOSA 1.0 has no operator for, and DFT (lowering.hpp lists what each
+// becomes).
 //
 // TOSA has SIN, COS, EXP, LOG, POW, RECIPROCAL and RSQRT; the rest are
 // built from them. Where a textbook identity cancels (asinh and atanh near
@@ -196,6 +197,86 @@ Status lower_is_inf(Lowering& l, const Node& node)
     return l.bind(node, 0, l.apply(Op::logical_or, {pos, neg}, ops->dims, DType::boolean));
 }
 
+// DFT along `axis` of a real ([..., 1]) or complex ([..., 2]) signal, as
+// MATMULs by constant cos and sin matrices (made at import in double):
+// forward X[k] = sum x[n] e^(-2 pi i k n / N), inverse with e^(+...) and
+// 1 / N; onesided keeps k <= N / 2. The signal axis is moved to rows of
+// [1, N, B], B the product of the other dims.
+Status lower_dft(Lowering& l, const Node& node)
+{
+    auto ops = l.operands(node, 1);
+    if (!ops) return fail(ops.error());
+    const Value& x = ops->in[0];
+    const Dims& out = ops->dims;
+    const std::size_t rank = x.dims.size();
+    if (rank < 2 || (x.dims.back() != 1 && x.dims.back() != 2) || out.size() != rank || out.back() != 2)
+        return fail(l.refuse(node, "its signal is not [..., 1] (real) or [..., 2] (complex)"));
+    auto axis = static_cast<std::int64_t>(int_attr(node, "axis", 1));
+    if (axis < 0) axis += static_cast<std::int64_t>(rank);
+    if (axis < 0 || axis + 1 >= static_cast<std::int64_t>(rank))
+        return fail(l.refuse(node, fmt::format("axis {} is not one of the signal's dims", int_attr(node, "axis", 1))));
+    const auto a = static_cast<std::size_t>(axis);
+    const std::int64_t n = x.dims[a];
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+        const ConstantData* length = l.constant_of(node.input(1));
+        if (length == nullptr || length->ints.size() != 1 || length->ints[0] != n)
+            return fail(l.refuse(node, "its dft_length is not the signal's own length (padding or cutting the "
+                                       "signal is not imported)"));
+    }
+    const bool inverse = int_attr(node, "inverse", 0) != 0, onesided = int_attr(node, "onesided", 0) != 0;
+    if (inverse && onesided) return fail(l.refuse(node, "an inverse onesided DFT is not imported"));
+    const std::int64_t k = out[a];
+    if (k != (onesided ? n / 2 + 1 : n)) return fail(l.refuse(node, "its result's length along the axis does not fit"));
+    // [.., N at a, .., c] -> [N, B] per component: the signal axis first.
+    std::vector<std::int32_t> perm{static_cast<std::int32_t>(a)};
+    for (std::size_t d = 0; d + 1 < rank; ++d)
+        if (d != a) perm.push_back(static_cast<std::int32_t>(d));
+    perm.push_back(static_cast<std::int32_t>(rank - 1));
+    const Value moved = l.transpose(x, perm);
+    const std::int64_t b = elements(x.dims) / (n * x.dims.back());
+    auto component = [&](std::int64_t c) {
+        Dims start(rank, 0), size = moved.dims;
+        start.back() = c;
+        size.back() = 1;
+        return l.reshape(l.slice(moved, start, size), {1, n, b});
+    };
+    const double sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
+    std::vector<float> cosines, sines;  // [K, N]: cos and sign * sin of 2 pi k n / N, scaled
+    for (std::int64_t i = 0; i < k; ++i)
+        for (std::int64_t j = 0; j < n; ++j) {
+            const double phase = 2.0 * std::numbers::pi * static_cast<double>((i * j) % n) / static_cast<double>(n);
+            cosines.push_back(static_cast<float>(scale * std::cos(phase)));
+            sines.push_back(static_cast<float>(scale * sign * std::sin(phase)));
+        }
+    const Value cos_m = l.constant({1, k, n}, std::move(cosines)), sin_m = l.constant({1, k, n}, std::move(sines));
+    auto product = [&](const Value& m, const Value& v) {
+        Value y = l.tensor({1, k, b});
+        l.builder().op(Op::matmul, {m.tensor, v.tensor, l.zero_point(), l.zero_point()}, {y.tensor});
+        return y;
+    };
+    // (xr + i xi)(cos + i s sin) = xr cos - xi s sin + i (xr s sin + xi cos).
+    const Value xr = component(0);
+    Value re = product(cos_m, xr), im = product(sin_m, xr);
+    if (x.dims.back() == 2) {
+        const Value xi = component(1);
+        re = l.binary(Op::sub, re, product(sin_m, xi), re.dims);
+        im = l.binary(Op::add, im, product(cos_m, xi), im.dims);
+    }
+    // [1, K, B] each -> [K, other dims..., 1], joined on the last dim, then
+    // the axis put back.
+    Dims part = moved.dims;
+    part[0] = k;
+    part.back() = 1;
+    Dims joined = part;
+    joined.back() = 2;
+    Value y = l.tensor(joined);
+    l.builder().op(Op::concat, {l.reshape(re, part).tensor, l.reshape(im, part).tensor}, {y.tensor},
+                   tosa::axis_attr(static_cast<std::int32_t>(rank - 1)));
+    std::vector<std::int32_t> back(rank);
+    for (std::size_t d = 0; d < rank; ++d) back[static_cast<std::size_t>(perm[d])] = static_cast<std::int32_t>(d);
+    return l.bind(node, 0, l.transpose(y, back));
+}
+
 }  // namespace
 
 void add_math(Table& table)
@@ -212,6 +293,7 @@ void add_math(Table& table)
     table.emplace("Sign", Entry(lower_sign, number_values));
     table.emplace("IsNaN", Entry(lower_is_nan, float_values | bool_values));  // a BOOL result
     table.emplace("IsInf", Entry(lower_is_inf, float_values | bool_values));
+    table.emplace("DFT", lower_dft);
 }
 
 }  // namespace vaccel::onnx::lowering

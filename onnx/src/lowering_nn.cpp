@@ -307,8 +307,10 @@ Status lower_batch_norm(Lowering& l, const Node& node)
     if (!x) return fail(x.error());
     auto dims = l.output_dims(node);
     if (!dims) return fail(dims.error());
-    if (int_attr(node, "training_mode", 0) != 0 || node.output_size() > 1)
-        return fail(l.refuse(node, "training mode (running statistics as outputs) is not imported"));
+    if (int_attr(node, "training_mode", 0) != 0) return batch_norm_training(l, node);
+    if (node.output_size() > 1)
+        return fail(l.refuse(node, "running statistics as outputs outside training mode (before opset 14) are not "
+                                   "imported"));
     if (x->dims.size() < 2 || node.input_size() < 5)
         return fail(l.refuse(node, "it needs an input of rank 2 or more and four parameters"));
     const float eps = float_attr(node, "epsilon", 1e-5f);

@@ -13,6 +13,8 @@
 //    per channel;
 //  - MeanVarianceNormalization over `axes` (default 0, 2, 3), as ONNX's
 //    function body: (x - mean) / (sqrt(var) + 1e-9);
+//  - BatchNormalization in training mode normalizes by the batch's
+//    moments and updates the running ones (batch_norm_training);
 //  - LRN: the squares summed over a window of `size` channels (the input
 //    padded with zeros by (size - 1) / 2 below, the rest above: one SLICE
 //    per offset, added), then x * (bias + alpha / size * sum) ^ -beta.
@@ -173,6 +175,50 @@ Status lower_lrn(Lowering& l, const Node& node)
                           l.scalar_like(bias, rank), dims);
     return l.bind(node, 0, l.mul(x, l.binary(Op::pow, base, l.scalar_like(-beta, rank), dims), dims));
 }
+
+}  // namespace
+
+// BatchNormalization in training mode (opset 14 on): normalized by the
+// batch's own moments over every axis but 1, and the running statistics
+// updated: input_mean * momentum + mean * (1 - momentum), the same for the
+// (population) variance, as ONNX's reference does.
+Status batch_norm_training(Lowering& l, const Node& node)
+{
+    auto ops = l.operands(node, 5);
+    if (!ops) return fail(ops.error());
+    const Value& x = ops->in[0];
+    const std::size_t rank = x.dims.size();
+    if (rank < 2) return fail(l.refuse(node, "its input has no channel axis"));
+    const std::int64_t channels = x.dims[1];
+    Dims per_channel(rank, 1);
+    per_channel[1] = channels;
+    Value p[4];
+    for (int i = 0; i < 4; ++i) {
+        if (elements(ops->in[i + 1].dims) != channels)
+            return fail(l.refuse(node, "scale, B, mean and var must hold one value per channel"));
+        p[i] = l.reshape(ops->in[i + 1], per_channel);
+    }
+    std::vector<std::int64_t> axes{0};
+    for (std::size_t a = 2; a < rank; ++a) axes.push_back(static_cast<std::int64_t>(a));
+    const Moments m = moments(l, x, axes);
+    Value y = l.mul(m.centred, inverse_deviation(l, m.variance, float_attr(node, "epsilon", 1e-5f)), x.dims);
+    y = l.binary(Op::add, l.mul(y, p[0], x.dims), p[1], x.dims);
+    const float momentum = float_attr(node, "momentum", 0.9f);
+    auto running = [&](const Value& given, const Value& current) {
+        const Value kept = l.mul(given, l.scalar_like(momentum, rank), per_channel);
+        return l.binary(Op::add, kept, l.mul(current, l.scalar_like(1.0f - momentum, rank), per_channel), per_channel);
+    };
+    for (int o = 1; o < 3 && o < node.output_size(); ++o) {
+        if (node.output(o).empty()) continue;
+        auto dims = l.output_dims(node, o);
+        if (!dims) return fail(dims.error());
+        const Value stat = o == 1 ? running(p[2], m.mean) : running(p[3], m.variance);
+        if (auto bound = l.bind(node, o, l.reshape(stat, *dims)); !bound) return bound;
+    }
+    return l.bind(node, 0, y);
+}
+
+namespace {
 
 }  // namespace
 

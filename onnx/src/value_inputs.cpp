@@ -25,7 +25,7 @@ const std::vector<int>& parameter_inputs(std::string_view op)
         {"ReduceSumSquare", {1}}, {"TopK", {1}},          {"OneHot", {1}},
         {"Clip", {1, 2}},         {"CumSum", {1}},        {"Trilu", {1}},
         {"Dropout", {1, 2}},      {"HannWindow", {0}},    {"HammingWindow", {0}},
-        {"BlackmanWindow", {0}},  {"Compress", {1}},
+        {"BlackmanWindow", {0}},  {"Compress", {1}},      {"DFT", {1}},
         // The integer products' zero points are TOSA operands (lowering_integer.cpp).
         {"MatMulInteger", {2, 3}}, {"ConvInteger", {2, 3}},
         {"QLinearMatMul", {2, 5}}, {"QLinearConv", {2, 5}},

@@ -3,7 +3,7 @@
 // indices outside the depth, BitShift's wrap, MatMulInteger of INT8 by
 // UINT8 at the types' extremes, the layout kept NHWC between convolutions,
 // grouped and 1-D Conv, grouped ConvTranspose, integer Pow on run-time
-// exponents),
+// exponents, a onesided DFT),
 // and their refusals, on the
 // CPU device with exact results.
 #include "onnx_model_support.hpp"
@@ -302,6 +302,16 @@ void integer_pow_squares_over_every_exponent_bit(void**)
     assert_true((y == std::vector<std::int32_t>{81, -8, 1, 1 << 30, 0}));
 }
 
+// DFT of the real signal 1, 2, 3, 4 (axis 1), onesided: 10, -2 + 2i, -2.
+void onesided_dft_keeps_the_first_half(void**)
+{
+    NodeModel m{.op = "DFT",
+                .inputs = {{"x", T::FLOAT, {1, 4, 1}}},
+                .outputs = {{"y", T::FLOAT, {1, 3, 2}}},
+                .attrs = {{"onesided", {}, 1, {}, {}}}};
+    cpu_test::assert_near(floats_of(m, {to_bytes(std::vector<float>{1, 2, 3, 4})}), {10, 0, -2, 2, -2, 0}, 1e-6);
+}
+
 void training_dropout_is_refused_unless_it_drops_nothing(void**)
 {
     NodeModel m{.op = "Dropout",
@@ -336,6 +346,7 @@ int main()
         cmocka_unit_test(one_d_conv_is_a_conv_of_height_one),
         cmocka_unit_test(grouped_conv_transpose_takes_each_groups_channels),
         cmocka_unit_test(integer_pow_squares_over_every_exponent_bit),
+        cmocka_unit_test(onesided_dft_keeps_the_first_half),
         cmocka_unit_test(training_dropout_is_refused_unless_it_drops_nothing),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
