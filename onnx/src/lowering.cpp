@@ -333,6 +333,7 @@ const Table& table()
         add_indicator(t);
         add_scatter(t);
         add_integer(t);
+        add_recurrent(t);
         return t;
     }();
     return lowerings;

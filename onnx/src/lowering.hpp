@@ -32,6 +32,7 @@
 //     - lowering_gather.cpp: Gather, GatherElements, Compress,
 //       ReverseSequence; lowering_scatter.cpp: GatherND, ScatterND,
 //       ScatterElements, Scatter;
+//     - lowering_recurrent.cpp: RNN, GRU, LSTM (unrolled);
 //     - lowering_integer.cpp: MatMulInteger, ConvInteger, QLinearMatMul,
 //       QLinearConv; lowering_quantize.cpp: QuantizeLinear,
 //       DequantizeLinear, DynamicQuantizeLinear;

@@ -269,5 +269,6 @@ void add_norm(Table& table);
 void add_indicator(Table& table);
 void add_scatter(Table& table);
 void add_integer(Table& table);
+void add_recurrent(Table& table);
 
 }  // namespace vaccel::onnx::lowering

@@ -26,6 +26,7 @@ const std::vector<int>& parameter_inputs(std::string_view op)
         {"Clip", {1, 2}},         {"CumSum", {1}},        {"Trilu", {1}},
         {"Dropout", {1, 2}},      {"HannWindow", {0}},    {"HammingWindow", {0}},
         {"BlackmanWindow", {0}},  {"Compress", {1}},      {"DFT", {1}},
+        {"RNN", {4}},             {"GRU", {4}},           {"LSTM", {4}},
         // The integer products' zero points are TOSA operands (lowering_integer.cpp).
         {"MatMulInteger", {2, 3}}, {"ConvInteger", {2, 3}},
         {"QLinearMatMul", {2, 5}}, {"QLinearConv", {2, 5}},

@@ -3,7 +3,7 @@
 // indices outside the depth, BitShift's wrap, MatMulInteger of INT8 by
 // UINT8 at the types' extremes, the layout kept NHWC between convolutions,
 // grouped and 1-D Conv, grouped ConvTranspose, integer Pow on run-time
-// exponents, a onesided DFT),
+// exponents, a onesided DFT, a bidirectional RNN),
 // and their refusals, on the
 // CPU device with exact results.
 #include "onnx_model_support.hpp"
@@ -312,6 +312,45 @@ void onesided_dft_keeps_the_first_half(void**)
     cpu_test::assert_near(floats_of(m, {to_bytes(std::vector<float>{1, 2, 3, 4})}), {10, 0, -2, 2, -2, 0}, 1e-6);
 }
 
+// A bidirectional RNN (tanh) over 3 steps of batch 2, input 2, hidden 3:
+// Y [3, 2, 2, 3] and Y_h [2, 2, 3] against float64, the reverse direction
+// running from the last step.
+void bidirectional_rnn_runs_both_ways(void**)
+{
+    const int seq = 3, batch = 2, input = 2, hidden = 3;
+    std::vector<float> x(seq * batch * input), w(2 * hidden * input), r(2 * hidden * hidden);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i * 5 % 7) - 3) / 4;
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i * 3 % 5) - 2) / 3;
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = static_cast<float>(static_cast<int>(i * 7 % 9) - 4) / 6;
+    std::vector<double> y(seq * 2 * batch * hidden), yh(2 * batch * hidden);
+    for (int d = 0; d < 2; ++d) {
+        std::vector<double> h(batch * hidden, 0.0);
+        for (int i = 0; i < seq; ++i) {
+            const int t = d == 0 ? i : seq - 1 - i;
+            std::vector<double> next(batch * hidden);
+            for (int b = 0; b < batch; ++b)
+                for (int k = 0; k < hidden; ++k) {
+                    double a = 0;
+                    for (int j = 0; j < input; ++j) a += w[(d * hidden + k) * input + j] * x[(t * batch + b) * input + j];
+                    for (int j = 0; j < hidden; ++j) a += r[(d * hidden + k) * hidden + j] * h[b * hidden + j];
+                    next[b * hidden + k] = std::tanh(a);
+                }
+            h = next;
+            for (int b = 0; b < batch; ++b)
+                for (int k = 0; k < hidden; ++k) y[((t * 2 + d) * batch + b) * hidden + k] = h[b * hidden + k];
+        }
+        for (int j = 0; j < batch * hidden; ++j) yh[d * batch * hidden + j] = h[j];
+    }
+    NodeModel m{.op = "RNN",
+                .inputs = {{"X", T::FLOAT, {seq, batch, input}}, {"W", T::FLOAT, {2, hidden, input}},
+                           {"R", T::FLOAT, {2, hidden, hidden}}},
+                .outputs = {{"Y", T::FLOAT, {seq, 2, batch, hidden}}, {"Y_h", T::FLOAT, {2, batch, hidden}}},
+                .attrs = {{"hidden_size", {}, hidden, {}, {}}, {"direction", {}, {}, {}, "bidirectional"}}};
+    const auto out = run_on_cpu(m, {to_bytes(x), to_bytes(w), to_bytes(r)});
+    cpu_test::assert_near(from_bytes<float>(out[0]), y, 1e-6);
+    cpu_test::assert_near(from_bytes<float>(out[1]), yh, 1e-6);
+}
+
 void training_dropout_is_refused_unless_it_drops_nothing(void**)
 {
     NodeModel m{.op = "Dropout",
@@ -347,6 +386,7 @@ int main()
         cmocka_unit_test(grouped_conv_transpose_takes_each_groups_channels),
         cmocka_unit_test(integer_pow_squares_over_every_exponent_bit),
         cmocka_unit_test(onesided_dft_keeps_the_first_half),
+        cmocka_unit_test(bidirectional_rnn_runs_both_ways),
         cmocka_unit_test(training_dropout_is_refused_unless_it_drops_nothing),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
